@@ -1,0 +1,37 @@
+export { eventsConfigFromEnv, EVENTS_ENV_DEFAULTS } from './config.js';
+export type { EventsConfig, TopicSettings } from './config.js';
+export { startEventConsumer } from './consumer.js';
+export type { ConsumedRecord, EventConsumerOptions, EventHandler, RunningConsumer } from './consumer.js';
+export { DeadLetters, DLQ_HEADER } from './dead-letters.js';
+export type { OriginRecord } from './dead-letters.js';
+export { DecisionKind, Effect, ResultStatus } from './event-types.js';
+export type {
+  ApprovalDecision,
+  ApprovalGrant,
+  ApprovalRequest,
+  Diff,
+  EpochMillis,
+  ExecutionOrder,
+  FieldChange,
+  Money,
+  OperatorHandoff,
+  PendingApproval,
+  Target,
+  ToolCommand,
+  ToolErrorEvent,
+  ToolResult,
+} from './event-types.js';
+export { EventsError, EventsErrorCode } from './events-error.js';
+export { createKafka } from './kafka-client.js';
+export { provisionTopics } from './provisioning.js';
+export type { ProvisionResult } from './provisioning.js';
+export { EventPublisher } from './publisher.js';
+export type { Outgoing } from './publisher.js';
+export { defaultSchemasDir, loadEventSchemas } from './schema-files.js';
+export type { EventSchemas } from './schema-files.js';
+export { DecodeFailure, EventSerde } from './serde.js';
+export type { Decoded, EventSerdeOptions } from './serde.js';
+export { dlqTopicOf, SCHEMA_FILE_BY_ROLE, subjectOf, TOPIC_ROLES, TopicRole, topicNames } from './topics.js';
+export type { EventByRole, Topics } from './topics.js';
+export { HEADER_BYTES, MAGIC_BYTE, readWireHeader, writeWireFormat } from './wire-format.js';
+export type { WireHeader } from './wire-format.js';

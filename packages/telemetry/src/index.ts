@@ -1,0 +1,2 @@
+export { createLogger } from './logger.js';
+export type { CreateLoggerOptions, Logger } from './logger.js';

@@ -1,0 +1,36 @@
+import { pino } from 'pino';
+import type { Logger, LoggerOptions } from 'pino';
+
+export type { Logger };
+
+/**
+ * Paths that may hold raw tool arguments or results. Components log `arguments_sha256` and ids
+ * instead; the censor is the second line of defence should a whole event ever be logged.
+ */
+const RAW_VALUE_PATHS = [
+  'arguments',
+  'result',
+  '*.arguments',
+  '*.result',
+  'event.arguments',
+  'event.result',
+];
+
+export interface CreateLoggerOptions {
+  /** Minimum level; defaults to LOG_LEVEL, else `info`. */
+  readonly level?: string;
+  /** Where JSON lines go; defaults to stdout. */
+  readonly destination?: pino.DestinationStream;
+}
+
+/** The root logger of a process, named by its component; make children per consumer or route. */
+export function createLogger(component: string, options: CreateLoggerOptions = {}): Logger {
+  const config: LoggerOptions = {
+    name: component,
+    level: options.level ?? process.env['LOG_LEVEL'] ?? 'info',
+    base: { component, pid: process.pid },
+    timestamp: pino.stdTimeFunctions.isoTime,
+    redact: { paths: RAW_VALUE_PATHS, censor: '[redacted]' },
+  };
+  return options.destination === undefined ? pino(config) : pino(config, options.destination);
+}

@@ -1,0 +1,61 @@
+// `npm test`: type-check, lint, bring the local stack up if it is not running, run every vitest
+// project, and stop only what this run started. Extra arguments go to vitest.
+import { spawn, spawnSync } from 'node:child_process';
+
+const root = new URL('..', import.meta.url).pathname;
+
+function step(title, command, args, options = {}) {
+  process.stderr.write(`\n▶ ${title}\n`);
+  const run = spawnSync(command, args, { cwd: root, stdio: 'inherit', ...options });
+  if (run.status !== 0) {
+    process.stderr.write(`✖ ${title} failed (exit ${run.status ?? run.signal})\n`);
+  }
+  return run.status === 0;
+}
+
+function stackUp() {
+  process.stderr.write('\n▶ stack up (starts only what is not running)\n');
+  const run = spawnSync(process.execPath, ['deploy/local/stack.mjs', 'up', '--json'], {
+    cwd: root,
+    stdio: ['ignore', 'pipe', 'inherit'],
+    encoding: 'utf8',
+  });
+  if (run.status !== 0) return undefined;
+  const last = run.stdout.trim().split('\n').pop() ?? '{}';
+  return JSON.parse(last).started ?? [];
+}
+
+function stackDown(started) {
+  if (started.length === 0) return;
+  step(`stack down: ${started.join(', ')} (started by this run)`, process.execPath, ['deploy/local/stack.mjs', 'down', ...started]);
+}
+
+function runVitest(args) {
+  return new Promise((resolve) => {
+    process.stderr.write('\n▶ vitest\n');
+    const child = spawn(process.execPath, ['node_modules/vitest/vitest.mjs', 'run', ...args], { cwd: root, stdio: 'inherit' });
+    child.on('exit', (code) => resolve(code === 0));
+  });
+}
+
+let started = [];
+const stop = () => {
+  stackDown(started);
+  process.exit(130);
+};
+process.on('SIGINT', stop);
+process.on('SIGTERM', stop);
+
+let ok = step('typecheck', 'npm', ['run', '--silent', 'typecheck']) && step('lint', 'npm', ['run', '--silent', 'lint']);
+if (ok) {
+  const up = stackUp();
+  if (up === undefined) {
+    process.stderr.write('✖ the local stack did not come up; see .stack/logs/\n');
+    ok = false;
+  } else {
+    started = up;
+    ok = await runVitest(process.argv.slice(2));
+    stackDown(started);
+  }
+}
+process.exit(ok ? 0 : 1);

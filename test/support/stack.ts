@@ -1,0 +1,76 @@
+import { randomUUID } from 'node:crypto';
+import type { Kafka, KafkaMessage } from 'kafkajs';
+import {
+  createKafka,
+  eventsConfigFromEnv,
+  EventSerde,
+  provisionTopics,
+  topicNames,
+} from '@gatehouse/events';
+import type { EventsConfig, Topics } from '@gatehouse/events';
+import { createLogger } from '@gatehouse/telemetry';
+
+export const config: EventsConfig = eventsConfigFromEnv();
+export const logger = createLogger('test', { level: process.env['LOG_LEVEL'] ?? 'silent' });
+
+/** A topic prefix no other test uses, so tests run in parallel on one cluster. */
+export function uniquePrefix(label: string): string {
+  return `t-${label}-${randomUUID().slice(0, 8)}.`;
+}
+
+export function kafkaFor(label: string): Kafka {
+  return createKafka(config, `gatehouse-test-${label}`, logger);
+}
+
+export interface TestTopics {
+  readonly kafka: Kafka;
+  readonly topics: Topics;
+  readonly serde: EventSerde;
+}
+
+/** Provisions a fresh set of Gatehouse topics (and DLQs) and registers their schemas. */
+export async function freshTopics(label: string, partitions = 3): Promise<TestTopics> {
+  const kafka = kafkaFor(label);
+  const topics = topicNames(uniquePrefix(label));
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    await provisionTopics(admin, topics, { ...config.topicSettings, partitions, replicationFactor: 1 });
+  } finally {
+    await admin.disconnect();
+  }
+  const serde = new EventSerde({ registryUrl: config.registryUrl, topics });
+  await serde.registerAll();
+  return { kafka, topics, serde };
+}
+
+/** Resolves when `check` returns a value other than undefined, polling an in-memory state; rejects after `timeoutMs`. */
+export async function eventually<T>(check: () => T | undefined, timeoutMs = 20_000, what = 'condition'): Promise<T> {
+  const started = Date.now();
+  for (;;) {
+    const value = check();
+    if (value !== undefined) return value;
+    if (Date.now() - started > timeoutMs) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+/** Reads raw records of a topic from the beginning until `count` have arrived (bounded by `timeoutMs`). */
+export async function readRaw(kafka: Kafka, topic: string, count: number, timeoutMs = 20_000): Promise<KafkaMessage[]> {
+  const consumer = kafka.consumer({ groupId: `reader-${randomUUID()}` });
+  const seen: KafkaMessage[] = [];
+  await consumer.connect();
+  try {
+    await consumer.subscribe({ topic, fromBeginning: true });
+    await consumer.run({
+      eachMessage: ({ message }) => {
+        seen.push(message);
+        return Promise.resolve();
+      },
+    });
+    await eventually(() => (seen.length >= count ? true : undefined), timeoutMs, `${count} records on ${topic}`);
+    return seen;
+  } finally {
+    await consumer.disconnect();
+  }
+}
