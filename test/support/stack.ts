@@ -74,3 +74,5 @@ export async function readRaw(kafka: Kafka, topic: string, count: number, timeou
     await consumer.disconnect();
   }
 }
+
+export { redisUrlFromEnv } from '@gatehouse/state';

@@ -3,6 +3,10 @@ export type { EventsConfig, TopicSettings } from './config.js';
 export { startEventConsumer } from './consumer.js';
 export type { ConsumedRecord, EventConsumerOptions, EventHandler, RunningConsumer } from './consumer.js';
 export { DeadLetters, DLQ_HEADER } from './dead-letters.js';
+export { KeyScheduler } from './key-scheduler.js';
+export { OffsetTracker } from './offset-tracker.js';
+export { startParallelConsumer } from './parallel-consumer.js';
+export type { ParallelConsumerOptions, ParallelConsumerStats, RunningParallelConsumer } from './parallel-consumer.js';
 export type { OriginRecord } from './dead-letters.js';
 export { DecisionKind, Effect, ResultStatus } from './event-types.js';
 export type {

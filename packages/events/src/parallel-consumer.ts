@@ -1,0 +1,197 @@
+import type { Consumer, Kafka, KafkaMessage } from 'kafkajs';
+import type { Logger } from '@gatehouse/telemetry';
+import type { ConsumedRecord, EventHandler } from './consumer.js';
+import type { DeadLetters } from './dead-letters.js';
+import { KeyScheduler } from './key-scheduler.js';
+import { OffsetTracker } from './offset-tracker.js';
+import type { EventSerde } from './serde.js';
+import type { TopicRole } from './topics.js';
+
+export interface ParallelConsumerOptions<R extends TopicRole> {
+  readonly kafka: Kafka;
+  readonly serde: EventSerde;
+  readonly role: R;
+  readonly groupId: string;
+  /** Must settle for every record; a rejection is retried with backoff until it succeeds or the consumer stops. */
+  readonly handle: EventHandler<R>;
+  readonly deadLetters: DeadLetters;
+  readonly logger: Logger;
+  /** Records running at once across all keys (default 64). */
+  readonly maxConcurrency?: number;
+  /** Records of one key (the record key: a tenant) running at once (default 8). */
+  readonly maxPerKey?: number;
+  /** Records fetched and not finished before fetching pauses (default 2,000). */
+  readonly maxBuffered?: number;
+  /** How often finished offsets are committed (default 200 ms). */
+  readonly commitIntervalMs?: number;
+  readonly fromBeginning?: boolean;
+  readonly sessionTimeoutMs?: number;
+}
+
+export interface ParallelConsumerStats {
+  readonly buffered: number;
+  readonly running: number;
+  readonly assigned: readonly number[];
+}
+
+export interface RunningParallelConsumer {
+  readonly consumer: Consumer;
+  /** Settles when this member first receives its partition assignment. */
+  readonly joined: Promise<void>;
+  stats(): ParallelConsumerStats;
+  /** Stops fetching, lets running records finish (bounded), commits what finished, and leaves the group. */
+  stop(options?: { readonly drainTimeoutMs?: number }): Promise<void>;
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/**
+ * A group member that works on many records of a partition at once. Fetching runs ahead of the
+ * work (bounded by `maxBuffered`); records run in parallel across keys, in order within a key, and a
+ * partition's offset is committed only up to its lowest unfinished record. A slow key therefore does
+ * not hold back other keys on the same partition, and a crash loses nothing: the next owner starts
+ * at the lowest unfinished record. Records that do not decode go to the DLQ.
+ */
+export async function startParallelConsumer<R extends TopicRole>(options: ParallelConsumerOptions<R>): Promise<RunningParallelConsumer> {
+  const { kafka, serde, role, handle, deadLetters } = options;
+  const topic = serde.topics[role];
+  const log = options.logger.child({ topic, groupId: options.groupId });
+  const maxBuffered = options.maxBuffered ?? 2_000;
+  const scheduler = new KeyScheduler(options.maxConcurrency ?? 64, options.maxPerKey ?? 8);
+  const trackers = new Map<number, OffsetTracker>();
+  let assigned = new Set<number>();
+  let stopping = false;
+  let capacityWaiter: (() => void) | undefined;
+
+  const consumer = kafka.consumer({
+    groupId: options.groupId,
+    allowAutoTopicCreation: false,
+    sessionTimeout: options.sessionTimeoutMs ?? 30_000,
+    heartbeatInterval: 3_000,
+  });
+  let onJoin: () => void = () => undefined;
+  const joined = new Promise<void>((resolve) => (onJoin = resolve));
+  consumer.on(consumer.events.GROUP_JOIN, (event) => {
+    assigned = new Set(event.payload.memberAssignment[topic] ?? []);
+    for (const [partition, tracker] of trackers) {
+      if (!assigned.has(partition) && tracker.unfinished === 0) trackers.delete(partition);
+    }
+    onJoin();
+  });
+
+  const decodeAndHandle = async (partition: number, message: KafkaMessage): Promise<void> => {
+    const decoded = await serde.decode(role, message.value);
+    if (!decoded.ok) {
+      await deadLetters.send(
+        { topic, partition, offset: message.offset, timestamp: message.timestamp, key: message.key, value: message.value, headers: message.headers },
+        decoded.reason,
+        decoded.message,
+      );
+      log.warn({ partition, offset: message.offset, reason: decoded.reason }, 'undecodable record sent to the DLQ');
+      return;
+    }
+    const record: ConsumedRecord = {
+      topic,
+      partition,
+      offset: message.offset,
+      key: message.key === null ? null : message.key.toString('utf8'),
+      timestamp: message.timestamp,
+      headers: message.headers,
+    };
+    await handle(decoded.value, record);
+  };
+
+  const work = async (tracker: OffsetTracker, partition: number, message: KafkaMessage): Promise<void> => {
+    for (let backoff = 100; ; backoff = Math.min(backoff * 2, 5_000)) {
+      try {
+        await decodeAndHandle(partition, message);
+        tracker.finish(Number(message.offset));
+        break;
+      } catch (error) {
+        // Left unfinished, the record is not committed past and the next owner takes it again.
+        if (stopping) return;
+        log.error({ err: error, partition, offset: message.offset }, 'record failed; retrying');
+        await sleep(backoff);
+      }
+    }
+    if (scheduler.size < maxBuffered && capacityWaiter !== undefined) {
+      const wake = capacityWaiter;
+      capacityWaiter = undefined;
+      wake();
+    }
+  };
+
+  const commit = async (): Promise<void> => {
+    const offsets: { topic: string; partition: number; offset: string }[] = [];
+    const marks: [OffsetTracker, number][] = [];
+    for (const [partition, tracker] of trackers) {
+      if (!assigned.has(partition)) {
+        if (tracker.unfinished === 0) trackers.delete(partition);
+        continue;
+      }
+      const next = tracker.committable();
+      if (next === undefined) continue;
+      offsets.push({ topic, partition, offset: String(next) });
+      marks.push([tracker, next]);
+    }
+    if (offsets.length === 0) return;
+    try {
+      await consumer.commitOffsets(offsets);
+      for (const [tracker, next] of marks) tracker.markCommitted(next);
+    } catch (error) {
+      // A rebalance in progress refuses commits; the next tick (or the next owner) catches up.
+      log.warn({ err: error }, 'offset commit refused; will retry');
+    }
+  };
+  let committing = Promise.resolve();
+  const timer = setInterval(() => {
+    committing = committing.then(commit);
+  }, options.commitIntervalMs ?? 200);
+
+  await consumer.connect();
+  await consumer.subscribe({ topic, fromBeginning: options.fromBeginning ?? false });
+  await consumer.run({
+    autoCommit: false,
+    eachBatchAutoResolve: false,
+    eachBatch: async (payload) => {
+      const { batch } = payload;
+      let tracker = trackers.get(batch.partition);
+      if (tracker === undefined) {
+        tracker = new OffsetTracker();
+        trackers.set(batch.partition, tracker);
+      }
+      for (const message of batch.messages) {
+        if (!payload.isRunning() || payload.isStale() || stopping) break;
+        while (scheduler.size >= maxBuffered && !stopping) {
+          await Promise.race([new Promise<void>((resolve) => (capacityWaiter = resolve)), sleep(1_000)]);
+          await payload.heartbeat();
+        }
+        if (stopping) break;
+        if (tracker.begin(Number(message.offset))) {
+          const key = message.key === null ? '' : message.key.toString('utf8');
+          const owner = tracker;
+          scheduler.submit(key, () => work(owner, batch.partition, message));
+        }
+        // Advances the fetch position only; what is committed comes from the tracker.
+        payload.resolveOffset(message.offset);
+      }
+      await payload.heartbeat();
+    },
+  });
+
+  return {
+    consumer,
+    joined,
+    stats: () => ({ buffered: scheduler.size, running: scheduler.active, assigned: [...assigned].sort((a, b) => a - b) }),
+    stop: async ({ drainTimeoutMs = 10_000 } = {}) => {
+      consumer.pause([{ topic }]);
+      await Promise.race([scheduler.idle(), sleep(drainTimeoutMs)]);
+      clearInterval(timer);
+      await committing;
+      await commit();
+      stopping = true;
+      capacityWaiter?.();
+      await consumer.disconnect();
+    },
+  };
+}

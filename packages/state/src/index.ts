@@ -1,0 +1,12 @@
+export { IdempotencyState, IdempotencyStore } from './idempotency-store.js';
+export type { Claim, IdempotencyOptions, IdempotencyRecord } from './idempotency-store.js';
+export { Keyspace } from './keyspace.js';
+export { RateLimiter } from './rate-limiter.js';
+export type { RateDecision, RateLimit } from './rate-limiter.js';
+export { createRedis, REDIS_URL_DEFAULT, redisUrlFromEnv } from './redis-client.js';
+export type { Redis } from './redis-client.js';
+export { ResourceLock } from './resource-lock.js';
+export { isActive, RunRegistry } from './run-registry.js';
+export type { Run } from './run-registry.js';
+export { SlotPool } from './slot-pool.js';
+export type { SlotScope } from './slot-pool.js';

@@ -1,0 +1,36 @@
+/**
+ * Every Redis key Gatehouse writes, under one prefix (GATEHOUSE_REDIS_PREFIX, default `gh:`) so that
+ * deployments or tests sharing a server never see each other's state. Hash tags keep the keys a
+ * Lua script touches together in one cluster slot.
+ */
+export class Keyspace {
+  constructor(readonly prefix = 'gh:') {}
+
+  run(runId: string): string {
+    return `${this.prefix}run:{${runId}}`;
+  }
+
+  runsOfTenant(tenant: string): string {
+    return `${this.prefix}runs:${tenant}`;
+  }
+
+  idempotency(key: string): string {
+    return `${this.prefix}idem:{${key}}`;
+  }
+
+  rateWindow(tool: string, scope: string): string {
+    return `${this.prefix}rate:${tool}:${scope}`;
+  }
+
+  slots(scope: string): string {
+    return `${this.prefix}slots:${scope}`;
+  }
+
+  lock(resource: string): string {
+    return `${this.prefix}lock:${resource}`;
+  }
+
+  proposal(proposalId: string): string {
+    return `${this.prefix}proposal:{${proposalId}}`;
+  }
+}

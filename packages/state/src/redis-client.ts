@@ -1,0 +1,34 @@
+import { Redis } from 'ioredis';
+
+export type { Redis };
+
+export const REDIS_URL_DEFAULT = 'redis://127.0.0.1:6379';
+
+/** Reads REDIS_URL (validated once, at start-up). */
+export function redisUrlFromEnv(env: Readonly<Record<string, string | undefined>> = process.env): string {
+  const raw = env['REDIS_URL'];
+  const url = raw === undefined || raw === '' ? REDIS_URL_DEFAULT : raw;
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch (cause) {
+    throw new Error(`REDIS_URL is not a URL: "${url}"`, { cause });
+  }
+  if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') {
+    throw new Error(`REDIS_URL must be redis:// or rediss://, got "${url}"`);
+  }
+  return url;
+}
+
+/**
+ * A Redis connection for one component. Auto-pipelining batches the commands issued in one tick
+ * into one round trip, which is how per-message decisions share a network write under load.
+ */
+export function createRedis(url: string, connectionName: string): Redis {
+  return new Redis(url, {
+    connectionName,
+    enableAutoPipelining: true,
+    maxRetriesPerRequest: 5,
+    lazyConnect: false,
+  });
+}

@@ -1,0 +1,34 @@
+import type { Redis } from 'ioredis';
+import type { Keyspace } from './keyspace.js';
+
+const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
+const RENEW = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return 0`;
+
+/** Serializes writes to one resource (e.g. `customer:C-1842`) across executors, with an expiring token. */
+export class ResourceLock {
+  constructor(
+    private readonly redis: Redis,
+    private readonly keys: Keyspace,
+  ) {}
+
+  async tryLock(resource: string, token: string, leaseMs: number): Promise<boolean> {
+    return (await this.redis.set(this.keys.lock(resource), token, 'PX', leaseMs, 'NX')) === 'OK';
+  }
+
+  /** Waits for the lock until `deadline` (epoch ms); false if it passed. */
+  async lock(resource: string, token: string, leaseMs: number, deadline: number): Promise<boolean> {
+    for (let wait = 5; ; wait = Math.min(wait * 2, 100)) {
+      if (await this.tryLock(resource, token, leaseMs)) return true;
+      if (Date.now() + wait >= deadline) return false;
+      await new Promise((resolve) => setTimeout(resolve, wait / 2 + Math.random() * wait));
+    }
+  }
+
+  async renew(resource: string, token: string, leaseMs: number): Promise<boolean> {
+    return (await this.redis.eval(RENEW, 1, this.keys.lock(resource), token, String(leaseMs))) === 1;
+  }
+
+  async unlock(resource: string, token: string): Promise<boolean> {
+    return (await this.redis.eval(RELEASE, 1, this.keys.lock(resource), token)) === 1;
+  }
+}

@@ -1,0 +1,69 @@
+import type { Redis } from 'ioredis';
+import type { Keyspace } from './keyspace.js';
+
+/** A run as trusted code registered it. Agents can neither create nor widen one. */
+export interface Run {
+  readonly run_id: string;
+  readonly tenant: string;
+  readonly principal: string;
+  readonly role: string;
+  /** Tool addresses (name.vN) the run may call. */
+  readonly capabilities: readonly string[];
+  readonly environment: string;
+  readonly created_at: number;
+  readonly expires_at: number;
+  readonly stopped_at: number | null;
+}
+
+/** How long a run's record outlives its expiry, so lookups can say "expired" and audits can read it. */
+const KEEP_AFTER_EXPIRY_MS = 24 * 3600 * 1000;
+
+const STOP = `
+local raw = redis.call('GET', KEYS[1])
+if not raw then return 0 end
+local run = cjson.decode(raw)
+if run.stopped_at ~= cjson.null and run.stopped_at ~= nil then return 2 end
+run.stopped_at = tonumber(ARGV[1])
+redis.call('SET', KEYS[1], cjson.encode(run), 'KEEPTTL')
+return 1
+`;
+
+export class RunRegistry {
+  constructor(
+    private readonly redis: Redis,
+    private readonly keys: Keyspace,
+  ) {}
+
+  /** Registers a run; false when the id is taken (runs are immutable, never overwritten). */
+  async create(run: Run): Promise<boolean> {
+    const ttl = Math.max(1, run.expires_at - Date.now() + KEEP_AFTER_EXPIRY_MS);
+    const stored = await this.redis.set(this.keys.run(run.run_id), JSON.stringify(run), 'PX', ttl, 'NX');
+    if (stored !== 'OK') return false;
+    await this.redis.zadd(this.keys.runsOfTenant(run.tenant), run.expires_at, run.run_id);
+    return true;
+  }
+
+  /** The run, whatever its state; callers check `isActive`. */
+  async get(runId: string): Promise<Run | undefined> {
+    const raw = await this.redis.get(this.keys.run(runId));
+    return raw === null ? undefined : (JSON.parse(raw) as Run);
+  }
+
+  /** Runs of a tenant that have not expired. */
+  async list(tenant: string, now = Date.now()): Promise<Run[]> {
+    const ids = await this.redis.zrangebyscore(this.keys.runsOfTenant(tenant), now, '+inf');
+    const runs = await Promise.all(ids.map((id) => this.get(id)));
+    return runs.filter((r): r is Run => r !== undefined);
+  }
+
+  /** Stops a run: its future calls are refused; calls already accepted are not undone. */
+  async stop(runId: string, now = Date.now()): Promise<'stopped' | 'already_stopped' | 'not_found'> {
+    const result = (await this.redis.eval(STOP, 1, this.keys.run(runId), String(now))) as number;
+    return result === 1 ? 'stopped' : result === 2 ? 'already_stopped' : 'not_found';
+  }
+}
+
+/** Whether a run may still make calls at `now`. */
+export function isActive(run: Run, now = Date.now()): boolean {
+  return run.stopped_at === null && run.expires_at > now;
+}
