@@ -1,0 +1,19 @@
+export { ErrorCode, ERROR_CODE_LIST, errorCodeTableMarkdown, isErrorCode } from './error-codes.js';
+export { ContractError, toolError } from './tool-error.js';
+export type { ToolError, ToolErrorExtras } from './tool-error.js';
+export { CanonicalJsonError, canonicalArguments, canonicalJson, sha256Hex } from './canonical.js';
+export type { CanonicalArguments } from './canonical.js';
+export { DEFAULT_CONCURRENCY, Effect, RateLimitScope, RetryClass, defineTool } from './define-tool.js';
+export type {
+  CancelMode, JSONSchema, RateLimit, SchemaType, ToolArgs, ToolContract, ToolHandler, ToolResultOf, ToolSpec,
+} from './define-tool.js';
+export { TOOL_NAME_PATTERN, parseToolAddress, toolAddress } from './tool-address.js';
+export type { ParsedAddress, ToolAddress } from './tool-address.js';
+export { lintCatalog, lintSchema, lintTool } from './schema-lint.js';
+export { Catalog } from './catalog.js';
+export type { LookupResult, ValidationResult } from './catalog.js';
+export type { ValidationDetail } from './validation-errors.js';
+export { snapshotByRole, snapshotJson, toMcpTool, toOpenAiFunction, toolNameFromMcp } from './exports.js';
+export type { McpTool, OpenAiFunctionTool, RoleSnapshot, RoleSnapshotEntry } from './exports.js';
+export { implement, ToolFailure } from './implementation.js';
+export type { ExecutionContext, ProposalDraft, StatusAnswer, ToolImplementation } from './implementation.js';

@@ -1,0 +1,10 @@
+export { boundaryValidCases } from './boundary-cases.js';
+export type { ValidCase } from './boundary-cases.js';
+export { caseCounts } from './case-counts.js';
+export type { CaseCounts } from './case-counts.js';
+export { invalidCases, UNKNOWN_FIELD } from './invalid-cases.js';
+export type { InvalidCase } from './invalid-cases.js';
+export type { JsonSchema } from './json-schema.js';
+export { minimalValidCase } from './minimal-case.js';
+export { SUPPORTED_FORMATS } from './string-rules.js';
+export { TestkitErrorCode, UnsupportedSchemaError } from './unsupported-schema-error.js';
