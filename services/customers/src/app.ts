@@ -1,0 +1,70 @@
+import { fastify } from 'fastify';
+import type { Pool } from 'pg';
+import type { Logger } from '@gatehouse/telemetry';
+import { CUSTOMERS_ENV_DEFAULTS, checkSchemaName } from './config.js';
+import { registerCustomerRoutes } from './customer-routes.js';
+import { registerExportRoutes } from './export-routes.js';
+import { ExportWorker } from './export-worker.js';
+import { Faults, registerFaultHooks, registerFaultRoutes } from './faults.js';
+import { registerHealthRoutes } from './health-routes.js';
+import { registerErrorHandling, registerTenantCheck } from './http-context.js';
+import { registerOperationRoutes } from './operation-routes.js';
+import { createServices } from './services.js';
+import { registerWriteRoutes } from './write-routes.js';
+import type { CustomersApp } from './http-context.js';
+
+export interface BuildAppOptions {
+  readonly pool: Pool;
+  readonly logger: Logger;
+  /** PostgreSQL schema holding the tables (already migrated). */
+  readonly schema: string;
+  /** Duration of each export phase; default EXPORT_STEP_MS's default (2000). */
+  readonly exportStepMs?: number;
+  /** Enables `x-fault`, `/__faults` and `/__stats`. Default false. */
+  readonly faults?: boolean;
+  readonly cursorSecret?: string;
+}
+
+/**
+ * The customers HTTP service, not yet listening. The export worker runs between `ready` and
+ * `close`; the pool stays the caller's to end.
+ */
+export function buildApp(options: BuildAppOptions): CustomersApp {
+  const schema = checkSchemaName(options.schema);
+  const app = fastify({
+    loggerInstance: options.logger,
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, discriminator: true } },
+    return503OnClosing: true,
+  });
+  const faults = new Faults(options.faults ?? false);
+  const services = createServices(
+    options.pool,
+    options.logger,
+    schema,
+    faults,
+    options.cursorSecret ?? CUSTOMERS_ENV_DEFAULTS.CUSTOMERS_CURSOR_SECRET,
+  );
+  const worker = new ExportWorker(
+    options.pool,
+    services.exports,
+    options.exportStepMs ?? Number(CUSTOMERS_ENV_DEFAULTS.EXPORT_STEP_MS),
+    options.logger.child({ part: 'export-worker' }),
+  );
+
+  registerErrorHandling(app);
+  registerTenantCheck(app);
+  registerFaultHooks(app, faults);
+  registerHealthRoutes(app, services);
+  registerCustomerRoutes(app, services);
+  registerWriteRoutes(app, services);
+  registerOperationRoutes(app, services);
+  registerExportRoutes(app, services);
+  registerFaultRoutes(app, faults);
+
+  app.addHook('onReady', (done) => {
+    worker.start();
+    done();
+  });
+  app.addHook('onClose', async () => worker.stop());
+  return app;
+}

@@ -1,0 +1,83 @@
+/** JSON Schemas of request bodies and path parameters, compiled once by fastify's Ajv. Every object is closed. */
+
+const ID = { type: 'string', pattern: '^[A-Za-z0-9_-]{1,64}$' } as const;
+const TEXT = { type: 'string', minLength: 1, maxLength: 200 } as const;
+
+export const idParams = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['id'],
+  properties: { id: ID },
+} as const;
+
+export const keyParams = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['key'],
+  properties: { key: { type: 'string', minLength: 1, maxLength: 200 } },
+} as const;
+
+const destination = {
+  type: 'object',
+  discriminator: { propertyName: 'kind' },
+  required: ['kind'],
+  oneOf: [
+    {
+      type: 'object',
+      additionalProperties: false,
+      required: ['kind', 'address_id'],
+      properties: { kind: { const: 'saved' }, address_id: ID },
+    },
+    {
+      type: 'object',
+      additionalProperties: false,
+      required: ['kind', 'line1', 'city', 'country'],
+      properties: {
+        kind: { const: 'new' },
+        line1: TEXT,
+        city: TEXT,
+        country: { type: 'string', pattern: '^[A-Z]{2}$' },
+        postal_code: { type: 'string', minLength: 1, maxLength: 20 },
+      },
+    },
+  ],
+} as const;
+
+export const previewBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['destination'],
+  properties: { destination },
+} as const;
+
+export const commitBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['expected_version', 'destination'],
+  properties: { expected_version: { type: 'integer', minimum: 1 }, destination },
+} as const;
+
+export const emailBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['subject', 'body'],
+  properties: {
+    subject: TEXT,
+    body: { type: 'string', minLength: 1, maxLength: 20_000 },
+    template: { type: 'string', pattern: '^[a-z0-9_-]{1,64}$' },
+  },
+} as const;
+
+export const exportBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['customer_id', 'format'],
+  properties: { customer_id: ID, format: { enum: ['csv', 'json'] } },
+} as const;
+
+export const faultsBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['statusDown'],
+  properties: { statusDown: { type: 'boolean' } },
+} as const;
