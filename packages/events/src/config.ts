@@ -5,6 +5,8 @@ export interface TopicSettings {
   readonly replicationFactor: number;
   readonly retentionMs: number;
   readonly dlqRetentionMs: number;
+  /** Largest record a topic accepts; commands above the argument limit must still arrive to be refused. */
+  readonly maxMessageBytes: number;
 }
 
 export interface EventsConfig {
@@ -22,6 +24,7 @@ export const EVENTS_ENV_DEFAULTS = {
   GATEHOUSE_TOPIC_REPLICATION: '1',
   GATEHOUSE_TOPIC_RETENTION_MS: String(7 * 24 * 3600 * 1000),
   GATEHOUSE_DLQ_RETENTION_MS: String(14 * 24 * 3600 * 1000),
+  GATEHOUSE_MAX_MESSAGE_BYTES: String(4 * 1024 * 1024),
 } as const;
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -77,6 +80,7 @@ export function eventsConfigFromEnv(env: Env = process.env): EventsConfig {
       replicationFactor: positiveInt(env, 'GATEHOUSE_TOPIC_REPLICATION'),
       retentionMs: positiveInt(env, 'GATEHOUSE_TOPIC_RETENTION_MS'),
       dlqRetentionMs: positiveInt(env, 'GATEHOUSE_DLQ_RETENTION_MS'),
+      maxMessageBytes: positiveInt(env, 'GATEHOUSE_MAX_MESSAGE_BYTES'),
     },
   };
 }

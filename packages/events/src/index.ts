@@ -30,6 +30,8 @@ export { createKafka } from './kafka-client.js';
 export { provisionTopics } from './provisioning.js';
 export type { ProvisionResult } from './provisioning.js';
 export { EventPublisher } from './publisher.js';
+export { addressOf, errorResult, okResult, pendingResult, toErrorEvent } from './results.js';
+export type { ErrorLike, ResultAddress } from './results.js';
 export type { Outgoing } from './publisher.js';
 export { defaultSchemasDir, loadEventSchemas } from './schema-files.js';
 export type { EventSchemas } from './schema-files.js';

@@ -32,6 +32,9 @@ function topicConfig(topic: string, settings: TopicSettings, retentionMs: number
     topic,
     numPartitions: settings.partitions,
     replicationFactor: settings.replicationFactor,
-    configEntries: [{ name: 'retention.ms', value: String(retentionMs) }],
+    configEntries: [
+      { name: 'retention.ms', value: String(retentionMs) },
+      { name: 'max.message.bytes', value: String(settings.maxMessageBytes) },
+    ],
   };
 }

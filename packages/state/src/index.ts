@@ -1,6 +1,8 @@
 export { IdempotencyState, IdempotencyStore } from './idempotency-store.js';
 export type { Claim, IdempotencyOptions, IdempotencyRecord } from './idempotency-store.js';
 export { Keyspace } from './keyspace.js';
+export { ProposalStore } from './proposal-store.js';
+export type { Proposal, ProposalState, StoredProposal } from './proposal-store.js';
 export { RateLimiter } from './rate-limiter.js';
 export type { RateDecision, RateLimit } from './rate-limiter.js';
 export { createRedis, REDIS_URL_DEFAULT, redisUrlFromEnv } from './redis-client.js';

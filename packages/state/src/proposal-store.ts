@@ -1,0 +1,93 @@
+import type { Redis } from 'ioredis';
+import type { Keyspace } from './keyspace.js';
+
+/** A stored canonical proposal: exactly what a person approves and exactly what a commit runs. */
+export interface Proposal {
+  readonly proposal_id: string;
+  /** The commit tool (name.vN) the proposal is for. */
+  readonly tool: string;
+  /** RFC 8785 canonical JSON of the commit's arguments. */
+  readonly arguments: string;
+  readonly arguments_sha256: string;
+  readonly target: { readonly type: string; readonly id: string; readonly version: number | null };
+  readonly effect: string;
+  readonly diff: {
+    readonly changes: readonly { readonly field: string; readonly before: string | null; readonly after: string | null }[];
+    readonly recipients: readonly string[];
+    readonly amount: { readonly minor: number; readonly currency: string } | null;
+    readonly affected_records: number;
+    readonly irreversible: readonly string[];
+  };
+  readonly environment: string;
+  readonly run_id: string;
+  readonly tenant: string;
+  readonly principal: string;
+  readonly created_at: number;
+  readonly expires_at: number;
+}
+
+export type ProposalState = 'open' | 'consumed';
+
+export interface StoredProposal {
+  readonly proposal: Proposal;
+  readonly state: ProposalState;
+  readonly consumed_by: string | null;
+}
+
+/** How long a proposal's record outlives its expiry, so a late commit can be told APPROVAL_EXPIRED, not NOT_FOUND. */
+const KEEP_AFTER_EXPIRY_MS = 24 * 3600 * 1000;
+
+const CONSUME = `
+local state = redis.call('HGET', KEYS[1], 'state')
+if not state then return 'missing' end
+if state ~= 'open' then return state end
+redis.call('HSET', KEYS[1], 'state', 'consumed', 'consumed_by', ARGV[1])
+return 'consumed'
+`;
+
+const RELEASE = `
+if redis.call('HGET', KEYS[1], 'consumed_by') ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], 'state', 'open', 'consumed_by', '')
+return 1
+`;
+
+/** Proposals in Redis: written once, never edited; consumed at most once. */
+export class ProposalStore {
+  constructor(
+    private readonly redis: Redis,
+    private readonly keys: Keyspace,
+  ) {}
+
+  async save(proposal: Proposal): Promise<void> {
+    const key = this.keys.proposal(proposal.proposal_id);
+    const ttl = Math.max(1, proposal.expires_at - Date.now() + KEEP_AFTER_EXPIRY_MS);
+    const written = await this.redis
+      .multi()
+      .hsetnx(key, 'proposal', JSON.stringify(proposal))
+      .hsetnx(key, 'state', 'open')
+      .pexpire(key, ttl)
+      .exec();
+    if (written?.[0]?.[1] !== 1) throw new Error(`proposal ${proposal.proposal_id} already exists`);
+  }
+
+  async get(proposalId: string): Promise<StoredProposal | undefined> {
+    const [raw, state, consumedBy] = await this.redis.hmget(this.keys.proposal(proposalId), 'proposal', 'state', 'consumed_by');
+    if (raw === null || raw === undefined) return undefined;
+    return {
+      proposal: JSON.parse(raw) as Proposal,
+      state: state === 'consumed' ? 'consumed' : 'open',
+      consumed_by: consumedBy === null || consumedBy === undefined || consumedBy === '' ? null : consumedBy,
+    };
+  }
+
+  /** Marks a proposal consumed by `by` (an idempotency key) if it is open. */
+  async consume(proposalId: string, by: string): Promise<'consumed' | 'already_consumed' | 'missing'> {
+    const reply = (await this.redis.eval(CONSUME, 1, this.keys.proposal(proposalId), by)) as string;
+    return reply === 'consumed' ? 'consumed' : reply === 'missing' ? 'missing' : 'already_consumed';
+  }
+
+  /** Re-opens a proposal its consumer could not apply (a version conflict leaves it unconsumed). */
+  async release(proposalId: string, by: string): Promise<boolean> {
+    return (await this.redis.eval(RELEASE, 1, this.keys.proposal(proposalId), by)) === 1;
+  }
+}

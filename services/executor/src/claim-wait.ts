@@ -1,0 +1,31 @@
+import type { Claim, IdempotencyStore } from '@gatehouse/state';
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Claims a key, waiting while another live owner holds it: that owner either finishes (the claim
+ * then answers `stored`) or dies (its lease runs out and the claim answers `orphaned`). Skipping an
+ * in-flight key instead would lose the call if its owner died. Bounded by `deadline`.
+ */
+export async function claimOrWait(
+  store: IdempotencyStore,
+  key: string,
+  argumentsSha256: string,
+  owner: string,
+  leaseMs: number,
+  deadline: number,
+): Promise<Claim> {
+  for (;;) {
+    const claim = await store.claim(key, argumentsSha256, owner, leaseMs);
+    if (claim.kind !== 'in_progress' || Date.now() >= deadline) return claim;
+    await sleep(Math.min(250, Math.max(20, claim.leaseLeftMs)));
+  }
+}
+
+/** Renews a lease every third of its length until stopped. */
+export function keepLease(renew: () => Promise<boolean>, leaseMs: number): () => void {
+  const timer = setInterval(() => {
+    renew().catch(() => undefined);
+  }, Math.max(50, Math.floor(leaseMs / 3)));
+  return () => clearInterval(timer);
+}

@@ -1,0 +1,45 @@
+import { hostname } from 'node:os';
+import { eventsConfigFromEnv } from '@gatehouse/events';
+import type { EventsConfig } from '@gatehouse/events';
+import { redisUrlFromEnv } from '@gatehouse/state';
+
+export interface ExecutorConfig {
+  readonly events: EventsConfig;
+  readonly redisUrl: string;
+  readonly redisPrefix: string;
+  readonly executorId: string;
+  readonly groupId: string;
+  readonly concurrency: number;
+  readonly perTenantConcurrency: number;
+  readonly leaseMs: number;
+  readonly proposalTtlMs: number;
+  readonly port: number;
+  readonly host: string;
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+function int(env: Env, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isSafeInteger(value) || value < 1) throw new Error(`${name} must be a positive integer, got "${raw}"`);
+  return value;
+}
+
+/** Reads and checks the executor's settings once, at start-up. */
+export function executorConfigFromEnv(env: Env = process.env): ExecutorConfig {
+  return {
+    events: eventsConfigFromEnv(env),
+    redisUrl: redisUrlFromEnv(env),
+    redisPrefix: env['GATEHOUSE_REDIS_PREFIX'] ?? 'gh:',
+    executorId: env['EXECUTOR_ID'] ?? `${hostname()}-${process.pid}`,
+    groupId: env['EXECUTOR_GROUP_ID'] ?? 'gatehouse-executor',
+    concurrency: int(env, 'EXECUTOR_CONCURRENCY', 64),
+    perTenantConcurrency: int(env, 'EXECUTOR_TENANT_CONCURRENCY', 8),
+    leaseMs: int(env, 'EXECUTOR_LEASE_MS', 5_000),
+    proposalTtlMs: int(env, 'GATEHOUSE_PROPOSAL_TTL_MS', 15 * 60 * 1000),
+    port: int(env, 'EXECUTOR_PORT', 8092),
+    host: env['EXECUTOR_HOST'] ?? '127.0.0.1',
+  };
+}

@@ -1,0 +1,90 @@
+import { randomUUID } from 'node:crypto';
+import { toolError } from '@gatehouse/contracts';
+import type { Catalog, ToolError, ToolImplementation } from '@gatehouse/contracts';
+import { errorResult, okResult } from '@gatehouse/events';
+import type { ConsumedRecord, EventPublisher, ExecutionOrder, ResultAddress, ToolResult } from '@gatehouse/events';
+import type { IdempotencyStore, ProposalStore } from '@gatehouse/state';
+import type { Logger } from '@gatehouse/telemetry';
+import type { IHeaders } from 'kafkajs';
+import { claimOrWait, keepLease } from './claim-wait.js';
+import { executeRead } from './read-path.js';
+
+export interface OrderHandlerDeps {
+  readonly catalog: Catalog;
+  readonly implementations: ReadonlyMap<string, ToolImplementation>;
+  readonly idempotency: IdempotencyStore;
+  readonly proposals: ProposalStore;
+  readonly publisher: EventPublisher;
+  readonly executorId: string;
+  readonly leaseMs: number;
+  readonly proposalTtlMs: number;
+  readonly logger: Logger;
+}
+
+function carried(headers: IHeaders | undefined): IHeaders | undefined {
+  const traceparent = headers?.['traceparent'];
+  return traceparent === undefined ? undefined : { traceparent };
+}
+
+/**
+ * One execution order: claim its command (so a redelivery, a rebalance or a crash never yields a
+ * second execution or result), run it, publish the result, then record that it is done.
+ */
+export function orderHandler(deps: OrderHandlerDeps) {
+  const log = deps.logger.child({ component: 'execute' });
+  return async (order: ExecutionOrder, record: ConsumedRecord): Promise<void> => {
+    const address: ResultAddress = { command_id: order.command_id, run_id: order.run_id, tenant: order.tenant, tool: order.tool };
+    const headers = carried(record.headers);
+    const context = { command_id: order.command_id, run_id: order.run_id, tenant: order.tenant, tool: order.tool, arguments_sha256: order.arguments_sha256 };
+    const publish = async (result: ToolResult): Promise<void> => {
+      await deps.publisher.publish('results', order.run_id, result, headers);
+    };
+    const refuse = (error: ToolError): ToolResult => errorResult(address, error, { argumentsSha256: order.arguments_sha256 });
+
+    const implementation = deps.implementations.get(order.tool);
+    if (implementation === undefined || order.effect !== 'read') {
+      const error = implementation === undefined
+        ? toolError('TOOL_NOT_FOUND', `No handler is registered for ${order.tool}`)
+        : toolError('WRITE_NOT_SUPPORTED', `${order.tool} changes state; this executor runs reads only`);
+      await publish(refuse(error));
+      log.warn({ ...context, code: error.code }, 'refused');
+      return;
+    }
+
+    const key = `cmd:${order.command_id}`;
+    const claimDeadline = Date.now() + deps.leaseMs * 2 + implementation.contract.timeoutMs;
+    const claim = await claimOrWait(deps.idempotency, key, order.arguments_sha256, deps.executorId, deps.leaseMs, claimDeadline);
+    if (claim.kind !== 'claimed' && claim.kind !== 'orphaned') {
+      log.info({ ...context, claim: claim.kind }, 'already handled elsewhere; not executed again');
+      return;
+    }
+    if (order.deadline_at !== null && Date.now() > order.deadline_at) {
+      const result = refuse(toolError('TIMEOUT', 'The call’s deadline passed before it could start', { retryable: false }));
+      await publish(result);
+      await deps.idempotency.finish(key, deps.executorId, 'failed', 'TIMEOUT');
+      return;
+    }
+
+    const operationId = `op_${randomUUID().replace(/-/g, '').slice(0, 16)}`;
+    const stopRenewing = keepLease(() => deps.idempotency.renew(key, deps.executorId, deps.leaseMs), deps.leaseMs);
+    let execution;
+    try {
+      execution = await executeRead(order, implementation, {
+        catalog: deps.catalog,
+        proposals: deps.proposals,
+        proposalTtlMs: deps.proposalTtlMs,
+        operationId,
+      });
+    } finally {
+      stopRenewing();
+    }
+    const extras = { operationId, argumentsSha256: order.arguments_sha256, durationMs: execution.durationMs };
+    const result = execution.ok ? okResult(address, execution.canonicalResult, extras) : errorResult(address, execution.error, extras);
+    await publish(result);
+    await deps.idempotency.finish(key, deps.executorId, execution.ok ? 'succeeded' : 'failed', result.status);
+    log.info(
+      { ...context, operation_id: operationId, code: execution.ok ? undefined : execution.error.code, field: execution.ok ? undefined : execution.error.field, ms: execution.durationMs },
+      execution.ok ? 'executed' : 'failed',
+    );
+  };
+}

@@ -1,0 +1,35 @@
+import { addressOf, errorResult } from '@gatehouse/events';
+import type { ConsumedRecord, EventPublisher, ToolCommand } from '@gatehouse/events';
+import type { IHeaders } from 'kafkajs';
+import type { Logger } from '@gatehouse/telemetry';
+import { decide } from './decide.js';
+import type { DecideDeps } from './decide.js';
+
+/** Headers that travel from the command to every event it causes (W3C trace context). */
+export function carriedHeaders(headers: IHeaders | undefined): IHeaders | undefined {
+  const traceparent = headers?.['traceparent'];
+  if (traceparent === undefined) return undefined;
+  const tracestate = headers?.['tracestate'];
+  return tracestate === undefined ? { traceparent } : { traceparent, tracestate };
+}
+
+/** decode (done by the consumer) → check → decide → act → report, for one command. */
+export function commandHandler(deps: DecideDeps, publisher: EventPublisher, logger: Logger) {
+  return async (command: ToolCommand, record: ConsumedRecord): Promise<void> => {
+    const started = Date.now();
+    const decision = await decide(command, deps);
+    const headers = carriedHeaders(record.headers);
+    const context = { command_id: command.command_id, run_id: command.run_id, tenant: command.tenant, tool: command.tool };
+    if (decision.kind === 'execute') {
+      await publisher.publish('execute', decision.order.tenant, decision.order, headers);
+      logger.info({ ...context, arguments_sha256: decision.order.arguments_sha256, ms: Date.now() - started }, 'routed to execution');
+      return;
+    }
+    const result = errorResult(addressOf(command), decision.error, { argumentsSha256: decision.argumentsSha256 });
+    await publisher.publish('results', command.run_id, result, headers);
+    logger.info(
+      { ...context, code: decision.error.code, field: decision.error.field, arguments_sha256: decision.argumentsSha256 },
+      'refused',
+    );
+  };
+}

@@ -1,0 +1,140 @@
+import { randomUUID, timingSafeEqual } from 'node:crypto';
+import Fastify from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import { toMcpTool, toOpenAiFunction } from '@gatehouse/contracts';
+import type { Catalog } from '@gatehouse/contracts';
+import { isActive } from '@gatehouse/state';
+import type { Run, RunRegistry } from '@gatehouse/state';
+import type { Logger } from '@gatehouse/telemetry';
+import type { Roles } from './roles.js';
+
+export interface ControlApiOptions {
+  readonly runs: RunRegistry;
+  readonly catalog: Catalog;
+  readonly roles: Roles;
+  /** Bearer token of trusted callers (the code that starts agent runs). Agents never hold it. */
+  readonly controlToken: string;
+  readonly maxRunTtlMs: number;
+  readonly logger: Logger;
+  readonly ready: () => Promise<boolean>;
+}
+
+interface CreateRunBody {
+  run_id?: string;
+  tenant: string;
+  principal: string;
+  role: string;
+  capabilities?: string[];
+  environment: string;
+  ttl_ms: number;
+}
+
+const createRunSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['tenant', 'principal', 'role', 'environment', 'ttl_ms'],
+  properties: {
+    run_id: { type: 'string', pattern: '^[A-Za-z0-9_.:-]{1,128}$' },
+    tenant: { type: 'string', pattern: '^[a-z0-9][a-z0-9-]{0,62}$' },
+    principal: { type: 'string', minLength: 1, maxLength: 200 },
+    role: { type: 'string', minLength: 1, maxLength: 64 },
+    capabilities: { type: 'array', maxItems: 200, uniqueItems: true, items: { type: 'string', maxLength: 128 } },
+    environment: { type: 'string', enum: ['sandbox', 'staging', 'production'] },
+    ttl_ms: { type: 'integer', minimum: 1000 },
+  },
+} as const;
+
+function sameToken(given: string, expected: string): boolean {
+  const a = Buffer.from(given);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/**
+ * The trusted side: registering runs (who, which role, which tools, until when), listing and
+ * stopping them, and serving a run's tool definitions to its runtime.
+ */
+export function buildControlApi(options: ControlApiOptions): FastifyInstance {
+  const loggerInstance: FastifyBaseLogger = options.logger.child({ api: 'control' });
+  const app = Fastify({ loggerInstance, disableRequestLogging: true });
+  const requireToken = (authorization: string | undefined): boolean =>
+    authorization !== undefined && authorization.startsWith('Bearer ') && sameToken(authorization.slice(7), options.controlToken);
+
+  app.get('/healthz', () => ({ ok: true }));
+  app.get('/readyz', async (_request, reply) => {
+    const ready = await options.ready();
+    return reply.code(ready ? 200 : 503).send({ ready });
+  });
+
+  app.post<{ Body: CreateRunBody }>('/runs', { schema: { body: createRunSchema } }, async (request, reply) => {
+    if (!requireToken(request.headers.authorization)) return reply.code(401).send({ error: { code: 'UNAUTHORIZED', message: 'control token required' } });
+    const body = request.body;
+    const role = options.roles[body.role];
+    if (role === undefined) {
+      return reply.code(422).send({ error: { code: 'UNKNOWN_ROLE', message: `no role ${body.role}`, permitted: Object.keys(options.roles) } });
+    }
+    if (body.ttl_ms > options.maxRunTtlMs) {
+      return reply.code(422).send({ error: { code: 'TTL_TOO_LONG', message: `ttl_ms may be at most ${options.maxRunTtlMs}` } });
+    }
+    const live = role.tools.filter((address) => options.catalog.get(address)?.retired !== true);
+    const capabilities = body.capabilities ?? live;
+    // A run is narrowed from its role, never widened, and never newly granted a retired version.
+    const outside = capabilities.filter((address) => !live.includes(address));
+    if (outside.length > 0) {
+      return reply.code(422).send({
+        error: { code: 'CAPABILITY_OUTSIDE_ROLE', message: `not grantable to role ${body.role}: ${outside.join(', ')}`, permitted: live },
+      });
+    }
+    const now = Date.now();
+    const run: Run = {
+      run_id: body.run_id ?? `run_${randomUUID()}`,
+      tenant: body.tenant,
+      principal: body.principal,
+      role: body.role,
+      capabilities: [...capabilities].sort(),
+      environment: body.environment,
+      created_at: now,
+      expires_at: now + body.ttl_ms,
+      stopped_at: null,
+    };
+    if (!(await options.runs.create(run))) {
+      return reply.code(409).send({ error: { code: 'RUN_EXISTS', message: `run ${run.run_id} already exists` } });
+    }
+    request.log.info({ run_id: run.run_id, tenant: run.tenant, role: run.role, tools: run.capabilities.length }, 'run registered');
+    return reply.code(201).send(run);
+  });
+
+  app.get<{ Querystring: { tenant?: string } }>('/runs', async (request, reply) => {
+    if (!requireToken(request.headers.authorization)) return reply.code(401).send({ error: { code: 'UNAUTHORIZED', message: 'control token required' } });
+    const tenant = request.query.tenant;
+    if (tenant === undefined) return reply.code(400).send({ error: { code: 'INVALID_REQUEST', message: 'tenant is required' } });
+    return { runs: await options.runs.list(tenant) };
+  });
+
+  app.get<{ Params: { id: string } }>('/runs/:id', async (request, reply) => {
+    if (!requireToken(request.headers.authorization)) return reply.code(401).send({ error: { code: 'UNAUTHORIZED', message: 'control token required' } });
+    const run = await options.runs.get(request.params.id);
+    if (run === undefined) return reply.code(404).send({ error: { code: 'RUN_NOT_FOUND', message: 'no such run' } });
+    return { ...run, active: isActive(run) };
+  });
+
+  app.post<{ Params: { id: string } }>('/runs/:id/stop', async (request, reply) => {
+    if (!requireToken(request.headers.authorization)) return reply.code(401).send({ error: { code: 'UNAUTHORIZED', message: 'control token required' } });
+    const outcome = await options.runs.stop(request.params.id);
+    if (outcome === 'not_found') return reply.code(404).send({ error: { code: 'RUN_NOT_FOUND', message: 'no such run' } });
+    return { run_id: request.params.id, outcome };
+  });
+
+  // The run id is the runtime's handle: it reveals only what that run may call.
+  app.get<{ Params: { id: string }; Querystring: { format?: string } }>('/runs/:id/tools', async (request, reply) => {
+    const run = await options.runs.get(request.params.id);
+    if (run === undefined || !isActive(run)) return reply.code(404).send({ error: { code: 'RUN_NOT_FOUND', message: 'no such active run' } });
+    const tools = run.capabilities.map((address) => options.catalog.get(address)).filter((t) => t !== undefined);
+    const format = request.query.format ?? 'mcp';
+    if (format === 'mcp') return { tools: tools.map(toMcpTool) };
+    if (format === 'openai') return { tools: tools.map(toOpenAiFunction) };
+    return reply.code(400).send({ error: { code: 'INVALID_REQUEST', message: 'format is mcp or openai' } });
+  });
+
+  return app;
+}

@@ -1,0 +1,88 @@
+import { createKafka, DeadLetters, EventPublisher, EventSerde, provisionTopics, startParallelConsumer } from '@gatehouse/events';
+import type { EventsConfig, Topics } from '@gatehouse/events';
+import type { Catalog } from '@gatehouse/contracts';
+import { Keyspace, RateLimiter, RunRegistry } from '@gatehouse/state';
+import type { Redis } from '@gatehouse/state';
+import type { Logger } from '@gatehouse/telemetry';
+import { commandHandler } from './command-handler.js';
+import { buildControlApi } from './control-api.js';
+import type { Roles } from './roles.js';
+
+export interface PolicyServiceOptions {
+  readonly events: EventsConfig;
+  readonly topics: Topics;
+  readonly redis: Redis;
+  readonly redisPrefix: string;
+  readonly catalog: Catalog;
+  readonly roles: Roles;
+  readonly logger: Logger;
+  readonly controlToken: string;
+  readonly host: string;
+  /** 0 picks a free port. */
+  readonly port: number;
+  readonly maxArgumentBytes: number;
+  readonly maxRunTtlMs: number;
+  readonly groupId: string;
+  readonly concurrency: number;
+  readonly instanceId?: string;
+}
+
+export interface RunningPolicyService {
+  /** Base URL of the control API. */
+  readonly url: string;
+  readonly joined: Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** Wires the policy service: provisions topics and schemas, then consumes commands and serves the control API. */
+export async function startPolicyService(options: PolicyServiceOptions): Promise<RunningPolicyService> {
+  const logger = options.logger.child({ instance: options.instanceId ?? 'policy' });
+  const kafka = createKafka(options.events, `gatehouse-policy-${options.instanceId ?? 'main'}`, logger);
+  const admin = kafka.admin();
+  await admin.connect();
+  await provisionTopics(admin, options.topics, options.events.topicSettings);
+  await admin.disconnect();
+  const serde = new EventSerde({ registryUrl: options.events.registryUrl, topics: options.topics });
+  await serde.registerAll();
+  const publisher = await EventPublisher.connect(kafka, serde);
+
+  const keys = new Keyspace(options.redisPrefix);
+  const runs = new RunRegistry(options.redis, keys);
+  const deps = {
+    catalog: options.catalog,
+    runs,
+    limiter: new RateLimiter(options.redis, keys),
+    maxArgumentBytes: options.maxArgumentBytes,
+  };
+  const consumer = await startParallelConsumer({
+    kafka,
+    serde,
+    role: 'commands',
+    groupId: options.groupId,
+    handle: commandHandler(deps, publisher, logger.child({ component: 'decide' })),
+    deadLetters: new DeadLetters(publisher.producer),
+    logger,
+    maxConcurrency: options.concurrency,
+  });
+
+  const api = buildControlApi({
+    runs,
+    catalog: options.catalog,
+    roles: options.roles,
+    controlToken: options.controlToken,
+    maxRunTtlMs: options.maxRunTtlMs,
+    logger,
+    ready: async () => (await options.redis.ping()) === 'PONG',
+  });
+  const url = await api.listen({ host: options.host, port: options.port });
+
+  return {
+    url,
+    joined: consumer.joined,
+    stop: async () => {
+      await api.close();
+      await consumer.stop();
+      await publisher.disconnect();
+    },
+  };
+}

@@ -1,0 +1,180 @@
+import { randomUUID } from 'node:crypto';
+import { createClient } from '@gatehouse/client';
+import type { GatehouseClient } from '@gatehouse/client';
+import type { Catalog, ToolImplementation } from '@gatehouse/contracts';
+import { createKafka, DeadLetters, EventPublisher, EventSerde, provisionTopics, topicNames } from '@gatehouse/events';
+import type { ExecutionOrder, Topics } from '@gatehouse/events';
+import { startExecutor } from '@gatehouse/executor';
+import type { RunningExecutor } from '@gatehouse/executor';
+import { loadRoles, startPolicyService, DEFAULT_ROLES_FILE } from '@gatehouse/policy';
+import type { Roles, RunningPolicyService } from '@gatehouse/policy';
+import { referenceCatalog, referenceImplementations } from '@gatehouse/reference-tools';
+import { createRedis, Keyspace, redisUrlFromEnv } from '@gatehouse/state';
+import type { Redis, Run } from '@gatehouse/state';
+import type { Kafka } from 'kafkajs';
+import { startTestService } from '../customers-harness.js';
+import type { TestService } from '../customers-harness.js';
+import { config, logger, uniquePrefix } from './stack.js';
+
+export const CONTROL_TOKEN = 'test-control-token-0123456789';
+
+export interface GatehouseOptions {
+  readonly executors?: number;
+  readonly policies?: number;
+  readonly faults?: boolean;
+  readonly catalog?: Catalog;
+  readonly implementations?: readonly ToolImplementation[];
+  readonly partitions?: number;
+  readonly leaseMs?: number;
+  readonly roles?: Roles;
+}
+
+/** A whole Gatehouse in this process over the real stack: its own topics, Redis prefix and customers schema. */
+export interface Gatehouse {
+  readonly label: string;
+  readonly topics: Topics;
+  readonly kafka: Kafka;
+  readonly serde: EventSerde;
+  readonly redis: Redis;
+  readonly keys: Keyspace;
+  readonly customers: TestService;
+  readonly policies: RunningPolicyService[];
+  readonly executors: RunningExecutor[];
+  readonly client: GatehouseClient;
+  readonly catalog: Catalog;
+  createRun(role: string, overrides?: { tenant?: string; capabilities?: string[]; ttlMs?: number; environment?: string; principal?: string }): Promise<Run>;
+  startExecutor(id?: string): Promise<RunningExecutor>;
+  /** Records every ExecutionOrder published, to prove what was (not) routed. */
+  watchOrders(): Promise<{ orders: ExecutionOrder[]; stop(): Promise<void> }>;
+  stop(): Promise<void>;
+}
+
+export async function startGatehouse(label: string, options: GatehouseOptions = {}): Promise<Gatehouse> {
+  const customers = await startTestService({ faults: options.faults ?? false });
+  process.env['CUSTOMERS_URL'] = customers.url;
+  const topics = topicNames(uniquePrefix(label));
+  const redisPrefix = `t-${label}-${randomUUID().slice(0, 8)}:`;
+  const redis = createRedis(redisUrlFromEnv(), `test-${label}`);
+  const kafka = createKafka(config, `test-${label}`, logger);
+  const admin = kafka.admin();
+  await admin.connect();
+  await provisionTopics(admin, topics, { ...config.topicSettings, partitions: options.partitions ?? 3 });
+  await admin.disconnect();
+  const serde = new EventSerde({ registryUrl: config.registryUrl, topics });
+  await serde.registerAll();
+  const catalog = options.catalog ?? referenceCatalog();
+  const implementations = options.implementations ?? referenceImplementations;
+  const roles = options.roles ?? loadRoles(DEFAULT_ROLES_FILE, catalog);
+  const events = { ...config, topicSettings: { ...config.topicSettings, partitions: options.partitions ?? 3 } };
+
+  const policies: RunningPolicyService[] = [];
+  for (let i = 0; i < (options.policies ?? 1); i += 1) {
+    policies.push(
+      await startPolicyService({
+        events,
+        topics,
+        redis,
+        redisPrefix,
+        catalog,
+        roles,
+        logger,
+        controlToken: CONTROL_TOKEN,
+        host: '127.0.0.1',
+        port: 0,
+        maxArgumentBytes: 64 * 1024,
+        maxRunTtlMs: 3600_000,
+        groupId: `${label}-policy`,
+        concurrency: 64,
+        instanceId: `policy-${i}`,
+      }),
+    );
+  }
+  const executors: RunningExecutor[] = [];
+  const addExecutor = async (id = `exec-${executors.length}`): Promise<RunningExecutor> => {
+    const executor = await startExecutor({
+      events,
+      topics,
+      redis,
+      redisPrefix,
+      catalog,
+      implementations,
+      logger,
+      executorId: `${label}-${id}`,
+      groupId: `${label}-executor`,
+      concurrency: 64,
+      perTenantConcurrency: 8,
+      leaseMs: options.leaseMs ?? 3_000,
+      proposalTtlMs: 600_000,
+    });
+    executors.push(executor);
+    return executor;
+  };
+  for (let i = 0; i < (options.executors ?? 1); i += 1) await addExecutor();
+  await Promise.all([...policies.map((p) => p.joined), ...executors.map((e) => e.joined)]);
+  const controlUrl = policies[0]?.url ?? '';
+  const client = await createClient({ config, topics, controlUrl, clientId: `test-${label}`, logger, defaultTimeoutMs: 30_000 });
+
+  return {
+    label,
+    topics,
+    kafka,
+    serde,
+    redis,
+    keys: new Keyspace(redisPrefix),
+    customers,
+    policies,
+    executors,
+    client,
+    catalog,
+    startExecutor: addExecutor,
+    async createRun(role, overrides = {}) {
+      const response = await fetch(`${controlUrl}/runs`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${CONTROL_TOKEN}`, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          tenant: overrides.tenant ?? 'acme',
+          principal: overrides.principal ?? 'agent:support-bot',
+          role,
+          environment: overrides.environment ?? 'sandbox',
+          ttl_ms: overrides.ttlMs ?? 600_000,
+          ...(overrides.capabilities === undefined ? {} : { capabilities: overrides.capabilities }),
+        }),
+      });
+      if (response.status !== 201) throw new Error(`run creation answered ${response.status}: ${await response.text()}`);
+      return (await response.json()) as Run;
+    },
+    async watchOrders() {
+      const orders: ExecutionOrder[] = [];
+      const publisher = await EventPublisher.connect(kafka, serde);
+      const { startEventConsumer } = await import('@gatehouse/events');
+      const running = await startEventConsumer({
+        kafka,
+        serde,
+        role: 'execute',
+        groupId: `${label}-watch-${randomUUID()}`,
+        fromBeginning: true,
+        deadLetters: new DeadLetters(publisher.producer),
+        logger,
+        handle: (order) => {
+          orders.push(order);
+          return Promise.resolve();
+        },
+      });
+      await running.joined;
+      return {
+        orders,
+        stop: async () => {
+          await running.stop();
+          await publisher.disconnect();
+        },
+      };
+    },
+    async stop() {
+      await client.close();
+      await Promise.all(executors.map((e) => e.stop({ drainTimeoutMs: 2_000 })));
+      await Promise.all(policies.map((p) => p.stop()));
+      await redis.quit();
+      await customers.close();
+    },
+  };
+}
