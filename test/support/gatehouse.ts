@@ -5,8 +5,8 @@ import type { Catalog, ToolImplementation } from '@gatehouse/contracts';
 import { createKafka, DeadLetters, EventPublisher, EventSerde, provisionTopics, topicNames } from '@gatehouse/events';
 import type { ExecutionOrder, Topics } from '@gatehouse/events';
 import { startExecutor } from '@gatehouse/executor';
-import type { RunningExecutor } from '@gatehouse/executor';
-import { loadRoles, startPolicyService, DEFAULT_ROLES_FILE } from '@gatehouse/policy';
+import type { RunningExecutor, SlotLimits } from '@gatehouse/executor';
+import { DEFAULT_POLICY_TABLE_FILE, DEFAULT_ROLES_FILE, loadRoles, PolicyTable, startPolicyService } from '@gatehouse/policy';
 import type { Roles, RunningPolicyService } from '@gatehouse/policy';
 import { referenceCatalog, referenceImplementations } from '@gatehouse/reference-tools';
 import { createRedis, Keyspace, redisUrlFromEnv } from '@gatehouse/state';
@@ -22,16 +22,25 @@ export interface GatehouseOptions {
   readonly executors?: number;
   readonly policies?: number;
   readonly faults?: boolean;
+  readonly exportStepMs?: number;
   readonly catalog?: Catalog;
   readonly implementations?: readonly ToolImplementation[];
   readonly partitions?: number;
   readonly leaseMs?: number;
   readonly roles?: Roles;
+  /** The policy table; defaults to config/policy-table.json. */
+  readonly table?: PolicyTable;
+  readonly grantValidityMs?: number;
+  readonly limits?: SlotLimits;
 }
 
 /** A whole Gatehouse in this process over the real stack: its own topics, Redis prefix and customers schema. */
 export interface Gatehouse {
   readonly label: string;
+  /** Prefix of every topic of this Gatehouse (GATEHOUSE_TOPIC_PREFIX for services run as processes). */
+  readonly topicPrefix: string;
+  /** Prefix of every Redis key of this Gatehouse (GATEHOUSE_REDIS_PREFIX). */
+  readonly redisPrefix: string;
   readonly topics: Topics;
   readonly kafka: Kafka;
   readonly serde: EventSerde;
@@ -50,9 +59,10 @@ export interface Gatehouse {
 }
 
 export async function startGatehouse(label: string, options: GatehouseOptions = {}): Promise<Gatehouse> {
-  const customers = await startTestService({ faults: options.faults ?? false });
+  const customers = await startTestService({ faults: options.faults ?? false, ...(options.exportStepMs === undefined ? {} : { exportStepMs: options.exportStepMs }) });
   process.env['CUSTOMERS_URL'] = customers.url;
-  const topics = topicNames(uniquePrefix(label));
+  const topicPrefix = uniquePrefix(label);
+  const topics = topicNames(topicPrefix);
   const redisPrefix = `t-${label}-${randomUUID().slice(0, 8)}:`;
   const redis = createRedis(redisUrlFromEnv(), `test-${label}`);
   const kafka = createKafka(config, `test-${label}`, logger);
@@ -77,6 +87,8 @@ export async function startGatehouse(label: string, options: GatehouseOptions = 
         redisPrefix,
         catalog,
         roles,
+        table: options.table ?? PolicyTable.load(DEFAULT_POLICY_TABLE_FILE, catalog.tools()),
+        ...(options.grantValidityMs === undefined ? {} : { grantValidityMs: options.grantValidityMs }),
         logger,
         controlToken: CONTROL_TOKEN,
         host: '127.0.0.1',
@@ -105,6 +117,7 @@ export async function startGatehouse(label: string, options: GatehouseOptions = 
       perTenantConcurrency: 8,
       leaseMs: options.leaseMs ?? 3_000,
       proposalTtlMs: 600_000,
+      ...(options.limits === undefined ? {} : { limits: options.limits }),
     });
     executors.push(executor);
     return executor;
@@ -116,6 +129,8 @@ export async function startGatehouse(label: string, options: GatehouseOptions = 
 
   return {
     label,
+    topicPrefix,
+    redisPrefix,
     topics,
     kafka,
     serde,

@@ -75,6 +75,13 @@ redis.call('HSET', KEYS[1], 'lease_until', now + tonumber(ARGV[2]), 'updated_at'
 return 1
 `;
 
+const ABANDON = `
+local rec = redis.call('HMGET', KEYS[1], 'state', 'owner')
+if rec[1] ~= 'in_flight' or rec[2] ~= ARGV[1] then return 0 end
+redis.call('DEL', KEYS[1])
+return 1
+`;
+
 const RESOLVE = `${NOW}
 local state = redis.call('HGET', KEYS[1], 'state')
 if state ~= 'unknown' then return state or '' end
@@ -137,6 +144,14 @@ export class IdempotencyStore {
   /** Extends the lease of a running operation; false when this owner lost it. */
   async renew(key: string, owner: string, leaseMs: number): Promise<boolean> {
     return (await this.redis.eval(RENEW, 1, this.keys.idempotency(key), owner, String(leaseMs))) === 1;
+  }
+
+  /**
+   * Gives a claimed key back untouched, for a call refused before anything ran (e.g. a tampered
+   * order): the legitimate call under the same key must still be able to run.
+   */
+  async abandon(key: string, owner: string): Promise<boolean> {
+    return (await this.redis.eval(ABANDON, 1, this.keys.idempotency(key), owner)) === 1;
   }
 
   /** An operator's resolution of an unknown outcome. */

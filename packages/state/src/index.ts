@@ -1,3 +1,5 @@
+export { ApprovalStore } from './approval-store.js';
+export type { ApprovalRecord } from './approval-store.js';
 export { IdempotencyState, IdempotencyStore } from './idempotency-store.js';
 export type { Claim, IdempotencyOptions, IdempotencyRecord } from './idempotency-store.js';
 export { Keyspace } from './keyspace.js';

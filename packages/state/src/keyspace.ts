@@ -30,6 +30,10 @@ export class Keyspace {
     return `${this.prefix}lock:${resource}`;
   }
 
+  approval(approvalId: string): string {
+    return `${this.prefix}approval:{${approvalId}}`;
+  }
+
   proposal(proposalId: string): string {
     return `${this.prefix}proposal:{${proposalId}}`;
   }

@@ -23,21 +23,32 @@ export interface FaultStats {
 /** Fault switches and in-flight write counters of one app instance. */
 export class Faults {
   statusDown = false;
+  writeDelayMs = 0;
+  private armed: Fault[] = [];
+  private readonly assigned = new WeakMap<FastifyRequest, Fault>();
   private inFlight = new Map<string, number>();
   private maxInFlight = new Map<string, number>();
 
   constructor(readonly enabled: boolean) {}
 
-  /** The request's fault, if faults are enabled and it asks for one. */
+  /** The request's fault, if faults are enabled and it asks for one (or one was armed for it). */
   of(request: FastifyRequest): Fault | undefined {
     if (!this.enabled) return undefined;
     const raw = request.headers['x-fault'];
     const value = Array.isArray(raw) ? raw[0] : raw;
-    if (value === undefined) return undefined;
-    if (value === 'drop-after-commit' || value === 'malformed-success' || value === 'status-down') return { kind: value };
-    const delay = /^delay:(\d{1,6})$/.exec(value);
-    if (delay?.[1] !== undefined) return { kind: 'delay', ms: Number(delay[1]) };
-    throw new ServiceError('INVALID_REQUEST', `unknown x-fault "${value}"`, { field: 'x-fault' });
+    if (value === undefined) return this.assigned.get(request);
+    return parseFault(value);
+  }
+
+  /** Arms faults for the next writes (a test's way in when it cannot set request headers). */
+  arm(faults: readonly string[]): void {
+    this.armed.push(...faults.map(parseFault));
+  }
+
+  /** Gives an arriving write the next armed fault, once. */
+  assign(request: FastifyRequest): void {
+    const next = this.armed.shift();
+    if (next !== undefined) this.assigned.set(request, next);
   }
 
   isStatusDown(request: FastifyRequest): boolean {
@@ -67,6 +78,13 @@ export class Faults {
   }
 }
 
+function parseFault(value: string): Fault {
+  if (value === 'drop-after-commit' || value === 'malformed-success' || value === 'status-down') return { kind: value };
+  const delay = /^delay:(\d{1,6})$/.exec(value);
+  if (delay?.[1] !== undefined) return { kind: 'delay', ms: Number(delay[1]) };
+  throw new ServiceError('INVALID_REQUEST', `unknown x-fault "${value}"`, { field: 'x-fault' });
+}
+
 /**
  * Counts in-flight writes per tenant (from arrival until the response closes) and applies
  * `delay:<ms>` after the body is read and validated, before the handler: a client that times out
@@ -77,6 +95,7 @@ export function registerFaultHooks(app: CustomersApp, faults: Faults): void {
   app.addHook('onRequest', (request, reply, done) => {
     const tenant = request.headers['x-tenant'];
     if (request.routeOptions.config.write === true && typeof tenant === 'string') {
+      faults.assign(request);
       faults.enter(tenant);
       reply.raw.once('close', () => faults.leave(tenant));
     }
@@ -86,6 +105,7 @@ export function registerFaultHooks(app: CustomersApp, faults: Faults): void {
     if (request.routeOptions.config.tenantless === true) return;
     const fault = faults.of(request);
     if (fault?.kind === 'delay') await sleep(fault.ms);
+    if (request.routeOptions.config.write === true && faults.writeDelayMs > 0) await sleep(faults.writeDelayMs);
   });
 }
 
@@ -108,10 +128,16 @@ export async function sendWrite(faults: Faults, request: FastifyRequest, reply: 
 export function registerFaultRoutes(app: CustomersApp, faults: Faults): void {
   if (!faults.enabled) return;
   const config = { tenantless: true };
-  app.post<{ Body: { statusDown: boolean } }>('/__faults', { config, schema: { body: faultsBody } }, (request, reply) => {
-    faults.statusDown = request.body.statusDown;
-    return reply.send({ statusDown: faults.statusDown });
-  });
+  app.post<{ Body: { statusDown?: boolean; nextWrites?: string[]; writeDelayMs?: number } }>(
+    '/__faults',
+    { config, schema: { body: faultsBody } },
+    (request, reply) => {
+      if (request.body.statusDown !== undefined) faults.statusDown = request.body.statusDown;
+      if (request.body.nextWrites !== undefined) faults.arm(request.body.nextWrites);
+      if (request.body.writeDelayMs !== undefined) faults.writeDelayMs = request.body.writeDelayMs;
+      return reply.send({ statusDown: faults.statusDown, writeDelayMs: faults.writeDelayMs });
+    },
+  );
   app.get('/__stats', { config }, (_request, reply) => reply.send(faults.stats()));
   app.post('/__stats/reset', { config }, (_request, reply) => reply.send(faults.resetStats()));
 }

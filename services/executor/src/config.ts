@@ -2,6 +2,7 @@ import { hostname } from 'node:os';
 import { eventsConfigFromEnv } from '@gatehouse/events';
 import type { EventsConfig } from '@gatehouse/events';
 import { redisUrlFromEnv } from '@gatehouse/state';
+import type { SlotLimits } from './write-path.js';
 
 export interface ExecutorConfig {
   readonly events: EventsConfig;
@@ -13,6 +14,7 @@ export interface ExecutorConfig {
   readonly perTenantConcurrency: number;
   readonly leaseMs: number;
   readonly proposalTtlMs: number;
+  readonly limits: SlotLimits;
   readonly port: number;
   readonly host: string;
 }
@@ -27,6 +29,23 @@ function int(env: Env, name: string, fallback: number): number {
   return value;
 }
 
+function tenantLimits(env: Env): Record<string, number> {
+  const raw = env['GATEHOUSE_TENANT_SLOT_LIMITS'];
+  if (raw === undefined || raw === '') return {};
+  const parsed = JSON.parse(raw) as unknown;
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new Error('GATEHOUSE_TENANT_SLOT_LIMITS must be a JSON object of tenant → limit');
+  }
+  const limits: Record<string, number> = {};
+  for (const [tenant, limit] of Object.entries(parsed)) {
+    if (typeof limit !== 'number' || !Number.isSafeInteger(limit) || limit < 1) {
+      throw new Error(`GATEHOUSE_TENANT_SLOT_LIMITS: the limit of ${tenant} must be a positive integer`);
+    }
+    limits[tenant] = limit;
+  }
+  return limits;
+}
+
 /** Reads and checks the executor's settings once, at start-up. */
 export function executorConfigFromEnv(env: Env = process.env): ExecutorConfig {
   return {
@@ -39,6 +58,11 @@ export function executorConfigFromEnv(env: Env = process.env): ExecutorConfig {
     perTenantConcurrency: int(env, 'EXECUTOR_TENANT_CONCURRENCY', 8),
     leaseMs: int(env, 'EXECUTOR_LEASE_MS', 5_000),
     proposalTtlMs: int(env, 'GATEHOUSE_PROPOSAL_TTL_MS', 15 * 60 * 1000),
+    limits: {
+      tenantDefault: int(env, 'GATEHOUSE_TENANT_SLOTS', 8),
+      tenants: tenantLimits(env),
+      run: int(env, 'GATEHOUSE_RUN_SLOTS', 4),
+    },
     port: int(env, 'EXECUTOR_PORT', 8092),
     host: env['EXECUTOR_HOST'] ?? '127.0.0.1',
   };

@@ -22,6 +22,7 @@ const executor = await startExecutor({
   perTenantConcurrency: config.perTenantConcurrency,
   leaseMs: config.leaseMs,
   proposalTtlMs: config.proposalTtlMs,
+  limits: config.limits,
 });
 await executor.joined;
 logger.info({ executorId: config.executorId }, 'executor ready');

@@ -3,17 +3,23 @@ import { toolError } from '@gatehouse/contracts';
 import type { Catalog, ToolError, ToolImplementation } from '@gatehouse/contracts';
 import { errorResult, okResult } from '@gatehouse/events';
 import type { ConsumedRecord, EventPublisher, ExecutionOrder, ResultAddress, ToolResult } from '@gatehouse/events';
-import type { IdempotencyStore, ProposalStore } from '@gatehouse/state';
+import type { ApprovalStore, IdempotencyStore, ProposalStore, ResourceLock, SlotPool } from '@gatehouse/state';
 import type { Logger } from '@gatehouse/telemetry';
 import type { IHeaders } from 'kafkajs';
 import { claimOrWait, keepLease } from './claim-wait.js';
 import { executeRead } from './read-path.js';
+import { executeWrite } from './write-path.js';
+import type { SlotLimits } from './write-path.js';
 
 export interface OrderHandlerDeps {
   readonly catalog: Catalog;
   readonly implementations: ReadonlyMap<string, ToolImplementation>;
   readonly idempotency: IdempotencyStore;
   readonly proposals: ProposalStore;
+  readonly approvals: ApprovalStore;
+  readonly slots: SlotPool;
+  readonly locks: ResourceLock;
+  readonly limits: SlotLimits;
   readonly publisher: EventPublisher;
   readonly executorId: string;
   readonly leaseMs: number;
@@ -42,18 +48,22 @@ export function orderHandler(deps: OrderHandlerDeps) {
     const refuse = (error: ToolError): ToolResult => errorResult(address, error, { argumentsSha256: order.arguments_sha256 });
 
     const implementation = deps.implementations.get(order.tool);
-    if (implementation === undefined || order.effect !== 'read') {
-      const error = implementation === undefined
-        ? toolError('TOOL_NOT_FOUND', `No handler is registered for ${order.tool}`)
-        : toolError('WRITE_NOT_SUPPORTED', `${order.tool} changes state; this executor runs reads only`);
+    if (implementation === undefined || implementation.contract.effect !== order.effect) {
+      const error = toolError('TOOL_NOT_FOUND', `No handler is registered for ${order.tool} (${order.effect})`);
       await publish(refuse(error));
       log.warn({ ...context, code: error.code }, 'refused');
       return;
     }
+    if (order.effect === 'write') {
+      await executeWrite(order, implementation, { headers, origin: `${record.topic}:${record.partition}:${record.offset}` }, { ...deps, logger: log });
+      return;
+    }
 
     const key = `cmd:${order.command_id}`;
+    const operationId = `op_${randomUUID().replace(/-/g, '').slice(0, 16)}`;
+    const owner = `${deps.executorId}/${operationId}`;
     const claimDeadline = Date.now() + deps.leaseMs * 2 + implementation.contract.timeoutMs;
-    const claim = await claimOrWait(deps.idempotency, key, order.arguments_sha256, deps.executorId, deps.leaseMs, claimDeadline);
+    const claim = await claimOrWait(deps.idempotency, key, order.arguments_sha256, owner, deps.leaseMs, claimDeadline);
     if (claim.kind !== 'claimed' && claim.kind !== 'orphaned') {
       log.info({ ...context, claim: claim.kind }, 'already handled elsewhere; not executed again');
       return;
@@ -61,12 +71,11 @@ export function orderHandler(deps: OrderHandlerDeps) {
     if (order.deadline_at !== null && Date.now() > order.deadline_at) {
       const result = refuse(toolError('TIMEOUT', 'The call’s deadline passed before it could start', { retryable: false }));
       await publish(result);
-      await deps.idempotency.finish(key, deps.executorId, 'failed', 'TIMEOUT');
+      await deps.idempotency.finish(key, owner, 'failed', 'TIMEOUT');
       return;
     }
 
-    const operationId = `op_${randomUUID().replace(/-/g, '').slice(0, 16)}`;
-    const stopRenewing = keepLease(() => deps.idempotency.renew(key, deps.executorId, deps.leaseMs), deps.leaseMs);
+    const stopRenewing = keepLease(() => deps.idempotency.renew(key, owner, deps.leaseMs), deps.leaseMs);
     let execution;
     try {
       execution = await executeRead(order, implementation, {
@@ -81,7 +90,7 @@ export function orderHandler(deps: OrderHandlerDeps) {
     const extras = { operationId, argumentsSha256: order.arguments_sha256, durationMs: execution.durationMs };
     const result = execution.ok ? okResult(address, execution.canonicalResult, extras) : errorResult(address, execution.error, extras);
     await publish(result);
-    await deps.idempotency.finish(key, deps.executorId, execution.ok ? 'succeeded' : 'failed', result.status);
+    await deps.idempotency.finish(key, owner, execution.ok ? 'succeeded' : 'failed', result.status);
     log.info(
       { ...context, operation_id: operationId, code: execution.ok ? undefined : execution.error.code, field: execution.ok ? undefined : execution.error.field, ms: execution.durationMs },
       execution.ok ? 'executed' : 'failed',

@@ -1,10 +1,11 @@
 import { createKafka, DeadLetters, EventPublisher, EventSerde, provisionTopics, startParallelConsumer } from '@gatehouse/events';
 import type { EventsConfig, ParallelConsumerStats, Topics } from '@gatehouse/events';
 import type { Catalog, ToolImplementation } from '@gatehouse/contracts';
-import { IdempotencyStore, Keyspace, ProposalStore } from '@gatehouse/state';
+import { ApprovalStore, IdempotencyStore, Keyspace, ProposalStore, ResourceLock, SlotPool } from '@gatehouse/state';
 import type { Redis } from '@gatehouse/state';
 import type { Logger } from '@gatehouse/telemetry';
 import { orderHandler } from './order-handler.js';
+import type { SlotLimits } from './write-path.js';
 
 export interface ExecutorServiceOptions {
   readonly events: EventsConfig;
@@ -20,6 +21,7 @@ export interface ExecutorServiceOptions {
   readonly perTenantConcurrency: number;
   readonly leaseMs: number;
   readonly proposalTtlMs: number;
+  readonly limits?: SlotLimits;
 }
 
 export interface RunningExecutor {
@@ -59,6 +61,10 @@ export async function startExecutor(options: ExecutorServiceOptions): Promise<Ru
       implementations,
       idempotency: new IdempotencyStore(options.redis, keys),
       proposals: new ProposalStore(options.redis, keys),
+      approvals: new ApprovalStore(options.redis, keys),
+      slots: new SlotPool(options.redis, keys),
+      locks: new ResourceLock(options.redis, keys),
+      limits: options.limits ?? { tenantDefault: 8, tenants: {}, run: 4 },
       publisher,
       executorId: options.executorId,
       leaseMs: options.leaseMs,

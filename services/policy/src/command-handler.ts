@@ -1,4 +1,4 @@
-import { addressOf, errorResult } from '@gatehouse/events';
+import { addressOf, errorResult, pendingResult } from '@gatehouse/events';
 import type { ConsumedRecord, EventPublisher, ToolCommand } from '@gatehouse/events';
 import type { IHeaders } from 'kafkajs';
 import type { Logger } from '@gatehouse/telemetry';
@@ -23,6 +23,14 @@ export function commandHandler(deps: DecideDeps, publisher: EventPublisher, logg
     if (decision.kind === 'execute') {
       await publisher.publish('execute', decision.order.tenant, decision.order, headers);
       logger.info({ ...context, arguments_sha256: decision.order.arguments_sha256, ms: Date.now() - started }, 'routed to execution');
+      return;
+    }
+    if (decision.kind === 'approval') {
+      // The request first: a pending answer must never exist without the request a person can act on.
+      await publisher.publish('approvalsRequested', decision.request.tenant, decision.request, headers);
+      const pending = pendingResult(addressOf(command), decision.pending, { argumentsSha256: decision.request.arguments_sha256 });
+      await publisher.publish('results', command.run_id, pending, headers);
+      logger.info({ ...context, proposal_id: decision.request.proposal_id, rule: decision.request.rule_id, arguments_sha256: decision.request.arguments_sha256 }, 'approval requested');
       return;
     }
     const result = errorResult(addressOf(command), decision.error, { argumentsSha256: decision.argumentsSha256 });

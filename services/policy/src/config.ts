@@ -11,6 +11,7 @@ export interface PolicyConfig {
   readonly port: number;
   readonly controlToken: string;
   readonly rolesFile: string;
+  readonly policyTableFile: string;
   readonly maxArgumentBytes: number;
   readonly maxRunTtlMs: number;
   readonly groupId: string;
@@ -28,6 +29,7 @@ function int(env: Env, name: string, fallback: number): number {
 }
 
 export const DEFAULT_ROLES_FILE = fileURLToPath(new URL('../../../config/roles.json', import.meta.url));
+export const DEFAULT_POLICY_TABLE_FILE = fileURLToPath(new URL('../../../config/policy-table.json', import.meta.url));
 
 /** Reads and checks the policy service's settings once, at start-up. */
 export function policyConfigFromEnv(env: Env = process.env): PolicyConfig {
@@ -43,6 +45,7 @@ export function policyConfigFromEnv(env: Env = process.env): PolicyConfig {
     port: int(env, 'POLICY_PORT', 8091),
     controlToken,
     rolesFile: env['GATEHOUSE_ROLES_FILE'] ?? DEFAULT_ROLES_FILE,
+    policyTableFile: env['GATEHOUSE_POLICY_TABLE_FILE'] ?? DEFAULT_POLICY_TABLE_FILE,
     maxArgumentBytes: int(env, 'GATEHOUSE_MAX_ARGUMENT_BYTES', 64 * 1024),
     maxRunTtlMs: int(env, 'GATEHOUSE_MAX_RUN_TTL_MS', 24 * 3600 * 1000),
     groupId: env['POLICY_GROUP_ID'] ?? 'gatehouse-policy',

@@ -56,7 +56,7 @@ function sameToken(given: string, expected: string): boolean {
  */
 export function buildControlApi(options: ControlApiOptions): FastifyInstance {
   const loggerInstance: FastifyBaseLogger = options.logger.child({ api: 'control' });
-  const app = Fastify({ loggerInstance, disableRequestLogging: true });
+  const app = Fastify({ loggerInstance });
   const requireToken = (authorization: string | undefined): boolean =>
     authorization !== undefined && authorization.startsWith('Bearer ') && sameToken(authorization.slice(7), options.controlToken);
 

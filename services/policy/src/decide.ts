@@ -1,16 +1,19 @@
 import { randomUUID } from 'node:crypto';
 import { canonicalArguments, toolError } from '@gatehouse/contracts';
 import type { Catalog, ToolContract, ToolError } from '@gatehouse/contracts';
-import type { ExecutionOrder, ToolCommand } from '@gatehouse/events';
+import type { ApprovalRequest, ExecutionOrder, PendingApproval, ToolCommand } from '@gatehouse/events';
 import { isActive } from '@gatehouse/state';
 import type { RateLimiter, Run, RunRegistry } from '@gatehouse/state';
+import { decideWrite } from './write-decision.js';
+import type { WriteDeps } from './write-decision.js';
 
 /** What the policy service does with one command. */
 export type Decision =
   | { readonly kind: 'refuse'; readonly error: ToolError; readonly argumentsSha256: string | null }
-  | { readonly kind: 'execute'; readonly order: ExecutionOrder };
+  | { readonly kind: 'execute'; readonly order: ExecutionOrder }
+  | { readonly kind: 'approval'; readonly request: ApprovalRequest; readonly pending: PendingApproval };
 
-export interface DecideDeps {
+export interface DecideDeps extends WriteDeps {
   readonly catalog: Catalog;
   readonly runs: RunRegistry;
   readonly limiter: RateLimiter;
@@ -76,12 +79,8 @@ export async function decide(command: ToolCommand, deps: DecideDeps): Promise<De
   }
 
   if (found.tool.effect === 'write') {
-    return refuse(
-      toolError('WRITE_NOT_SUPPORTED', `${found.tool.address} changes state; writes go through a proposal and approval`, {
-        next: found.tool.previewedBy,
-      }),
-      canonical.sha256,
-    );
+    const write = await decideWrite(command, run, found.tool, valid.value, canonical, deps, now);
+    return write.kind === 'refuse' ? refuse(write.error, canonical.sha256) : write;
   }
 
   const deadlines = [run.expires_at, command.deadline_at ?? Number.POSITIVE_INFINITY];

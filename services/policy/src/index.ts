@@ -1,4 +1,4 @@
-export { DEFAULT_ROLES_FILE, policyConfigFromEnv } from './config.js';
+export { DEFAULT_POLICY_TABLE_FILE, DEFAULT_ROLES_FILE, policyConfigFromEnv } from './config.js';
 export type { PolicyConfig } from './config.js';
 export { decide } from './decide.js';
 export type { DecideDeps, Decision } from './decide.js';
@@ -7,3 +7,7 @@ export { loadRoles, parseRoles } from './roles.js';
 export type { Role, Roles } from './roles.js';
 export { startPolicyService } from './service.js';
 export type { PolicyServiceOptions, RunningPolicyService } from './service.js';
+export { PolicyTable } from './policy-table.js';
+export type { PolicyDecision, PolicyMatch, PolicyRule, PolicySubject } from './policy-table.js';
+export { decideWrite, idempotencyKeyOf } from './write-decision.js';
+export type { WriteDecision, WriteDeps } from './write-decision.js';

@@ -3,6 +3,7 @@ import { topicNames } from '@gatehouse/events';
 import { createRedis } from '@gatehouse/state';
 import { createLogger } from '@gatehouse/telemetry';
 import { policyConfigFromEnv } from './config.js';
+import { PolicyTable } from './policy-table.js';
 import { loadRoles } from './roles.js';
 import { startPolicyService } from './service.js';
 
@@ -17,6 +18,7 @@ const service = await startPolicyService({
   redisPrefix: config.redisPrefix,
   catalog,
   roles: loadRoles(config.rolesFile, catalog),
+  table: PolicyTable.load(config.policyTableFile, catalog.tools()),
   logger,
   controlToken: config.controlToken,
   host: config.host,

@@ -1,11 +1,12 @@
 import { createKafka, DeadLetters, EventPublisher, EventSerde, provisionTopics, startParallelConsumer } from '@gatehouse/events';
 import type { EventsConfig, Topics } from '@gatehouse/events';
 import type { Catalog } from '@gatehouse/contracts';
-import { Keyspace, RateLimiter, RunRegistry } from '@gatehouse/state';
+import { ApprovalStore, IdempotencyStore, Keyspace, ProposalStore, RateLimiter, RunRegistry } from '@gatehouse/state';
 import type { Redis } from '@gatehouse/state';
 import type { Logger } from '@gatehouse/telemetry';
 import { commandHandler } from './command-handler.js';
 import { buildControlApi } from './control-api.js';
+import type { PolicyTable } from './policy-table.js';
 import type { Roles } from './roles.js';
 
 export interface PolicyServiceOptions {
@@ -15,6 +16,7 @@ export interface PolicyServiceOptions {
   readonly redisPrefix: string;
   readonly catalog: Catalog;
   readonly roles: Roles;
+  readonly table: PolicyTable;
   readonly logger: Logger;
   readonly controlToken: string;
   readonly host: string;
@@ -24,6 +26,8 @@ export interface PolicyServiceOptions {
   readonly maxRunTtlMs: number;
   readonly groupId: string;
   readonly concurrency: number;
+  readonly grantValidityMs?: number;
+  readonly proposalTtlMs?: number;
   readonly instanceId?: string;
 }
 
@@ -53,6 +57,12 @@ export async function startPolicyService(options: PolicyServiceOptions): Promise
     runs,
     limiter: new RateLimiter(options.redis, keys),
     maxArgumentBytes: options.maxArgumentBytes,
+    table: options.table,
+    proposals: new ProposalStore(options.redis, keys),
+    approvals: new ApprovalStore(options.redis, keys),
+    idempotency: new IdempotencyStore(options.redis, keys),
+    grantValidityMs: options.grantValidityMs ?? 10 * 60 * 1000,
+    proposalTtlMs: options.proposalTtlMs ?? 15 * 60 * 1000,
   };
   const consumer = await startParallelConsumer({
     kafka,

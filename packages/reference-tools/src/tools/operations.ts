@@ -41,6 +41,7 @@ export const startCustomerExport = defineTool({
   rateLimit: { limit: 10, windowMs: 60_000, per: 'tenant' },
   cancel: 'cooperative',
   maxResultBytes: 1_024,
+  destructive: false,
 } as const);
 
 export const getOperation = defineTool({

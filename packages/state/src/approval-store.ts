@@ -1,0 +1,65 @@
+import type { Redis } from 'ioredis';
+import type { Keyspace } from './keyspace.js';
+
+/**
+ * An approval as the approval service (or the policy table, for `allow`) granted it. The executor
+ * trusts this record, not the grant copied into an ExecutionOrder: anyone who can write to a topic
+ * could forge the latter.
+ */
+export interface ApprovalRecord {
+  readonly approval_id: string;
+  readonly proposal_id: string;
+  readonly arguments_sha256: string;
+  readonly target_type: string;
+  readonly target_id: string;
+  readonly target_version: number | null;
+  /** An approver identity, or `policy:<rule id>` when the policy table allowed the call. */
+  readonly approved_by: string;
+  /** Roles the approver held when approving. */
+  readonly approver_roles: readonly string[];
+  /** Role the policy rule asked for; null for `allow`. */
+  readonly required_role: string | null;
+  readonly approved_at: number;
+  readonly expires_at: number;
+}
+
+const CONSUME = `
+local raw = redis.call('HGET', KEYS[1], 'record')
+if not raw then return 'missing' end
+local by = redis.call('HGET', KEYS[1], 'consumed_by')
+if by and by ~= '' then
+  if by == ARGV[1] then return 'consumed' end
+  return 'already_consumed'
+end
+redis.call('HSET', KEYS[1], 'consumed_by', ARGV[1])
+return 'consumed'
+`;
+
+const KEEP_AFTER_EXPIRY_MS = 24 * 3600 * 1000;
+
+/** Approvals in Redis: written once by the approver's side, consumed at most once by a commit. */
+export class ApprovalStore {
+  constructor(
+    private readonly redis: Redis,
+    private readonly keys: Keyspace,
+  ) {}
+
+  async save(record: ApprovalRecord): Promise<void> {
+    const key = this.keys.approval(record.approval_id);
+    const ttl = Math.max(1, record.expires_at - Date.now() + KEEP_AFTER_EXPIRY_MS);
+    const [[, written] = []] = (await this.redis.multi().hsetnx(key, 'record', JSON.stringify(record)).pexpire(key, ttl).exec()) ?? [];
+    if (written !== 1) throw new Error(`approval ${record.approval_id} already exists`);
+  }
+
+  async get(approvalId: string): Promise<{ record: ApprovalRecord; consumedBy: string | null } | undefined> {
+    const [raw, by] = await this.redis.hmget(this.keys.approval(approvalId), 'record', 'consumed_by');
+    if (raw === null || raw === undefined) return undefined;
+    return { record: JSON.parse(raw) as ApprovalRecord, consumedBy: by === null || by === undefined || by === '' ? null : by };
+  }
+
+  /** Uses the approval for `by` (an idempotency key); the same key may ask again, no other key can. */
+  async consume(approvalId: string, by: string): Promise<'consumed' | 'already_consumed' | 'missing'> {
+    const reply = (await this.redis.eval(CONSUME, 1, this.keys.approval(approvalId), by)) as string;
+    return reply === 'consumed' ? 'consumed' : reply === 'missing' ? 'missing' : 'already_consumed';
+  }
+}

@@ -1,0 +1,44 @@
+import { sha256Hex, toolError } from '@gatehouse/contracts';
+import type { ToolError } from '@gatehouse/contracts';
+import type { ExecutionOrder } from '@gatehouse/events';
+import type { ApprovalRecord, ApprovalStore, Proposal, ProposalStore } from '@gatehouse/state';
+
+export type Authorized =
+  | { readonly ok: true; readonly args: string; readonly proposal: Proposal | undefined; readonly approval: ApprovalRecord }
+  | { readonly ok: false; readonly error: ToolError };
+
+const no = (error: ToolError): Authorized => ({ ok: false, error });
+
+/**
+ * Everything a write must prove before it runs, checked against the stores (never against the
+ * grant copied into the order, which a topic writer could forge): the approval exists, is unexpired,
+ * was given by someone holding the required role who is not the run's own principal, and covers
+ * exactly these canonical arguments — re-hashed here.
+ */
+export async function authorize(order: ExecutionOrder, approvals: ApprovalStore, proposals: ProposalStore, now: number): Promise<Authorized> {
+  if (order.approval === null) return no(toolError('UNAUTHORIZED_APPROVER', 'A write reached the executor without an approval'));
+  const found = await approvals.get(order.approval.approval_id);
+  if (found === undefined) return no(toolError('UNAUTHORIZED_APPROVER', 'The approval this write names does not exist'));
+  const approval = found.record;
+  if (approval.expires_at <= now) return no(toolError('APPROVAL_EXPIRED', 'The approval expired before the write could run'));
+  if (approval.required_role !== null && !approval.approver_roles.includes(approval.required_role)) {
+    return no(toolError('UNAUTHORIZED_APPROVER', `The approver does not hold the role ${approval.required_role}`));
+  }
+  let proposal: Proposal | undefined;
+  if (order.proposal_id !== null) {
+    proposal = (await proposals.get(order.proposal_id))?.proposal;
+    if (proposal === undefined) return no(toolError('PROPOSAL_NOT_FOUND', `Proposal ${order.proposal_id} is gone`));
+    if (approval.proposal_id !== proposal.proposal_id) return no(toolError('ARGUMENTS_MISMATCH', 'The approval is for another proposal'));
+    if (approval.approved_by === proposal.principal) return no(toolError('SELF_APPROVAL', 'A run’s own principal cannot approve its proposal'));
+    if (proposal.run_id !== order.run_id || proposal.tenant !== order.tenant || proposal.tool !== order.tool) {
+      return no(toolError('ARGUMENTS_MISMATCH', 'The order does not match its proposal'));
+    }
+  }
+  const args = proposal?.arguments ?? order.arguments;
+  const rehashed = sha256Hex(args);
+  const claimed = [proposal?.arguments_sha256 ?? rehashed, approval.arguments_sha256, order.arguments_sha256, order.approval.arguments_sha256];
+  if (order.arguments !== args || claimed.some((hash) => hash !== rehashed)) {
+    return no(toolError('ARGUMENTS_MISMATCH', 'The arguments differ from the ones that were approved; nothing was executed'));
+  }
+  return { ok: true, args, proposal, approval };
+}

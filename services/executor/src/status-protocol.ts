@@ -1,0 +1,40 @@
+import { canonicalJson } from '@gatehouse/contracts';
+import type { Catalog, ExecutionContext, ToolError, ToolImplementation } from '@gatehouse/contracts';
+
+export type Settled =
+  | { readonly kind: 'succeeded'; readonly canonicalResult: string }
+  | { readonly kind: 'failed'; readonly error: ToolError }
+  | { readonly kind: 'unknown'; readonly statusDown: boolean; readonly detail: string };
+
+const ASKS = 3;
+const PAUSE_MS = 250;
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Asks the tool's status query what happened under the key. A few asks a short pause apart, since
+ * a write still in flight at the service can land after the first ask. Nothing is invented: when
+ * the service cannot tell (or cannot be asked), the outcome is unknown.
+ */
+export async function settleAmbiguous(implementation: ToolImplementation, key: string, context: ExecutionContext, catalog: Catalog): Promise<Settled> {
+  if (implementation.status === undefined) return { kind: 'unknown', statusDown: false, detail: 'the tool has no status query' };
+  let detail = 'not asked';
+  let statusDown = false;
+  for (let ask = 0; ask < ASKS; ask += 1) {
+    if (ask > 0) await sleep(PAUSE_MS);
+    try {
+      const answer = await implementation.status(key, context);
+      statusDown = false;
+      if (answer.state === 'succeeded') {
+        const valid = catalog.validateOutput(implementation.contract, answer.result);
+        if (!valid.ok) return { kind: 'failed', error: valid.error };
+        return { kind: 'succeeded', canonicalResult: canonicalJson(valid.value) };
+      }
+      if (answer.state === 'failed') return { kind: 'failed', error: answer.error };
+      detail = 'the system of record does not know the key';
+    } catch (error) {
+      statusDown = true;
+      detail = `the status query failed: ${error instanceof Error ? error.message : String(error)}`;
+    }
+  }
+  return { kind: 'unknown', statusDown, detail };
+}

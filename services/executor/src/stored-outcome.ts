@@ -1,0 +1,49 @@
+import type { ResultAddress, ToolResult } from '@gatehouse/events';
+
+/** What the idempotency record keeps of a finished write: the result, minus who asked. */
+export interface StoredOutcome {
+  readonly command_id: string;
+  /** The record (partition:offset) whose execution produced it: its redelivery is not answered twice. */
+  readonly origin: string;
+  readonly status: ToolResult['status'];
+  readonly operation_id: string | null;
+  readonly result: string | null;
+  readonly error: ToolResult['error'];
+  readonly duration_ms: number | null;
+}
+
+export function toStoredOutcome(result: ToolResult, origin: string): string {
+  const outcome: StoredOutcome = {
+    command_id: result.command_id,
+    origin,
+    status: result.status,
+    operation_id: result.operation_id,
+    result: result.result,
+    error: result.error,
+    duration_ms: result.duration_ms,
+  };
+  return JSON.stringify(outcome);
+}
+
+/** The stored result, answered to the command that asks now (a retry carries a new command id). */
+export function fromStoredOutcome(text: string, address: ResultAddress, argumentsSha256: string): { outcome: StoredOutcome; result: ToolResult } {
+  const outcome = JSON.parse(text) as StoredOutcome;
+  return {
+    outcome,
+    result: {
+      schema_version: 1,
+      command_id: address.command_id,
+      run_id: address.run_id,
+      tenant: address.tenant,
+      tool: address.tool,
+      status: outcome.status,
+      operation_id: outcome.operation_id,
+      result: outcome.result,
+      error: outcome.error,
+      pending: null,
+      arguments_sha256: argumentsSha256,
+      completed_at: Date.now(),
+      duration_ms: outcome.duration_ms,
+    },
+  };
+}

@@ -1,0 +1,225 @@
+import { randomUUID } from 'node:crypto';
+import { canonicalJson, toolError, ToolFailure } from '@gatehouse/contracts';
+import type { Catalog, ExecutionContext, ToolError, ToolImplementation } from '@gatehouse/contracts';
+import { errorResult, okResult } from '@gatehouse/events';
+import type { EventPublisher, ExecutionOrder, OperatorHandoff, ResultAddress, ToolResult } from '@gatehouse/events';
+import type { ApprovalStore, IdempotencyStore, ProposalStore, ResourceLock, SlotPool, SlotScope } from '@gatehouse/state';
+import type { Logger } from '@gatehouse/telemetry';
+import type { IHeaders } from 'kafkajs';
+import { authorize } from './approval-check.js';
+import { claimOrWait, keepLease } from './claim-wait.js';
+import { runHandler } from './run-handler.js';
+import { settleAmbiguous } from './status-protocol.js';
+import { fromStoredOutcome, toStoredOutcome } from './stored-outcome.js';
+
+export interface SlotLimits {
+  readonly tenantDefault: number;
+  readonly tenants: Readonly<Record<string, number>>;
+  readonly run: number;
+}
+
+export interface WritePathDeps {
+  readonly catalog: Catalog;
+  readonly idempotency: IdempotencyStore;
+  readonly proposals: ProposalStore;
+  readonly approvals: ApprovalStore;
+  readonly slots: SlotPool;
+  readonly locks: ResourceLock;
+  readonly limits: SlotLimits;
+  readonly publisher: EventPublisher;
+  readonly executorId: string;
+  readonly leaseMs: number;
+  readonly logger: Logger;
+}
+
+const VERSION_CONFLICT = 'VERSION_CONFLICT';
+
+/**
+ * A write, at most once: claim the idempotency key (a stored outcome answers any retry; a key
+ * whose owner died goes to the status query, never a blind re-run), prove the approval, consume it
+ * with the proposal, take the tenant and run slots and the resource's lock, run under the key, and
+ * settle any ambiguous answer through the status query — or hand it to an operator.
+ */
+export async function executeWrite(
+  order: ExecutionOrder,
+  implementation: ToolImplementation,
+  record: { readonly headers: IHeaders | undefined; readonly origin: string },
+  deps: WritePathDeps,
+): Promise<void> {
+  const headers = record.headers;
+  const tool = implementation.contract;
+  const address: ResultAddress = { command_id: order.command_id, run_id: order.run_id, tenant: order.tenant, tool: order.tool };
+  const logContext = { command_id: order.command_id, run_id: order.run_id, tenant: order.tenant, tool: order.tool, arguments_sha256: order.arguments_sha256 };
+  const publish = (result: ToolResult) => deps.publisher.publish('results', order.run_id, result, headers);
+  const refuse = (error: ToolError) => publish(errorResult(address, error, { argumentsSha256: order.arguments_sha256 }));
+
+  const key = order.idempotency_key;
+  if (key === null) {
+    await refuse(toolError('UNAUTHORIZED_APPROVER', 'A write reached the executor without an idempotency key'));
+    return;
+  }
+  const deadline = order.deadline_at ?? Date.now() + tool.timeoutMs * 4;
+  const operationId = `op_${randomUUID().replace(/-/g, '').slice(0, 16)}`;
+  // One owner token per delivery: two copies of an order in this very process must not both run.
+  const owner = `${deps.executorId}/${operationId}`;
+  const claim = await claimOrWait(deps.idempotency, key, order.arguments_sha256, owner, deps.leaseMs, Math.min(deadline, Date.now() + deps.leaseMs * 3));
+  switch (claim.kind) {
+    case 'stored':
+    case 'unknown': {
+      const { outcome, result } = fromStoredOutcome(claim.outcome, address, order.arguments_sha256);
+      // The record that produced the outcome was answered when it was stored (this is its redelivery);
+      // any other record — a retried command, a duplicate on the topic — gets the same stored answer.
+      if (outcome.origin !== record.origin) await publish(result);
+      deps.logger.info({ ...logContext, idempotency_key: key, replay: true }, 'answered from the stored outcome');
+      return;
+    }
+    case 'reused':
+      await refuse(toolError('IDEMPOTENCY_KEY_REUSED', 'This operation already ran with other arguments'));
+      return;
+    case 'in_progress':
+      await refuse(toolError('IN_PROGRESS', 'The same operation is running now; ask again shortly', { retryAfterMs: claim.leaseLeftMs }));
+      return;
+    case 'orphaned':
+    case 'claimed':
+      break;
+  }
+
+  const context: ExecutionContext = {
+    signal: AbortSignal.timeout(tool.timeoutMs),
+    commandId: order.command_id,
+    operationId,
+    runId: order.run_id,
+    tenant: order.tenant,
+    principal: order.principal,
+    environment: order.environment,
+    idempotencyKey: key,
+    deadlineAt: order.deadline_at,
+  };
+  const finish = async (result: ToolResult, state: 'succeeded' | 'failed' | 'unknown'): Promise<void> => {
+    await publish(result);
+    await deps.idempotency.finish(key, owner, state, toStoredOutcome(result, record.origin));
+  };
+  const extras = (durationMs: number | null) => ({ operationId, argumentsSha256: order.arguments_sha256, durationMs });
+  const stopClaimLease = keepLease(() => deps.idempotency.renew(key, owner, deps.leaseMs), deps.leaseMs);
+  try {
+    if (claim.kind === 'orphaned') {
+      // A previous executor died mid-write: the system of record knows what happened, we do not.
+      const settled = await settleAmbiguous(implementation, key, context, deps.catalog);
+      await report(settled, `previous owner ${claim.previousOwner} stopped mid-write`, 'owner_lost');
+      return;
+    }
+
+    const authorized = await authorize(order, deps.approvals, deps.proposals, Date.now());
+    if (!authorized.ok) {
+      // Nothing ran: give the key back so the legitimate order under it can still run.
+      await deps.idempotency.abandon(key, owner);
+      await refuse(authorized.error);
+      deps.logger.warn({ ...logContext, code: authorized.error.code }, 'write refused before execution');
+      return;
+    }
+    if ((await deps.approvals.consume(authorized.approval.approval_id, key)) === 'already_consumed') {
+      await deps.idempotency.abandon(key, owner);
+      await refuse(toolError('PROPOSAL_CONSUMED', 'This approval was already used'));
+      return;
+    }
+    if (order.proposal_id !== null && (await deps.proposals.consume(order.proposal_id, key)) === 'already_consumed') {
+      await deps.idempotency.abandon(key, owner);
+      await refuse(toolError('PROPOSAL_CONSUMED', `Proposal ${order.proposal_id} was already used`));
+      return;
+    }
+
+    const args = JSON.parse(authorized.args) as unknown;
+    const scopes: SlotScope[] = [
+      { scope: `tenant:${order.tenant}`, limit: deps.limits.tenants[order.tenant] ?? deps.limits.tenantDefault },
+      { scope: `run:${order.run_id}`, limit: deps.limits.run },
+    ];
+    if (!(await deps.slots.acquire(scopes, operationId, deps.leaseMs, deadline))) {
+      await releaseUnapplied();
+      await finish(errorResult(address, toolError('TIMEOUT', 'No concurrency slot of this tenant freed up before the deadline', { retryable: false }), extras(null)), 'failed');
+      return;
+    }
+    const stopSlotLease = keepLease(() => deps.slots.renew(scopes, operationId, deps.leaseMs), deps.leaseMs);
+    const resource = implementation.resourceOf?.(args);
+    try {
+      if (resource !== undefined && !(await deps.locks.lock(resource, operationId, deps.leaseMs, deadline))) {
+        await releaseUnapplied();
+        await finish(errorResult(address, toolError('TIMEOUT', `${resource} stayed busy until the deadline`, { retryable: false }), extras(null)), 'failed');
+        return;
+      }
+      const stopLockLease = resource === undefined ? () => undefined : keepLease(() => deps.locks.renew(resource, operationId, deps.leaseMs), deps.leaseMs);
+      const started = Date.now();
+      try {
+        const raw = await runHandler(implementation, args, context, tool.timeoutMs);
+        const valid = deps.catalog.validateOutput(tool, raw);
+        if (!valid.ok) {
+          // The write happened; its answer does not match the contract. Report that, never the raw answer.
+          await finish(errorResult(address, valid.error, extras(Date.now() - started)), 'failed');
+          return;
+        }
+        await finish(okResult(address, canonicalJson(valid.value), extras(Date.now() - started)), 'succeeded');
+        deps.logger.info({ ...logContext, operation_id: operationId, idempotency_key: key, ms: Date.now() - started }, 'write applied');
+      } catch (error) {
+        const failure = error instanceof ToolFailure ? error : new ToolFailure(toolError('UPSTREAM_ERROR', 'handler failed'), { ambiguous: true });
+        if (!failure.ambiguous) {
+          if (failure.error.code === VERSION_CONFLICT) await releaseUnapplied();
+          await finish(errorResult(address, failure.error, extras(Date.now() - started)), 'failed');
+          deps.logger.info({ ...logContext, code: failure.error.code, idempotency_key: key }, 'write refused by the system of record');
+          return;
+        }
+        const settled = await settleAmbiguous(implementation, key, context, deps.catalog);
+        await report(settled, failure.error.message, failure.error.code === 'TIMEOUT' ? 'timeout' : 'ambiguous_answer', Date.now() - started);
+      } finally {
+        stopLockLease();
+        if (resource !== undefined) await deps.locks.unlock(resource, operationId);
+      }
+    } finally {
+      stopSlotLease();
+      await deps.slots.release(scopes, operationId);
+    }
+  } finally {
+    stopClaimLease();
+  }
+
+  async function releaseUnapplied(): Promise<void> {
+    // The effect did not happen (a version conflict, or no slot): the proposal stays unconsumed.
+    if (order.proposal_id !== null) await deps.proposals.release(order.proposal_id, key as string);
+  }
+
+  async function report(settled: Awaited<ReturnType<typeof settleAmbiguous>>, lastError: string, reason: string, durationMs: number | null = null): Promise<void> {
+    if (settled.kind === 'succeeded') {
+      await finish(okResult(address, settled.canonicalResult, extras(durationMs)), 'succeeded');
+      deps.logger.info({ ...logContext, idempotency_key: key, settled: 'succeeded' }, 'ambiguous write settled by the status query');
+      return;
+    }
+    if (settled.kind === 'failed') {
+      await finish(errorResult(address, settled.error, extras(durationMs)), 'failed');
+      deps.logger.info({ ...logContext, idempotency_key: key, settled: 'failed', code: settled.error.code }, 'ambiguous write settled by the status query');
+      return;
+    }
+    const handoff: OperatorHandoff = {
+      schema_version: 1,
+      handoff_id: `hnd_${randomUUID().replace(/-/g, '').slice(0, 16)}`,
+      command_id: order.command_id,
+      run_id: order.run_id,
+      tenant: order.tenant,
+      tool: order.tool,
+      proposal_id: order.proposal_id,
+      idempotency_key: key as string,
+      arguments_sha256: order.arguments_sha256,
+      reason: settled.statusDown ? 'status_unavailable' : reason,
+      last_error: `${lastError}; status query: ${settled.detail}`,
+      executor: deps.executorId,
+      detected_at: Date.now(),
+    };
+    await deps.publisher.publish('operator', order.tenant, handoff, headers);
+    const unknown = errorResult(
+      address,
+      toolError('OUTCOME_UNKNOWN', 'The write may or may not have happened; an operator has been asked to establish it', {
+        details: { handoff_id: handoff.handoff_id, idempotency_key: key },
+      }),
+      extras(durationMs),
+    );
+    await finish(unknown, 'unknown');
+    deps.logger.warn({ ...logContext, idempotency_key: key, handoff_id: handoff.handoff_id, reason: handoff.reason }, 'outcome unknown; handed to an operator');
+  }
+}
