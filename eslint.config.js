@@ -23,6 +23,17 @@ export default tseslint.config(
     },
   },
   {
+    // The approval console: plain browser JavaScript, no build step, outside every tsconfig.
+    files: ['services/*/console/**/*.js'],
+    ...tseslint.configs.disableTypeChecked,
+    languageOptions: {
+      ...tseslint.configs.disableTypeChecked.languageOptions,
+      sourceType: 'script',
+      globals: Object.fromEntries(['document', 'sessionStorage', 'fetch', 'setInterval', 'console', 'Intl', 'Node', 'CSS', 'HTMLInputElement', 'HTMLTextAreaElement'].map((g) => [g, 'readonly'])),
+    },
+    rules: { ...tseslint.configs.disableTypeChecked.rules, 'no-undef': 'error', 'import-x/no-default-export': 'off' },
+  },
+  {
     files: ['vitest.config.ts', 'eslint.config.js'],
     rules: { 'import-x/no-default-export': 'off' },
   },

@@ -1,0 +1,374 @@
+// Gatehouse approval console. No framework, no build step. Everything shown comes from the stored
+// canonical request on the server; every value from it is untrusted (an agent wrote parts of it),
+// so it only ever reaches the page as text nodes (textContent), never as HTML.
+'use strict';
+
+(() => {
+  const TOKEN_KEY = 'gatehouse.approval.token';
+  const POLL_MS = 5000;
+  const $ = (id) => document.getElementById(id);
+
+  const state = {
+    token: sessionStorage.getItem(TOKEN_KEY),
+    me: null,
+    items: [],
+    selected: null,
+    detail: null,
+    clockOffset: 0,
+    busy: false,
+  };
+
+  /** Builds an element; string children become text nodes, so no markup is ever parsed. */
+  function el(tag, attrs, ...children) {
+    const node = document.createElement(tag);
+    for (const [name, value] of Object.entries(attrs ?? {})) {
+      if (value === false || value === null || value === undefined) continue;
+      if (name === 'class') node.className = value;
+      else if (name.startsWith('on')) node.addEventListener(name.slice(2), value);
+      else node.setAttribute(name, value === true ? '' : String(value));
+    }
+    for (const child of children.flat()) {
+      if (child === null || child === undefined || child === false) continue;
+      node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+    }
+    return node;
+  }
+
+  function announce(text, kind) {
+    const status = $('status');
+    status.textContent = text;
+    status.className = `status ${kind ?? ''}`;
+  }
+
+  async function api(method, path, body) {
+    const headers = { authorization: `Bearer ${state.token}` };
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    const response = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    const payload = await response.json().catch(() => ({}));
+    if (response.status === 401) {
+      signOut('Your token was not accepted. Sign in again.');
+      throw new Error('unauthorized');
+    }
+    return { status: response.status, body: payload };
+  }
+
+  // ---- time ------------------------------------------------------------------------------------
+  const serverNow = () => Date.now() + state.clockOffset;
+
+  function timeLeft(expiresAt) {
+    const ms = expiresAt - serverNow();
+    if (ms <= 0) return 'expired';
+    const s = Math.floor(ms / 1000);
+    const h = Math.floor(s / 3600);
+    const m = Math.floor((s % 3600) / 60);
+    const sec = String(s % 60).padStart(2, '0');
+    return h > 0 ? `${h} h ${String(m).padStart(2, '0')} min` : `${m}:${sec} left`;
+  }
+
+  function tick() {
+    for (const node of document.querySelectorAll('[data-expires]')) {
+      const left = timeLeft(Number(node.dataset.expires));
+      node.textContent = left;
+      node.classList.toggle('urgent', Number(node.dataset.expires) - serverNow() < 60000);
+    }
+    const approve = $('approve');
+    if (approve !== null && state.detail !== null && state.detail.expires_at <= serverNow()) {
+      approve.disabled = true;
+      $('reject').disabled = true;
+    }
+  }
+
+  // ---- formatting ------------------------------------------------------------------------------
+  function pretty(jsonText) {
+    if (jsonText === null) return '(absent)';
+    try {
+      const value = JSON.parse(jsonText);
+      return typeof value === 'string' ? value : JSON.stringify(value, null, 2);
+    } catch {
+      return jsonText;
+    }
+  }
+
+  function money(amount) {
+    try {
+      const format = new Intl.NumberFormat(undefined, { style: 'currency', currency: amount.currency });
+      const digits = format.resolvedOptions().maximumFractionDigits ?? 2;
+      return format.format(amount.minor / 10 ** digits);
+    } catch {
+      return `${amount.minor} minor units of ${amount.currency}`;
+    }
+  }
+
+  const targetText = (t) => `${t.type} ${t.id}${t.version === null ? '' : ` @ v${t.version}`}`;
+
+  function envBadge(environment) {
+    return el('span', { class: environment === 'production' ? 'env prod' : 'env' }, environment === 'production' ? 'PRODUCTION' : environment);
+  }
+
+  // ---- list ------------------------------------------------------------------------------------
+  function renderList() {
+    const list = $('list');
+    list.replaceChildren();
+    $('count').textContent = state.items.length === 0 ? '' : `(${state.items.length})`;
+    $('list-empty').hidden = state.items.length !== 0;
+    for (const item of state.items) {
+      const selected = item.proposal_id === state.selected;
+      const button = el(
+        'button',
+        { type: 'button', class: 'item', 'data-id': item.proposal_id, 'aria-current': selected ? 'true' : false, onclick: () => select(item.proposal_id, true) },
+        el('span', { class: 'item-top' }, el('span', { class: 'tool' }, item.tool), envBadge(item.environment)),
+        el('span', { class: 'effect' }, item.effect),
+        el(
+          'span',
+          { class: 'item-meta' },
+          el('span', null, `${item.tenant} · ${targetText(item.target)}`),
+          el('span', { class: 'left', 'data-expires': item.expires_at }, timeLeft(item.expires_at)),
+        ),
+      );
+      list.append(el('li', null, button));
+    }
+  }
+
+  async function refresh() {
+    if (state.token === null) return;
+    const { status, body } = await api('GET', '/api/approvals?state=pending');
+    if (status !== 200) return;
+    state.items = body.approvals;
+    if (state.items.length > 0) state.clockOffset = state.items[0].server_now - Date.now();
+    const hadFocus = document.activeElement?.classList.contains('item') ? document.activeElement.dataset.id : null;
+    renderList();
+    if (hadFocus !== null) document.querySelector(`.item[data-id="${CSS.escape(hadFocus)}"]`)?.focus();
+    if (state.selected !== null && !state.items.some((i) => i.proposal_id === state.selected) && state.detail?.state === 'pending') {
+      await select(state.selected, false);
+    }
+  }
+
+  // ---- detail ----------------------------------------------------------------------------------
+  async function select(proposalId, focusDetail) {
+    state.selected = proposalId;
+    const { status, body } = await api('GET', `/api/approvals/${encodeURIComponent(proposalId)}`);
+    if (status !== 200) {
+      state.detail = null;
+      $('detail').replaceChildren(el('p', { class: 'empty' }, 'This proposal is no longer available.'));
+      renderList();
+      return;
+    }
+    state.detail = body;
+    state.clockOffset = body.server_now - Date.now();
+    renderList();
+    renderDetail(body);
+    if (focusDetail) $('detail-title').focus();
+  }
+
+  function field(label, ...value) {
+    return [el('dt', null, label), el('dd', null, ...value)];
+  }
+
+  function renderDetail(d) {
+    const r = d.request;
+    const diff = r.diff;
+    const parts = [];
+    parts.push(el('p', { class: 'eyebrow' }, `${r.tool} · tenant ${r.tenant}`));
+    parts.push(el('h2', { id: 'detail-title', tabindex: '-1' }, r.effect));
+
+    parts.push(
+      el(
+        'dl',
+        { class: 'facts' },
+        field('Environment', envBadge(r.environment)),
+        field('Target', targetText(r.target)),
+        field('Records affected', String(diff.affected_records)),
+        field('Approver role required', el('span', { class: 'role' }, r.approver_role)),
+        field('Time left', d.state === 'pending' ? el('span', { class: 'left', 'data-expires': d.expires_at }, timeLeft(d.expires_at)) : d.state),
+        field('Requested for', `${r.principal} (run ${r.run_id})`),
+      ),
+    );
+
+    if (diff.irreversible.length > 0) {
+      parts.push(
+        el(
+          'div',
+          { class: 'warning', role: 'note', 'aria-label': 'Irreversible consequences' },
+          el('strong', null, 'Cannot be undone'),
+          el('ul', null, diff.irreversible.map((text) => el('li', null, text))),
+        ),
+      );
+    }
+
+    parts.push(el('h3', null, 'Changes'));
+    if (diff.changes.length === 0) parts.push(el('p', { class: 'muted' }, 'No field changes.'));
+    else {
+      parts.push(
+        el(
+          'table',
+          { class: 'changes' },
+          el('thead', null, el('tr', null, el('th', { scope: 'col' }, 'Field'), el('th', { scope: 'col' }, 'Before'), el('th', { scope: 'col' }, 'After'))),
+          el(
+            'tbody',
+            null,
+            diff.changes.map((c) =>
+              el(
+                'tr',
+                null,
+                el('th', { scope: 'row' }, c.field),
+                el('td', { class: 'before' }, el('pre', null, pretty(c.before))),
+                el('td', { class: 'after' }, el('pre', null, pretty(c.after))),
+              ),
+            ),
+          ),
+        ),
+      );
+    }
+
+    const amountText = diff.amount === null ? 'None' : [el('strong', null, money(diff.amount)), el('span', { class: 'muted' }, ` (${diff.amount.minor} minor units ${diff.amount.currency})`)];
+    parts.push(
+      el(
+        'dl',
+        { class: 'facts wide' },
+        field('Amount', amountText),
+        field('Recipients', diff.recipients.length === 0 ? 'None' : el('ul', { class: 'plain' }, diff.recipients.map((x) => el('li', null, x)))),
+        field('Proposal', el('code', null, d.proposal_id)),
+        field('arguments_sha256', el('code', { class: 'hash' }, r.arguments_sha256)),
+      ),
+    );
+    parts.push(el('details', null, el('summary', null, 'Canonical arguments (exactly what will run)'), el('pre', { class: 'args' }, pretty(r.arguments))));
+
+    parts.push(actions(d));
+    $('detail').replaceChildren(...parts);
+    tick();
+  }
+
+  function actions(d) {
+    if (d.state !== 'pending') {
+      const who = d.decided_by === null ? '' : ` by ${d.decided_by}`;
+      return el('p', { class: `decided ${d.state}` }, `This proposal was ${d.state}${who}.${d.reason === null ? '' : ` Reason: ${d.reason}`}`);
+    }
+    if (!d.may_decide) {
+      const why =
+        d.may_not_because === 'SELF_APPROVAL'
+          ? 'You are the principal this run acts for; someone else must decide.'
+          : `You do not hold the role ${d.approver_role} this decision requires.`;
+      return el('p', { class: 'decided' }, why);
+    }
+    const reason = el('textarea', { id: 'reason', name: 'reason', rows: '2', maxlength: '500', 'aria-describedby': 'reason-help' });
+    const error = el('p', { id: 'reject-error', class: 'error', role: 'alert' });
+    return el(
+      'div',
+      { class: 'actions' },
+      el('button', { type: 'button', id: 'approve', class: 'primary', onclick: () => void approve(d) }, 'Approve this exact change'),
+      el(
+        'form',
+        { class: 'reject', novalidate: true, onsubmit: (event) => (event.preventDefault(), void reject(d, reason, error)) },
+        el('label', { for: 'reason' }, 'Reason for rejecting'),
+        reason,
+        el('button', { type: 'submit', id: 'reject', class: 'danger' }, 'Reject'),
+        el('p', { id: 'reason-help', class: 'muted small' }, 'Required, up to 500 characters. The agent receives it.'),
+        error,
+      ),
+    );
+  }
+
+  async function decide(d, path, body) {
+    if (state.busy) return null;
+    state.busy = true;
+    try {
+      return await api('POST', `/api/approvals/${encodeURIComponent(d.proposal_id)}/${path}`, body);
+    } finally {
+      state.busy = false;
+    }
+  }
+
+  async function afterDecision(d, text) {
+    const index = state.items.findIndex((i) => i.proposal_id === d.proposal_id);
+    state.items = state.items.filter((i) => i.proposal_id !== d.proposal_id);
+    announce(text, 'ok');
+    const next = state.items[Math.min(Math.max(index, 0), state.items.length - 1)];
+    state.selected = null;
+    state.detail = null;
+    renderList();
+    if (next === undefined) {
+      $('detail').replaceChildren(el('p', { class: 'empty' }, 'Nothing selected.'));
+      return;
+    }
+    await select(next.proposal_id, false);
+    document.querySelector(`.item[data-id="${CSS.escape(next.proposal_id)}"]`)?.focus();
+  }
+
+  async function approve(d) {
+    const reply = await decide(d, 'approve');
+    if (reply === null) return;
+    if (reply.status === 200 || reply.status === 202) await afterDecision(d, `Approved ${d.proposal_id}.`);
+    else announce(reply.body.error?.message ?? `Could not approve (HTTP ${reply.status}).`, 'bad');
+  }
+
+  async function reject(d, textarea, error) {
+    const reason = textarea.value.trim();
+    if (reason.length === 0) {
+      error.textContent = 'Say why: the agent uses the reason to plan again.';
+      textarea.focus();
+      return;
+    }
+    const reply = await decide(d, 'reject', { reason });
+    if (reply === null) return;
+    if (reply.status === 200 || reply.status === 202) await afterDecision(d, `Rejected ${d.proposal_id}.`);
+    else error.textContent = reply.body.error?.message ?? `Could not reject (HTTP ${reply.status}).`;
+  }
+
+  // ---- keyboard --------------------------------------------------------------------------------
+  document.addEventListener('keydown', (event) => {
+    if (event.key !== 'j' && event.key !== 'k') return;
+    if (event.altKey || event.ctrlKey || event.metaKey) return;
+    const target = event.target;
+    if (target instanceof HTMLInputElement || target instanceof HTMLTextAreaElement || target?.isContentEditable) return;
+    const buttons = [...document.querySelectorAll('.item')];
+    if (buttons.length === 0) return;
+    event.preventDefault();
+    const current = buttons.indexOf(document.activeElement);
+    const from = current >= 0 ? current : buttons.findIndex((b) => b.getAttribute('aria-current') === 'true');
+    const to = event.key === 'j' ? Math.min(from + 1, buttons.length - 1) : Math.max(from - 1, 0);
+    buttons[to === -1 ? 0 : to].focus();
+  });
+
+  // ---- session ---------------------------------------------------------------------------------
+  function signOut(message) {
+    sessionStorage.removeItem(TOKEN_KEY);
+    Object.assign(state, { token: null, me: null, items: [], selected: null, detail: null });
+    $('workspace').hidden = true;
+    $('who').hidden = true;
+    $('sign-in').hidden = false;
+    $('sign-in-error').textContent = message ?? '';
+    $('token').focus();
+  }
+
+  async function start() {
+    const { status, body } = await api('GET', '/api/me');
+    if (status !== 200) return;
+    state.me = body;
+    $('who-name').textContent = body.identity + (body.demo ? ' (demo)' : '');
+    $('who-roles').textContent = body.roles.length === 0 ? 'no approving role' : body.roles.join(', ');
+    $('who').hidden = false;
+    $('sign-in').hidden = true;
+    $('workspace').hidden = false;
+    await refresh();
+    document.querySelector('.item')?.focus();
+  }
+
+  $('sign-in-form').addEventListener('submit', (event) => {
+    event.preventDefault();
+    const token = $('token').value.trim();
+    if (token === '') {
+      $('sign-in-error').textContent = 'Enter your token.';
+      return;
+    }
+    state.token = token;
+    sessionStorage.setItem(TOKEN_KEY, token);
+    $('token').value = '';
+    void start().catch(() => undefined);
+  });
+  $('sign-out').addEventListener('click', () => signOut('Signed out.'));
+
+  setInterval(tick, 1000);
+  setInterval(() => void refresh().catch(() => undefined), POLL_MS);
+  if (state.token !== null) void start().catch(() => undefined);
+  else $('token').focus();
+})();

@@ -1,0 +1,156 @@
+import Fastify from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Logger } from '@gatehouse/telemetry';
+import type { ApprovalDesk, DeskError } from './approval-desk.js';
+import { REASON_MAX, visibleTo } from './approval-desk.js';
+import type { Approver, Approvers } from './approvers.js';
+import type { ConsoleAssets } from './console-assets.js';
+import { APPROVAL_STATES } from './request-repository.js';
+import type { ApprovalState, RequestRepository } from './request-repository.js';
+import { detailOf, summaryOf } from './request-view.js';
+
+export interface ApiOptions {
+  readonly repository: RequestRepository;
+  readonly desk: ApprovalDesk;
+  readonly approvers: Approvers;
+  readonly assets: ConsoleAssets;
+  readonly logger: Logger;
+  readonly ready: () => Promise<boolean>;
+}
+
+const LIST_LIMIT = 200;
+
+const CONSOLE_CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "connect-src 'self'",
+  "img-src 'self'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+const proposalParams = {
+  type: 'object',
+  required: ['proposal_id'],
+  properties: { proposal_id: { type: 'string', minLength: 1, maxLength: 200 } },
+} as const;
+
+const listQuery = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    tenant: { type: 'string', minLength: 1, maxLength: 63 },
+    state: { type: 'string', enum: APPROVAL_STATES },
+  },
+} as const;
+
+const rejectBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['reason'],
+  properties: { reason: { type: 'string', maxLength: REASON_MAX * 2 } },
+} as const;
+
+const errorBody = (code: string, message: string, extra: Record<string, unknown> = {}) => ({ error: { code, message, ...extra } });
+
+function sendDeskError(reply: FastifyReply, error: DeskError): FastifyReply {
+  return reply.code(error.status).send(errorBody(error.code, error.message, error.state === undefined ? {} : { state: error.state }));
+}
+
+/**
+ * The approvers' HTTP API and console. Every /api route needs an approver's bearer token; an
+ * approver sees only their tenants' requests (another tenant's request is a 404, never a 403).
+ */
+export function buildApi(options: ApiOptions): FastifyInstance {
+  const { repository, desk, approvers, assets } = options;
+  const loggerInstance: FastifyBaseLogger = options.logger.child({ api: 'approval' });
+  const app = Fastify({ loggerInstance, disableRequestLogging: true, bodyLimit: 16 * 1024 });
+
+  app.setErrorHandler((error: { statusCode?: number; message: string }, request, reply) => {
+    const status = error.statusCode ?? 500;
+    if (status >= 400 && status < 500) return reply.code(status).send(errorBody('INVALID_REQUEST', error.message));
+    request.log.error({ err: error }, 'request failed');
+    return reply.code(500).send(errorBody('INTERNAL', 'unexpected failure'));
+  });
+  app.setNotFoundHandler((_request, reply) => reply.code(404).send(errorBody('NOT_FOUND', 'no such route')));
+  app.addHook('onSend', (_request, reply, payload, done) => {
+    void reply.header('x-content-type-options', 'nosniff').header('referrer-policy', 'no-referrer').header('cache-control', 'no-store');
+    done(null, payload);
+  });
+
+  // Authentication runs before validation, so an anonymous caller learns nothing from a 400.
+  const signedIn = new WeakMap<FastifyRequest, Approver>();
+  app.addHook('onRequest', async (request, reply) => {
+    if (!request.url.startsWith('/api/')) return;
+    const approver = approvers.fromAuthorization(request.headers.authorization);
+    if (approver === undefined) {
+      return reply.code(401).header('www-authenticate', 'Bearer').send(errorBody('UNAUTHORIZED', 'an approver bearer token is required'));
+    }
+    signedIn.set(request, approver);
+  });
+  const approverOf = (request: FastifyRequest): Approver => {
+    const approver = signedIn.get(request);
+    if (approver === undefined) throw new Error('route under /api/ reached without an approver');
+    return approver;
+  };
+
+  app.get('/healthz', () => ({ status: 'up' }));
+  app.get('/readyz', async (request, reply) => {
+    try {
+      if (await options.ready()) return { status: 'ready' };
+    } catch (error) {
+      request.log.warn({ err: error }, 'readiness check failed');
+    }
+    return reply.code(503).send(errorBody('UNAVAILABLE', 'PostgreSQL or Redis is not reachable'));
+  });
+
+  app.get('/', (_request, reply) =>
+    reply.type('text/html; charset=utf-8').header('content-security-policy', CONSOLE_CSP).header('x-frame-options', 'DENY').send(assets.html),
+  );
+  app.get('/console.js', (_request, reply) => reply.type('text/javascript; charset=utf-8').send(assets.script));
+  app.get('/console.css', (_request, reply) => reply.type('text/css; charset=utf-8').send(assets.style));
+
+  app.get('/api/me', (request) => {
+    const approver = approverOf(request);
+    return { identity: approver.identity, roles: approver.roles, tenants: approver.tenants, demo: approver.demo };
+  });
+
+  app.get<{ Querystring: { tenant?: string; state?: ApprovalState } }>('/api/approvals', { schema: { querystring: listQuery } }, async (request, reply) => {
+    const approver = approverOf(request);
+    const { tenant, state = 'pending' } = request.query;
+    if (tenant !== undefined && !approver.tenants.includes(tenant)) {
+      return reply.code(404).send(errorBody('NOT_FOUND', 'no such tenant'));
+    }
+    const rows = await repository.list({ tenants: tenant === undefined ? approver.tenants : [tenant], state, limit: LIST_LIMIT });
+    return { approvals: rows.map((row) => summaryOf(row, approver)) };
+  });
+
+  app.get<{ Params: { proposal_id: string } }>('/api/approvals/:proposal_id', { schema: { params: proposalParams } }, async (request, reply) => {
+    const approver = approverOf(request);
+    const row = await repository.get(request.params.proposal_id);
+    if (row === undefined || !visibleTo(approver, row)) return reply.code(404).send(errorBody('NOT_FOUND', 'no such approval request'));
+    return detailOf(row, approver);
+  });
+
+  app.post<{ Params: { proposal_id: string } }>('/api/approvals/:proposal_id/approve', { schema: { params: proposalParams } }, async (request, reply) => {
+    const approver = approverOf(request);
+    const outcome = await desk.approve(approver, request.params.proposal_id);
+    if (!outcome.ok) return sendDeskError(reply, outcome.error);
+    return reply.code(outcome.published ? 200 : 202).send({ ...detailOf(outcome.row, approver), published: outcome.published });
+  });
+
+  app.post<{ Params: { proposal_id: string }; Body: { reason: string } }>(
+    '/api/approvals/:proposal_id/reject',
+    { schema: { params: proposalParams, body: rejectBody } },
+    async (request, reply) => {
+      const approver = approverOf(request);
+      const outcome = await desk.reject(approver, request.params.proposal_id, request.body.reason);
+      if (!outcome.ok) return sendDeskError(reply, outcome.error);
+      return reply.code(outcome.published ? 200 : 202).send({ ...detailOf(outcome.row, approver), published: outcome.published });
+    },
+  );
+
+  return app;
+}

@@ -1,0 +1,124 @@
+import { randomBytes } from 'node:crypto';
+import type { Logger } from '@gatehouse/telemetry';
+import type { Approver } from './approvers.js';
+import type { DecisionPublisher } from './decision-publisher.js';
+import { ids } from './decision-publisher.js';
+import type { ApprovalState, RequestRepository, StoredRequest } from './request-repository.js';
+
+/** A refusal of an approver's action, as the HTTP API answers it. */
+export interface DeskError {
+  readonly status: 400 | 403 | 404 | 409;
+  readonly code: string;
+  readonly message: string;
+  /** The request's current state, on a 409. */
+  readonly state?: ApprovalState;
+}
+
+export type DeskOutcome =
+  | { readonly ok: true; readonly row: StoredRequest; readonly published: boolean }
+  | { readonly ok: false; readonly error: DeskError };
+
+export const REASON_MAX = 500;
+
+const fail = (error: DeskError): DeskOutcome => ({ ok: false, error });
+const notFound = (): DeskOutcome => fail({ status: 404, code: 'NOT_FOUND', message: 'no such approval request' });
+
+const randomId = (prefix: string): string => `${prefix}_${randomBytes(12).toString('hex')}`;
+
+/** Whether `approver` may see the request at all: another tenant's request does not exist for them. */
+export function visibleTo(approver: Approver, row: StoredRequest): boolean {
+  return approver.tenants.includes(row.tenant);
+}
+
+/** Why `approver` may not decide on a request they can see, or undefined when they may. */
+export function authorityProblem(approver: Approver, row: StoredRequest): DeskError | undefined {
+  const role = row.request.approver_role;
+  if (!approver.roles.includes(role)) {
+    return { status: 403, code: 'UNAUTHORIZED_APPROVER', message: `approving this proposal requires the role ${role}` };
+  }
+  if (approver.identity === row.request.principal) {
+    return { status: 403, code: 'SELF_APPROVAL', message: 'the principal a run acts for cannot decide on its own proposal' };
+  }
+  return undefined;
+}
+
+function stateProblem(row: StoredRequest): DeskError | undefined {
+  if (row.state === 'expired' || (row.state === 'pending' && row.expires_at <= row.now)) {
+    return { status: 409, code: 'APPROVAL_EXPIRED', message: 'the request expired unanswered; the agent must propose anew', state: 'expired' };
+  }
+  if (row.state !== 'pending') {
+    return { status: 409, code: 'NOT_PENDING', message: `the request is already ${row.state}`, state: row.state };
+  }
+  return undefined;
+}
+
+/**
+ * What an approver can do to a request: check authority, record the decision with one conditional
+ * UPDATE, then publish what it causes. The decision stands once committed; a publish that fails is
+ * retried by the outbox, never undone.
+ */
+export class ApprovalDesk {
+  constructor(
+    private readonly repository: RequestRepository,
+    private readonly publisher: DecisionPublisher,
+    private readonly validityMs: number,
+    private readonly logger: Logger,
+  ) {}
+
+  async approve(approver: Approver, proposalId: string): Promise<DeskOutcome> {
+    const checked = await this.check(approver, proposalId);
+    if (!checked.ok) return checked;
+    const row = await this.repository.approve(proposalId, {
+      identity: approver.identity,
+      roles: approver.roles,
+      decisionId: randomId('dec'),
+      approvalId: randomId('apr'),
+      orderId: randomId('ord'),
+      validityMs: this.validityMs,
+    });
+    if (row === undefined) return this.lostRace(proposalId);
+    this.logger.info({ ...ids(row), approved_by: approver.identity, approval_id: row.approval_id }, 'approved');
+    return { ok: true, row, published: await this.publish(row) };
+  }
+
+  async reject(approver: Approver, proposalId: string, reason: string): Promise<DeskOutcome> {
+    const trimmed = reason.trim();
+    if (trimmed.length === 0 || trimmed.length > REASON_MAX) {
+      return fail({ status: 400, code: 'INVALID_REQUEST', message: `a rejection needs a reason of 1..${REASON_MAX} characters` });
+    }
+    const checked = await this.check(approver, proposalId);
+    if (!checked.ok) return checked;
+    const row = await this.repository.reject(proposalId, { identity: approver.identity, reason: trimmed, decisionId: randomId('dec') });
+    if (row === undefined) return this.lostRace(proposalId);
+    this.logger.info({ ...ids(row), rejected_by: approver.identity, decision_id: row.decision_id }, 'rejected');
+    return { ok: true, row, published: await this.publish(row) };
+  }
+
+  private async check(approver: Approver, proposalId: string): Promise<DeskOutcome> {
+    const row = await this.repository.get(proposalId);
+    if (row === undefined || !visibleTo(approver, row)) return notFound();
+    const problem = authorityProblem(approver, row) ?? stateProblem(row);
+    if (problem !== undefined) {
+      this.logger.info({ ...ids(row), approver: approver.identity, code: problem.code }, 'decision refused');
+      return fail(problem);
+    }
+    return { ok: true, row, published: false };
+  }
+
+  /** The conditional UPDATE matched nothing: someone else decided, or the request lapsed, in between. */
+  private async lostRace(proposalId: string): Promise<DeskOutcome> {
+    const row = await this.repository.get(proposalId);
+    if (row === undefined) return notFound();
+    return fail(stateProblem(row) ?? { status: 409, code: 'NOT_PENDING', message: 'the request changed meanwhile', state: row.state });
+  }
+
+  private async publish(row: StoredRequest): Promise<boolean> {
+    try {
+      await this.publisher.publish(row);
+      return true;
+    } catch (error) {
+      this.logger.error({ err: error, ...ids(row), decision: row.state }, 'decision recorded but not yet published; the outbox retries it');
+      return false;
+    }
+  }
+}

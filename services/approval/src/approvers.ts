@@ -1,0 +1,109 @@
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+
+/** A person who may decide on proposals: who they are, which roles they hold, which tenants they see. */
+export interface Approver {
+  readonly identity: string;
+  readonly roles: readonly string[];
+  readonly tenants: readonly string[];
+  /** A demo approver whose token is published in the README; never for production. */
+  readonly demo: boolean;
+}
+
+interface ApproverEntry {
+  readonly identity: string;
+  readonly token_sha256: string;
+  readonly roles: string[];
+  readonly tenants: string[];
+  readonly demo?: boolean;
+  readonly note?: string;
+}
+
+const APPROVERS_SCHEMA = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['approvers'],
+  properties: {
+    $schema: { type: 'string' },
+    $comment: { type: 'string' },
+    approvers: {
+      type: 'array',
+      minItems: 1,
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['identity', 'token_sha256', 'roles', 'tenants'],
+        properties: {
+          identity: { type: 'string', minLength: 1, maxLength: 200 },
+          token_sha256: { type: 'string', pattern: '^[0-9a-f]{64}$' },
+          roles: { type: 'array', uniqueItems: true, items: { type: 'string', pattern: '^[a-z][a-z0-9-]{0,63}$' } },
+          tenants: { type: 'array', minItems: 1, uniqueItems: true, items: { type: 'string', pattern: '^[a-z0-9][a-z0-9-]{0,62}$' } },
+          demo: { type: 'boolean' },
+          note: { type: 'string', maxLength: 500 },
+        },
+      },
+    },
+  },
+} as const;
+
+const validate = new Ajv2020({ strict: true, allErrors: true }).compile(APPROVERS_SCHEMA);
+const isApproversDocument = (value: unknown): value is { approvers: ApproverEntry[] } => validate(value);
+
+/** Lower-case hex SHA-256 of a bearer token: the only form in which tokens are stored. */
+export function tokenSha256(token: string): string {
+  return createHash('sha256').update(token, 'utf8').digest('hex');
+}
+
+/**
+ * The approvers, looked up by the SHA-256 of their bearer token. The file holds hashes only, so
+ * reading it never yields a usable token, and the lookup compares hashes, not secrets.
+ */
+export class Approvers {
+  private constructor(private readonly byHash: ReadonlyMap<string, Approver>) {}
+
+  /** Checks an approvers document (Ajv, then unique identities and token hashes); throws listing every problem. */
+  static parse(document: unknown): Approvers {
+    if (!isApproversDocument(document)) {
+      const problems = (validate.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message ?? 'is invalid'}`);
+      throw new Error(`approvers file is invalid: ${problems.join('; ')}`);
+    }
+    const entries = document.approvers;
+    const problems: string[] = [];
+    const byHash = new Map<string, Approver>();
+    const identities = new Set<string>();
+    for (const entry of entries) {
+      if (identities.has(entry.identity)) problems.push(`identity ${entry.identity} is listed twice`);
+      if (byHash.has(entry.token_sha256)) problems.push(`approver ${entry.identity} shares a token with another approver`);
+      identities.add(entry.identity);
+      byHash.set(entry.token_sha256, {
+        identity: entry.identity,
+        roles: Object.freeze([...entry.roles]),
+        tenants: Object.freeze([...entry.tenants]),
+        demo: entry.demo ?? false,
+      });
+    }
+    if (problems.length > 0) throw new Error(`approvers file is invalid: ${problems.join('; ')}`);
+    return new Approvers(byHash);
+  }
+
+  static load(path: string): Approvers {
+    return Approvers.parse(JSON.parse(readFileSync(path, 'utf8')) as unknown);
+  }
+
+  /** The approver holding `token`, or undefined. */
+  authenticate(token: string): Approver | undefined {
+    if (token.length === 0 || token.length > 512) return undefined;
+    return this.byHash.get(tokenSha256(token));
+  }
+
+  /** The approver of an `Authorization: Bearer …` header, or undefined. */
+  fromAuthorization(header: string | undefined): Approver | undefined {
+    if (header === undefined || !header.startsWith('Bearer ')) return undefined;
+    return this.authenticate(header.slice(7).trim());
+  }
+
+  list(): readonly Approver[] {
+    return [...this.byHash.values()];
+  }
+}

@@ -1,0 +1,83 @@
+import { randomUUID } from 'node:crypto';
+import type { Catalog } from '@gatehouse/contracts';
+import type { EventPublisher } from '@gatehouse/events';
+import type { ApprovalStore } from '@gatehouse/state';
+import type { Logger } from '@gatehouse/telemetry';
+import { approvalRecord, decisionEvent, executionOrder, refusalResult } from './decision-events.js';
+import type { RequestRepository, StoredRequest } from './request-repository.js';
+
+/**
+ * Publishes what a decision causes, after the decision is committed in PostgreSQL (the outbox):
+ * approved → the approval record in Redis, the ApprovalDecision, the ExecutionOrder; rejected or
+ * expired → the ApprovalDecision and a typed refusal to the waiting agent. `published_at` is set only
+ * once all of it is acknowledged; rows left unpublished are claimed again by the sweeper, with the
+ * same decision, approval and order ids, so a retry repeats rather than invents.
+ */
+export class DecisionPublisher {
+  constructor(
+    private readonly repository: RequestRepository,
+    private readonly publisher: EventPublisher,
+    private readonly approvals: ApprovalStore,
+    private readonly catalog: Catalog,
+    private readonly logger: Logger,
+  ) {}
+
+  /** The preview tool that makes a fresh proposal for this commit tool, if the catalog names one. */
+  previewOf(tool: string): string | undefined {
+    return this.catalog.get(tool)?.previewedBy;
+  }
+
+  async publish(row: StoredRequest): Promise<void> {
+    const tenant = row.request.tenant;
+    if (row.state === 'approved') {
+      await this.saveApproval(row);
+      await this.publisher.publish('approvalsDecided', tenant, decisionEvent(row));
+      const orderId = row.order_id ?? `ord_${randomUUID()}`;
+      await this.publisher.publish('execute', tenant, executionOrder(row, row.command_id, orderId, Date.now()));
+    } else {
+      await this.publisher.publish('approvalsDecided', tenant, decisionEvent(row));
+      await this.publisher.publish('results', row.request.run_id, refusalResult(row, row.command_id, this.previewOf(row.request.tool)));
+    }
+    await this.repository.markPublished(row.proposal_id);
+    this.logger.info(
+      { ...ids(row), decision: row.state, decision_id: row.decision_id, approval_id: row.approval_id, order_id: row.order_id },
+      'decision published',
+    );
+  }
+
+  /** Answers a commit re-sent for an already decided proposal, under the same decision. */
+  async answerResend(row: StoredRequest, commandId: string): Promise<void> {
+    const tenant = row.request.tenant;
+    if (row.state === 'approved') {
+      // The executor's idempotency key (run:proposal:commit) answers with the stored result.
+      await this.saveApproval(row);
+      await this.publisher.publish('execute', tenant, executionOrder(row, commandId, `ord_${randomUUID()}`, Date.now()));
+    } else if (row.state === 'rejected' || row.state === 'expired') {
+      await this.publisher.publish('results', row.request.run_id, refusalResult(row, commandId, this.previewOf(row.request.tool)));
+    }
+    this.logger.info({ ...ids(row), command_id: commandId, decision: row.state }, 're-sent commit answered with the stored decision');
+  }
+
+  /** Writes the approval record once; a retry finds it there. */
+  private async saveApproval(row: StoredRequest): Promise<void> {
+    const record = approvalRecord(row);
+    if ((await this.approvals.get(record.approval_id)) !== undefined) return;
+    try {
+      await this.approvals.save(record);
+    } catch (error) {
+      // Another publisher of the same row got there first: the record is what we would have written.
+      if ((await this.approvals.get(record.approval_id)) === undefined) throw error;
+    }
+  }
+}
+
+/** What a log line may say about a request: ids and the hash, never arguments. */
+export function ids(row: StoredRequest): Record<string, string> {
+  return {
+    proposal_id: row.proposal_id,
+    run_id: row.request.run_id,
+    tenant: row.request.tenant,
+    tool: row.request.tool,
+    arguments_sha256: row.request.arguments_sha256,
+  };
+}

@@ -1,0 +1,71 @@
+import { sha256Hex, toolError } from '@gatehouse/contracts';
+import { errorResult } from '@gatehouse/events';
+import type { ApprovalRequest, EventPublisher } from '@gatehouse/events';
+import type { Logger } from '@gatehouse/telemetry';
+import type { DecisionPublisher } from './decision-publisher.js';
+import type { RequestRepository, StoredRequest } from './request-repository.js';
+
+const context = (request: ApprovalRequest): Record<string, string> => ({
+  proposal_id: request.proposal_id,
+  command_id: request.command_id,
+  run_id: request.run_id,
+  tenant: request.tenant,
+  tool: request.tool,
+  arguments_sha256: request.arguments_sha256,
+});
+
+/** A re-sent request must name the same proposal as the stored one; anything else is refused. */
+function differs(stored: ApprovalRequest, sent: ApprovalRequest): boolean {
+  return (
+    stored.tenant !== sent.tenant ||
+    stored.run_id !== sent.run_id ||
+    stored.tool !== sent.tool ||
+    stored.arguments_sha256 !== sent.arguments_sha256
+  );
+}
+
+/**
+ * decode (done by the consumer) → check → store → answer, for one ApprovalRequest. A new proposal
+ * is stored pending. The same proposal again means the agent re-sent its commit: while pending, the
+ * decision will answer the new command; once decided, the stored decision answers it at once.
+ */
+export function requestHandler(repository: RequestRepository, decisions: DecisionPublisher, publisher: EventPublisher, logger: Logger) {
+  const refuse = async (request: ApprovalRequest, message: string): Promise<void> => {
+    const address = { command_id: request.command_id, run_id: request.run_id, tenant: request.tenant, tool: request.tool };
+    const error = toolError('ARGUMENTS_MISMATCH', message);
+    await publisher.publish('results', request.run_id, errorResult(address, error, { argumentsSha256: request.arguments_sha256 }));
+    logger.warn({ ...context(request) }, message);
+  };
+
+  return async (request: ApprovalRequest): Promise<void> => {
+    if (sha256Hex(request.arguments) !== request.arguments_sha256) {
+      await refuse(request, 'The canonical arguments of the approval request do not hash to its arguments_sha256');
+      return;
+    }
+    if (await repository.insert(request)) {
+      logger.info({ ...context(request), approver_role: request.approver_role, expires_at: request.expires_at }, 'approval requested');
+      return;
+    }
+    // Two rounds at most: a pending request can be decided between the read and the update.
+    for (let round = 0; round < 3; round += 1) {
+      const row: StoredRequest | undefined = await repository.get(request.proposal_id);
+      if (row === undefined) throw new Error(`approval request ${request.proposal_id} vanished`);
+      if (differs(row.request, request)) {
+        await refuse(request, `Proposal ${request.proposal_id} is stored with other run, tenant, tool or arguments`);
+        return;
+      }
+      if (row.command_ids.includes(request.command_id)) return;
+      if (row.state === 'pending') {
+        if ((await repository.waitOn(request.proposal_id, request.command_id)) !== undefined) {
+          logger.info({ ...context(request) }, 're-sent commit waits for the pending decision');
+          return;
+        }
+        continue;
+      }
+      await decisions.answerResend(row, request.command_id);
+      await repository.noteAnswered(request.proposal_id, request.command_id);
+      return;
+    }
+    throw new Error(`approval request ${request.proposal_id} kept changing; retrying`);
+  };
+}

@@ -1,0 +1,144 @@
+import pg from 'pg';
+import type { Catalog } from '@gatehouse/contracts';
+import { createKafka, DeadLetters, EventPublisher, EventSerde, provisionTopics, startParallelConsumer } from '@gatehouse/events';
+import type { EventsConfig, RunningParallelConsumer, Topics } from '@gatehouse/events';
+import { ApprovalStore, Keyspace } from '@gatehouse/state';
+import type { Redis } from '@gatehouse/state';
+import type { Logger } from '@gatehouse/telemetry';
+import { buildApi } from './api.js';
+import { ApprovalDesk } from './approval-desk.js';
+import type { Approvers } from './approvers.js';
+import { loadConsoleAssets } from './console-assets.js';
+import type { ConsoleAssets } from './console-assets.js';
+import { ensureDatabase } from './db.js';
+import { DecisionPublisher } from './decision-publisher.js';
+import { migrate } from './migrations.js';
+import { requestHandler } from './request-handler.js';
+import { RequestRepository } from './request-repository.js';
+import { startSweeper } from './sweeper.js';
+import type { RunningSweeper } from './sweeper.js';
+
+export interface ApprovalServiceOptions {
+  readonly events: EventsConfig;
+  readonly topics: Topics;
+  readonly databaseUrl: string;
+  /** PostgreSQL schema of the service's tables. */
+  readonly schema: string;
+  readonly redis: Redis;
+  readonly redisPrefix: string;
+  readonly approvers: Approvers;
+  /** Names the preview tool of each commit tool, for `next` in a refusal. */
+  readonly catalog: Catalog;
+  readonly logger: Logger;
+  readonly host: string;
+  /** 0 picks a free port. */
+  readonly port: number;
+  readonly approvalValidityMs: number;
+  readonly sweepMs: number;
+  /** How long an unconfirmed publish of a decision waits before the outbox retries it (default 10 s). */
+  readonly outboxRetryMs?: number;
+  readonly groupId: string;
+  readonly instanceId?: string;
+  readonly assets?: ConsoleAssets;
+}
+
+export interface RunningApprovalService {
+  /** Base URL of the API and console. */
+  readonly url: string;
+  readonly joined: Promise<void>;
+  /** Runs one expiry and outbox sweep now. */
+  sweep(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Wires the approval service: migrates its PostgreSQL schema, provisions topics and schemas,
+ * retries any decision left unpublished, then consumes approval requests, sweeps expiries and
+ * serves the API and console.
+ */
+export async function startApprovalService(options: ApprovalServiceOptions): Promise<RunningApprovalService> {
+  const instance = options.instanceId ?? 'approval';
+  const logger = options.logger.child({ instance });
+  const assets = options.assets ?? loadConsoleAssets();
+  for (const approver of options.approvers.list()) {
+    if (approver.demo) logger.warn({ approver: approver.identity }, 'demo approver loaded: its token is public; never use it in production');
+  }
+
+  await ensureDatabase(options.databaseUrl);
+  const pool = new pg.Pool({ connectionString: options.databaseUrl, max: 10 });
+  pool.on('error', (error) => logger.error({ err: error }, 'idle PostgreSQL client failed'));
+  let publisher: EventPublisher | undefined;
+  let consumer: RunningParallelConsumer | undefined;
+  let sweeper: RunningSweeper | undefined;
+  try {
+    const applied = await migrate(pool, options.schema);
+    logger.info({ schema: options.schema, migrations_applied: applied }, 'database ready');
+
+    const kafka = createKafka(options.events, `gatehouse-approval-${instance}`, logger);
+    const admin = kafka.admin();
+    await admin.connect();
+    try {
+      await provisionTopics(admin, options.topics, options.events.topicSettings);
+    } finally {
+      await admin.disconnect();
+    }
+    const serde = new EventSerde({ registryUrl: options.events.registryUrl, topics: options.topics });
+    await serde.registerAll();
+    publisher = await EventPublisher.connect(kafka, serde);
+
+    const repository = new RequestRepository(pool, options.schema);
+    const approvals = new ApprovalStore(options.redis, new Keyspace(options.redisPrefix));
+    const decisions = new DecisionPublisher(repository, publisher, approvals, options.catalog, logger.child({ component: 'outbox' }));
+    sweeper = startSweeper({
+      repository,
+      decisions,
+      logger: logger.child({ component: 'sweeper' }),
+      intervalMs: options.sweepMs,
+      staleClaimMs: options.outboxRetryMs ?? 10_000,
+    });
+    // Decisions a previous process committed but did not confirm published go out before new work.
+    await sweeper.sweep();
+
+    consumer = await startParallelConsumer({
+      kafka,
+      serde,
+      role: 'approvalsRequested',
+      groupId: options.groupId,
+      handle: requestHandler(repository, decisions, publisher, logger.child({ component: 'requests' })),
+      deadLetters: new DeadLetters(publisher.producer),
+      logger,
+      // A request published before this group ever joined must still be seen.
+      fromBeginning: true,
+    });
+
+    const desk = new ApprovalDesk(repository, decisions, options.approvalValidityMs, logger.child({ component: 'desk' }));
+    const api = buildApi({
+      repository,
+      desk,
+      approvers: options.approvers,
+      assets,
+      logger,
+      ready: async () => (await repository.ping()) && (await options.redis.ping()) === 'PONG',
+    });
+    const url = await api.listen({ host: options.host, port: options.port });
+    const running = { consumer, sweeper, publisher };
+    return {
+      url,
+      joined: consumer.joined,
+      sweep: () => running.sweeper.sweep(),
+      stop: async () => {
+        await api.close();
+        await running.sweeper.stop();
+        await running.consumer.stop();
+        await running.publisher.disconnect();
+        await pool.end();
+      },
+    };
+  } catch (error) {
+    await sweeper?.stop().catch(() => undefined);
+    await consumer?.stop().catch(() => undefined);
+    await publisher?.disconnect().catch(() => undefined);
+    await pool.end().catch(() => undefined);
+    throw error;
+  }
+}

@@ -1,0 +1,76 @@
+import type { Logger } from '@gatehouse/telemetry';
+import type { DecisionPublisher } from './decision-publisher.js';
+import { ids } from './decision-publisher.js';
+import type { RequestRepository, StoredRequest } from './request-repository.js';
+
+export interface SweeperOptions {
+  readonly repository: RequestRepository;
+  readonly decisions: DecisionPublisher;
+  readonly logger: Logger;
+  readonly intervalMs: number;
+  /** How long a claimed, unpublished decision waits before another publisher takes it over. */
+  readonly staleClaimMs: number;
+  readonly batch?: number;
+}
+
+export interface RunningSweeper {
+  /** Runs one sweep now (also what the timer does); resolves when it is done. */
+  sweep(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Every tick: expires pending requests whose time ran out (silence is never consent) and publishes
+ * their decision; then retries the outbox, decisions committed but never confirmed published.
+ * Ticks never overlap; a failure is logged and the next tick tries again.
+ */
+export function startSweeper(options: SweeperOptions): RunningSweeper {
+  const { repository, decisions, logger } = options;
+  const batch = options.batch ?? 100;
+  let stopped = false;
+  let running: Promise<void> = Promise.resolve();
+  let timer: NodeJS.Timeout | undefined;
+
+  const publishAll = async (rows: readonly StoredRequest[], what: string): Promise<void> => {
+    for (const row of rows) {
+      try {
+        await decisions.publish(row);
+      } catch (error) {
+        logger.error({ err: error, ...ids(row), decision: row.state }, `${what}: publish failed; retried later`);
+      }
+    }
+  };
+
+  const once = async (): Promise<void> => {
+    try {
+      const expired = await repository.expireDue(batch);
+      for (const row of expired) logger.info({ ...ids(row), command_id: row.command_id }, 'approval request expired unanswered');
+      await publishAll(expired, 'expiry');
+      await publishAll(await repository.claimUnpublished(options.staleClaimMs, batch), 'outbox');
+    } catch (error) {
+      logger.error({ err: error }, 'sweep failed');
+    }
+  };
+
+  const sweep = (): Promise<void> => {
+    running = running.then(once);
+    return running;
+  };
+
+  const schedule = (): void => {
+    if (stopped) return;
+    timer = setTimeout(() => {
+      void sweep().then(schedule);
+    }, options.intervalMs);
+  };
+  schedule();
+
+  return {
+    sweep,
+    stop: async () => {
+      stopped = true;
+      if (timer !== undefined) clearTimeout(timer);
+      await running;
+    },
+  };
+}

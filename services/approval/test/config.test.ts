@@ -1,0 +1,34 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { APPROVAL_ENV_DEFAULTS, approvalConfigFromEnv } from '@gatehouse/approval';
+
+describe('approval configuration', () => {
+  it('uses the documented defaults', () => {
+    const config = approvalConfigFromEnv({});
+    expect(config).toMatchObject({
+      databaseUrl: 'postgres://postgres@127.0.0.1:5432/gatehouse',
+      schema: 'approvals',
+      port: 8093,
+      approvalValidityMs: 600_000,
+      sweepMs: 1_000,
+      outboxRetryMs: 10_000,
+      groupId: 'gatehouse-approval',
+    });
+    expect(config.approversFile).toMatch(/config\/approvers\.json$/);
+  });
+
+  it('refuses a schema name that is not a plain identifier', () => {
+    expect(() => approvalConfigFromEnv({ APPROVALS_DB_SCHEMA: 'x; drop table y' })).toThrow(/schema name/);
+  });
+
+  it('refuses out-of-range numbers and non-postgres URLs', () => {
+    expect(() => approvalConfigFromEnv({ APPROVAL_SWEEP_MS: '0' })).toThrow(/APPROVAL_SWEEP_MS/);
+    expect(() => approvalConfigFromEnv({ APPROVAL_PORT: 'http' })).toThrow(/APPROVAL_PORT/);
+    expect(() => approvalConfigFromEnv({ DATABASE_URL: 'mysql://x' })).toThrow(/DATABASE_URL/);
+  });
+
+  it('documents every variable in the README', () => {
+    const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+    for (const name of Object.keys(APPROVAL_ENV_DEFAULTS)) expect(readme).toContain(`| \`${name}\` |`);
+  });
+});

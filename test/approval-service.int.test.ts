@@ -1,0 +1,329 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RequestDetail, RequestSummary } from '@gatehouse/approval';
+import { approvalRequest, IDENTITIES, startApprovalHarness, TOKENS } from './support/approval.js';
+import { eventually } from './support/stack.js';
+import type { ApprovalHarness } from './support/approval.js';
+
+interface ErrorBody {
+  readonly error: { readonly code: string; readonly message: string; readonly state?: string };
+}
+
+describe('the approval service: a person decides on the stored canonical proposal', () => {
+  let h: ApprovalHarness;
+
+  beforeAll(async () => {
+    h = await startApprovalHarness('approval');
+  });
+  afterAll(async () => {
+    await h.stop();
+  });
+
+  const approve = (proposalId: string, token: string) => h.call<RequestDetail & ErrorBody>('POST', `/api/approvals/${proposalId}/approve`, token);
+  const reject = (proposalId: string, token: string, body: unknown) =>
+    h.call<RequestDetail & ErrorBody>('POST', `/api/approvals/${proposalId}/reject`, token, body);
+  const decisionsOf = (proposalId: string) => h.events.seen.approvalsDecided.filter((d) => d.proposal_id === proposalId);
+  const ordersOf = (proposalId: string) => h.events.seen.execute.filter((o) => o.proposal_id === proposalId);
+
+  it('lists pending requests of the approver’s tenants, newest first, and hides other tenants', async () => {
+    const older = approvalRequest({ requested_at: Date.now() - 5_000 });
+    const newer = approvalRequest({ requested_at: Date.now() });
+    const globex = approvalRequest({ tenant: 'globex' });
+    await h.submit(older);
+    await h.submit(newer);
+    await h.submit(globex);
+
+    const acme = await h.call<{ approvals: RequestSummary[] }>('GET', '/api/approvals?tenant=acme&state=pending', TOKENS.lead);
+    expect(acme.status).toBe(200);
+    const ids = acme.body.approvals.map((a) => a.proposal_id);
+    expect(ids.indexOf(newer.proposal_id)).toBeGreaterThanOrEqual(0);
+    expect(ids.indexOf(newer.proposal_id)).toBeLessThan(ids.indexOf(older.proposal_id));
+    expect(ids).not.toContain(globex.proposal_id);
+    const summary = acme.body.approvals.find((a) => a.proposal_id === newer.proposal_id);
+    expect(summary).toMatchObject({ state: 'pending', tenant: 'acme', tool: 'commit_address_change.v2', may_decide: true, approver_role: 'support-lead' });
+    expect(summary?.time_left_ms).toBeGreaterThan(60_000);
+    expect(summary).not.toHaveProperty('request');
+
+    const viewer = await h.call<{ approvals: RequestSummary[] }>('GET', '/api/approvals', TOKENS.viewer);
+    expect(viewer.body.approvals.map((a) => a.tenant)).not.toContain('globex');
+    expect(viewer.body.approvals.find((a) => a.proposal_id === newer.proposal_id)?.may_not_because).toBe('UNAUTHORIZED_APPROVER');
+
+    expect((await h.call<ErrorBody>('GET', '/api/approvals?tenant=globex', TOKENS.viewer)).status).toBe(404);
+    expect((await h.call<ErrorBody>('GET', `/api/approvals/${globex.proposal_id}`, TOKENS.viewer)).status).toBe(404);
+    expect((await h.call<ErrorBody>('GET', '/api/approvals', null)).status).toBe(401);
+    expect((await h.call<ErrorBody>('GET', '/api/approvals', 'not-a-token')).body.error.code).toBe('UNAUTHORIZED');
+  });
+
+  it('shows the stored canonical request, byte for byte, with its time left', async () => {
+    const request = approvalRequest();
+    await h.submit(request);
+    const detail = await h.call<RequestDetail>('GET', `/api/approvals/${request.proposal_id}`, TOKENS.lead);
+    expect(detail.status).toBe(200);
+    expect(detail.body.request).toEqual(request);
+    expect(detail.body.request.arguments).toBe(request.arguments);
+    expect(detail.body.time_left_ms).toBeGreaterThan(0);
+    expect(detail.body.time_left_ms).toBeLessThanOrEqual(request.expires_at - request.requested_at);
+  });
+
+  it('approves: one decision, one execution order carrying the grant, and the approval record in Redis', async () => {
+    const request = approvalRequest();
+    await h.submit(request);
+    const before = Date.now();
+    const reply = await approve(request.proposal_id, TOKENS.lead);
+    expect(reply.status).toBe(200);
+    expect(reply.body).toMatchObject({ state: 'approved', decided_by: IDENTITIES.lead, published: true });
+    const approvalId = reply.body.approval_id ?? '';
+    expect(approvalId).toMatch(/^apr_[0-9a-f]{24}$/);
+
+    const decision = await h.events.waitFor('approvalsDecided', (d) => d.proposal_id === request.proposal_id, 'the decision');
+    expect(decision).toMatchObject({
+      schema_version: 1,
+      command_id: request.command_id,
+      run_id: request.run_id,
+      tenant: 'acme',
+      tool: request.tool,
+      decision: 'approved',
+      decided_by: IDENTITIES.lead,
+      reason: null,
+      arguments_sha256: request.arguments_sha256,
+      target_type: 'customer',
+      target_id: 'C-1842',
+      target_version: 17,
+    });
+    expect(decision.decision_id).toMatch(/^dec_/);
+    expect(decision.decided_at).toBeGreaterThanOrEqual(before - 1_000);
+    const expiresAt = decision.approval_expires_at ?? 0;
+    expect(expiresAt - decision.decided_at).toBe(10 * 60_000);
+
+    const order = await h.events.waitFor('execute', (o) => o.proposal_id === request.proposal_id, 'the execution order');
+    expect(order.order_id).toMatch(/^ord_/);
+    expect(order.issued_at).toBeGreaterThanOrEqual(decision.decided_at);
+    expect(order).toEqual({
+      schema_version: 1,
+      order_id: order.order_id,
+      command_id: request.command_id,
+      run_id: request.run_id,
+      tenant: 'acme',
+      principal: request.principal,
+      environment: 'production',
+      tool: 'commit_address_change.v2',
+      effect: 'write',
+      arguments: request.arguments,
+      arguments_sha256: request.arguments_sha256,
+      proposal_id: request.proposal_id,
+      approval: {
+        approval_id: approvalId,
+        approved_by: IDENTITIES.lead,
+        approved_at: decision.decided_at,
+        expires_at: expiresAt,
+        arguments_sha256: request.arguments_sha256,
+        target_version: 17,
+      },
+      idempotency_key: `${request.run_id}:${request.proposal_id}:commit`,
+      deadline_at: expiresAt,
+      issued_at: order.issued_at,
+    });
+
+    const stored = await h.approvals.get(approvalId);
+    expect(stored).toEqual({
+      record: {
+        approval_id: approvalId,
+        proposal_id: request.proposal_id,
+        arguments_sha256: request.arguments_sha256,
+        target_type: 'customer',
+        target_id: 'C-1842',
+        target_version: 17,
+        approved_by: IDENTITIES.lead,
+        approver_roles: ['support-lead'],
+        required_role: 'support-lead',
+        approved_at: decision.decided_at,
+        expires_at: expiresAt,
+      },
+      consumedBy: null,
+    });
+    const { rows } = await h.db.query<{ state: string; published: boolean }>(
+      `SELECT state, published_at IS NOT NULL AS published FROM ${h.t.requests} WHERE proposal_id = $1`,
+      [request.proposal_id],
+    );
+    expect(rows).toEqual([{ state: 'approved', published: true }]);
+    expect((await approve(request.proposal_id, TOKENS.ops)).body.error).toMatchObject({ code: 'NOT_PENDING', state: 'approved' });
+  });
+
+  it('never lets an approval outlive the request it answers', async () => {
+    const request = approvalRequest({ expires_at: Date.now() + 60_000 });
+    await h.submit(request);
+    const reply = await approve(request.proposal_id, TOKENS.lead);
+    expect(reply.body.approval_expires_at).toBe(request.expires_at);
+    const order = await h.events.waitFor('execute', (o) => o.proposal_id === request.proposal_id);
+    expect(order.deadline_at).toBe(request.expires_at);
+  });
+
+  it('refuses an approver without the required role with 403 and decides nothing', async () => {
+    const request = approvalRequest({ approver_role: 'ops-admin' });
+    await h.submit(request);
+    const refused = await approve(request.proposal_id, TOKENS.lead);
+    expect(refused.status).toBe(403);
+    expect(refused.body.error.code).toBe('UNAUTHORIZED_APPROVER');
+    const viewer = await approve(request.proposal_id, TOKENS.viewer);
+    expect(viewer.status).toBe(403);
+
+    // The request is still pending, and the next (authorized) decision is the only one published.
+    const detail = await h.call<RequestDetail>('GET', `/api/approvals/${request.proposal_id}`, TOKENS.lead);
+    expect(detail.body.state).toBe('pending');
+    expect((await approve(request.proposal_id, TOKENS.ops)).status).toBe(200);
+    await h.events.waitFor('execute', (o) => o.proposal_id === request.proposal_id);
+    expect(decisionsOf(request.proposal_id).map((d) => d.decided_by)).toEqual([IDENTITIES.ops]);
+  });
+
+  it('refuses the run’s own principal (self-approval) and hides other tenants behind 404', async () => {
+    const request = approvalRequest();
+    await h.submit(request);
+    const self = await approve(request.proposal_id, TOKENS.agentOwner);
+    expect(self.status).toBe(403);
+    expect(self.body.error.code).toBe('SELF_APPROVAL');
+    const otherTenant = await approve(request.proposal_id, TOKENS.globexOnly);
+    expect(otherTenant.status).toBe(404);
+    expect(otherTenant.body.error.code).toBe('NOT_FOUND');
+    expect((await approve(request.proposal_id, 'wrong-token')).status).toBe(401);
+    expect((await approve('p_does_not_exist', TOKENS.lead)).status).toBe(404);
+    const { rows } = await h.db.query<{ state: string }>(`SELECT state FROM ${h.t.requests} WHERE proposal_id = $1`, [request.proposal_id]);
+    expect(rows[0]?.state).toBe('pending');
+  });
+
+  it('requires a reason of 1..500 characters to reject', async () => {
+    const request = approvalRequest();
+    await h.submit(request);
+    expect((await reject(request.proposal_id, TOKENS.lead, {})).status).toBe(400);
+    expect((await reject(request.proposal_id, TOKENS.lead, { reason: '   ' })).status).toBe(400);
+    const long = await reject(request.proposal_id, TOKENS.lead, { reason: 'x'.repeat(501) });
+    expect(long.status).toBe(400);
+    expect(long.body.error.code).toBe('INVALID_REQUEST');
+    expect((await reject(request.proposal_id, 'wrong-token', {})).status).toBe(401);
+    const { rows } = await h.db.query<{ state: string }>(`SELECT state FROM ${h.t.requests} WHERE proposal_id = $1`, [request.proposal_id]);
+    expect(rows[0]?.state).toBe('pending');
+  });
+
+  it('rejects with a reason that reaches the agent as APPROVAL_REJECTED, naming the preview tool', async () => {
+    const request = approvalRequest();
+    await h.submit(request);
+    const reason = 'Customer asked to keep the old address until March';
+    const reply = await reject(request.proposal_id, TOKENS.lead, { reason });
+    expect(reply.status).toBe(200);
+    expect(reply.body).toMatchObject({ state: 'rejected', reason, decided_by: IDENTITIES.lead, approval_id: null });
+
+    const result = await h.events.waitFor('results', (r) => r.command_id === request.command_id, 'the rejection result');
+    expect(result).toMatchObject({ run_id: request.run_id, tenant: 'acme', tool: request.tool, status: 'error', arguments_sha256: request.arguments_sha256 });
+    expect(result.error).toMatchObject({ code: 'APPROVAL_REJECTED', retryable: false, next: 'preview_address_change.v1' });
+    expect(result.error?.message).toContain(reason);
+    const decision = await h.events.waitFor('approvalsDecided', (d) => d.proposal_id === request.proposal_id);
+    expect(decision).toMatchObject({ decision: 'rejected', reason, decided_by: IDENTITIES.lead, approval_expires_at: null });
+    expect(ordersOf(request.proposal_id)).toEqual([]);
+  });
+
+  it('turns two concurrent approvals into exactly one decision and one order', async () => {
+    const request = approvalRequest();
+    await h.submit(request);
+    const replies = await Promise.all([approve(request.proposal_id, TOKENS.lead), approve(request.proposal_id, TOKENS.ops)]);
+    expect(replies.map((r) => r.status).sort()).toEqual([200, 409]);
+    const winner = replies.find((r) => r.status === 200);
+    await h.events.waitFor('execute', (o) => o.proposal_id === request.proposal_id);
+    // A later event on the same partition (same tenant key) proves nothing else was published before it.
+    const marker = approvalRequest();
+    await h.submit(marker);
+    await reject(marker.proposal_id, TOKENS.lead, { reason: 'marker' });
+    await h.events.waitFor('approvalsDecided', (d) => d.proposal_id === marker.proposal_id);
+    expect(decisionsOf(request.proposal_id)).toHaveLength(1);
+    expect(ordersOf(request.proposal_id)).toHaveLength(1);
+    expect(ordersOf(request.proposal_id)[0]?.approval?.approval_id).toBe(winner?.body.approval_id);
+  });
+
+  it('expires an unanswered request: APPROVAL_EXPIRED to the agent, an expired decision, and 409 to a late approver', async () => {
+    const request = approvalRequest({ expires_at: Date.now() + 1_500 });
+    await h.submit(request);
+    const result = await h.events.waitFor('results', (r) => r.command_id === request.command_id, 'the expiry result');
+    expect(result.status).toBe('error');
+    expect(result.error).toMatchObject({ code: 'APPROVAL_EXPIRED', retryable: false, next: 'preview_address_change.v1' });
+    const decision = await h.events.waitFor('approvalsDecided', (d) => d.proposal_id === request.proposal_id);
+    expect(decision).toMatchObject({ decision: 'expired', decided_by: null, reason: null, approval_expires_at: null });
+    expect(decision.decided_at).toBeGreaterThanOrEqual(request.expires_at);
+
+    const late = await approve(request.proposal_id, TOKENS.lead);
+    expect(late.status).toBe(409);
+    expect(late.body.error).toMatchObject({ code: 'APPROVAL_EXPIRED', state: 'expired' });
+    expect(ordersOf(request.proposal_id)).toEqual([]);
+  });
+
+  it('answers a commit re-sent after approval with a second order under the same approval', async () => {
+    const request = approvalRequest();
+    await h.submit(request);
+    const reply = await approve(request.proposal_id, TOKENS.lead);
+    const first = await h.events.waitFor('execute', (o) => o.command_id === request.command_id);
+
+    const resent = { ...request, command_id: `cmd-resent-${request.proposal_id}` };
+    await h.publish(resent);
+    const second = await h.events.waitFor('execute', (o) => o.command_id === resent.command_id, 'the re-issued order');
+    expect(second.order_id).not.toBe(first.order_id);
+    expect(second.approval).toEqual(first.approval);
+    expect(second.approval?.approval_id).toBe(reply.body.approval_id);
+    expect(second.idempotency_key).toBe(first.idempotency_key);
+    expect(second.arguments).toBe(first.arguments);
+    expect(decisionsOf(request.proposal_id)).toHaveLength(1);
+  });
+
+  it('lets the decision answer the latest command when a commit is re-sent while pending', async () => {
+    const request = approvalRequest();
+    await h.submit(request);
+    const resent = { ...request, command_id: `cmd-resent-${request.proposal_id}` };
+    await h.submit(resent);
+    await reject(request.proposal_id, TOKENS.lead, { reason: 'Wrong customer' });
+    const result = await h.events.waitFor('results', (r) => r.command_id === resent.command_id);
+    expect(result.error?.code).toBe('APPROVAL_REJECTED');
+    const again = { ...request, command_id: `cmd-third-${request.proposal_id}` };
+    await h.publish(again);
+    const third = await h.events.waitFor('results', (r) => r.command_id === again.command_id, 'the rejection of a re-sent commit');
+    expect(third.error?.message).toContain('Wrong customer');
+  });
+
+  it('refuses a request whose arguments do not hash to arguments_sha256 and stores nothing', async () => {
+    const request = approvalRequest({ arguments_sha256: 'f'.repeat(64) });
+    await h.publish(request);
+    const result = await h.events.waitFor('results', (r) => r.command_id === request.command_id);
+    expect(result.error?.code).toBe('ARGUMENTS_MISMATCH');
+    expect((await h.call('GET', `/api/approvals/${request.proposal_id}`, TOKENS.lead)).status).toBe(404);
+  });
+
+  it('republishes a decision whose events were never confirmed (the outbox), with the same ids', async () => {
+    const request = approvalRequest();
+    await h.submit(request);
+    await approve(request.proposal_id, TOKENS.lead);
+    const first = await h.events.waitFor('execute', (o) => o.proposal_id === request.proposal_id);
+    // As if the process had died after the UPDATE and before the publish was confirmed.
+    await h.db.query(
+      `UPDATE ${h.t.requests} SET published_at = NULL, publish_claimed_at = now() - interval '1 hour' WHERE proposal_id = $1`,
+      [request.proposal_id],
+    );
+    await h.service.sweep();
+    await eventually(() => (ordersOf(request.proposal_id).length === 2 ? true : undefined), 20_000, 'the republished order');
+    const [, again] = ordersOf(request.proposal_id);
+    expect(again?.order_id).toBe(first.order_id);
+    expect(again?.approval).toEqual(first.approval);
+    await eventually(() => (decisionsOf(request.proposal_id).length === 2 ? true : undefined), 20_000, 'the republished decision');
+    expect(new Set(decisionsOf(request.proposal_id).map((d) => d.decision_id)).size).toBe(1);
+  });
+
+  it('keeps pending requests across a restart on the same schema', async () => {
+    const request = approvalRequest();
+    await h.submit(request);
+    await h.restart();
+    const detail = await h.call<RequestDetail>('GET', `/api/approvals/${request.proposal_id}`, TOKENS.lead);
+    expect(detail.status).toBe(200);
+    expect(detail.body.state).toBe('pending');
+    expect(detail.body.request).toEqual(request);
+    expect((await approve(request.proposal_id, TOKENS.lead)).status).toBe(200);
+    await h.events.waitFor('execute', (o) => o.proposal_id === request.proposal_id);
+  });
+
+  it('reports ready when PostgreSQL and Redis answer', async () => {
+    expect((await h.call('GET', '/readyz', null)).body).toEqual({ status: 'ready' });
+    expect((await h.call('GET', '/healthz', null)).body).toEqual({ status: 'up' });
+  });
+});
