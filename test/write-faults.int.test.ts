@@ -5,7 +5,7 @@ import { IdempotencyStore, ProposalStore } from '@gatehouse/state';
 import type { Run } from '@gatehouse/state';
 import { referenceCatalog } from '@gatehouse/reference-tools';
 import { eventually } from './support/stack.js';
-import { startGatehouse } from './support/gatehouse.js';
+import { CONTROL_TOKEN, startGatehouse } from './support/gatehouse.js';
 import type { Gatehouse } from './support/gatehouse.js';
 import { sandboxAllowsWrites } from './support/test-policy.js';
 import { approvedOrder, armFaults, collect, commit, currentVersion, preview, shippingLine1 } from './support/writes.js';
@@ -57,8 +57,10 @@ describe('writes happen once and are reported honestly under faults', () => {
     const before = await currentVersion(g);
     const proposalId = await preview(g, run, '3 Unknown Street');
     await armFaults(g, { nextWrites: ['drop-after-commit'], statusDown: true });
+    let unknownCommand = '';
     try {
       const result = await commit(g, run, proposalId);
+      unknownCommand = result.commandId;
       expect(result.ok).toBe(false);
       if (result.ok) return;
       expect(result.status).toBe('unknown');
@@ -74,7 +76,36 @@ describe('writes happen once and are reported honestly under faults', () => {
     }
     // The write did commit: the unknown was honest, not a failure in disguise.
     expect(await currentVersion(g)).toBe(before + 1);
-    expect((await new IdempotencyStore(g.redis, g.keys).get(`${run.run_id}:${proposalId}:commit`))?.state).toBe('unknown');
+    const key = `${run.run_id}:${proposalId}:commit`;
+    expect((await new IdempotencyStore(g.redis, g.keys).get(key))?.state).toBe('unknown');
+
+    // An operator establishes it from the system of record and resolves it; the agent gets the final result.
+    const { rows } = await g.customers.db.query<{ response: Record<string, unknown> }>(
+      `select response from ${g.customers.t.idempotencyKeys} where key = $1`,
+      [key],
+    );
+    const evidence = rows[0]?.response;
+    expect(evidence).toMatchObject({ new_version: before + 1 });
+    const control = g.policies[0]?.url ?? '';
+    const resolve = await fetch(`${control}/operations/${encodeURIComponent(key)}/resolve`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${CONTROL_TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ state: 'succeeded', evidence: 'customers idempotency row shows the commit', resolved_by: 'ops@acme.example', result: evidence }),
+    });
+    expect(resolve.status).toBe(200);
+    const final = await eventually(
+      () => results.events.find((r: ToolResult) => r.command_id === unknownCommand && r.status === 'ok'),
+      10_000,
+      'the final result',
+    );
+    expect(JSON.parse(final.result ?? '{}')).toMatchObject({ previous_version: before, new_version: before + 1 });
+    expect((await new IdempotencyStore(g.redis, g.keys).get(key))?.state).toBe('succeeded');
+    const twice = await fetch(`${control}/operations/${encodeURIComponent(key)}/resolve`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${CONTROL_TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ state: 'failed', evidence: 'second opinion', resolved_by: 'ops@acme.example' }),
+    });
+    expect(twice.status).toBe(409);
   });
 
   it('lets exactly one of two proposals against one version win; the other is a VERSION_CONFLICT and stays unconsumed', async () => {

@@ -12,7 +12,10 @@ import { referenceCatalog, referenceImplementations } from '@gatehouse/reference
 import { createRedis, Keyspace, redisUrlFromEnv } from '@gatehouse/state';
 import type { Redis, Run } from '@gatehouse/state';
 import type { Kafka } from 'kafkajs';
+import { startApprovalService } from '@gatehouse/approval';
+import type { RunningApprovalService } from '@gatehouse/approval';
 import { startTestService } from '../customers-harness.js';
+import { DATABASE_URL, testApprovers } from './approval.js';
 import type { TestService } from '../customers-harness.js';
 import { config, logger, uniquePrefix } from './stack.js';
 
@@ -32,6 +35,8 @@ export interface GatehouseOptions {
   readonly table?: PolicyTable;
   readonly grantValidityMs?: number;
   readonly limits?: SlotLimits;
+  /** Start the approval service too (its own PostgreSQL schema, the test approvers of support/approval.ts). */
+  readonly approval?: boolean | { readonly validityMs?: number };
 }
 
 /** A whole Gatehouse in this process over the real stack: its own topics, Redis prefix and customers schema. */
@@ -51,6 +56,8 @@ export interface Gatehouse {
   readonly executors: RunningExecutor[];
   readonly client: GatehouseClient;
   readonly catalog: Catalog;
+  /** The approval service, when started (`approval` option). */
+  readonly approval: RunningApprovalService | undefined;
   createRun(role: string, overrides?: { tenant?: string; capabilities?: string[]; ttlMs?: number; environment?: string; principal?: string }): Promise<Run>;
   startExecutor(id?: string): Promise<RunningExecutor>;
   /** Records every ExecutionOrder published, to prove what was (not) routed. */
@@ -123,6 +130,29 @@ export async function startGatehouse(label: string, options: GatehouseOptions = 
     return executor;
   };
   for (let i = 0; i < (options.executors ?? 1); i += 1) await addExecutor();
+  let approval: RunningApprovalService | undefined;
+  if (options.approval !== undefined && options.approval !== false) {
+    const validityMs = typeof options.approval === 'object' ? options.approval.validityMs : undefined;
+    approval = await startApprovalService({
+      events,
+      topics,
+      databaseUrl: DATABASE_URL,
+      schema: `a_${randomUUID().replace(/-/g, '').slice(0, 16)}`,
+      redis,
+      redisPrefix,
+      approvers: testApprovers(),
+      catalog,
+      logger,
+      host: '127.0.0.1',
+      port: 0,
+      approvalValidityMs: validityMs ?? 600_000,
+      sweepMs: 100,
+      outboxRetryMs: 1_000,
+      groupId: `${label}-approval`,
+      instanceId: `${label}-approval`,
+    });
+    await approval.joined;
+  }
   await Promise.all([...policies.map((p) => p.joined), ...executors.map((e) => e.joined)]);
   const controlUrl = policies[0]?.url ?? '';
   const client = await createClient({ config, topics, controlUrl, clientId: `test-${label}`, logger, defaultTimeoutMs: 30_000 });
@@ -141,6 +171,7 @@ export async function startGatehouse(label: string, options: GatehouseOptions = 
     executors,
     client,
     catalog,
+    approval,
     startExecutor: addExecutor,
     async createRun(role, overrides = {}) {
       const response = await fetch(`${controlUrl}/runs`, {
@@ -188,6 +219,7 @@ export async function startGatehouse(label: string, options: GatehouseOptions = 
       await client.close();
       await Promise.all(executors.map((e) => e.stop({ drainTimeoutMs: 2_000 })));
       await Promise.all(policies.map((p) => p.stop()));
+      await approval?.stop();
       await redis.quit();
       await customers.close();
     },

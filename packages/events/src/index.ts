@@ -41,3 +41,5 @@ export { dlqTopicOf, SCHEMA_FILE_BY_ROLE, subjectOf, TOPIC_ROLES, TopicRole, top
 export type { EventByRole, Topics } from './topics.js';
 export { HEADER_BYTES, MAGIC_BYTE, readWireHeader, writeWireFormat } from './wire-format.js';
 export type { WireHeader } from './wire-format.js';
+export { fromStoredOutcome, toStoredOutcome } from './stored-outcome.js';
+export type { StoredOutcome } from './stored-outcome.js';

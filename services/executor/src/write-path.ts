@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { canonicalJson, toolError, ToolFailure } from '@gatehouse/contracts';
 import type { Catalog, ExecutionContext, ToolError, ToolImplementation } from '@gatehouse/contracts';
-import { errorResult, okResult } from '@gatehouse/events';
+import { errorResult, fromStoredOutcome, okResult, toStoredOutcome } from '@gatehouse/events';
 import type { EventPublisher, ExecutionOrder, OperatorHandoff, ResultAddress, ToolResult } from '@gatehouse/events';
 import type { ApprovalStore, IdempotencyStore, ProposalStore, ResourceLock, SlotPool, SlotScope } from '@gatehouse/state';
 import type { Logger } from '@gatehouse/telemetry';
@@ -10,7 +10,7 @@ import { authorize } from './approval-check.js';
 import { claimOrWait, keepLease } from './claim-wait.js';
 import { runHandler } from './run-handler.js';
 import { settleAmbiguous } from './status-protocol.js';
-import { fromStoredOutcome, toStoredOutcome } from './stored-outcome.js';
+
 
 export interface SlotLimits {
   readonly tenantDefault: number;

@@ -6,6 +6,8 @@ import type { Catalog } from '@gatehouse/contracts';
 import { isActive } from '@gatehouse/state';
 import type { Run, RunRegistry } from '@gatehouse/state';
 import type { Logger } from '@gatehouse/telemetry';
+import { registerOperatorRoutes } from './operator-api.js';
+import type { OperatorApiOptions } from './operator-api.js';
 import type { Roles } from './roles.js';
 
 export interface ControlApiOptions {
@@ -17,6 +19,7 @@ export interface ControlApiOptions {
   readonly maxRunTtlMs: number;
   readonly logger: Logger;
   readonly ready: () => Promise<boolean>;
+  readonly operations?: Omit<OperatorApiOptions, 'authorized' | 'catalog'>;
 }
 
 interface CreateRunBody {
@@ -135,6 +138,10 @@ export function buildControlApi(options: ControlApiOptions): FastifyInstance {
     if (format === 'openai') return { tools: tools.map(toOpenAiFunction) };
     return reply.code(400).send({ error: { code: 'INVALID_REQUEST', message: 'format is mcp or openai' } });
   });
+
+  if (options.operations !== undefined) {
+    registerOperatorRoutes(app, { ...options.operations, catalog: options.catalog, authorized: requireToken });
+  }
 
   return app;
 }

@@ -83,6 +83,10 @@ export async function startPolicyService(options: PolicyServiceOptions): Promise
     maxRunTtlMs: options.maxRunTtlMs,
     logger,
     ready: async () => (await options.redis.ping()) === 'PONG',
+    operations: {
+      idempotency: deps.idempotency,
+      publish: (result) => publisher.publish('results', result.run_id, result),
+    },
   });
   const url = await api.listen({ host: options.host, port: options.port });
 

@@ -1,8 +1,12 @@
-import type { ResultAddress, ToolResult } from '@gatehouse/events';
+import type { ToolResult } from './event-types.js';
+import type { ResultAddress } from './results.js';
 
 /** What the idempotency record keeps of a finished write: the result, minus who asked. */
 export interface StoredOutcome {
   readonly command_id: string;
+  readonly run_id: string;
+  readonly tenant: string;
+  readonly tool: string;
   /** The record (partition:offset) whose execution produced it: its redelivery is not answered twice. */
   readonly origin: string;
   readonly status: ToolResult['status'];
@@ -15,6 +19,9 @@ export interface StoredOutcome {
 export function toStoredOutcome(result: ToolResult, origin: string): string {
   const outcome: StoredOutcome = {
     command_id: result.command_id,
+    run_id: result.run_id,
+    tenant: result.tenant,
+    tool: result.tool,
     origin,
     status: result.status,
     operation_id: result.operation_id,
