@@ -67,7 +67,9 @@ export async function startParallelConsumer<R extends TopicRole>(options: Parall
     groupId: options.groupId,
     allowAutoTopicCreation: false,
     sessionTimeout: options.sessionTimeoutMs ?? 30_000,
-    heartbeatInterval: 3_000,
+    // A member that died mid-rebalance is waited for this long; ours rejoin at once (batches return quickly).
+    rebalanceTimeout: (options.sessionTimeoutMs ?? 30_000) + 5_000,
+    heartbeatInterval: Math.min(3_000, Math.floor((options.sessionTimeoutMs ?? 30_000) / 3)),
   });
   let onJoin: () => void = () => undefined;
   const joined = new Promise<void>((resolve) => (onJoin = resolve));

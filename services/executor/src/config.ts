@@ -13,6 +13,7 @@ export interface ExecutorConfig {
   readonly concurrency: number;
   readonly perTenantConcurrency: number;
   readonly leaseMs: number;
+  readonly sessionTimeoutMs: number;
   readonly proposalTtlMs: number;
   readonly limits: SlotLimits;
   readonly port: number;
@@ -57,6 +58,7 @@ export function executorConfigFromEnv(env: Env = process.env): ExecutorConfig {
     concurrency: int(env, 'EXECUTOR_CONCURRENCY', 64),
     perTenantConcurrency: int(env, 'EXECUTOR_TENANT_CONCURRENCY', 8),
     leaseMs: int(env, 'EXECUTOR_LEASE_MS', 5_000),
+    sessionTimeoutMs: int(env, 'EXECUTOR_SESSION_TIMEOUT_MS', 10_000),
     proposalTtlMs: int(env, 'GATEHOUSE_PROPOSAL_TTL_MS', 15 * 60 * 1000),
     limits: {
       tenantDefault: int(env, 'GATEHOUSE_TENANT_SLOTS', 8),

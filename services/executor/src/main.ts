@@ -23,6 +23,7 @@ const executor = await startExecutor({
   leaseMs: config.leaseMs,
   proposalTtlMs: config.proposalTtlMs,
   limits: config.limits,
+  sessionTimeoutMs: config.sessionTimeoutMs,
 });
 await executor.joined;
 logger.info({ executorId: config.executorId }, 'executor ready');

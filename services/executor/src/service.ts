@@ -22,6 +22,8 @@ export interface ExecutorServiceOptions {
   readonly leaseMs: number;
   readonly proposalTtlMs: number;
   readonly limits?: SlotLimits;
+  /** How soon the group notices a dead executor (default 10 s). */
+  readonly sessionTimeoutMs?: number;
 }
 
 export interface RunningExecutor {
@@ -75,6 +77,7 @@ export async function startExecutor(options: ExecutorServiceOptions): Promise<Ru
     logger,
     maxConcurrency: options.concurrency,
     maxPerKey: options.perTenantConcurrency,
+    sessionTimeoutMs: options.sessionTimeoutMs ?? 10_000,
   });
   return {
     joined: consumer.joined,

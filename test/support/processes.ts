@@ -1,0 +1,127 @@
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { AssignerProtocol } from 'kafkajs';
+import type { Admin } from 'kafkajs';
+
+/** The built entrypoint of the executor service (build before running tests). */
+export const EXECUTOR_MAIN = fileURLToPath(new URL('../../services/executor/dist/main.js', import.meta.url));
+const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+export interface Exit {
+  readonly code: number | null;
+  readonly signal: NodeJS.Signals | null;
+}
+
+/** A service running as its own OS process, as it runs in production. */
+export interface ServiceProcess {
+  readonly name: string;
+  readonly pid: number;
+  /** Settles when the process has exited, for whatever reason. */
+  readonly exited: Promise<Exit>;
+  /** What the process wrote to stdout and stderr so far (for failure messages). */
+  output(): string;
+  /** Sends `signal` and waits for the exit, escalating to SIGKILL after `graceMs`. */
+  stop(signal?: NodeJS.Signals, graceMs?: number): Promise<Exit>;
+}
+
+/** Starts `node <script>` from the repository root with exactly `env` added to PATH and HOME. */
+export function spawnService(name: string, script: string, env: Readonly<Record<string, string>>): ServiceProcess {
+  const child = spawn(process.execPath, [script], {
+    cwd: REPO_ROOT,
+    env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  if (child.pid === undefined) throw new Error(`${name} did not start`);
+  const chunks: string[] = [];
+  let size = 0;
+  const keep = (chunk: Buffer): void => {
+    // Bounded: a chatty process must not grow the test's memory.
+    if (size > 256 * 1024) return;
+    size += chunk.length;
+    chunks.push(chunk.toString('utf8'));
+  };
+  child.stdout.on('data', keep);
+  child.stderr.on('data', keep);
+  const exited = new Promise<Exit>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  let exit: Exit | undefined;
+  void exited.then((e) => (exit = e));
+  return {
+    name,
+    pid: child.pid,
+    exited,
+    output: () => chunks.join(''),
+    async stop(signal = 'SIGTERM', graceMs = 10_000) {
+      if (exit !== undefined) return exit;
+      child.kill(signal);
+      const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+      try {
+        return await exited;
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+  };
+}
+
+export interface GroupMember {
+  readonly memberId: string;
+  readonly clientId: string;
+  readonly partitions: readonly number[];
+}
+
+export interface GroupView {
+  readonly state: string;
+  readonly members: readonly GroupMember[];
+}
+
+/** The broker's view of a consumer group: its state and which partitions of `topic` each member holds. */
+export async function describeGroup(admin: Admin, groupId: string, topic: string): Promise<GroupView> {
+  const { groups } = await admin.describeGroups([groupId]);
+  const group = groups.find((g) => g.groupId === groupId);
+  if (group === undefined) return { state: 'Unknown', members: [] };
+  const members = group.members.map((m) => {
+    const assignment = m.memberAssignment.length === 0 ? null : AssignerProtocol.MemberAssignment.decode(m.memberAssignment);
+    const partitions = [...(assignment?.assignment[topic] ?? [])].sort((a, b) => a - b);
+    return { memberId: m.memberId, clientId: m.clientId, partitions };
+  });
+  return { state: group.state, members };
+}
+
+/** A stable group in which every member holds at least one partition and together they hold all `partitions`. */
+export function isSpreadOver(view: GroupView, members: number, partitions: number): boolean {
+  const held = view.members.flatMap((m) => m.partitions);
+  return (
+    view.state === 'Stable' &&
+    view.members.length === members &&
+    view.members.every((m) => m.partitions.length > 0) &&
+    new Set(held).size === partitions &&
+    held.length === partitions
+  );
+}
+
+/**
+ * Polls the broker until the group satisfies `ready`; rejects after `timeoutMs` with the last view,
+ * or as soon as `abort` settles (e.g. a service process exited before joining).
+ */
+export async function awaitGroup(
+  admin: Admin,
+  groupId: string,
+  topic: string,
+  ready: (view: GroupView) => boolean,
+  timeoutMs: number,
+  abort?: Promise<string>,
+): Promise<GroupView> {
+  const started = Date.now();
+  let aborted: string | undefined;
+  void abort?.then((why) => (aborted = why));
+  let last: GroupView = { state: 'Unknown', members: [] };
+  for (;;) {
+    if (aborted !== undefined) throw new Error(`gave up waiting for group ${groupId}: ${aborted}`);
+    last = await describeGroup(admin, groupId, topic);
+    if (ready(last)) return last;
+    if (Date.now() - started > timeoutMs) {
+      throw new Error(`group ${groupId} not ready after ${timeoutMs} ms: ${JSON.stringify(last)}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
