@@ -1,6 +1,7 @@
 // `npm test`: type-check, lint, bring the local stack up if it is not running, run every vitest
 // project, and stop only what this run started. Extra arguments go to vitest.
 import { spawn, spawnSync } from 'node:child_process';
+import { stackDown, stackUp } from './stack-lifecycle.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
 
@@ -11,23 +12,6 @@ function step(title, command, args, options = {}) {
     process.stderr.write(`✖ ${title} failed (exit ${run.status ?? run.signal})\n`);
   }
   return run.status === 0;
-}
-
-function stackUp() {
-  process.stderr.write('\n▶ stack up (starts only what is not running)\n');
-  const run = spawnSync(process.execPath, ['deploy/local/stack.mjs', 'up', '--json'], {
-    cwd: root,
-    stdio: ['ignore', 'pipe', 'inherit'],
-    encoding: 'utf8',
-  });
-  if (run.status !== 0) return undefined;
-  const last = run.stdout.trim().split('\n').pop() ?? '{}';
-  return JSON.parse(last).started ?? [];
-}
-
-function stackDown(started) {
-  if (started.length === 0) return;
-  step(`stack down: ${started.join(', ')} (started by this run)`, process.execPath, ['deploy/local/stack.mjs', 'down', ...started]);
 }
 
 function runVitest(args) {
@@ -48,14 +32,13 @@ process.on('SIGTERM', stop);
 
 let ok = step('typecheck', 'npm', ['run', '--silent', 'typecheck']) && step('lint', 'npm', ['run', '--silent', 'lint']);
 if (ok) {
-  const up = stackUp();
-  if (up === undefined) {
-    process.stderr.write('✖ the local stack did not come up; see .stack/logs/\n');
-    ok = false;
-  } else {
-    started = up;
+  try {
+    started = stackUp();
     ok = await runVitest(process.argv.slice(2));
-    stackDown(started);
+  } catch (error) {
+    process.stderr.write(`✖ ${error.message}\n`);
+    ok = false;
   }
+  stackDown(started);
 }
 process.exit(ok ? 0 : 1);

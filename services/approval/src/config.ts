@@ -70,8 +70,10 @@ export function checkSchemaName(name: string): string {
 export function approvalConfigFromEnv(env: Env = process.env): ApprovalConfig {
   const databaseUrl = read(env, 'DATABASE_URL');
   if (!/^postgres(ql)?:\/\//.test(databaseUrl)) throw invalid('DATABASE_URL must be a postgres:// URL');
+  const events = eventsConfigFromEnv(env);
+  const groupId = env['APPROVAL_GROUP_ID'];
   return {
-    events: eventsConfigFromEnv(env),
+    events,
     databaseUrl,
     schema: checkSchemaName(read(env, 'APPROVALS_DB_SCHEMA')),
     redisUrl: redisUrlFromEnv(env),
@@ -82,6 +84,7 @@ export function approvalConfigFromEnv(env: Env = process.env): ApprovalConfig {
     approvalValidityMs: integer(env, 'APPROVAL_VALIDITY_MS', 1_000, 24 * 3600 * 1000),
     sweepMs: integer(env, 'APPROVAL_SWEEP_MS', 10, 60_000),
     outboxRetryMs: integer(env, 'APPROVAL_OUTBOX_RETRY_MS', 100, 3_600_000),
-    groupId: read(env, 'APPROVAL_GROUP_ID'),
+    // Deployments sharing a cluster under different topic prefixes must not share a group.
+    groupId: groupId === undefined || groupId === '' ? `${events.topicPrefix}${APPROVAL_ENV_DEFAULTS.APPROVAL_GROUP_ID}` : groupId,
   };
 }

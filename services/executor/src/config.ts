@@ -49,12 +49,14 @@ function tenantLimits(env: Env): Record<string, number> {
 
 /** Reads and checks the executor's settings once, at start-up. */
 export function executorConfigFromEnv(env: Env = process.env): ExecutorConfig {
+  const events = eventsConfigFromEnv(env);
   return {
-    events: eventsConfigFromEnv(env),
+    events,
     redisUrl: redisUrlFromEnv(env),
     redisPrefix: env['GATEHOUSE_REDIS_PREFIX'] ?? 'gh:',
     executorId: env['EXECUTOR_ID'] ?? `${hostname()}-${process.pid}`,
-    groupId: env['EXECUTOR_GROUP_ID'] ?? 'gatehouse-executor',
+    // Deployments sharing a cluster under different topic prefixes must not share a group.
+    groupId: env['EXECUTOR_GROUP_ID'] ?? `${events.topicPrefix}gatehouse-executor`,
     concurrency: int(env, 'EXECUTOR_CONCURRENCY', 64),
     perTenantConcurrency: int(env, 'EXECUTOR_TENANT_CONCURRENCY', 8),
     leaseMs: int(env, 'EXECUTOR_LEASE_MS', 5_000),

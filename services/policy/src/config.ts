@@ -37,8 +37,9 @@ export function policyConfigFromEnv(env: Env = process.env): PolicyConfig {
   if (controlToken.length < 16) {
     throw new Error('GATEHOUSE_CONTROL_TOKEN must be set (at least 16 characters): trusted code uses it to register runs');
   }
+  const events = eventsConfigFromEnv(env);
   return {
-    events: eventsConfigFromEnv(env),
+    events,
     redisUrl: redisUrlFromEnv(env),
     redisPrefix: env['GATEHOUSE_REDIS_PREFIX'] ?? 'gh:',
     host: env['POLICY_HOST'] ?? '127.0.0.1',
@@ -48,7 +49,8 @@ export function policyConfigFromEnv(env: Env = process.env): PolicyConfig {
     policyTableFile: env['GATEHOUSE_POLICY_TABLE_FILE'] ?? DEFAULT_POLICY_TABLE_FILE,
     maxArgumentBytes: int(env, 'GATEHOUSE_MAX_ARGUMENT_BYTES', 64 * 1024),
     maxRunTtlMs: int(env, 'GATEHOUSE_MAX_RUN_TTL_MS', 24 * 3600 * 1000),
-    groupId: env['POLICY_GROUP_ID'] ?? 'gatehouse-policy',
+    // Deployments sharing a cluster under different topic prefixes must not share a group.
+    groupId: env['POLICY_GROUP_ID'] ?? `${events.topicPrefix}gatehouse-policy`,
     concurrency: int(env, 'POLICY_CONCURRENCY', 64),
   };
 }

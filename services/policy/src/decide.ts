@@ -19,6 +19,8 @@ export interface DecideDeps extends WriteDeps {
   readonly limiter: RateLimiter;
   /** Largest `arguments` text accepted, in UTF-8 bytes. */
   readonly maxArgumentBytes: number;
+  /** Roles whose runs may call a tool, to tell a denied run which path would serve. */
+  readonly rolesGranting?: (address: string) => readonly string[];
   readonly now?: () => number;
 }
 
@@ -45,7 +47,7 @@ export async function decide(command: ToolCommand, deps: DecideDeps): Promise<De
   if (!found.ok) return refuse({ ...found.error, permitted: run.capabilities });
   const granted = run.capabilities.includes(found.tool.address);
   if (found.retired && !granted) return refuse(deps.catalog.retiredError(found.tool.address));
-  if (!granted) return refuse(capabilityDenied(found.tool, run, deps.catalog));
+  if (!granted) return refuse(capabilityDenied(found.tool, run, deps.catalog, deps.rolesGranting?.(found.tool.address) ?? []));
 
   if (Buffer.byteLength(command.arguments, 'utf8') > deps.maxArgumentBytes) {
     return refuse(toolError('PAYLOAD_TOO_LARGE', `Arguments exceed ${deps.maxArgumentBytes} bytes`));
@@ -108,10 +110,11 @@ export async function decide(command: ToolCommand, deps: DecideDeps): Promise<De
 }
 
 /** CAPABILITY_DENIED with what the run may call and, when one exists, the path that would serve. */
-function capabilityDenied(tool: ToolContract, run: Run, catalog: Catalog): ToolError {
+function capabilityDenied(tool: ToolContract, run: Run, catalog: Catalog, granting: readonly string[]): ToolError {
   const sameName = run.capabilities.find((address) => catalog.get(address)?.name === tool.name);
   const preview = tool.previewedBy !== undefined && run.capabilities.includes(tool.previewedBy) ? tool.previewedBy : undefined;
-  const next = sameName ?? preview;
+  const path = granting.length > 0 ? `a run with role ${granting.join(' or ')}` : undefined;
+  const next = sameName ?? preview ?? path;
   const message =
     tool.effect === 'write' && !run.capabilities.some((a) => catalog.get(a)?.effect === 'write')
       ? `Run ${run.run_id} (role ${run.role}) is read-only; ${tool.address} changes state`

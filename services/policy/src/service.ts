@@ -57,6 +57,7 @@ export async function startPolicyService(options: PolicyServiceOptions): Promise
     runs,
     limiter: new RateLimiter(options.redis, keys),
     maxArgumentBytes: options.maxArgumentBytes,
+    rolesGranting: (address: string) => Object.entries(options.roles).filter(([, role]) => role.tools.includes(address)).map(([name]) => name),
     table: options.table,
     proposals: new ProposalStore(options.redis, keys),
     approvals: new ApprovalStore(options.redis, keys),

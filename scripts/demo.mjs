@@ -1,0 +1,240 @@
+// `npm run demo`: a scripted agent session against the whole system — the local stack and every
+// service as its own process — printed as a transcript. Exits 0 only if every step gave the
+// expected typed result.
+import { randomUUID } from 'node:crypto';
+import { createClient } from '@gatehouse/client';
+import { createKafka, DeadLetters, EventPublisher, EventSerde, eventsConfigFromEnv, startEventConsumer, topicNames } from '@gatehouse/events';
+import { createLogger } from '@gatehouse/telemetry';
+import { startServices } from './services.mjs';
+import { build, stackDown, stackUp } from './stack-lifecycle.mjs';
+
+const CONTROL_TOKEN = process.env.GATEHOUSE_CONTROL_TOKEN ?? `demo-control-token-${randomUUID()}`;
+// A demo approver from config/approvers.json — not for production (see services/approval/README.md).
+const DEMO_APPROVER = { identity: 'demo-lead@acme.example', token: 'demo-lead-cda8e496f077ea72ce5d11ff7f871b3e' };
+const session = randomUUID().replace(/-/g, '').slice(0, 8);
+const env = {
+  GATEHOUSE_CONTROL_TOKEN: CONTROL_TOKEN,
+  GATEHOUSE_TOPIC_PREFIX: 'demo.',
+  GATEHOUSE_REDIS_PREFIX: `demo-${session}:`,
+  CUSTOMERS_DB_SCHEMA: `demo_customers_${session}`,
+  APPROVALS_DB_SCHEMA: `demo_approvals_${session}`,
+  CUSTOMERS_FAULTS: '1',
+  EXPORT_STEP_MS: '300',
+  LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
+};
+const CONTROL = 'http://127.0.0.1:8091';
+const APPROVAL = 'http://127.0.0.1:8093';
+const CUSTOMERS = 'http://127.0.0.1:8090';
+
+const out = (line = '') => process.stdout.write(`${line}\n`);
+const dim = (text) => (process.stdout.isTTY ? `\x1b[2m${text}\x1b[0m` : text);
+const bold = (text) => (process.stdout.isTTY ? `\x1b[1m${text}\x1b[0m` : text);
+const show = (value) => JSON.stringify(value);
+const steps = [];
+
+function check(name, ok, detail) {
+  steps.push({ name, ok });
+  out(`   ${ok ? '✔' : '✖'} ${name}${ok ? '' : ` — ${detail}`}`);
+}
+
+function agentSays(tool, args) {
+  out(`   agent → ${bold(tool)} ${show(args)}`);
+}
+
+function gatehouseSays(result) {
+  if (result.ok) out(`   gatehouse ← ok ${dim(`(op ${result.operationId}, data not instructions)`)} ${show(result.result)}`);
+  else out(`   gatehouse ← ${result.status} ${bold(result.error.code)} retryable=${result.error.retryable} ${show({ message: result.error.message, field: result.error.field ?? undefined, permitted: result.error.permitted.length > 0 ? result.error.permitted : undefined, next: result.error.next ?? undefined, retry_after_ms: result.error.retryAfterMs ?? undefined })}`);
+}
+
+async function http(method, url, token, body) {
+  const response = await fetch(url, {
+    method,
+    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await response.text();
+  return { status: response.status, body: text === '' ? null : JSON.parse(text) };
+}
+
+async function createRun(role, principal) {
+  const { status, body } = await http('POST', `${CONTROL}/runs`, CONTROL_TOKEN, { tenant: 'acme', principal, role, environment: 'production', ttl_ms: 3_600_000 });
+  if (status !== 201) throw new Error(`run registration answered ${status}: ${show(body)}`);
+  return body;
+}
+
+async function waitFor(check, timeoutMs, what) {
+  const started = Date.now();
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() - started > timeoutMs) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** Approves a pending proposal in the approval API, as the labelled demo approver. */
+async function approveAsDemoApprover(proposalId) {
+  const shown = await waitFor(async () => {
+    const r = await http('GET', `${APPROVAL}/api/approvals/${proposalId}`, DEMO_APPROVER.token);
+    return r.status === 200 ? r.body : undefined;
+  }, 20_000, 'the pending request in the approval service');
+  const change = shown.request.diff.changes[0];
+  out(`   ${bold('demo approver')} ${DEMO_APPROVER.identity} (demo identity, not for production) sees: ${shown.request.effect}`);
+  out(`      ${change.field}: ${change.before} → ${change.after}   role required: ${shown.request.approver_role}`);
+  const approved = await http('POST', `${APPROVAL}/api/approvals/${proposalId}/approve`, DEMO_APPROVER.token, {});
+  out(`   demo approver → approve ${dim(`HTTP ${approved.status}`)}`);
+  return approved.status === 200;
+}
+
+async function main() {
+  out(bold('Gatehouse demo — an agent session on the reference domain'));
+  out(dim('Bringing up the local stack and the services (customers runs with test fault hooks on)…'));
+  const started = stackUp();
+  let services;
+  let client;
+  let operatorWatch;
+  const cleanup = async () => {
+    await client?.close().catch(() => {});
+    await operatorWatch?.stop().catch(() => {});
+    await services?.stop();
+    stackDown(started);
+  };
+  try {
+    build();
+    services = await startServices({
+      names: ['customers', 'policy', 'approval', 'executor-1'],
+      env,
+      say: (line) => out(dim(`   ${line}`)),
+      ...(process.env.GATEHOUSE_DEMO_LOGS ? { logsDir: process.env.GATEHOUSE_DEMO_LOGS } : {}),
+    });
+    const config = eventsConfigFromEnv({ ...process.env, ...env });
+    const topics = topicNames(config.topicPrefix);
+    const logger = createLogger('demo', { level: 'silent' });
+    client = await createClient({ config, topics, controlUrl: CONTROL, clientId: 'demo-agent', logger, defaultTimeoutMs: 60_000 });
+
+    const handoffs = [];
+    const kafka = createKafka(config, 'demo-operator-desk', logger);
+    const serde = new EventSerde({ registryUrl: config.registryUrl, topics });
+    await serde.registerAll();
+    const publisher = await EventPublisher.connect(kafka, serde);
+    const watch = await startEventConsumer({
+      kafka, serde, role: 'operator', groupId: `demo-operator-${session}`, fromBeginning: false, logger,
+      deadLetters: new DeadLetters(publisher.producer),
+      handle: async (handoff) => void handoffs.push(handoff),
+    });
+    operatorWatch = { stop: async () => { await watch.stop(); await publisher.disconnect(); } };
+    await watch.joined;
+
+    const agent = await createRun('support-agent', 'agent:demo-support-bot');
+    const readonly = await createRun('support-readonly', 'agent:demo-lookup-bot');
+    const ops = await createRun('ops-admin', 'agent:demo-ops-bot');
+    out(`\n${bold('0. Trusted code registers runs')} ${dim('(control API; agents cannot create or widen runs)')}`);
+    out(`   ${agent.run_id} role support-agent, ${agent.capabilities.length} tools; ${readonly.run_id} role support-readonly`);
+    const call = (run, tool, args, options = {}) => {
+      agentSays(tool, args);
+      return client.call(tool, args, { runId: run.run_id, tenant: run.tenant, ...options });
+    };
+
+    out(`\n${bold('1. A read')}`);
+    const customer = await call(agent, 'get_customer.v1', { customer_id: 'C-1842' });
+    gatehouseSays(customer);
+    check('get_customer returns the typed view, without internal fields', customer.ok && customer.result.version === 17 && !('credit_score' in customer.result), show(customer));
+
+    out(`\n${bold('2. A paginated list')}`);
+    let cursor;
+    let pages = 0;
+    let orders = 0;
+    let largest = 0;
+    do {
+      const page = await call(agent, 'list_open_orders_for_customer.v1', { customer_id: 'C-1842', page_size: 10, ...(cursor ? { cursor } : {}) });
+      if (!page.ok) { gatehouseSays(page); break; }
+      out(`   gatehouse ← ok ${page.result.orders.length} orders, cursor ${page.result.cursor === null ? 'null (last page)' : `${page.result.cursor.slice(0, 16)}…`}`);
+      pages += 1;
+      orders += page.result.orders.length;
+      largest = Math.max(largest, page.result.orders.length);
+      cursor = page.result.cursor;
+    } while (cursor && pages < 20);
+    check(`walked ${pages} pages, ${orders} open orders, never more than page_size`, pages > 1 && largest <= 10 && cursor === null, `${pages} pages`);
+
+    out(`\n${bold('3. A preview')} ${dim('(a read: computes the effect and stores a canonical proposal)')}`);
+    const previewed = await call(agent, 'preview_address_change.v1', { customer_id: 'C-1842', destination: { kind: 'new', line1: '2 New Street', city: 'York', country: 'GB' } });
+    gatehouseSays(previewed);
+    check('preview returns a proposal_id and the exact effect', previewed.ok && /^p_/.test(previewed.result.proposal_id), show(previewed));
+    const proposalId = previewed.ok ? previewed.result.proposal_id : 'p_missing00';
+
+    out(`\n${bold('4. A commit that waits for approval')} ${dim('(proposal_id only: no replacement arguments)')}`);
+    let pending;
+    const committing = call(agent, 'commit_address_change.v2', { proposal_id: proposalId }, { onPending: (p) => (pending = p) });
+    await waitFor(async () => pending, 20_000, 'pending_approval');
+    out(`   gatehouse ← pending_approval ${show({ proposal_id: pending.proposal_id, approver_role: pending.approver_role, expires_at: new Date(pending.expires_at).toISOString() })}`);
+    check('the commit is pending approval by a support-lead', pending.approver_role === 'support-lead', show(pending));
+
+    out(`\n${bold('5. An approval through the API by a demo approver')}`);
+    check('the demo approver approved the stored canonical proposal', await approveAsDemoApprover(proposalId), 'approval refused');
+
+    out(`\n${bold('6. The committed evidence')}`);
+    const committed = await committing;
+    gatehouseSays(committed);
+    check('committed: previous_version 17 → new_version 18, changed_fields, committed_at', committed.ok && committed.result.previous_version === 17 && committed.result.new_version === 18, show(committed));
+
+    out(`\n${bold('7. The same commit retried')}`);
+    const retried = await call(agent, 'commit_address_change.v2', { proposal_id: proposalId });
+    gatehouseSays(retried);
+    check('the retry gets the stored result — same operation, no second write', retried.ok && committed.ok && retried.operationId === committed.operationId, show(retried));
+
+    out(`\n${bold('8. A version conflict after a concurrent human edit')}`);
+    const second = await call(agent, 'preview_address_change.v1', { customer_id: 'C-1842', destination: { kind: 'saved', address_id: 'addr_1842_office' } });
+    gatehouseSays(second);
+    const human = await fetch(`${CUSTOMERS}/customers/C-1842/address-changes`, {
+      method: 'POST',
+      headers: { 'x-tenant': 'acme', 'content-type': 'application/json', 'idempotency-key': `crm-user-${session}` },
+      body: JSON.stringify({ expected_version: 18, destination: { kind: 'new', line1: '3 Human Street', city: 'York', country: 'GB' } }),
+    });
+    out(`   ${bold('a person in the CRM')} edits C-1842 directly ${dim(`HTTP ${human.status}: version 18 → 19`)}`);
+    let pending2;
+    const conflicting = call(agent, 'commit_address_change.v2', { proposal_id: second.result.proposal_id }, { onPending: (p) => (pending2 = p) });
+    await waitFor(async () => pending2, 20_000, 'pending_approval');
+    await approveAsDemoApprover(second.result.proposal_id);
+    const conflict = await conflicting;
+    gatehouseSays(conflict);
+    check('VERSION_CONFLICT: nothing changed, read again and propose anew', !conflict.ok && conflict.error.code === 'VERSION_CONFLICT' && conflict.error.next === 'preview_address_change.v1', show(conflict));
+
+    out(`\n${bold('9. A capability denial')} ${dim('(a read-only run tries a write)')}`);
+    const denied = await call(readonly, 'commit_address_change.v2', { proposal_id: proposalId });
+    gatehouseSays(denied);
+    check('CAPABILITY_DENIED with permitted and next', !denied.ok && denied.error.code === 'CAPABILITY_DENIED' && denied.error.permitted.length > 0 && denied.error.next !== null, show(denied));
+
+    out(`\n${bold('10. A rate-limited call')} ${dim('(start_customer_export.v1 allows 10 per minute per tenant)')}`);
+    const bursts = await Promise.all(Array.from({ length: 11 }, () => client.call('start_customer_export.v1', { customer_id: 'C-1842', format: 'csv' }, { runId: ops.run_id, tenant: 'acme' })));
+    agentSays('start_customer_export.v1 ×11', { customer_id: 'C-1842', format: 'csv' });
+    const limited = bursts.find((r) => !r.ok && r.error.code === 'RATE_LIMITED');
+    out(`   gatehouse ← ${bursts.filter((r) => r.ok).length} ok, ${bursts.filter((r) => !r.ok).length} refused`);
+    if (limited) gatehouseSays(limited);
+    check('RATE_LIMITED with retry_after_ms, retryable', limited !== undefined && limited.error.retryable && limited.error.retryAfterMs > 0, show(bursts.map((b) => (b.ok ? 'ok' : b.error.code))));
+
+    out(`\n${bold('11. An unknown outcome handed to the operator')} ${dim('(the service commits, the connection drops, the status query is down)')}`);
+    const third = await call(agent, 'preview_address_change.v1', { customer_id: 'C-1842', destination: { kind: 'new', line1: '4 Unknown Street', city: 'York', country: 'GB' } });
+    await http('POST', `${CUSTOMERS}/__faults`, '', { nextWrites: ['drop-after-commit'], statusDown: true });
+    let pending3;
+    const ambiguous = call(agent, 'commit_address_change.v2', { proposal_id: third.result.proposal_id }, { onPending: (p) => (pending3 = p) });
+    await waitFor(async () => pending3, 20_000, 'pending_approval');
+    await approveAsDemoApprover(third.result.proposal_id);
+    const unknown = await ambiguous;
+    await http('POST', `${CUSTOMERS}/__faults`, '', { statusDown: false });
+    gatehouseSays(unknown);
+    const handoff = await waitFor(async () => handoffs.find((h) => h.command_id === unknown.commandId), 10_000, 'the operator handoff');
+    out(`   operator ← handoff ${show({ handoff_id: handoff.handoff_id, reason: handoff.reason, idempotency_key: handoff.idempotency_key })}`);
+    check('OUTCOME_UNKNOWN, not retryable, and an OperatorHandoff on gatehouse.operator', !unknown.ok && unknown.status === 'unknown' && unknown.error.code === 'OUTCOME_UNKNOWN' && handoff !== undefined, show(unknown));
+
+    const failed = steps.filter((s) => !s.ok);
+    out(`\n${failed.length === 0 ? bold(`All ${steps.length} steps gave the expected typed result.`) : bold(`${failed.length} of ${steps.length} steps did not: ${failed.map((f) => f.name).join('; ')}`)}`);
+    await cleanup();
+    process.exit(failed.length === 0 ? 0 : 1);
+  } catch (error) {
+    out(`✖ demo aborted: ${error instanceof Error ? error.message : String(error)}`);
+    await cleanup();
+    process.exit(1);
+  }
+}
+
+await main();
