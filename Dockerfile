@@ -1,24 +1,50 @@
-# One image for every Gatehouse service; the command picks the service.
+# One image for every Gatehouse service; the command picks the service:
+#   node scripts/provision.mjs            topics, DLQs and schema registration (the default)
+#   node services/policy/dist/main.js     policy service          (POLICY_PORT, 8091)
+#   node services/executor/dist/main.js   executor                (EXECUTOR_PORT, 8092)
+#   node services/approval/dist/main.js   approval API + console  (APPROVAL_PORT, 8093)
+#   node services/customers/dist/main.js  reference system of record (CUSTOMERS_PORT, 8090)
 # Build:  docker build -t gatehouse .
-FROM node:20-bookworm-slim AS build
+# Every service binds 127.0.0.1 unless told otherwise: set POLICY_HOST / EXECUTOR_HOST /
+# APPROVAL_HOST / CUSTOMERS_HOST to 0.0.0.0 in a container (docker-compose.yml and deploy/k8s do).
+
+# ---- manifests: only the package.json files, so `npm ci` below is cached until a dependency changes
+FROM node:20-bookworm-slim AS manifests
 WORKDIR /app
-COPY package.json package-lock.json tsconfig.json tsconfig.base.json ./
 COPY packages ./packages
 COPY services ./services
-COPY schemas ./schemas
-COPY scripts ./scripts
-RUN npm ci --no-audit --no-fund \
- && node scripts/tsc.mjs -b \
- && npm prune --omit=dev --no-audit --no-fund
+RUN find packages services -mindepth 2 -maxdepth 2 ! -name package.json -exec rm -rf {} +
 
+# ---- build: install everything, compile every project, then drop dev dependencies and sources
+FROM node:20-bookworm-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+COPY --from=manifests /app ./
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json tsconfig.base.json ./
+COPY packages ./packages
+COPY services ./services
+COPY scripts ./scripts
+RUN node scripts/tsc.mjs -b \
+ && npm prune --omit=dev --no-audit --no-fund \
+ && find packages services -mindepth 2 -maxdepth 2 \
+      \( -name src -o -name test -o -name 'tsconfig*.json' -o -name '*.tsbuildinfo' \) -exec rm -rf {} + \
+ && test -f services/approval/console/index.html \
+ && for s in policy executor approval customers; do test -f "services/$s/dist/main.js"; done
+
+# ---- runtime: compiled JavaScript, production dependencies and the data files read at start-up
 FROM node:20-bookworm-slim AS runtime
 ENV NODE_ENV=production
 WORKDIR /app
 COPY --from=build /app/package.json /app/package-lock.json ./
 COPY --from=build /app/node_modules ./node_modules
+# dist/, package.json and (approval) console/ of every workspace; node_modules/@gatehouse/* link here
 COPY --from=build /app/packages ./packages
 COPY --from=build /app/services ./services
-COPY --from=build /app/schemas ./schemas
 COPY --from=build /app/scripts ./scripts
-USER node
+COPY schemas ./schemas
+# roles.json, policy-table.json and the DEMO approvers.json; Kubernetes mounts its own over them
+COPY config ./config
+# Numeric uid/gid of the image's `node` user, so Kubernetes' runAsNonRoot can verify it.
+USER 1000:1000
 CMD ["node", "scripts/provision.mjs"]

@@ -144,7 +144,7 @@ export async function waitFor(probe, { timeoutMs, intervalMs = 500, dead = () =>
 // ---------------------------------------------------------------- network probes
 
 /** Connect to host:port; optionally write `send` and resolve with the first chunk received. */
-export function tcpProbe(host, port, { send, timeoutMs = 1000 } = {}) {
+export function tcpProbe(host, port, { send, timeoutMs = 3000 } = {}) {
   return new Promise((res) => {
     const sock = net.connect({ host, port });
     const done = (v) => (sock.destroy(), res(v));

@@ -52,7 +52,8 @@ async function upOne(c) {
     } else if (pid) {
       await c.waitRunning(pid);
       result = { action: 'already running', owner: 'ours', pid };
-    } else if (await c.probe()) {
+    } else if ((await c.probe()) || (await c.probe())) {
+      // Asked twice: on a loaded machine one slow answer must not make us start a second server.
       result = { action: 'external', owner: 'external' }; // the port is served by something we did not start
     } else {
       const started = await c.start(note);

@@ -1,0 +1,14 @@
+export { runCli } from './cli.js';
+export type { CommandContext, CommandGroup, OptionSpec, OptionSpecs, Options, Subcommand } from './command.js';
+export { COMMAND_GROUPS } from './commands.js';
+export { DLQ_TOPIC_CHOICES } from './commands/dlq.js';
+export { CliError, ExitCode, usageError } from './exit-code.js';
+export { formatBytes, formatDuration, parseDuration, relativeTime } from './format.js';
+export type { CliIo, CliStream, Env } from './io.js';
+export { processIo } from './io.js';
+export { Output } from './output.js';
+export type { Progress } from './output.js';
+export { approvalApi, CLI_ENV_DEFAULTS, controlApi } from './settings.js';
+export type { HttpTarget } from './settings.js';
+export { formatFields, formatTable } from './table.js';
+export type { Column } from './table.js';

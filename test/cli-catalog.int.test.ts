@@ -1,0 +1,125 @@
+// The gatehouse CLI, run as a child process from its build: the catalog commands (no stack needed)
+// and the command-line contract (help, usage errors, exit codes) that scripts rely on.
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { toMcpTool, toOpenAiFunction } from '@gatehouse/contracts';
+import { DEFAULT_ROLES_FILE, loadRoles } from '@gatehouse/policy';
+import { referenceCatalog } from '@gatehouse/reference-tools';
+
+const MAIN = fileURLToPath(new URL('../packages/cli/dist/main.js', import.meta.url));
+const SNAPSHOT = fileURLToPath(new URL('../packages/reference-tools/catalog.snapshot.json', import.meta.url));
+
+interface CliRun {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+function gatehouse(args: readonly string[], env: Readonly<Record<string, string>> = {}): Promise<CliRun> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [MAIN, ...args], { env: { ...process.env, ...env }, timeout: 30_000, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
+      resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : -1, stdout, stderr });
+    });
+  });
+}
+
+const catalog = referenceCatalog();
+const roles = loadRoles(DEFAULT_ROLES_FILE, catalog);
+
+describe('gatehouse catalog', () => {
+  it('shows every tool version with its effect, retry class, approval rule, retirement and rate limit', async () => {
+    const run = await gatehouse(['catalog', 'show']);
+    expect(run.code).toBe(0);
+    const lines = run.stdout.trimEnd().split('\n');
+    expect(lines[0]).toMatch(/^ADDRESS\s+EFFECT\s+RETRY\s+APPROVAL\s+RETIRED\s+RATE LIMIT$/);
+    expect(lines).toHaveLength(catalog.tools().length + 1);
+    expect(lines.find((l) => l.startsWith('commit_address_change.v1 '))).toMatch(/write\s+idempotent\s+address-change\s+yes → commit_address_change\.v2/);
+    expect(lines.find((l) => l.startsWith('send_customer_email.v1 '))).toMatch(/write\s+idempotent\s+customer-email\s+no\s+20\/1m per tenant$/);
+    expect(lines.find((l) => l.startsWith('get_operation.v1 '))).toMatch(/read\s+safe\s+-\s+no\s+-$/);
+  });
+
+  it('shows one role’s tools as JSON with --json', async () => {
+    const run = await gatehouse(['catalog', 'show', '--role', 'support-readonly', '--json']);
+    expect(run.code).toBe(0);
+    const rows = JSON.parse(run.stdout) as { address: string; effect: string }[];
+    expect(rows.map((r) => r.address)).toEqual([...(roles['support-readonly']?.tools ?? [])].sort());
+    expect(rows.every((r) => r.effect === 'read')).toBe(true);
+  });
+
+  it('exports the live tools as MCP tools and OpenAI functions, exactly as the contracts package makes them', async () => {
+    const live = catalog.tools().filter((t) => t.retired !== true);
+    const mcp = await gatehouse(['catalog', 'export', '--format', 'mcp']);
+    expect(mcp.code).toBe(0);
+    expect(JSON.parse(mcp.stdout)).toEqual({ tools: live.map(toMcpTool) });
+    const openai = await gatehouse(['catalog', 'export', '--format', 'openai']);
+    expect(openai.code).toBe(0);
+    expect(JSON.parse(openai.stdout)).toEqual({ tools: live.map(toOpenAiFunction) });
+  });
+
+  it('exports only a role’s tools with --role', async () => {
+    const run = await gatehouse(['catalog', 'export', '--format', 'mcp', '--role', 'support-agent']);
+    expect(run.code).toBe(0);
+    const names = (JSON.parse(run.stdout) as { tools: { name: string }[] }).tools.map((t) => t.name);
+    const expected = catalog.tools().filter((t) => roles['support-agent']?.tools.includes(t.address) === true && t.retired !== true);
+    expect(names).toEqual(expected.map((t) => toMcpTool(t).name));
+    expect(names).not.toContain('start_customer_export_v1');
+  });
+
+  it('exports the per-role snapshot byte for byte as the checked-in catalog.snapshot.json', async () => {
+    const run = await gatehouse(['catalog', 'export', '--format', 'snapshot']);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toBe(readFileSync(SNAPSHOT, 'utf8'));
+  });
+
+  it('refuses an unknown format or role as a usage error (exit 2) naming the choices', async () => {
+    const format = await gatehouse(['catalog', 'export', '--format', 'yaml']);
+    expect(format.code).toBe(2);
+    expect(format.stderr).toContain('mcp, openai, snapshot');
+    const role = await gatehouse(['catalog', 'show', '--role', 'nobody']);
+    expect(role.code).toBe(2);
+    expect(role.stderr).toContain('ops-admin, support-agent, support-readonly');
+    expect(role.stdout).toBe('');
+  });
+});
+
+describe('the gatehouse command line', () => {
+  it('prints help on stdout with exit 0 when asked, and on stderr with exit 2 when no command is given', async () => {
+    const help = await gatehouse(['--help']);
+    expect(help.code).toBe(0);
+    for (const group of ['runs', 'approvals', 'operations', 'dlq', 'catalog', 'trace']) expect(help.stdout).toContain(`\n  ${group} `);
+    const bare = await gatehouse([]);
+    expect(bare.code).toBe(2);
+    expect(bare.stdout).toBe('');
+    expect(bare.stderr).toContain('Usage: gatehouse <command>');
+    const sub = await gatehouse(['dlq', 'replay', '--help']);
+    expect(sub.code).toBe(0);
+    expect(sub.stdout).toContain('Usage: gatehouse dlq replay --topic <topic> [--reason <REASON>] [--dry-run] [--json]');
+  });
+
+  it('exits 2 on an unknown command, subcommand or option and on a missing argument', async () => {
+    const cases: (readonly string[])[] = [['deploy'], ['runs'], ['runs', 'delete'], ['catalog', 'show', '--colour'], ['approvals', 'show'], ['runs', 'create', '--tenant', 'acme']];
+    for (const args of cases) {
+      const run = await gatehouse(args);
+      expect(run.code, args.join(' ')).toBe(2);
+      expect(run.stderr, args.join(' ')).toMatch(/gatehouse: /);
+    }
+    const json = await gatehouse(['deploy', '--json']);
+    expect(JSON.parse(json.stderr)).toMatchObject({ error: { code: 'USAGE', exit_code: 2 } });
+  });
+
+  it('answers trace record and replay with "not available yet" and exit 2, whatever the arguments', async () => {
+    for (const sub of ['record', 'replay']) {
+      const run = await gatehouse(['trace', sub, '--run', 'run_1', 'extra']);
+      expect(run.code).toBe(2);
+      expect(run.stderr).toContain(`gatehouse trace ${sub} is not available yet`);
+    }
+  });
+
+  it('exits 2 when a needed setting is missing, before contacting anything', async () => {
+    const run = await gatehouse(['runs', 'list', '--tenant', 'acme'], { GATEHOUSE_CONTROL_TOKEN: '' });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('GATEHOUSE_CONTROL_TOKEN is not set');
+  });
+});
