@@ -1,7 +1,9 @@
 // The gatehouse CLI, run as a child process from its build: the catalog commands (no stack needed)
 // and the command-line contract (help, usage errors, exit codes) that scripts rely on.
 import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { toMcpTool, toOpenAiFunction } from '@gatehouse/contracts';
@@ -109,12 +111,28 @@ describe('the gatehouse command line', () => {
     expect(JSON.parse(json.stderr)).toMatchObject({ error: { code: 'USAGE', exit_code: 2 } });
   });
 
-  it('answers trace record and replay with "not available yet" and exit 2, whatever the arguments', async () => {
-    for (const sub of ['record', 'replay']) {
-      const run = await gatehouse(['trace', sub, '--run', 'run_1', 'extra']);
-      expect(run.code).toBe(2);
-      expect(run.stderr).toContain(`gatehouse trace ${sub} is not available yet`);
-    }
+  it('replays a recorded trace against the current catalog, and refuses a file it cannot read', async () => {
+    const { buildTrace, traceJson } = await import('@gatehouse/trace');
+    const { referenceCatalog } = await import('@gatehouse/reference-tools');
+    const file = join(mkdtempSync(join(tmpdir(), 'gatehouse-trace-')), 'run.json');
+    const now = Date.now();
+    const events = {
+      commands: [{ schema_version: 1, command_id: 'c1', run_id: 'run_cli', tenant: 'acme', tool: 'get_customer.v1', arguments: '{"customer_id":"C-1842"}', sent_at: now, deadline_at: null }],
+      results: [
+        { schema_version: 1, command_id: 'c1', run_id: 'run_cli', tenant: 'acme', tool: 'get_customer.v1', status: 'ok' as const, operation_id: 'op_1', result: '{"customer_id":"C-1842"}', error: null, pending: null, arguments_sha256: null, completed_at: now, duration_ms: 3 },
+      ],
+      approvalsRequested: [],
+      approvalsDecided: [],
+      orders: [],
+    };
+    writeFileSync(file, traceJson(buildTrace({ runId: 'run_cli', catalog: referenceCatalog(), events })));
+    const replay = await gatehouse(['trace', 'replay', file, '--json']);
+    expect(replay.code).toBe(0);
+    expect(JSON.parse(replay.stdout)).toMatchObject({ catalogChanged: false, differences: 0 });
+    const missing = await gatehouse(['trace', 'replay', join(tmpdir(), 'no-such-trace.json')]);
+    expect(missing.code).toBe(2);
+    const noOut = await gatehouse(['trace', 'record', 'run_cli']);
+    expect(noOut.code).toBe(2);
   });
 
   it('exits 2 when a needed setting is missing, before contacting anything', async () => {
