@@ -77,6 +77,14 @@ describe('RateLimiter', () => {
     const other = await limiters[0]?.take('get_customer.v1', 'tenant:globex', { limit: 7, windowMs: 10_000 }, 'g-1');
     expect(other?.allowed).toBe(true);
   });
+
+  it('gives a redelivered call the answer it had, even when the window is full', async () => {
+    const limiter = new RateLimiter(a, keys());
+    const limit = { limit: 1, windowMs: 10_000 };
+    expect(await limiter.take('t.v1', 'run:r', limit, 'call-1')).toEqual({ allowed: true });
+    expect((await limiter.take('t.v1', 'run:r', limit, 'call-2')).allowed).toBe(false);
+    expect(await limiter.take('t.v1', 'run:r', limit, 'call-1')).toEqual({ allowed: true });
+  });
 });
 
 describe('IdempotencyStore', () => {

@@ -18,9 +18,7 @@ export async function provisionTopics(admin: Admin, topics: Topics, settings: To
   }
   const present = new Set(await admin.listTopics());
   const missing = wanted.filter((t) => !present.has(t.topic));
-  if (missing.length > 0) {
-    await admin.createTopics({ topics: missing, waitForLeaders: true });
-  }
+  if (missing.length > 0) await createWithRetry(admin, missing);
   return {
     created: missing.map((t) => t.topic),
     existing: wanted.filter((t) => present.has(t.topic)).map((t) => t.topic),
@@ -37,4 +35,24 @@ function topicConfig(topic: string, settings: TopicSettings, retentionMs: number
       { name: 'max.message.bytes', value: String(settings.maxMessageBytes) },
     ],
   };
+}
+
+/**
+ * Creates topics and waits for their leaders. Right after creation the broker can still answer
+ * UNKNOWN_TOPIC_OR_PARTITION for the new partitions; that passes within moments, so ask again.
+ */
+async function createWithRetry(admin: Admin, topics: ITopicConfig[]): Promise<void> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      await admin.createTopics({ topics, waitForLeaders: true });
+      return;
+    } catch (error) {
+      const type = (error as { type?: string }).type;
+      if (attempt >= 5 || (type !== 'UNKNOWN_TOPIC_OR_PARTITION' && type !== 'LEADER_NOT_AVAILABLE')) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 200 * attempt));
+      const present = new Set(await admin.listTopics());
+      topics = topics.filter((t) => !present.has(t.topic));
+      if (topics.length === 0) return;
+    }
+  }
 }

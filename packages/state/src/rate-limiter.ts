@@ -9,6 +9,8 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local limit = tonumber(ARGV[1])
 local window = tonumber(ARGV[2])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
+-- The same call asked again (a redelivered command) keeps the answer it had.
+if redis.call('ZSCORE', KEYS[1], ARGV[3]) then return {1, 0} end
 local n = redis.call('ZCARD', KEYS[1])
 if n < limit then
   redis.call('ZADD', KEYS[1], now, ARGV[3])
