@@ -125,6 +125,8 @@ export async function startGatehouse(label: string, options: GatehouseOptions = 
       leaseMs: options.leaseMs ?? 3_000,
       proposalTtlMs: 600_000,
       ...(options.limits === undefined ? {} : { limits: options.limits }),
+      // /metrics, /healthz and /readyz on a free port: `executor.url`.
+      http: { host: '127.0.0.1', port: 0 },
     });
     executors.push(executor);
     return executor;

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { AssignerProtocol } from 'kafkajs';
 import type { Admin } from 'kafkajs';
+import { pollUntil } from './poll.js';
 
 /** The built entrypoint of the executor service (build before running tests). */
 export const EXECUTOR_MAIN = fileURLToPath(new URL('../../services/executor/dist/main.js', import.meta.url));
@@ -42,7 +43,17 @@ export function spawnService(name: string, script: string, env: Readonly<Record<
   };
   child.stdout.on('data', keep);
   child.stderr.on('data', keep);
-  const exited = new Promise<Exit>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  // Never outlive the test process, whatever happens to it.
+  const orphanGuard = (): void => {
+    child.kill('SIGKILL');
+  };
+  process.once('exit', orphanGuard);
+  const exited = new Promise<Exit>((resolve) =>
+    child.once('exit', (code, signal) => {
+      process.removeListener('exit', orphanGuard);
+      resolve({ code, signal });
+    }),
+  );
   let exit: Exit | undefined;
   void exited.then((e) => (exit = e));
   return {
@@ -111,17 +122,20 @@ export async function awaitGroup(
   timeoutMs: number,
   abort?: Promise<string>,
 ): Promise<GroupView> {
-  const started = Date.now();
   let aborted: string | undefined;
   void abort?.then((why) => (aborted = why));
   let last: GroupView = { state: 'Unknown', members: [] };
-  for (;;) {
-    if (aborted !== undefined) throw new Error(`gave up waiting for group ${groupId}: ${aborted}`);
-    last = await describeGroup(admin, groupId, topic);
-    if (ready(last)) return last;
-    if (Date.now() - started > timeoutMs) {
-      throw new Error(`group ${groupId} not ready after ${timeoutMs} ms: ${JSON.stringify(last)}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
+  try {
+    return await pollUntil(
+      async () => {
+        if (aborted !== undefined) throw new Error(`gave up waiting for group ${groupId}: ${aborted}`);
+        last = await describeGroup(admin, groupId, topic);
+        return ready(last) ? last : undefined;
+      },
+      timeoutMs,
+      `group ${groupId}`,
+    );
+  } catch (error) {
+    throw new Error(`${error instanceof Error ? error.message : String(error)}; last seen: ${JSON.stringify(last)}`, { cause: error });
   }
 }

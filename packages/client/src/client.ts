@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Consumer } from 'kafkajs';
 import { createKafka, eventsConfigFromEnv, EventPublisher, EventSerde, topicNames } from '@gatehouse/events';
 import type { EventsConfig, ToolCommand, ToolResult, Topics } from '@gatehouse/events';
-import { createLogger } from '@gatehouse/telemetry';
+import { createLogger, newTraceparent } from '@gatehouse/telemetry';
 import type { Logger } from '@gatehouse/telemetry';
 import { toCallResult } from './call-result.js';
 import type { CallResult, PendingNotice } from './call-result.js';
@@ -27,6 +27,7 @@ export interface CallOptions {
   readonly rawArguments?: string;
   /** Called when the call waits for a person (pending_approval); the promise settles on the decision. */
   readonly onPending?: (notice: PendingNotice) => void;
+  /** W3C trace context of the call; a fresh trace is started when none is given. */
   readonly traceparent?: string;
 }
 
@@ -131,7 +132,8 @@ export class GatehouseClient {
       }, timeoutMs);
       this.waiters.set(commandId, { resolve, onPending: options.onPending, timer });
     });
-    const headers = options.traceparent === undefined ? undefined : { traceparent: options.traceparent };
+    // Every call is traced: one the caller did not place in a trace starts its own.
+    const headers = { traceparent: options.traceparent ?? newTraceparent() };
     await this.publisher.publish('commands', options.tenant, command, headers);
     return (await settled) as CallResult<T>;
   }

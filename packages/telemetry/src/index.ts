@@ -1,2 +1,19 @@
 export { createLogger } from './logger.js';
 export type { CreateLoggerOptions, Logger } from './logger.js';
+export {
+  APPROVAL_DECISIONS, GatehouseMetrics, LATENCY_BUCKETS_SECONDS, METRICS, OUTPUT_VIOLATION_CODES, PolicyOutcome, RESULT_STATUSES,
+  RETRY_CLASSES, Stage, UNKNOWN_REASONS,
+} from './metrics.js';
+export type { ErrorLike, MetricsOptions, ResultLike } from './metrics.js';
+export { codeLabel, OTHER, ToolLabelSet } from './labels.js';
+export type { ToolLabels, ToolLike } from './labels.js';
+export { fieldLabel } from './field-label.js';
+export { processRegistry } from './process-metrics.js';
+export { startConsumerLag } from './consumer-lag.js';
+export type { ConsumerLagOptions, LagAdmin, RunningConsumerLag } from './consumer-lag.js';
+export { checkReadiness } from './readiness.js';
+export type { Readiness, ReadinessCheck } from './readiness.js';
+export {
+  carriedHeaders, newTraceparent, SENT_AT_HEADER, sentAtOf, traceIdOf, traceIdOfTraceparent, TRACEPARENT_HEADER, TRACESTATE_HEADER,
+} from './trace-context.js';
+export type { CarriedHeaders, RecordHeaders } from './trace-context.js';

@@ -1,6 +1,6 @@
 import Fastify from 'fastify';
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Logger } from '@gatehouse/telemetry';
+import type { GatehouseMetrics, Logger } from '@gatehouse/telemetry';
 import type { ApprovalDesk, DeskError } from './approval-desk.js';
 import { REASON_MAX, visibleTo } from './approval-desk.js';
 import type { Approver, Approvers } from './approvers.js';
@@ -16,6 +16,8 @@ export interface ApiOptions {
   readonly assets: ConsoleAssets;
   readonly logger: Logger;
   readonly ready: () => Promise<boolean>;
+  /** Served at GET /metrics when given. */
+  readonly metrics?: GatehouseMetrics;
 }
 
 const LIST_LIMIT = 200;
@@ -105,6 +107,8 @@ export function buildApi(options: ApiOptions): FastifyInstance {
     }
     return reply.code(503).send(errorBody('UNAVAILABLE', 'PostgreSQL or Redis is not reachable'));
   });
+  const metrics = options.metrics;
+  if (metrics !== undefined) app.get('/metrics', async (_request, reply) => reply.type(metrics.contentType).send(await metrics.scrape()));
 
   app.get('/', (_request, reply) =>
     reply.type('text/html; charset=utf-8').header('content-security-policy', CONSOLE_CSP).header('x-frame-options', 'DENY').send(assets.html),

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Logger } from '@gatehouse/telemetry';
+import type { GatehouseMetrics, Logger } from '@gatehouse/telemetry';
 import type { Approver } from './approvers.js';
 import type { DecisionPublisher } from './decision-publisher.js';
 import { ids } from './decision-publisher.js';
@@ -63,6 +63,7 @@ export class ApprovalDesk {
     private readonly publisher: DecisionPublisher,
     private readonly validityMs: number,
     private readonly logger: Logger,
+    private readonly metrics?: GatehouseMetrics,
   ) {}
 
   async approve(approver: Approver, proposalId: string): Promise<DeskOutcome> {
@@ -77,6 +78,7 @@ export class ApprovalDesk {
       validityMs: this.validityMs,
     });
     if (row === undefined) return this.lostRace(proposalId);
+    this.metrics?.approvalDecision(row.request.tool, row.state);
     this.logger.info({ ...ids(row), approved_by: approver.identity, approval_id: row.approval_id }, 'approved');
     return { ok: true, row, published: await this.publish(row) };
   }
@@ -90,6 +92,7 @@ export class ApprovalDesk {
     if (!checked.ok) return checked;
     const row = await this.repository.reject(proposalId, { identity: approver.identity, reason: trimmed, decisionId: randomId('dec') });
     if (row === undefined) return this.lostRace(proposalId);
+    this.metrics?.approvalDecision(row.request.tool, row.state);
     this.logger.info({ ...ids(row), rejected_by: approver.identity, decision_id: row.decision_id }, 'rejected');
     return { ok: true, row, published: await this.publish(row) };
   }

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { Catalog } from '@gatehouse/contracts';
 import type { EventPublisher } from '@gatehouse/events';
 import type { ApprovalStore } from '@gatehouse/state';
-import type { Logger } from '@gatehouse/telemetry';
+import { sentAtOf, traceIdOf } from '@gatehouse/telemetry';
+import type { CarriedHeaders, GatehouseMetrics, Logger } from '@gatehouse/telemetry';
 import { approvalRecord, decisionEvent, executionOrder, refusalResult } from './decision-events.js';
 import type { RequestRepository, StoredRequest } from './request-repository.js';
 
@@ -20,6 +21,7 @@ export class DecisionPublisher {
     private readonly approvals: ApprovalStore,
     private readonly catalog: Catalog,
     private readonly logger: Logger,
+    private readonly metrics?: GatehouseMetrics,
   ) {}
 
   /** The preview tool that makes a fresh proposal for this commit tool, if the catalog names one. */
@@ -29,33 +31,41 @@ export class DecisionPublisher {
 
   async publish(row: StoredRequest): Promise<void> {
     const tenant = row.request.tenant;
+    // Everything the decision causes carries the trace context of the command it answers.
+    const headers = row.carried_headers ?? undefined;
     if (row.state === 'approved') {
       await this.saveApproval(row);
-      await this.publisher.publish('approvalsDecided', tenant, decisionEvent(row));
+      await this.publisher.publish('approvalsDecided', tenant, decisionEvent(row), headers);
       const orderId = row.order_id ?? `ord_${randomUUID()}`;
-      await this.publisher.publish('execute', tenant, executionOrder(row, row.command_id, orderId, Date.now()));
+      await this.publisher.publish('execute', tenant, executionOrder(row, row.command_id, orderId, Date.now()), headers);
     } else {
-      await this.publisher.publish('approvalsDecided', tenant, decisionEvent(row));
-      await this.publisher.publish('results', row.request.run_id, refusalResult(row, row.command_id, this.previewOf(row.request.tool)));
+      await this.publisher.publish('approvalsDecided', tenant, decisionEvent(row), headers);
+      await this.publishRefusal(row, row.command_id, headers);
     }
     await this.repository.markPublished(row.proposal_id);
     this.logger.info(
-      { ...ids(row), decision: row.state, decision_id: row.decision_id, approval_id: row.approval_id, order_id: row.order_id },
+      { ...ids(row), decision: row.state, decision_id: row.decision_id, approval_id: row.approval_id, order_id: row.order_id, trace_id: traceIdOf(headers) },
       'decision published',
     );
   }
 
   /** Answers a commit re-sent for an already decided proposal, under the same decision. */
-  async answerResend(row: StoredRequest, commandId: string): Promise<void> {
+  async answerResend(row: StoredRequest, commandId: string, headers?: CarriedHeaders): Promise<void> {
     const tenant = row.request.tenant;
     if (row.state === 'approved') {
       // The executor's idempotency key (run:proposal:commit) answers with the stored result.
       await this.saveApproval(row);
-      await this.publisher.publish('execute', tenant, executionOrder(row, commandId, `ord_${randomUUID()}`, Date.now()));
+      await this.publisher.publish('execute', tenant, executionOrder(row, commandId, `ord_${randomUUID()}`, Date.now()), headers);
     } else if (row.state === 'rejected' || row.state === 'expired') {
-      await this.publisher.publish('results', row.request.run_id, refusalResult(row, commandId, this.previewOf(row.request.tool)));
+      await this.publishRefusal(row, commandId, headers);
     }
-    this.logger.info({ ...ids(row), command_id: commandId, decision: row.state }, 're-sent commit answered with the stored decision');
+    this.logger.info({ ...ids(row), command_id: commandId, decision: row.state, trace_id: traceIdOf(headers) }, 're-sent commit answered with the stored decision');
+  }
+
+  private async publishRefusal(row: StoredRequest, commandId: string, headers: CarriedHeaders | undefined): Promise<void> {
+    const result = refusalResult(row, commandId, this.previewOf(row.request.tool));
+    await this.publisher.publish('results', row.request.run_id, result, headers);
+    this.metrics?.resultPublished('approval', result, sentAtOf(headers));
   }
 
   /** Writes the approval record once; a retry finds it there. */

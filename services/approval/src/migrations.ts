@@ -47,6 +47,12 @@ const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX ON ${t.requests} (publish_claimed_at) WHERE state <> 'pending' AND published_at IS NULL;
     `,
   },
+  {
+    version: 2,
+    name: 'trace context of the command a decision answers',
+    // Kafka headers (traceparent, tracestate, gatehouse-sent-at) copied onto what the decision publishes.
+    sql: (t) => `ALTER TABLE ${t.requests} ADD COLUMN carried_headers jsonb`,
+  },
 ];
 
 /** The highest migration version this build knows. */

@@ -1,17 +1,19 @@
 import { sha256Hex, toolError } from '@gatehouse/contracts';
 import { errorResult } from '@gatehouse/events';
-import type { ApprovalRequest, EventPublisher } from '@gatehouse/events';
-import type { Logger } from '@gatehouse/telemetry';
+import type { ApprovalRequest, ConsumedRecord, EventPublisher } from '@gatehouse/events';
+import { carriedHeaders, traceIdOf } from '@gatehouse/telemetry';
+import type { CarriedHeaders, Logger } from '@gatehouse/telemetry';
 import type { DecisionPublisher } from './decision-publisher.js';
 import type { RequestRepository, StoredRequest } from './request-repository.js';
 
-const context = (request: ApprovalRequest): Record<string, string> => ({
+const context = (request: ApprovalRequest, carried: CarriedHeaders | undefined): Record<string, string | undefined> => ({
   proposal_id: request.proposal_id,
   command_id: request.command_id,
   run_id: request.run_id,
   tenant: request.tenant,
   tool: request.tool,
   arguments_sha256: request.arguments_sha256,
+  trace_id: traceIdOf(carried),
 });
 
 /** A re-sent request must name the same proposal as the stored one; anything else is refused. */
@@ -30,20 +32,22 @@ function differs(stored: ApprovalRequest, sent: ApprovalRequest): boolean {
  * decision will answer the new command; once decided, the stored decision answers it at once.
  */
 export function requestHandler(repository: RequestRepository, decisions: DecisionPublisher, publisher: EventPublisher, logger: Logger) {
-  const refuse = async (request: ApprovalRequest, message: string): Promise<void> => {
+  const refuse = async (request: ApprovalRequest, carried: CarriedHeaders | undefined, message: string): Promise<void> => {
     const address = { command_id: request.command_id, run_id: request.run_id, tenant: request.tenant, tool: request.tool };
     const error = toolError('ARGUMENTS_MISMATCH', message);
-    await publisher.publish('results', request.run_id, errorResult(address, error, { argumentsSha256: request.arguments_sha256 }));
-    logger.warn({ ...context(request) }, message);
+    await publisher.publish('results', request.run_id, errorResult(address, error, { argumentsSha256: request.arguments_sha256 }), carried);
+    logger.warn({ ...context(request, carried) }, message);
   };
 
-  return async (request: ApprovalRequest): Promise<void> => {
+  return async (request: ApprovalRequest, record: ConsumedRecord): Promise<void> => {
+    // The trace context of the command behind the request travels on to everything it causes.
+    const carried = carriedHeaders(record.headers);
     if (sha256Hex(request.arguments) !== request.arguments_sha256) {
-      await refuse(request, 'The canonical arguments of the approval request do not hash to its arguments_sha256');
+      await refuse(request, carried, 'The canonical arguments of the approval request do not hash to its arguments_sha256');
       return;
     }
-    if (await repository.insert(request)) {
-      logger.info({ ...context(request), approver_role: request.approver_role, expires_at: request.expires_at }, 'approval requested');
+    if (await repository.insert(request, carried)) {
+      logger.info({ ...context(request, carried), approver_role: request.approver_role, expires_at: request.expires_at }, 'approval requested');
       return;
     }
     // Two rounds at most: a pending request can be decided between the read and the update.
@@ -51,18 +55,18 @@ export function requestHandler(repository: RequestRepository, decisions: Decisio
       const row: StoredRequest | undefined = await repository.get(request.proposal_id);
       if (row === undefined) throw new Error(`approval request ${request.proposal_id} vanished`);
       if (differs(row.request, request)) {
-        await refuse(request, `Proposal ${request.proposal_id} is stored with other run, tenant, tool or arguments`);
+        await refuse(request, carried, `Proposal ${request.proposal_id} is stored with other run, tenant, tool or arguments`);
         return;
       }
       if (row.command_ids.includes(request.command_id)) return;
       if (row.state === 'pending') {
-        if ((await repository.waitOn(request.proposal_id, request.command_id)) !== undefined) {
-          logger.info({ ...context(request) }, 're-sent commit waits for the pending decision');
+        if ((await repository.waitOn(request.proposal_id, request.command_id, carried)) !== undefined) {
+          logger.info({ ...context(request, carried) }, 're-sent commit waits for the pending decision');
           return;
         }
         continue;
       }
-      await decisions.answerResend(row, request.command_id);
+      await decisions.answerResend(row, request.command_id, carried);
       await repository.noteAnswered(request.proposal_id, request.command_id);
       return;
     }

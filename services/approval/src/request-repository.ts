@@ -1,5 +1,6 @@
 import type { Pool } from 'pg';
 import type { ApprovalRequest } from '@gatehouse/events';
+import type { CarriedHeaders } from '@gatehouse/telemetry';
 import { tablesIn } from './db.js';
 import type { Tables } from './db.js';
 
@@ -29,6 +30,8 @@ export interface StoredRequest {
   readonly approval_expires_at: number | null;
   readonly order_id: string | null;
   readonly published_at: number | null;
+  /** Trace context (and send time) of the command `command_id`: copied onto what the decision publishes. */
+  readonly carried_headers: CarriedHeaders | null;
   /** The database's clock when the row was read: time left is measured against it. */
   readonly now: number;
 }
@@ -50,6 +53,7 @@ interface Row {
   approval_expires_at_ms: string | null;
   order_id: string | null;
   published_at_ms: string | null;
+  carried_headers: CarriedHeaders | null;
   now_ms: string;
 }
 
@@ -58,7 +62,7 @@ const ms = (column: string): string => `(extract(epoch from ${column}) * 1000)::
 const COLUMNS = `proposal_id, tenant, request, state, command_id, command_ids, ${ms('expires_at')} AS expires_at_ms,
   decision_id, decided_by, ${ms('decided_at')} AS decided_at_ms, reason, approver_roles, approval_id,
   ${ms('approval_expires_at')} AS approval_expires_at_ms, order_id, ${ms('published_at')} AS published_at_ms,
-  ${ms('now()')} AS now_ms`;
+  carried_headers, ${ms('now()')} AS now_ms`;
 
 const num = (value: string | null): number | null => (value === null ? null : Number(value));
 
@@ -80,6 +84,7 @@ function toStored(row: Row): StoredRequest {
     approval_expires_at: num(row.approval_expires_at_ms),
     order_id: row.order_id,
     published_at: num(row.published_at_ms),
+    carried_headers: row.carried_headers,
     now: Number(row.now_ms),
   };
 }
@@ -121,16 +126,17 @@ export class RequestRepository {
   }
 
   /** Stores a new pending request; false when the proposal is already known. */
-  async insert(request: ApprovalRequest): Promise<boolean> {
+  async insert(request: ApprovalRequest, carried?: CarriedHeaders): Promise<boolean> {
     const result = await this.pool.query(
       `INSERT INTO ${this.t.requests}
          (proposal_id, tenant, run_id, principal, tool, approver_role, arguments_sha256, request, state,
-          command_id, command_ids, requested_at, expires_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'pending', $9, ARRAY[$9], to_timestamp($10 / 1000.0), to_timestamp($11 / 1000.0))
+          command_id, command_ids, requested_at, expires_at, carried_headers)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'pending', $9, ARRAY[$9], to_timestamp($10 / 1000.0), to_timestamp($11 / 1000.0), $12)
        ON CONFLICT (proposal_id) DO NOTHING`,
       [
         request.proposal_id, request.tenant, request.run_id, request.principal, request.tool, request.approver_role,
         request.arguments_sha256, JSON.stringify(request), request.command_id, request.requested_at, request.expires_at,
+        carried === undefined ? null : JSON.stringify(carried),
       ],
     );
     return result.rowCount === 1;
@@ -154,12 +160,12 @@ export class RequestRepository {
   }
 
   /** A pending request now answers `commandId` (the agent re-sent its commit); undefined if not pending or already seen. */
-  async waitOn(proposalId: string, commandId: string): Promise<StoredRequest | undefined> {
+  async waitOn(proposalId: string, commandId: string, carried?: CarriedHeaders): Promise<StoredRequest | undefined> {
     const result = await this.pool.query<Row>(
-      `UPDATE ${this.t.requests} SET command_id = $2, command_ids = array_append(command_ids, $2)
+      `UPDATE ${this.t.requests} SET command_id = $2, command_ids = array_append(command_ids, $2), carried_headers = $3
         WHERE proposal_id = $1 AND state = 'pending' AND NOT ($2 = ANY(command_ids))
         RETURNING ${COLUMNS}`,
-      [proposalId, commandId],
+      [proposalId, commandId, carried === undefined ? null : JSON.stringify(carried)],
     );
     const row = result.rows[0];
     return row === undefined ? undefined : toStored(row);

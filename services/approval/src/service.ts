@@ -1,10 +1,12 @@
 import pg from 'pg';
+import type { Admin } from 'kafkajs';
 import type { Catalog } from '@gatehouse/contracts';
 import { createKafka, DeadLetters, EventPublisher, EventSerde, provisionTopics, startParallelConsumer } from '@gatehouse/events';
 import type { EventsConfig, RunningParallelConsumer, Topics } from '@gatehouse/events';
 import { ApprovalStore, Keyspace } from '@gatehouse/state';
 import type { Redis } from '@gatehouse/state';
-import type { Logger } from '@gatehouse/telemetry';
+import { GatehouseMetrics, startConsumerLag } from '@gatehouse/telemetry';
+import type { Logger, RunningConsumerLag } from '@gatehouse/telemetry';
 import { buildApi } from './api.js';
 import { ApprovalDesk } from './approval-desk.js';
 import type { Approvers } from './approvers.js';
@@ -40,6 +42,8 @@ export interface ApprovalServiceOptions {
   readonly groupId: string;
   readonly instanceId?: string;
   readonly assets?: ConsoleAssets;
+  /** This instance's metrics, served at GET /metrics; default a fresh registry over the catalog. */
+  readonly metrics?: GatehouseMetrics;
 }
 
 export interface RunningApprovalService {
@@ -70,31 +74,32 @@ export async function startApprovalService(options: ApprovalServiceOptions): Pro
   let publisher: EventPublisher | undefined;
   let consumer: RunningParallelConsumer | undefined;
   let sweeper: RunningSweeper | undefined;
+  let lag: RunningConsumerLag | undefined;
+  let admin: Admin | undefined;
+  const metrics = options.metrics ?? new GatehouseMetrics({ tools: options.catalog.tools() });
   try {
     const applied = await migrate(pool, options.schema);
     logger.info({ schema: options.schema, migrations_applied: applied }, 'database ready');
 
     const kafka = createKafka(options.events, `gatehouse-approval-${instance}`, logger);
-    const admin = kafka.admin();
+    // Kept connected: it measures the group's consumer lag.
+    admin = kafka.admin();
     await admin.connect();
-    try {
-      await provisionTopics(admin, options.topics, options.events.topicSettings);
-    } finally {
-      await admin.disconnect();
-    }
+    await provisionTopics(admin, options.topics, options.events.topicSettings);
     const serde = new EventSerde({ registryUrl: options.events.registryUrl, topics: options.topics });
     await serde.registerAll();
     publisher = await EventPublisher.connect(kafka, serde);
 
     const repository = new RequestRepository(pool, options.schema);
     const approvals = new ApprovalStore(options.redis, new Keyspace(options.redisPrefix));
-    const decisions = new DecisionPublisher(repository, publisher, approvals, options.catalog, logger.child({ component: 'outbox' }));
+    const decisions = new DecisionPublisher(repository, publisher, approvals, options.catalog, logger.child({ component: 'outbox' }), metrics);
     sweeper = startSweeper({
       repository,
       decisions,
       logger: logger.child({ component: 'sweeper' }),
       intervalMs: options.sweepMs,
       staleClaimMs: options.outboxRetryMs ?? 10_000,
+      metrics,
     });
     // Decisions a previous process committed but did not confirm published go out before new work.
     await sweeper.sweep();
@@ -110,34 +115,40 @@ export async function startApprovalService(options: ApprovalServiceOptions): Pro
       // A request published before this group ever joined must still be seen.
       fromBeginning: true,
     });
+    lag = startConsumerLag({ admin, groupId: options.groupId, topics: [options.topics.approvalsRequested], metrics, logger });
 
-    const desk = new ApprovalDesk(repository, decisions, options.approvalValidityMs, logger.child({ component: 'desk' }));
+    const desk = new ApprovalDesk(repository, decisions, options.approvalValidityMs, logger.child({ component: 'desk' }), metrics);
     const api = buildApi({
       repository,
       desk,
       approvers: options.approvers,
       assets,
       logger,
+      metrics,
       ready: async () => (await repository.ping()) && (await options.redis.ping()) === 'PONG',
     });
     const url = await api.listen({ host: options.host, port: options.port });
-    const running = { consumer, sweeper, publisher };
+    const running = { consumer, sweeper, publisher, lag, admin };
     return {
       url,
       joined: consumer.joined,
       sweep: () => running.sweeper.sweep(),
       stop: async () => {
         await api.close();
+        running.lag.stop();
         await running.sweeper.stop();
         await running.consumer.stop();
         await running.publisher.disconnect();
+        await running.admin.disconnect();
         await pool.end();
       },
     };
   } catch (error) {
+    lag?.stop();
     await sweeper?.stop().catch(() => undefined);
     await consumer?.stop().catch(() => undefined);
     await publisher?.disconnect().catch(() => undefined);
+    await admin?.disconnect().catch(() => undefined);
     await pool.end().catch(() => undefined);
     throw error;
   }

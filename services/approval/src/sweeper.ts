@@ -1,4 +1,4 @@
-import type { Logger } from '@gatehouse/telemetry';
+import type { GatehouseMetrics, Logger } from '@gatehouse/telemetry';
 import type { DecisionPublisher } from './decision-publisher.js';
 import { ids } from './decision-publisher.js';
 import type { RequestRepository, StoredRequest } from './request-repository.js';
@@ -11,6 +11,7 @@ export interface SweeperOptions {
   /** How long a claimed, unpublished decision waits before another publisher takes it over. */
   readonly staleClaimMs: number;
   readonly batch?: number;
+  readonly metrics?: GatehouseMetrics;
 }
 
 export interface RunningSweeper {
@@ -44,7 +45,10 @@ export function startSweeper(options: SweeperOptions): RunningSweeper {
   const once = async (): Promise<void> => {
     try {
       const expired = await repository.expireDue(batch);
-      for (const row of expired) logger.info({ ...ids(row), command_id: row.command_id }, 'approval request expired unanswered');
+      for (const row of expired) {
+        options.metrics?.approvalDecision(row.request.tool, row.state);
+        logger.info({ ...ids(row), command_id: row.command_id }, 'approval request expired unanswered');
+      }
       await publishAll(expired, 'expiry');
       await publishAll(await repository.claimUnpublished(options.staleClaimMs, batch), 'outbox');
     } catch (error) {

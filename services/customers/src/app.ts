@@ -1,5 +1,6 @@
 import { fastify } from 'fastify';
 import type { Pool } from 'pg';
+import { GatehouseMetrics } from '@gatehouse/telemetry';
 import type { Logger } from '@gatehouse/telemetry';
 import { CUSTOMERS_ENV_DEFAULTS, checkSchemaName } from './config.js';
 import { registerCustomerRoutes } from './customer-routes.js';
@@ -8,6 +9,7 @@ import { ExportWorker } from './export-worker.js';
 import { Faults, registerFaultHooks, registerFaultRoutes } from './faults.js';
 import { registerHealthRoutes } from './health-routes.js';
 import { registerErrorHandling, registerTenantCheck } from './http-context.js';
+import { registerMetrics } from './metrics-routes.js';
 import { registerOperationRoutes } from './operation-routes.js';
 import { createServices } from './services.js';
 import { registerWriteRoutes } from './write-routes.js';
@@ -23,6 +25,8 @@ export interface BuildAppOptions {
   /** Enables `x-fault`, `/__faults` and `/__stats`. Default false. */
   readonly faults?: boolean;
   readonly cursorSecret?: string;
+  /** This instance's metrics, served at GET /metrics; default a fresh registry. */
+  readonly metrics?: GatehouseMetrics;
 }
 
 /**
@@ -55,6 +59,7 @@ export function buildApp(options: BuildAppOptions): CustomersApp {
   registerTenantCheck(app);
   registerFaultHooks(app, faults);
   registerHealthRoutes(app, services);
+  registerMetrics(app, options.metrics ?? new GatehouseMetrics());
   registerCustomerRoutes(app, services);
   registerWriteRoutes(app, services);
   registerOperationRoutes(app, services);

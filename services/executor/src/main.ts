@@ -24,9 +24,10 @@ const executor = await startExecutor({
   proposalTtlMs: config.proposalTtlMs,
   limits: config.limits,
   sessionTimeoutMs: config.sessionTimeoutMs,
+  http: { host: config.host, port: config.port },
 });
 await executor.joined;
-logger.info({ executorId: config.executorId }, 'executor ready');
+logger.info({ executorId: config.executorId, url: executor.url }, 'executor ready');
 
 const shutdown = async (signal: string): Promise<void> => {
   logger.info({ signal }, 'stopping: finishing in-flight work');

@@ -4,8 +4,8 @@ import type { Catalog, ToolError, ToolImplementation } from '@gatehouse/contract
 import { errorResult, okResult } from '@gatehouse/events';
 import type { ConsumedRecord, EventPublisher, ExecutionOrder, ResultAddress, ToolResult } from '@gatehouse/events';
 import type { ApprovalStore, IdempotencyStore, ProposalStore, ResourceLock, SlotPool } from '@gatehouse/state';
-import type { Logger } from '@gatehouse/telemetry';
-import type { IHeaders } from 'kafkajs';
+import { carriedHeaders, sentAtOf, traceIdOf } from '@gatehouse/telemetry';
+import type { GatehouseMetrics, Logger } from '@gatehouse/telemetry';
 import { claimOrWait, keepLease } from './claim-wait.js';
 import { executeRead } from './read-path.js';
 import { executeWrite } from './write-path.js';
@@ -25,11 +25,7 @@ export interface OrderHandlerDeps {
   readonly leaseMs: number;
   readonly proposalTtlMs: number;
   readonly logger: Logger;
-}
-
-function carried(headers: IHeaders | undefined): IHeaders | undefined {
-  const traceparent = headers?.['traceparent'];
-  return traceparent === undefined ? undefined : { traceparent };
+  readonly metrics: GatehouseMetrics;
 }
 
 /**
@@ -40,10 +36,12 @@ export function orderHandler(deps: OrderHandlerDeps) {
   const log = deps.logger.child({ component: 'execute' });
   return async (order: ExecutionOrder, record: ConsumedRecord): Promise<void> => {
     const address: ResultAddress = { command_id: order.command_id, run_id: order.run_id, tenant: order.tenant, tool: order.tool };
-    const headers = carried(record.headers);
-    const context = { command_id: order.command_id, run_id: order.run_id, tenant: order.tenant, tool: order.tool, arguments_sha256: order.arguments_sha256 };
+    // Trace context and the command's send time travel on to the result and any operator handoff.
+    const headers = carriedHeaders(record.headers);
+    const context = { command_id: order.command_id, run_id: order.run_id, tenant: order.tenant, tool: order.tool, arguments_sha256: order.arguments_sha256, trace_id: traceIdOf(record.headers) };
     const publish = async (result: ToolResult): Promise<void> => {
       await deps.publisher.publish('results', order.run_id, result, headers);
+      deps.metrics.executed(result, sentAtOf(headers));
     };
     const refuse = (error: ToolError): ToolResult => errorResult(address, error, { argumentsSha256: order.arguments_sha256 });
 
@@ -83,10 +81,12 @@ export function orderHandler(deps: OrderHandlerDeps) {
         proposals: deps.proposals,
         proposalTtlMs: deps.proposalTtlMs,
         operationId,
+        metrics: deps.metrics,
       });
     } finally {
       stopRenewing();
     }
+    deps.metrics.handlerDuration(order.tool, execution.durationMs);
     const extras = { operationId, argumentsSha256: order.arguments_sha256, durationMs: execution.durationMs };
     const result = execution.ok ? okResult(address, execution.canonicalResult, extras) : errorResult(address, execution.error, extras);
     await publish(result);

@@ -2,6 +2,7 @@ import { canonicalJson, toolError, ToolFailure } from '@gatehouse/contracts';
 import type { Catalog, ToolError, ToolImplementation } from '@gatehouse/contracts';
 import type { ExecutionOrder } from '@gatehouse/events';
 import type { Proposal, ProposalStore } from '@gatehouse/state';
+import type { GatehouseMetrics } from '@gatehouse/telemetry';
 import { buildProposal } from './proposal-builder.js';
 import { runHandler } from './run-handler.js';
 
@@ -14,6 +15,7 @@ export interface ReadDeps {
   readonly proposals: ProposalStore;
   readonly proposalTtlMs: number;
   readonly operationId: string;
+  readonly metrics: GatehouseMetrics;
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -51,6 +53,7 @@ export async function executeRead(order: ExecutionOrder, implementation: Impleme
       if (!failure.error.retryable || attempt + 1 >= attempts || backoff === undefined || !roomLeft) {
         return { ok: false, error: failure.error, durationMs: Date.now() - started };
       }
+      deps.metrics.retry(tool.address, tool.retry);
       await sleep(backoff);
     }
   }
@@ -62,16 +65,21 @@ export async function executeRead(order: ExecutionOrder, implementation: Impleme
       const draft = implementation.propose(args, raw, { ...context, signal: AbortSignal.abort() });
       proposal = buildProposal(draft, tool.commits, order, deps.proposalTtlMs);
     } catch {
+      deps.metrics.outputViolation(tool.address, 'OUTPUT_INVALID');
       return { ok: false, error: toolError('OUTPUT_INVALID', `${tool.address} returned a preview no proposal can be made from`), durationMs: Date.now() - started };
     }
     view = { ...(raw as object), proposal_id: proposal.proposal_id, expires_at: new Date(proposal.expires_at).toISOString(), effect: proposal.effect };
   }
   const valid = deps.catalog.validateOutput(tool, view);
-  if (!valid.ok) return { ok: false, error: valid.error, durationMs: Date.now() - started };
+  if (!valid.ok) {
+    deps.metrics.outputViolation(tool.address, valid.error.code);
+    return { ok: false, error: valid.error, durationMs: Date.now() - started };
+  }
   // Stored only once the preview's view is valid: a bad preview never leaves a proposal behind.
   if (proposal !== undefined) await deps.proposals.save(proposal);
   const canonicalResult = canonicalJson(valid.value);
   if (Buffer.byteLength(canonicalResult, 'utf8') > tool.maxResultBytes) {
+    deps.metrics.outputViolation(tool.address, 'RESULT_TOO_LARGE');
     return {
       ok: false,
       error: toolError('RESULT_TOO_LARGE', `Result of ${tool.address} exceeds ${tool.maxResultBytes} bytes`),

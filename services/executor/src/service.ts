@@ -3,7 +3,9 @@ import type { EventsConfig, ParallelConsumerStats, Topics } from '@gatehouse/eve
 import type { Catalog, ToolImplementation } from '@gatehouse/contracts';
 import { ApprovalStore, IdempotencyStore, Keyspace, ProposalStore, ResourceLock, SlotPool } from '@gatehouse/state';
 import type { Redis } from '@gatehouse/state';
+import { GatehouseMetrics, startConsumerLag } from '@gatehouse/telemetry';
 import type { Logger } from '@gatehouse/telemetry';
+import { buildOpsServer } from './ops-server.js';
 import { orderHandler } from './order-handler.js';
 import type { SlotLimits } from './write-path.js';
 
@@ -24,10 +26,16 @@ export interface ExecutorServiceOptions {
   readonly limits?: SlotLimits;
   /** How soon the group notices a dead executor (default 10 s). */
   readonly sessionTimeoutMs?: number;
+  /** Where to serve /metrics, /healthz and /readyz (port 0 picks a free one); none when absent. */
+  readonly http?: { readonly host: string; readonly port: number };
+  /** This executor's metrics; default a fresh registry over the catalog. */
+  readonly metrics?: GatehouseMetrics;
 }
 
 export interface RunningExecutor {
   readonly joined: Promise<void>;
+  /** Base URL of /metrics, /healthz and /readyz; undefined when not served. */
+  readonly url: string | undefined;
   stats(): ParallelConsumerStats;
   stop(options?: { readonly drainTimeoutMs?: number }): Promise<void>;
 }
@@ -39,11 +47,11 @@ export async function startExecutor(options: ExecutorServiceOptions): Promise<Ru
   const admin = kafka.admin();
   await admin.connect();
   await provisionTopics(admin, options.topics, options.events.topicSettings);
-  await admin.disconnect();
   const serde = new EventSerde({ registryUrl: options.events.registryUrl, topics: options.topics });
   await serde.registerAll();
   const publisher = await EventPublisher.connect(kafka, serde);
   const keys = new Keyspace(options.redisPrefix);
+  const metrics = options.metrics ?? new GatehouseMetrics({ tools: options.catalog.tools() });
 
   const implementations = new Map<string, ToolImplementation>();
   for (const implementation of options.implementations) {
@@ -72,6 +80,7 @@ export async function startExecutor(options: ExecutorServiceOptions): Promise<Ru
       leaseMs: options.leaseMs,
       proposalTtlMs: options.proposalTtlMs,
       logger,
+      metrics,
     }),
     deadLetters: new DeadLetters(publisher.producer),
     logger,
@@ -79,12 +88,43 @@ export async function startExecutor(options: ExecutorServiceOptions): Promise<Ru
     maxPerKey: options.perTenantConcurrency,
     sessionTimeoutMs: options.sessionTimeoutMs ?? 10_000,
   });
+  let joined = false;
+  void consumer.joined.then(() => (joined = true));
+  const lag = startConsumerLag({ admin, groupId: options.groupId, topics: [options.topics.execute], metrics, logger });
+  const ops = buildOpsServer({
+    logger,
+    metrics,
+    checks: {
+      kafka: async () => joined && (await admin.describeCluster()).brokers.length > 0,
+      registry: async () => (await fetch(`${options.events.registryUrl}/subjects`, { signal: AbortSignal.timeout(2_000) })).ok,
+      redis: async () => (await options.redis.ping()) === 'PONG',
+    },
+  });
+  const url = options.http === undefined ? undefined : await listen(ops, options.http, logger);
   return {
     joined: consumer.joined,
+    url,
     stats: () => consumer.stats(),
     stop: async ({ drainTimeoutMs = 10_000 } = {}) => {
+      await ops.close();
+      lag.stop();
       await consumer.stop({ drainTimeoutMs });
       await publisher.disconnect();
+      await admin.disconnect();
     },
   };
+}
+
+/**
+ * Serves the ops endpoint. A port already taken (several executors started on one host without an
+ * EXECUTOR_PORT each) costs only the endpoint, never the executor: it is logged, not thrown.
+ */
+async function listen(ops: ReturnType<typeof buildOpsServer>, at: { readonly host: string; readonly port: number }, logger: Logger): Promise<string | undefined> {
+  try {
+    return await ops.listen({ host: at.host, port: at.port });
+  } catch (error) {
+    if ((error as { code?: unknown }).code !== 'EADDRINUSE') throw error;
+    logger.error({ host: at.host, port: at.port }, 'ops port in use: /metrics, /healthz and /readyz are not served');
+    return undefined;
+  }
 }

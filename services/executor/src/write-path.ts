@@ -4,7 +4,8 @@ import type { Catalog, ExecutionContext, ToolError, ToolImplementation } from '@
 import { errorResult, fromStoredOutcome, okResult, toStoredOutcome } from '@gatehouse/events';
 import type { EventPublisher, ExecutionOrder, OperatorHandoff, ResultAddress, ToolResult } from '@gatehouse/events';
 import type { ApprovalStore, IdempotencyStore, ProposalStore, ResourceLock, SlotPool, SlotScope } from '@gatehouse/state';
-import type { Logger } from '@gatehouse/telemetry';
+import { sentAtOf, traceIdOf } from '@gatehouse/telemetry';
+import type { GatehouseMetrics, Logger } from '@gatehouse/telemetry';
 import type { IHeaders } from 'kafkajs';
 import { authorize } from './approval-check.js';
 import { claimOrWait, keepLease } from './claim-wait.js';
@@ -30,6 +31,7 @@ export interface WritePathDeps {
   readonly executorId: string;
   readonly leaseMs: number;
   readonly logger: Logger;
+  readonly metrics: GatehouseMetrics;
 }
 
 const VERSION_CONFLICT = 'VERSION_CONFLICT';
@@ -49,8 +51,11 @@ export async function executeWrite(
   const headers = record.headers;
   const tool = implementation.contract;
   const address: ResultAddress = { command_id: order.command_id, run_id: order.run_id, tenant: order.tenant, tool: order.tool };
-  const logContext = { command_id: order.command_id, run_id: order.run_id, tenant: order.tenant, tool: order.tool, arguments_sha256: order.arguments_sha256 };
-  const publish = (result: ToolResult) => deps.publisher.publish('results', order.run_id, result, headers);
+  const logContext = { command_id: order.command_id, run_id: order.run_id, tenant: order.tenant, tool: order.tool, arguments_sha256: order.arguments_sha256, trace_id: traceIdOf(headers) };
+  const publish = async (result: ToolResult): Promise<void> => {
+    await deps.publisher.publish('results', order.run_id, result, headers);
+    deps.metrics.executed(result, sentAtOf(headers));
+  };
   const refuse = (error: ToolError) => publish(errorResult(address, error, { argumentsSha256: order.arguments_sha256 }));
 
   const key = order.idempotency_key;
@@ -69,7 +74,10 @@ export async function executeWrite(
       const { outcome, result } = fromStoredOutcome(claim.outcome, address, order.arguments_sha256);
       // The record that produced the outcome was answered when it was stored (this is its redelivery);
       // any other record — a retried command, a duplicate on the topic — gets the same stored answer.
-      if (outcome.origin !== record.origin) await publish(result);
+      if (outcome.origin !== record.origin) {
+        await publish(result);
+        deps.metrics.retry(tool.address, tool.retry);
+      }
       deps.logger.info({ ...logContext, idempotency_key: key, replay: true }, 'answered from the stored outcome');
       return;
     }
@@ -97,6 +105,7 @@ export async function executeWrite(
   };
   const finish = async (result: ToolResult, state: 'succeeded' | 'failed' | 'unknown'): Promise<void> => {
     await publish(result);
+    deps.metrics.handlerDuration(order.tool, result.duration_ms);
     await deps.idempotency.finish(key, owner, state, toStoredOutcome(result, record.origin));
   };
   const extras = (durationMs: number | null) => ({ operationId, argumentsSha256: order.arguments_sha256, durationMs });
@@ -138,6 +147,7 @@ export async function executeWrite(
       await finish(errorResult(address, toolError('TIMEOUT', 'No concurrency slot of this tenant freed up before the deadline', { retryable: false }), extras(null)), 'failed');
       return;
     }
+    deps.metrics.slotsAcquired(order.tenant);
     const stopSlotLease = keepLease(() => deps.slots.renew(scopes, operationId, deps.leaseMs), deps.leaseMs);
     const resource = implementation.resourceOf?.(args);
     try {
@@ -153,6 +163,7 @@ export async function executeWrite(
         const valid = deps.catalog.validateOutput(tool, raw);
         if (!valid.ok) {
           // The write happened; its answer does not match the contract. Report that, never the raw answer.
+          deps.metrics.outputViolation(tool.address, valid.error.code);
           await finish(errorResult(address, valid.error, extras(Date.now() - started)), 'failed');
           return;
         }
@@ -161,7 +172,10 @@ export async function executeWrite(
       } catch (error) {
         const failure = error instanceof ToolFailure ? error : new ToolFailure(toolError('UPSTREAM_ERROR', 'handler failed'), { ambiguous: true });
         if (!failure.ambiguous) {
-          if (failure.error.code === VERSION_CONFLICT) await releaseUnapplied();
+          if (failure.error.code === VERSION_CONFLICT) {
+            deps.metrics.versionConflict(tool.address);
+            await releaseUnapplied();
+          }
           await finish(errorResult(address, failure.error, extras(Date.now() - started)), 'failed');
           deps.logger.info({ ...logContext, code: failure.error.code, idempotency_key: key }, 'write refused by the system of record');
           return;
@@ -174,6 +188,7 @@ export async function executeWrite(
       }
     } finally {
       stopSlotLease();
+      deps.metrics.slotsReleased(order.tenant);
       await deps.slots.release(scopes, operationId);
     }
   } finally {
@@ -220,6 +235,7 @@ export async function executeWrite(
       extras(durationMs),
     );
     await finish(unknown, 'unknown');
+    deps.metrics.unknownOutcome(tool.address, handoff.reason);
     deps.logger.warn({ ...logContext, idempotency_key: key, handoff_id: handoff.handoff_id, reason: handoff.reason }, 'outcome unknown; handed to an operator');
   }
 }

@@ -5,7 +5,7 @@ import { toMcpTool, toOpenAiFunction } from '@gatehouse/contracts';
 import type { Catalog } from '@gatehouse/contracts';
 import { isActive } from '@gatehouse/state';
 import type { Run, RunRegistry } from '@gatehouse/state';
-import type { Logger } from '@gatehouse/telemetry';
+import type { GatehouseMetrics, Logger } from '@gatehouse/telemetry';
 import { registerOperatorRoutes } from './operator-api.js';
 import type { OperatorApiOptions } from './operator-api.js';
 import type { Roles } from './roles.js';
@@ -19,6 +19,8 @@ export interface ControlApiOptions {
   readonly maxRunTtlMs: number;
   readonly logger: Logger;
   readonly ready: () => Promise<boolean>;
+  /** Served at GET /metrics when given. */
+  readonly metrics?: GatehouseMetrics;
   readonly operations?: Omit<OperatorApiOptions, 'authorized' | 'catalog'>;
 }
 
@@ -68,6 +70,8 @@ export function buildControlApi(options: ControlApiOptions): FastifyInstance {
     const ready = await options.ready();
     return reply.code(ready ? 200 : 503).send({ ready });
   });
+  const metrics = options.metrics;
+  if (metrics !== undefined) app.get('/metrics', async (_request, reply) => reply.type(metrics.contentType).send(await metrics.scrape()));
 
   app.post<{ Body: CreateRunBody }>('/runs', { schema: { body: createRunSchema } }, async (request, reply) => {
     if (!requireToken(request.headers.authorization)) return reply.code(401).send({ error: { code: 'UNAUTHORIZED', message: 'control token required' } });

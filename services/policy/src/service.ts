@@ -3,6 +3,7 @@ import type { EventsConfig, Topics } from '@gatehouse/events';
 import type { Catalog } from '@gatehouse/contracts';
 import { ApprovalStore, IdempotencyStore, Keyspace, ProposalStore, RateLimiter, RunRegistry } from '@gatehouse/state';
 import type { Redis } from '@gatehouse/state';
+import { GatehouseMetrics, startConsumerLag } from '@gatehouse/telemetry';
 import type { Logger } from '@gatehouse/telemetry';
 import { commandHandler } from './command-handler.js';
 import { buildControlApi } from './control-api.js';
@@ -29,6 +30,8 @@ export interface PolicyServiceOptions {
   readonly grantValidityMs?: number;
   readonly proposalTtlMs?: number;
   readonly instanceId?: string;
+  /** This instance's metrics, served at GET /metrics; default a fresh registry over the catalog. */
+  readonly metrics?: GatehouseMetrics;
 }
 
 export interface RunningPolicyService {
@@ -45,10 +48,10 @@ export async function startPolicyService(options: PolicyServiceOptions): Promise
   const admin = kafka.admin();
   await admin.connect();
   await provisionTopics(admin, options.topics, options.events.topicSettings);
-  await admin.disconnect();
   const serde = new EventSerde({ registryUrl: options.events.registryUrl, topics: options.topics });
   await serde.registerAll();
   const publisher = await EventPublisher.connect(kafka, serde);
+  const metrics = options.metrics ?? new GatehouseMetrics({ tools: options.catalog.tools() });
 
   const keys = new Keyspace(options.redisPrefix);
   const runs = new RunRegistry(options.redis, keys);
@@ -70,11 +73,12 @@ export async function startPolicyService(options: PolicyServiceOptions): Promise
     serde,
     role: 'commands',
     groupId: options.groupId,
-    handle: commandHandler(deps, publisher, logger.child({ component: 'decide' })),
+    handle: commandHandler(deps, publisher, logger.child({ component: 'decide' }), metrics),
     deadLetters: new DeadLetters(publisher.producer),
     logger,
     maxConcurrency: options.concurrency,
   });
+  const lag = startConsumerLag({ admin, groupId: options.groupId, topics: [options.topics.commands], metrics, logger });
 
   const api = buildControlApi({
     runs,
@@ -83,6 +87,7 @@ export async function startPolicyService(options: PolicyServiceOptions): Promise
     controlToken: options.controlToken,
     maxRunTtlMs: options.maxRunTtlMs,
     logger,
+    metrics,
     ready: async () => (await options.redis.ping()) === 'PONG',
     operations: {
       idempotency: deps.idempotency,
@@ -96,8 +101,10 @@ export async function startPolicyService(options: PolicyServiceOptions): Promise
     joined: consumer.joined,
     stop: async () => {
       await api.close();
+      lag.stop();
       await consumer.stop();
       await publisher.disconnect();
+      await admin.disconnect();
     },
   };
 }

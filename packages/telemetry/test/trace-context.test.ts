@@ -1,0 +1,35 @@
+import { describe, expect, it } from 'vitest';
+import { carriedHeaders, newTraceparent, SENT_AT_HEADER, sentAtOf, traceIdOf } from '@gatehouse/telemetry';
+
+const TRACEPARENT = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+
+describe('trace context', () => {
+  it('makes a fresh, well-formed traceparent per call', () => {
+    const a = newTraceparent();
+    const b = newTraceparent();
+    expect(a).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/);
+    expect(a.slice(3, 35)).not.toBe(b.slice(3, 35));
+    expect(traceIdOf({ traceparent: a })).toBe(a.slice(3, 35));
+  });
+
+  it('reads the trace id of a header given as a Buffer', () => {
+    expect(traceIdOf({ traceparent: Buffer.from(TRACEPARENT) })).toBe('0af7651916cd43dd8448eb211c80319c');
+  });
+
+  it('finds no trace id in a malformed or all-zero traceparent', () => {
+    expect(traceIdOf({ traceparent: 'not-a-trace' })).toBeUndefined();
+    expect(traceIdOf({ traceparent: `00-${'0'.repeat(32)}-b7ad6b7169203331-01` })).toBeUndefined();
+    expect(traceIdOf(undefined)).toBeUndefined();
+  });
+
+  it('carries traceparent, tracestate and the send time, and stamps a send time it is given', () => {
+    const carried = carriedHeaders({ traceparent: Buffer.from(TRACEPARENT), tracestate: 'v=1', other: 'x', [SENT_AT_HEADER]: '5' }, 1234);
+    expect(carried).toEqual({ traceparent: TRACEPARENT, tracestate: 'v=1', [SENT_AT_HEADER]: '1234' });
+    expect(sentAtOf(carriedHeaders(carried))).toBe(1234);
+  });
+
+  it('drops a malformed traceparent and carries nothing when nothing is left', () => {
+    expect(carriedHeaders({ traceparent: 'garbage', tracestate: 'v=1' })).toBeUndefined();
+    expect(sentAtOf({ [SENT_AT_HEADER]: '12abc' })).toBeUndefined();
+  });
+});
