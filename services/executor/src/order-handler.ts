@@ -62,8 +62,17 @@ export function orderHandler(deps: OrderHandlerDeps) {
     const owner = `${deps.executorId}/${operationId}`;
     const claimDeadline = Date.now() + deps.leaseMs * 2 + implementation.contract.timeoutMs;
     const claim = await claimOrWait(deps.idempotency, key, order.arguments_sha256, owner, deps.leaseMs, claimDeadline);
+    if (claim.kind === 'in_progress') {
+      // Still held by a live owner: leave the record unfinished so it comes back, rather than
+      // dropping it — if that owner dies, this delivery is the one that answers.
+      throw new Error(`command ${order.command_id} is still held by ${claim.owner}`);
+    }
+    if (claim.kind === 'reused') {
+      await publish(refuse(toolError('IDEMPOTENCY_KEY_REUSED', 'This command id was already used with other arguments')));
+      return;
+    }
     if (claim.kind !== 'claimed' && claim.kind !== 'orphaned') {
-      log.info({ ...context, claim: claim.kind }, 'already handled elsewhere; not executed again');
+      log.info({ ...context, claim: claim.kind }, 'already answered; not executed again');
       return;
     }
     if (order.deadline_at !== null && Date.now() > order.deadline_at) {

@@ -83,6 +83,8 @@ export async function startExecutor(options: ExecutorServiceOptions): Promise<Ru
       metrics,
     }),
     deadLetters: new DeadLetters(publisher.producer),
+    // A new group starts at the beginning: nothing published before its first member joined is skipped.
+    fromBeginning: true,
     logger,
     maxConcurrency: options.concurrency,
     maxPerKey: options.perTenantConcurrency,

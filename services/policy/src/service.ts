@@ -75,6 +75,8 @@ export async function startPolicyService(options: PolicyServiceOptions): Promise
     groupId: options.groupId,
     handle: commandHandler(deps, publisher, logger.child({ component: 'decide' }), metrics),
     deadLetters: new DeadLetters(publisher.producer),
+    // A new group starts at the beginning: nothing published before its first member joined is skipped.
+    fromBeginning: true,
     logger,
     maxConcurrency: options.concurrency,
   });
