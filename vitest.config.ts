@@ -14,9 +14,22 @@ export default defineConfig({
         test: {
           name: 'integration',
           include: ['test/**/*.int.test.ts'],
+          exclude: ['test/faults/**'],
           environment: 'node',
           testTimeout: 60_000,
-          hookTimeout: 60_000,
+          hookTimeout: 120_000,
+        },
+      },
+      {
+        // Fault tests restart the broker and Redis under everyone's feet: they run alone, one file
+        // at a time, after the other projects (scripts/test.mjs).
+        test: {
+          name: 'faults',
+          include: ['test/faults/**/*.int.test.ts'],
+          environment: 'node',
+          fileParallelism: false,
+          testTimeout: 300_000,
+          hookTimeout: 180_000,
         },
       },
     ],

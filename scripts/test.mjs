@@ -14,9 +14,9 @@ function step(title, command, args, options = {}) {
   return run.status === 0;
 }
 
-function runVitest(args) {
+function runVitest(title, args) {
   return new Promise((resolve) => {
-    process.stderr.write('\n▶ vitest\n');
+    process.stderr.write(`\n▶ ${title}\n`);
     const child = spawn(process.execPath, ['node_modules/vitest/vitest.mjs', 'run', ...args], { cwd: root, stdio: 'inherit' });
     child.on('exit', (code) => resolve(code === 0));
   });
@@ -34,7 +34,10 @@ let ok = step('typecheck', 'npm', ['run', '--silent', 'typecheck']) && step('lin
 if (ok) {
   try {
     started = stackUp();
-    ok = await runVitest(process.argv.slice(2));
+    const extra = process.argv.slice(2);
+    // The fault tests restart the broker and Redis, so they never run beside the others.
+    ok = await runVitest('vitest: unit and integration', ['--project', 'unit', '--project', 'integration', ...extra]);
+    ok = (await runVitest('vitest: faults (broker and Redis restarts, kills, fuzz), one file at a time', ['--project', 'faults', '--passWithNoTests', ...extra])) && ok;
   } catch (error) {
     process.stderr.write(`✖ ${error.message}\n`);
     ok = false;
