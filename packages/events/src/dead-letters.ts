@@ -35,7 +35,7 @@ export class DeadLetters {
           key: origin.key,
           value: origin.value,
           headers: {
-            ...(origin.headers ?? {}),
+            ...originalHeaders(origin.headers),
             [DLQ_HEADER.reason]: reason,
             [DLQ_HEADER.message]: message,
             [DLQ_HEADER.originTopic]: origin.topic,
@@ -48,4 +48,22 @@ export class DeadLetters {
       ],
     });
   }
+}
+
+/**
+ * The original headers, keeping only what Kafka can carry (strings and bytes). A hostile record can
+ * name a header `__proto__` or `constructor`; decoded into a plain object such a name drags in an
+ * inherited function, which would make the DLQ send itself fail and the record retry forever.
+ */
+function originalHeaders(headers: IHeaders | undefined): IHeaders {
+  const kept = Object.create(null) as IHeaders;
+  if (headers === undefined) return kept;
+  for (const name of Object.keys(headers)) {
+    const value: unknown = headers[name];
+    const values = Array.isArray(value) ? (value as unknown[]) : [value];
+    const carried = values.filter((v): v is string | Buffer => typeof v === 'string' || Buffer.isBuffer(v));
+    if (carried.length === 0) continue;
+    kept[name] = Array.isArray(value) ? carried : carried[0];
+  }
+  return kept;
 }
