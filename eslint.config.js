@@ -9,7 +9,7 @@ export default tseslint.config(
   {
     languageOptions: {
       parserOptions: {
-        project: ['./tsconfig.tests.json', './packages/*/tsconfig.json', './services/*/tsconfig.json'],
+        project: ['./tsconfig.tests.json', './packages/*/tsconfig.json', './services/*/tsconfig.json', './bench/tsconfig.json'],
         tsconfigRootDir: import.meta.dirname,
       },
     },

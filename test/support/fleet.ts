@@ -43,6 +43,7 @@ export class ExecutorFleet {
       EXECUTOR_GROUP_ID: this.groupId,
       EXECUTOR_ID: id,
       CUSTOMERS_URL: this.g.customers.url,
+      EXECUTOR_PORT: '0',
       LOG_LEVEL: 'warn',
       ...this.env,
     });

@@ -67,7 +67,7 @@ export function executorConfigFromEnv(env: Env = process.env): ExecutorConfig {
       tenants: tenantLimits(env),
       run: int(env, 'GATEHOUSE_RUN_SLOTS', 4),
     },
-    port: int(env, 'EXECUTOR_PORT', 8092),
+    port: env['EXECUTOR_PORT'] === '0' ? 0 : int(env, 'EXECUTOR_PORT', 8092),
     host: env['EXECUTOR_HOST'] ?? '127.0.0.1',
   };
 }

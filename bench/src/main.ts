@@ -1,0 +1,105 @@
+// `npm run bench [-- --quick] [-- --only a,c]`: one run of every arm, interleaved round by round,
+// a discarded warm-up round first; prints a table and writes bench/results/<timestamp>.json.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { DriverThread } from './driver-protocol.js';
+import type { LoadReport } from './driver.js';
+import { brokerSettings, machine, versions } from './environment.js';
+import { EXECUTOR_SETTINGS, POLICY_SETTINGS } from './gatehouse.js';
+import { settingsOf, variantsOf } from './plan.js';
+import type { Setup } from './plan.js';
+import { renderTable, resultOf, targetsOf } from './report.js';
+import { deleteKeys, deleteTopics, provisionSetup, startSetup } from './setups.js';
+import type { RunningSetup } from './setups.js';
+import { benchKafka, benchRedis, config } from './stack.js';
+
+const RESULTS_DIR = fileURLToPath(new URL('../results/', import.meta.url));
+const started = Date.now();
+const say = (line: string) => process.stderr.write(`[bench ${((Date.now() - started) / 1000).toFixed(0).padStart(3)} s] ${line}\n`);
+
+// Before any producer exists (the driver thread and executor processes inherit it): the default
+// partitioner is the one Gatehouse uses; kafkajs would warn about it once per producer.
+process.env['KAFKAJS_NO_PARTITIONER_WARNING'] = '1';
+
+const settings = settingsOf(process.argv.slice(2));
+const variants = variantsOf(settings);
+if (variants.length === 0) throw new Error('no arm selected (--only takes a comma list of a, b, c, d, e, open)');
+
+const kafka = benchKafka('bench-main');
+const redis = benchRedis('bench-main');
+const driver = new DriverThread();
+const environment = { machine: machine(), loadAverageAtStart: loadavg(), versions: versions(), broker: await brokerSettings(kafka) };
+
+const setups = new Map<Setup, RunningSetup>();
+try {
+  const wanted = [...new Set(variants.map((v) => v.setup))];
+  say(`creating the topics of ${wanted.join(', ')}`);
+  const arms = [];
+  for (const setup of wanted) arms.push({ setup, topics: await provisionSetup(setup, kafka) });
+  // Then together: starting is mostly waiting (group joins, executor processes).
+  say('starting the services and drivers');
+  const starting = await Promise.allSettled(arms.map((a) => startSetup(a.setup, a.topics, kafka, redis, driver, settings)));
+  for (const outcome of starting) if (outcome.status === 'fulfilled') setups.set(outcome.value.setup, outcome.value);
+  const failed = starting.find((o) => o.status === 'rejected');
+  if (failed !== undefined) throw failed.reason;
+
+  const reps = new Map<string, LoadReport[]>(variants.map((v) => [v.id, []]));
+  for (let round = 0; round <= settings.repetitions; round += 1) {
+    const warmup = round === 0;
+    say(warmup ? 'warm-up round (discarded)' : `round ${round} of ${settings.repetitions}`);
+    for (const variant of variants) {
+      const spec = warmup ? { ...variant.spec, durationMs: settings.warmupMs } : variant.spec;
+      const report = await driver.run(variant.setup, spec);
+      // Not one answer: the stack is down or was restarted under the run; its figures would be noise.
+      if (report.sent > 0 && report.unanswered === report.sent) {
+        throw new Error(`${variant.id}: none of ${report.sent} calls was answered — is the stack up (npm run stack:status)?`);
+      }
+      if (!warmup) reps.get(variant.id)?.push(report);
+      say(`  ${variant.id.padEnd(10)} ${report.throughput.toFixed(0).padStart(6)} calls/s  p50 ${report.latencyMs.p50} ms  p99 ${report.latencyMs.p99} ms${report.stageMediansMs === null ? '' : `  (to completion ${report.stageMediansMs.toCompletion} ms, back ${report.stageMediansMs.toClient} ms)`}${report.unanswered > 0 ? `  ${report.unanswered} unanswered` : ''}`);
+    }
+  }
+
+  const fleets = [...setups.values()].flatMap((s) => (s.fleet === undefined ? [] : [s.fleet]));
+  const rss = fleets.flatMap((f) => f.peakRssMiB());
+  const peakRssMiB = rss.length === 0 ? null : Math.max(...rss);
+  const results = variants.map((v) => resultOf(v, reps.get(v.id) ?? []));
+  const targets = targetsOf(results, peakRssMiB);
+
+  const table = renderTable(results, targets, settings.repetitions);
+  process.stdout.write(`\n${table}\n`);
+  mkdirSync(RESULTS_DIR, { recursive: true });
+  const file = `${RESULTS_DIR}${new Date(started).toISOString().replace(/[:.]/g, '-')}${settings.quick ? '-quick' : ''}.json`;
+  writeFileSync(
+    file,
+    `${JSON.stringify(
+      {
+        startedAt: new Date(started).toISOString(),
+        durationS: Math.round((Date.now() - started) / 1000),
+        environment: { ...environment, loadAverageAtEnd: loadavg() },
+        settings: {
+          ...settings,
+          partitions: config.topicSettings.partitions,
+          executor: EXECUTOR_SETTINGS,
+          policy: POLICY_SETTINGS,
+          logLevel: process.env['BENCH_LOG_LEVEL'] ?? 'info',
+        },
+        executorPeakRssMiB: rss,
+        targets,
+        results,
+        table,
+      },
+      (_key, value: unknown) => (typeof value === 'number' && !Number.isFinite(value) ? String(value) : value),
+      2,
+    )}\n`,
+  );
+  process.stdout.write(`\nresults: ${file}\n`);
+} finally {
+  for (const setup of setups.values()) await setup.stop().catch((error: unknown) => say(`stopping ${setup.setup}: ${String(error)}`));
+  await deleteTopics(kafka, [...setups.values()].map((s) => s.topicPrefix)).catch((error: unknown) => say(`deleting topics: ${String(error)}`));
+  await deleteKeys(redis, [...setups.values()].flatMap((s) => (s.redisPrefix === undefined ? [] : [s.redisPrefix])));
+  await driver.close();
+  await redis.quit();
+}
+// kafkajs and ioredis keep timers for reconnects; the bench is done.
+process.exit(0);

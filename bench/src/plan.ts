@@ -1,0 +1,142 @@
+import { benchNoop, benchSleep, benchWrite } from './bench-catalog.js';
+import type { LoadSpec } from './driver.js';
+
+/** The systems under test; each has its own topics (and Redis prefix) and its own driver. */
+export const Setup = {
+  relayRaw: 'relay-raw',
+  relayAvro: 'relay-avro',
+  gatehouse: 'gatehouse',
+  gatehouseOpen: 'gatehouse-open',
+  scale1: 'scale-1',
+  scale2: 'scale-2',
+  scale3: 'scale-3',
+} as const;
+export type Setup = (typeof Setup)[keyof typeof Setup];
+
+/** The arms of the issue, by letter. */
+export const Arm = { a: 'a', b: 'b', c: 'c', d: 'd', e: 'e', open: 'open' } as const;
+export type Arm = (typeof Arm)[keyof typeof Arm];
+
+export const ARM_TITLES: Readonly<Record<Arm, string>> = {
+  a: '(a) raw kafkajs relay',
+  b: '(b) relay + Avro/registry',
+  c: '(c) Gatehouse read',
+  d: '(d) Gatehouse write',
+  e: '(e) executors, 10 ms I/O',
+  open: 'open loop, read',
+};
+
+/** One measured configuration: an arm on its setup with one tool, size and load shape. */
+export interface Variant {
+  readonly id: string;
+  readonly arm: Arm;
+  readonly setup: Setup;
+  readonly label: string;
+  readonly argumentBytes: number;
+  readonly executors?: number;
+  readonly rate?: number;
+  readonly spec: LoadSpec;
+}
+
+export interface BenchSettings {
+  readonly quick: boolean;
+  /** Measured repetitions of every variant (after one discarded warm-up round). */
+  readonly repetitions: number;
+  readonly durationMs: number;
+  readonly warmupMs: number;
+  readonly drainMs: number;
+  readonly settleMs: number;
+  readonly inFlight: number;
+  /** Calls in flight in arm (e) (`--scale-in-flight`). */
+  readonly scaleInFlight: number;
+  readonly sizes: readonly number[];
+  readonly rates: readonly number[];
+  /** Runs (each its own tenant) the driver spreads calls over. */
+  readonly runs: number;
+  /**
+   * Records one executor process works on at once in arm (e) (`--scale-concurrency`): two, so one
+   * executor is bound by the handler's 10 ms and its round trips, well below what the policy service
+   * routes, and adding executors can show.
+   */
+  readonly scaleConcurrency: number;
+  /** Arms to run (all when empty). */
+  readonly only: readonly Arm[];
+}
+
+/** The positive integer after `flag` in argv, else `fallback`. */
+function intOption(argv: readonly string[], flag: string, fallback: number): number {
+  const at = argv.indexOf(flag);
+  if (at === -1) return fallback;
+  const value = Number(argv[at + 1]);
+  if (!Number.isSafeInteger(value) || value < 1) throw new Error(`${flag} takes a positive integer`);
+  return value;
+}
+
+export function settingsOf(argv: readonly string[]): BenchSettings {
+  const quick = argv.includes('--quick');
+  const onlyAt = argv.indexOf('--only');
+  const only = onlyAt === -1 ? [] : (argv[onlyAt + 1] ?? '').split(',').filter((a): a is Arm => Object.hasOwn(Arm, a));
+  return {
+    quick,
+    repetitions: quick ? 2 : 5,
+    durationMs: quick ? 1_500 : 3_000,
+    warmupMs: quick ? 1_500 : 2_000,
+    drainMs: 5_000,
+    settleMs: 15_000,
+    inFlight: 256,
+    scaleInFlight: intOption(argv, '--scale-in-flight', 256),
+    sizes: quick ? [256] : [256, 2_048],
+    rates: quick ? [1_000] : [500, 1_000, 2_000],
+    runs: 128,
+    scaleConcurrency: intOption(argv, '--scale-concurrency', 2),
+    only,
+  };
+}
+
+const sizeLabel = (bytes: number) => (bytes >= 1024 ? `${bytes / 1024} KB` : `${bytes} B`);
+
+/** Every variant, in the order one round runs them: arms interleaved, a round per repetition. */
+export function variantsOf(settings: BenchSettings): Variant[] {
+  const closed = (tool: string, argumentBytes: number, inFlight = settings.inFlight): LoadSpec => ({
+    tool,
+    argumentBytes,
+    durationMs: settings.durationMs,
+    drainMs: settings.drainMs,
+    settleMs: settings.settleMs,
+    mode: { kind: 'closed', inFlight },
+  });
+  const variants: Variant[] = [];
+  for (const size of settings.sizes) {
+    const s = sizeLabel(size);
+    variants.push(
+      { id: `a-${size}`, arm: 'a', setup: Setup.relayRaw, label: `${ARM_TITLES.a}, ${s}`, argumentBytes: size, spec: closed(benchNoop.address, size) },
+      { id: `b-${size}`, arm: 'b', setup: Setup.relayAvro, label: `${ARM_TITLES.b}, ${s}`, argumentBytes: size, spec: closed(benchNoop.address, size) },
+      { id: `c-${size}`, arm: 'c', setup: Setup.gatehouse, label: `${ARM_TITLES.c}, ${s}`, argumentBytes: size, spec: closed(benchNoop.address, size) },
+      { id: `d-${size}`, arm: 'd', setup: Setup.gatehouse, label: `${ARM_TITLES.d}, ${s}`, argumentBytes: size, spec: closed(benchWrite.address, size) },
+    );
+  }
+  const scaleSetups = [Setup.scale1, Setup.scale2, Setup.scale3] as const;
+  scaleSetups.forEach((setup, i) => {
+    variants.push({
+      id: `e-${i + 1}`,
+      arm: 'e',
+      setup,
+      label: `${ARM_TITLES.e}, ${i + 1} process${i === 0 ? '' : 'es'}`,
+      argumentBytes: 256,
+      executors: i + 1,
+      spec: closed(benchSleep.address, 256, settings.scaleInFlight),
+    });
+  });
+  for (const rate of settings.rates) {
+    variants.push({
+      id: `open-${rate}`,
+      arm: 'open',
+      setup: Setup.gatehouseOpen,
+      label: `${ARM_TITLES.open}, ${rate}/s`,
+      argumentBytes: 256,
+      rate,
+      spec: { tool: benchNoop.address, argumentBytes: 256, durationMs: settings.durationMs, drainMs: settings.drainMs, settleMs: settings.settleMs, mode: { kind: 'open', rate } },
+    });
+  }
+  return settings.only.length === 0 ? variants : variants.filter((v) => settings.only.includes(v.arm));
+}

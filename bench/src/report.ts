@@ -1,0 +1,145 @@
+import type { LoadReport } from './driver.js';
+import type { Variant } from './plan.js';
+import { spreadOf } from './stats.js';
+import type { Spread } from './stats.js';
+
+/** A variant's measured repetitions and their medians. */
+export interface VariantResult {
+  readonly id: string;
+  readonly arm: Variant['arm'];
+  readonly label: string;
+  readonly argumentBytes: number;
+  readonly executors: number | null;
+  readonly rate: number | null;
+  readonly throughput: Spread;
+  readonly p50Ms: Spread;
+  readonly p99Ms: Spread;
+  readonly p999Ms: Spread;
+  readonly errors: Readonly<Record<string, number>>;
+  readonly unanswered: number;
+  /** Open loop: repetitions that stopped sending early, saturated. */
+  readonly saturatedReps: number;
+  readonly repetitions: readonly LoadReport[];
+}
+
+export function resultOf(variant: Variant, reps: readonly LoadReport[]): VariantResult {
+  const errors: Record<string, number> = {};
+  for (const rep of reps) for (const [code, n] of Object.entries(rep.errors)) errors[code] = (errors[code] ?? 0) + n;
+  return {
+    id: variant.id,
+    arm: variant.arm,
+    label: variant.label,
+    argumentBytes: variant.argumentBytes,
+    executors: variant.executors ?? null,
+    rate: variant.rate ?? null,
+    throughput: spreadOf(reps.map((r) => r.throughput)),
+    p50Ms: spreadOf(reps.map((r) => r.latencyMs.p50)),
+    p99Ms: spreadOf(reps.map((r) => r.latencyMs.p99)),
+    p999Ms: spreadOf(reps.map((r) => r.latencyMs.p999)),
+    errors,
+    unanswered: reps.reduce((n, r) => n + r.unanswered, 0),
+    saturatedReps: reps.filter((r) => r.saturated).length,
+    repetitions: reps,
+  };
+}
+
+export interface Target {
+  readonly name: string;
+  readonly goal: string;
+  readonly value: number | null;
+  readonly shown: string;
+  readonly met: boolean | null;
+}
+
+const fmt = (n: number, digits = 0): string => (Number.isFinite(n) ? n.toFixed(digits) : n > 0 ? 'never' : '–');
+
+export function targetsOf(results: readonly VariantResult[], peakRssMiB: number | null): Target[] {
+  const by = (id: string) => results.find((r) => r.id === id);
+  const targets: Target[] = [];
+  const ratio = (name: string, goal: number, top: string, bottom: string, unit: '%' | '×') => {
+    const a = by(top);
+    const b = by(bottom);
+    if (a === undefined || b === undefined) return;
+    const value = a.throughput.median / b.throughput.median;
+    targets.push({
+      name,
+      goal: unit === '%' ? `≥ ${goal * 100}%` : `≥ ${goal}×`,
+      value,
+      shown: unit === '%' ? `${fmt(value * 100, 1)}%` : `${fmt(value, 2)}×`,
+      met: value >= goal,
+    });
+  };
+  for (const size of [...new Set(results.map((r) => r.argumentBytes))].sort((x, y) => x - y)) {
+    ratio(`read path / raw relay, ${size} B (c/a)`, 0.5, `c-${size}`, `a-${size}`, '%');
+    ratio(`write path / raw relay, ${size} B (d/a)`, 0.3, `d-${size}`, `a-${size}`, '%');
+  }
+  const open = by('open-1000');
+  if (open !== undefined) {
+    const p99 = open.p99Ms.median;
+    targets.push({ name: 'read p99 at 1,000 calls/s (open loop)', goal: '≤ 50 ms', value: p99, shown: `${fmt(p99)} ms`, met: p99 <= 50 });
+  }
+  ratio('2 executor processes / 1 (10 ms I/O handler)', 1.7, 'e-2', 'e-1', '×');
+  ratio('3 executor processes / 1 (10 ms I/O handler)', 2.3, 'e-3', 'e-1', '×');
+  if (peakRssMiB !== null) {
+    targets.push({ name: 'executor peak RSS (VmHWM) under arm (e)', goal: '≤ 200 MB', value: peakRssMiB, shown: `${fmt(peakRssMiB)} MiB`, met: peakRssMiB <= 200 });
+  }
+  return targets;
+}
+
+const pad = (text: string, width: number) => (text.length >= width ? text : text + ' '.repeat(width - text.length));
+const padLeft = (text: string, width: number) => (text.length >= width ? text : ' '.repeat(width - text.length) + text);
+
+/** The table `npm run bench` prints. */
+export function renderTable(results: readonly VariantResult[], targets: readonly Target[], repetitions: number): string {
+  const lines: string[] = [];
+  const closed = results.filter((r) => r.rate === null);
+  const relayOf = (r: VariantResult) => results.find((x) => x.id === `a-${r.argumentBytes}`);
+  if (closed.length > 0) {
+    lines.push(`Closed loop (calls in flight kept constant) — medians of ${repetitions} repetitions, spread = (max − min) / median`);
+    lines.push(
+      [pad('arm', 40), padLeft('calls/s', 9), padLeft('spread', 8), padLeft('vs (a)', 8), padLeft('p50 ms', 8), padLeft('p99 ms', 8), padLeft('errors', 8)].join(' '),
+    );
+    for (const r of closed) {
+      const relay = relayOf(r);
+      const vsRelay = r.arm === 'e' || relay === undefined ? '' : `${fmt((r.throughput.median / relay.throughput.median) * 100, 0)}%`;
+      const errors = Object.values(r.errors).reduce((n, e) => n + e, 0) + r.unanswered;
+      lines.push(
+        [
+          pad(r.label, 40),
+          padLeft(fmt(r.throughput.median), 9),
+          padLeft(`${fmt(r.throughput.spreadPct, 0)}%`, 8),
+          padLeft(vsRelay, 8),
+          padLeft(fmt(r.p50Ms.median), 8),
+          padLeft(fmt(r.p99Ms.median), 8),
+          padLeft(String(errors), 8),
+        ].join(' '),
+      );
+    }
+  }
+  const open = results.filter((r) => r.rate !== null);
+  if (open.length > 0) {
+    lines.push('');
+    lines.push('Open loop (fixed send schedule; latency from sent_at to the answer at the client) — medians of repetitions');
+    lines.push([pad('arm', 40), padLeft('done/s', 9), padLeft('p50 ms', 8), padLeft('p99 ms', 8), padLeft('p99.9 ms', 9), padLeft('max p99', 8), padLeft('lost', 6), padLeft('saturated', 10)].join(' '));
+    for (const r of open) {
+      lines.push(
+        [
+          pad(r.label, 40),
+          padLeft(fmt(r.throughput.median), 9),
+          padLeft(fmt(r.p50Ms.median), 8),
+          padLeft(fmt(r.p99Ms.median), 8),
+          padLeft(fmt(r.p999Ms.median), 9),
+          padLeft(fmt(r.p99Ms.max), 8),
+          padLeft(String(r.unanswered + Object.values(r.errors).reduce((n, e) => n + e, 0)), 6),
+          padLeft(`${r.saturatedReps}/${r.repetitions.length}`, 10),
+        ].join(' '),
+      );
+    }
+  }
+  if (targets.length > 0) {
+    lines.push('');
+    lines.push('Targets');
+    for (const t of targets) lines.push(`  ${t.met === true ? 'met   ' : 'MISSED'}  ${pad(t.name, 48)} ${padLeft(t.shown, 10)}  (goal ${t.goal})`);
+  }
+  return lines.join('\n');
+}
