@@ -1,0 +1,122 @@
+import type { OperatorHandoff, ToolResult } from '@gatehouse/events';
+import { referenceCatalog } from '@gatehouse/reference-tools';
+import type { Run } from '@gatehouse/state';
+import { ExecutorFleet, seedCustomers } from './fleet.js';
+import { startGatehouse } from './gatehouse.js';
+import type { Gatehouse } from './gatehouse.js';
+import { PolicyFleet } from './policy-fleet.js';
+import { sandboxAllowsWrites } from './test-policy.js';
+import { openEventLedger } from './topic-ledger.js';
+import type { TopicLedger } from './topic-ledger.js';
+import type { Customer } from './mixed-load.js';
+
+export const RIG = {
+  partitions: 6,
+  tenants: 20,
+  customersPerTenant: 50,
+  leaseMs: 2_000,
+  executorSessionTimeoutMs: 6_000,
+} as const;
+
+export interface FaultRigOptions {
+  /** Run the policy service as this many OS processes instead of one in-process instance. */
+  readonly policyProcesses?: number;
+}
+
+/**
+ * The stack a fault test runs a mixed load through: two executor processes, the policy service
+ * (in-process, or as processes), sandbox writes allowed by policy, seeded customers, one run per
+ * tenant, and ledgers of the results and operator topics from their beginning.
+ */
+export interface FaultRig {
+  readonly g: Gatehouse;
+  readonly executors: ExecutorFleet;
+  /** Present when the policy runs as processes. */
+  readonly policies: PolicyFleet | undefined;
+  readonly tenants: readonly string[];
+  readonly customers: readonly Customer[];
+  /** The run each tenant's new calls use (replaceable). */
+  readonly runs: Map<string, Run>;
+  /** Every run id ever handed out, for the slot check. */
+  readonly runIds: Set<string>;
+  readonly results: TopicLedger<ToolResult>;
+  readonly handoffs: TopicLedger<OperatorHandoff>;
+  /** Registers fresh runs for every tenant (through a live policy control API). */
+  renewRuns(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function startFaultRig(label: string, options: FaultRigOptions = {}): Promise<FaultRig> {
+  const catalog = referenceCatalog();
+  const policyProcesses = options.policyProcesses ?? 0;
+  const g = await startGatehouse(label, {
+    executors: 0,
+    policies: policyProcesses > 0 ? 0 : 1,
+    partitions: RIG.partitions,
+    catalog,
+    table: sandboxAllowsWrites(catalog),
+    leaseMs: RIG.leaseMs,
+  });
+  const executors = new ExecutorFleet(
+    g,
+    {
+      GATEHOUSE_TENANT_SLOTS: '8',
+      GATEHOUSE_RUN_SLOTS: '8',
+      EXECUTOR_LEASE_MS: String(RIG.leaseMs),
+      EXECUTOR_SESSION_TIMEOUT_MS: String(RIG.executorSessionTimeoutMs),
+    },
+    RIG.partitions,
+  );
+  await executors.prepare();
+  executors.spawn(`${label}-exec-a`);
+  executors.spawn(`${label}-exec-b`);
+  let policies: PolicyFleet | undefined;
+  if (policyProcesses > 0) {
+    policies = new PolicyFleet(g, RIG.partitions);
+    await policies.prepare();
+    for (let i = 0; i < policyProcesses; i += 1) await policies.spawn(`${label}-policy-${String.fromCharCode(97 + i)}`);
+    await policies.awaitMembers(policyProcesses);
+  }
+  await executors.awaitMembers(2);
+
+  const tenants = Array.from({ length: RIG.tenants }, (_, i) => `${label}-t${i}`);
+  const customers = await seedCustomers(g, tenants, RIG.customersPerTenant);
+  const runs = new Map<string, Run>();
+  const runIds = new Set<string>();
+  const renewRuns = async (): Promise<void> => {
+    const fleet = policies;
+    const live = fleet?.processes.find((p) => fleet.isLive(p));
+    for (const tenant of tenants) {
+      const run = fleet === undefined || live === undefined ? await g.createRun('support-agent', { tenant }) : await fleet.createRun(live, tenant);
+      runs.set(tenant, run);
+      runIds.add(run.run_id);
+    }
+  };
+  await renewRuns();
+  const results = await openEventLedger(g, 'results');
+  const handoffs = await openEventLedger(g, 'operator');
+  return {
+    g,
+    executors,
+    policies,
+    tenants,
+    customers,
+    runs,
+    runIds,
+    results,
+    handoffs,
+    renewRuns,
+    async stop() {
+      // Each part stops even if another cannot (a consumer that crashed during an outage).
+      const outcomes = await Promise.allSettled([results.stop(), handoffs.stop(), executors.stop(), policies?.stop()]);
+      outcomes.push(...(await Promise.allSettled([g.stop()])));
+      const failed = outcomes.flatMap((o) => (o.status === 'rejected' ? [o.reason instanceof Error ? o.reason.message : String(o.reason)] : []));
+      if (failed.length > 0) throw new Error(`teardown: ${failed.join('; ')}`);
+    },
+  };
+}
+
+/** Every slot scope the load can have taken: each tenant's and each run's. */
+export function slotScopes(rig: FaultRig): string[] {
+  return [...rig.tenants.map((t) => `tenant:${t}`), ...[...rig.runIds].map((r) => `run:${r}`)];
+}

@@ -1,0 +1,99 @@
+import { randomUUID } from 'node:crypto';
+import type { EventByRole, EventSerde, TopicRole } from '@gatehouse/events';
+import type { Consumer, IHeaders, Kafka } from 'kafkajs';
+import { pollUntil } from './poll.js';
+
+/** One record of a topic as it sits in the log. */
+export interface LoggedRecord<T> {
+  readonly partition: number;
+  readonly offset: string;
+  readonly key: string | null;
+  readonly headers: IHeaders | undefined;
+  /** The decoded value; undefined when the decoder refused it. */
+  readonly value: T | undefined;
+}
+
+/**
+ * Every record of one topic from its beginning, each (partition, offset) exactly once however often
+ * the reader sees it: a reader that survives a broker restart re-reads from its last commit, and
+ * those repeats are the reader's, not the topic's.
+ */
+export interface TopicLedger<T> {
+  readonly topic: string;
+  readonly records: readonly LoggedRecord<T>[];
+  /** Records whose value did not decode. */
+  readonly undecodable: number;
+  /** Resolves once every record up to the topic's current end has been read. */
+  caughtUp(timeoutMs?: number): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function openLedger<T>(
+  kafka: Kafka,
+  topic: string,
+  decode: (value: Buffer | null) => Promise<T | undefined>,
+  label = 'ledger',
+): Promise<TopicLedger<T>> {
+  const records: LoggedRecord<T>[] = [];
+  const seen = new Set<string>();
+  const next = new Map<number, bigint>();
+  let undecodable = 0;
+  const consumer: Consumer = kafka.consumer({ groupId: `${label}-${randomUUID()}`, allowAutoTopicCreation: false });
+  let onJoin: () => void = () => undefined;
+  const joined = new Promise<void>((resolve) => (onJoin = resolve));
+  consumer.on(consumer.events.GROUP_JOIN, () => onJoin());
+  await consumer.connect();
+  await consumer.subscribe({ topic, fromBeginning: true });
+  await consumer.run({
+    eachMessage: async ({ partition, message }) => {
+      const id = `${partition}:${message.offset}`;
+      if (seen.has(id)) return;
+      seen.add(id);
+      const value = await decode(message.value);
+      if (value === undefined) undecodable += 1;
+      records.push({ partition, offset: message.offset, key: message.key === null ? null : message.key.toString('utf8'), headers: message.headers, value });
+      const after = BigInt(message.offset) + 1n;
+      if ((next.get(partition) ?? 0n) < after) next.set(partition, after);
+    },
+  });
+  await joined;
+  const admin = kafka.admin();
+  return {
+    topic,
+    records,
+    get undecodable() {
+      return undecodable;
+    },
+    async caughtUp(timeoutMs = 30_000) {
+      await admin.connect();
+      try {
+        const ends = await admin.fetchTopicOffsets(topic);
+        await pollUntil(
+          () => Promise.resolve(ends.every((e) => BigInt(e.high) <= BigInt(e.low) || (next.get(e.partition) ?? 0n) >= BigInt(e.high)) ? true : undefined),
+          timeoutMs,
+          `the end of ${topic} (${ends.map((e) => `${e.partition}@${e.high}`).join(' ')})`,
+          50,
+        );
+      } finally {
+        await admin.disconnect();
+      }
+    },
+    stop: () => consumer.disconnect(),
+  };
+}
+
+/** A ledger of one Gatehouse topic, decoded with its schema. */
+export function openEventLedger<R extends TopicRole>(
+  g: { readonly kafka: Kafka; readonly serde: EventSerde; readonly label: string },
+  role: R,
+): Promise<TopicLedger<EventByRole[R]>> {
+  return openLedger(
+    g.kafka,
+    g.serde.topics[role],
+    async (value) => {
+      const decoded = await g.serde.decode(role, value);
+      return decoded.ok ? decoded.value : undefined;
+    },
+    `${g.label}-${role}-ledger`,
+  );
+}
