@@ -5,7 +5,7 @@ import { createKafka, DeadLetters, EventPublisher, EventSerde, provisionTopics, 
 import type { EventsConfig, RunningParallelConsumer, Topics } from '@gatehouse/events';
 import { ApprovalStore, Keyspace } from '@gatehouse/state';
 import type { Redis } from '@gatehouse/state';
-import { GatehouseMetrics, startConsumerLag } from '@gatehouse/telemetry';
+import { checkReadiness, GatehouseMetrics, startConsumerLag } from '@gatehouse/telemetry';
 import type { Logger, RunningConsumerLag } from '@gatehouse/telemetry';
 import { buildApi } from './api.js';
 import { ApprovalDesk } from './approval-desk.js';
@@ -118,6 +118,7 @@ export async function startApprovalService(options: ApprovalServiceOptions): Pro
     lag = startConsumerLag({ admin, groupId: options.groupId, topics: [options.topics.approvalsRequested], metrics, logger });
 
     const desk = new ApprovalDesk(repository, decisions, options.approvalValidityMs, logger.child({ component: 'desk' }), metrics);
+    const connectedAdmin = admin;
     const api = buildApi({
       repository,
       desk,
@@ -125,7 +126,16 @@ export async function startApprovalService(options: ApprovalServiceOptions): Pro
       assets,
       logger,
       metrics,
-      ready: async () => (await repository.ping()) && (await options.redis.ping()) === 'PONG',
+      // Ready means every dependency answers: PostgreSQL, Kafka, the registry and Redis.
+      ready: async () =>
+        (
+          await checkReadiness({
+            postgres: () => repository.ping(),
+            kafka: async () => (await connectedAdmin.describeCluster()).brokers.length > 0,
+            registry: async () => (await fetch(`${options.events.registryUrl}/subjects`, { signal: AbortSignal.timeout(2_000) })).ok,
+            redis: async () => (await options.redis.ping()) === 'PONG',
+          })
+        ).ready,
     });
     const url = await api.listen({ host: options.host, port: options.port });
     const running = { consumer, sweeper, publisher, lag, admin };

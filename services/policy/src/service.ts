@@ -3,7 +3,7 @@ import type { EventsConfig, Topics } from '@gatehouse/events';
 import type { Catalog } from '@gatehouse/contracts';
 import { ApprovalStore, IdempotencyStore, Keyspace, ProposalStore, RateLimiter, RunRegistry } from '@gatehouse/state';
 import type { Redis } from '@gatehouse/state';
-import { GatehouseMetrics, startConsumerLag } from '@gatehouse/telemetry';
+import { checkReadiness, GatehouseMetrics, startConsumerLag } from '@gatehouse/telemetry';
 import type { Logger } from '@gatehouse/telemetry';
 import { commandHandler } from './command-handler.js';
 import { buildControlApi } from './control-api.js';
@@ -90,7 +90,15 @@ export async function startPolicyService(options: PolicyServiceOptions): Promise
     maxRunTtlMs: options.maxRunTtlMs,
     logger,
     metrics,
-    ready: async () => (await options.redis.ping()) === 'PONG',
+    // Ready means every dependency answers: Kafka, the registry and Redis.
+    ready: async () =>
+      (
+        await checkReadiness({
+          kafka: async () => (await admin.describeCluster()).brokers.length > 0,
+          registry: async () => (await fetch(`${options.events.registryUrl}/subjects`, { signal: AbortSignal.timeout(2_000) })).ok,
+          redis: async () => (await options.redis.ping()) === 'PONG',
+        })
+      ).ready,
     operations: {
       idempotency: deps.idempotency,
       publish: (result) => publisher.publish('results', result.run_id, result),
