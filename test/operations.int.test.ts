@@ -28,14 +28,17 @@ describe('long-running operations and cancellation, told truthfully', () => {
     if (!started.ok) throw new Error(`export refused: ${started.error.code}`);
     return (started.result as Operation).operation_id;
   };
-  const poll = async (id: string, until: (op: Operation) => boolean): Promise<Operation> => {
-    for (let i = 0; i < 400; i += 1) {
+  // Polling is the protocol of a long operation (get_operation); bounded by time, not by count.
+  const poll = async (id: string, until: (op: Operation) => boolean, timeoutMs = 30_000): Promise<Operation> => {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
       const polled = await call('get_operation.v1', { operation_id: id });
       if (!polled.ok) throw new Error(polled.error.code);
       const op = polled.result as Operation;
       if (until(op)) return op;
+      if (Date.now() > deadline) throw new Error(`operation ${id} never reached the expected state (last: ${op.state} ${op.progress}%)`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
     }
-    throw new Error(`operation ${id} never reached the expected state`);
   };
 
   it('returns an operation resource, stops it while queued, and says so', async () => {

@@ -23,11 +23,13 @@ describe('a write the policy table allows runs once, under a key made outside th
     const { rows } = await g.customers.db.query<{ n: string }>(`select count(*) as n from ${g.customers.t.exportJobs}`);
     expect(Number(rows[0]?.n)).toBe(1);
 
+    // Polling is the protocol of a long operation (get_operation); bounded by time, not by count.
     let state = 'queued';
-    for (let i = 0; i < 100 && state !== 'succeeded'; i += 1) {
+    for (const deadline = Date.now() + 20_000; state !== 'succeeded' && Date.now() < deadline; ) {
       const polled = await g.client.call('get_operation.v1', { operation_id: operation.operation_id }, { runId: run.run_id, tenant: 'acme' });
       if (!polled.ok) throw new Error(polled.error.code);
       state = (polled.result as { state: string }).state;
+      if (state !== 'succeeded') await new Promise((resolve) => setTimeout(resolve, 50));
     }
     expect(state).toBe('succeeded');
     const cancel = await g.client.call('cancel_operation.v1', { operation_id: operation.operation_id }, { runId: run.run_id, tenant: 'acme' });
