@@ -51,6 +51,10 @@ export async function startServices({ names, env, logsDir = join(root, '.stack',
         });
         children.push(child);
         child.stderr.pipe(log);
+        // The last lines a service wrote before it died name the reason; the error carries them.
+        let last = '';
+        const keep = (chunk) => (last = (last + chunk.toString('utf8')).slice(-2048));
+        child.stderr.on('data', keep);
         return new Promise((resolve, reject) => {
           let buffered = '';
           let ready = false;
@@ -58,6 +62,7 @@ export async function startServices({ names, env, logsDir = join(root, '.stack',
           child.stdout.on('data', (chunk) => {
             log.write(chunk);
             if (ready) return;
+            keep(chunk);
             buffered = (buffered + chunk.toString('utf8')).slice(-8192);
             if (!buffered.includes(service.ready)) return;
             ready = true;
@@ -66,10 +71,12 @@ export async function startServices({ names, env, logsDir = join(root, '.stack',
             say(`${instance.padEnd(10)} ready   ${`${((Date.now() - started) / 1000).toFixed(1)}s`.padEnd(6)} ${url ?? `pid ${child.pid}`}`);
             resolve();
           });
-          child.once('exit', (code, signal) => {
+          // 'close' comes after the child's output is read to the end, so the tail is complete.
+          child.once('close', (code, signal) => {
             clearTimeout(timer);
             if (ready) return;
-            reject(new Error(`${instance} exited (${code ?? signal}) before it was ready; see ${join(logsDir, `${instance}.log`)}`));
+            const tail = last.split('\n').filter((line) => line.trim() !== '' && !/^\s+at /.test(line)).slice(-6).map((line) => `   | ${line.slice(0, 400)}`).join('\n');
+            reject(new Error(`${instance} exited (${code ?? signal}) before it was ready; see ${join(logsDir, `${instance}.log`)}${tail === '' ? '' : `\n${tail}`}`));
           });
         });
       }),

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EventPublisher, EventSerde, loadEventSchemas } from '@gatehouse/events';
+import { EventPublisher, EventSerde, loadEventSchemas, topicNames } from '@gatehouse/events';
 import type { EventSchemas } from '@gatehouse/events';
 import { sampleEvents } from './support/sample-events.js';
-import { config, freshTopics, readRaw } from './support/stack.js';
+import { config, freshTopics, readRaw, uniquePrefix } from './support/stack.js';
 import type { TestTopics } from './support/stack.js';
 
 interface RecordSchema {
@@ -60,5 +60,18 @@ describe('schema evolution under BACKWARD compatibility', () => {
 
     const newReader = await evolved.decode('commands', record?.value ?? null);
     expect(newReader.ok && newReader.value).toEqual(event);
+  });
+
+  it('lets services that start side by side register the same schemas at once', async () => {
+    // Policy, approval and executors come up together on a new prefix: every one of them sets the
+    // subject's compatibility and registers its schemas; all must start, with the same ids.
+    const topics = topicNames(uniquePrefix('evolution-race'));
+    const serdes = Array.from({ length: 6 }, () => new EventSerde({ registryUrl: config.registryUrl, topics }));
+    const ids = await Promise.all(serdes.map((serde) => serde.registerAll()));
+    for (const seen of ids) expect(seen).toEqual(ids[0]);
+    for (const topic of [topics.commands, topics.results]) {
+      const response = await fetch(`${config.registryUrl}/config/${encodeURIComponent(`${topic}-value`)}`);
+      expect(await response.json()).toMatchObject({ compatibilityLevel: 'BACKWARD' });
+    }
   });
 });

@@ -189,20 +189,42 @@ export class EventSerde {
   }
 
   private async setCompatibility(subject: string): Promise<void> {
-    let response: Response;
-    try {
-      response = await fetch(`${this.registryUrl}/config/${encodeURIComponent(subject)}`, {
-        method: 'PUT',
-        headers: { 'content-type': 'application/vnd.schemaregistry.v1+json' },
-        body: JSON.stringify({ compatibility: 'BACKWARD' }),
-      });
-    } catch (cause) {
-      throw new EventsError('REGISTRY_UNAVAILABLE', `schema registry unreachable at ${this.registryUrl}`, { cause });
-    }
-    if (!response.ok) {
-      throw new EventsError('REGISTRY_UNAVAILABLE', `could not set BACKWARD compatibility on ${subject} (HTTP ${response.status})`);
+    const url = `${this.registryUrl}/config/${encodeURIComponent(subject)}`;
+    // Services starting side by side set the same rule at once; the registry answers the losers
+    // 409 (the rule was just created). Whoever wrote it, BACKWARD in place is what start-up needs.
+    for (let attempt = 1; ; attempt += 1) {
+      let response: Response;
+      try {
+        response = await fetch(url, {
+          method: 'PUT',
+          headers: { 'content-type': 'application/vnd.schemaregistry.v1+json' },
+          body: JSON.stringify({ compatibility: 'BACKWARD' }),
+        });
+      } catch (cause) {
+        throw new EventsError('REGISTRY_UNAVAILABLE', `schema registry unreachable at ${this.registryUrl}`, { cause });
+      }
+      if (response.ok) return;
+      if (response.status === 409 && (await this.compatibilityOf(url)) === 'BACKWARD') return;
+      if (response.status !== 409 || attempt >= 5) {
+        throw new EventsError('REGISTRY_UNAVAILABLE', `could not set BACKWARD compatibility on ${subject} (HTTP ${response.status})`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 50 * attempt));
     }
   }
+
+  /** The compatibility level set on a subject, or undefined when none is (or it cannot be read). */
+  private async compatibilityOf(url: string): Promise<string | undefined> {
+    try {
+      const response = await fetch(url);
+      if (!response.ok) return undefined;
+      const body = (await response.json()) as { compatibilityLevel?: unknown; compatibility?: unknown };
+      const level = body.compatibilityLevel ?? body.compatibility;
+      return typeof level === 'string' ? level : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
 }
 
 function statusOf(error: unknown): number | undefined {
