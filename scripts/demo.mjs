@@ -119,7 +119,7 @@ async function main() {
     const publisher = await EventPublisher.connect(kafka, serde);
     const watch = await startEventConsumer({
       kafka, serde, role: 'operator', groupId: `demo-operator-${session}`, fromBeginning: false, logger,
-      deadLetters: new DeadLetters(publisher.producer),
+      deadLetters: new DeadLetters(publisher),
       handle: async (handoff) => void handoffs.push(handoff),
     });
     operatorWatch = { stop: async () => { await watch.stop(); await publisher.disconnect(); } };

@@ -29,7 +29,7 @@ describe('undecodable records go to the DLQ with their reason and the consumer c
       role: 'commands',
       groupId: `dlq-${randomUUID()}`,
       fromBeginning: true,
-      deadLetters: new DeadLetters(publisher.producer),
+      deadLetters: new DeadLetters(publisher),
       logger,
       handle: (event) => {
         consumed.push(event);

@@ -15,7 +15,7 @@ describe('every event type round-trips through Kafka and the schema registry', (
   beforeAll(async () => {
     env = await freshTopics('roundtrip');
     publisher = await EventPublisher.connect(env.kafka, env.serde);
-    const deadLetters = new DeadLetters(publisher.producer);
+    const deadLetters = new DeadLetters(publisher);
     for (const role of TOPIC_ROLES) {
       const running = await startEventConsumer({
         kafka: env.kafka,

@@ -44,7 +44,7 @@ describe('the parallel consumer', () => {
       role: 'commands',
       groupId,
       fromBeginning: true,
-      deadLetters: new DeadLetters(publisher.producer),
+      deadLetters: new DeadLetters(publisher),
       logger,
       commitIntervalMs: 50,
       handle: async (event) => {
@@ -79,7 +79,7 @@ describe('the parallel consumer', () => {
     const publisher = await EventPublisher.connect(env.kafka, env.serde);
     publishers.push(publisher);
     const groupId = `handover-${randomUUID()}`;
-    const deadLetters = new DeadLetters(publisher.producer);
+    const deadLetters = new DeadLetters(publisher);
     const firstSaw = new Set<string>();
     const secondDid = new Set<string>();
 

@@ -27,7 +27,7 @@ async function collectWithHeaders<R extends TopicRole>(g: Gatehouse, role: R): P
     role,
     groupId: `${g.label}-trace-${role}-${randomUUID()}`,
     fromBeginning: true,
-    deadLetters: new DeadLetters(publisher.producer),
+    deadLetters: new DeadLetters(publisher),
     logger,
     handle: (event, record) => {
       seen.push({ event, headers: record.headers });

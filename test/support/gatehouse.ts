@@ -201,7 +201,7 @@ export async function startGatehouse(label: string, options: GatehouseOptions = 
         role: 'execute',
         groupId: `${label}-watch-${randomUUID()}`,
         fromBeginning: true,
-        deadLetters: new DeadLetters(publisher.producer),
+        deadLetters: new DeadLetters(publisher),
         logger,
         handle: (order) => {
           orders.push(order);

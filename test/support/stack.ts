@@ -9,13 +9,16 @@ import {
 } from '@gatehouse/events';
 import type { EventsConfig, Topics } from '@gatehouse/events';
 import { createLogger } from '@gatehouse/telemetry';
+import { inject } from 'vitest';
+import { TEST_TOPIC_PREFIX } from './topic-cleanup.js';
 
 export const config: EventsConfig = eventsConfigFromEnv();
 export const logger = createLogger('test', { level: process.env['LOG_LEVEL'] ?? 'silent' });
 
 /** A topic prefix no other test uses, so tests run in parallel on one cluster. */
 export function uniquePrefix(label: string): string {
-  return `t-${label}-${randomUUID().slice(0, 8)}.`;
+  // The run's mark (from test/support/topic-cleanup.ts) lets the run delete its own topics at the end.
+  return `${TEST_TOPIC_PREFIX}${inject('topicRun') ?? 'adhoc'}-${label}-${randomUUID().slice(0, 8)}.`;
 }
 
 export function kafkaFor(label: string): Kafka {

@@ -52,7 +52,7 @@ export async function collect<R extends TopicRole>(g: Gatehouse, role: R): Promi
     role,
     groupId: `${g.label}-collect-${role}-${randomUUID()}`,
     fromBeginning: true,
-    deadLetters: new DeadLetters(publisher.producer),
+    deadLetters: new DeadLetters(publisher),
     logger,
     handle: (event) => {
       events.push(event);

@@ -27,7 +27,7 @@ export async function subscribeResults(options: {
     role: 'results',
     groupId: options.groupId,
     handle: options.handle,
-    deadLetters: new DeadLetters(publisher.producer),
+    deadLetters: new DeadLetters(publisher),
     logger: options.logger,
     fromBeginning: options.fromBeginning ?? false,
   });

@@ -1,4 +1,4 @@
-import type { IHeaders, Producer } from 'kafkajs';
+import type { IHeaders, Message, Producer } from 'kafkajs';
 import { dlqTopicOf } from './topics.js';
 
 /** Headers a DLQ record carries beside the original key, value and headers. */
@@ -22,15 +22,16 @@ export interface OriginRecord {
   readonly headers: IHeaders | undefined;
 }
 
+/** Where dead letters are written: a service's EventPublisher (which replaces a broken producer), or a bare producer. */
+export type DeadLetterSink = Producer | { sendRaw(topic: string, messages: Message[]): Promise<void> };
+
 /** Routes records a consumer cannot use to `<topic>.dlq`, byte for byte, with the reason in headers. */
 export class DeadLetters {
-  constructor(private readonly producer: Producer) {}
+  constructor(private readonly sink: DeadLetterSink) {}
 
   async send(origin: OriginRecord, reason: string, message: string): Promise<void> {
-    await this.producer.send({
-      topic: dlqTopicOf(origin.topic),
-      acks: -1,
-      messages: [
+    const topic = dlqTopicOf(origin.topic);
+    const messages: Message[] = [
         {
           key: origin.key,
           value: origin.value,
@@ -45,8 +46,9 @@ export class DeadLetters {
             [DLQ_HEADER.deadAt]: String(Date.now()),
           },
         },
-      ],
-    });
+    ];
+    if ('sendRaw' in this.sink) await this.sink.sendRaw(topic, messages);
+    else await this.sink.send({ topic, acks: -1, messages });
   }
 }
 

@@ -22,23 +22,64 @@ interface Pending {
 const MAX_BATCH_ENTRIES = 1_000;
 const MAX_BATCH_BYTES = 900 * 1024;
 
+// Errors after which an idempotent producer's sequence numbers no longer match the broker's (a
+// broker restart can leave a batch half-acknowledged): every later send fails the same way until
+// the producer is replaced, which gets a new producer id from the broker.
+const PRODUCER_STATE_LOST = new Set(['OUT_OF_ORDER_SEQUENCE_NUMBER', 'UNKNOWN_PRODUCER_ID', 'INVALID_PRODUCER_EPOCH', 'INVALID_PRODUCER_ID_MAPPING']);
+const SEND_ATTEMPTS = 3;
+
+/** True when `error` (or one it wraps) says the producer's idempotence state is gone. */
+export function producerStateLost(error: unknown, depth = 0): boolean {
+  if (typeof error !== 'object' || error === null || depth > 5) return false;
+  const e = error as { type?: unknown; cause?: unknown; originalError?: unknown; errors?: unknown };
+  if (typeof e.type === 'string' && PRODUCER_STATE_LOST.has(e.type)) return true;
+  const wrapped = [e.cause, e.originalError, ...(Array.isArray(e.errors) ? (e.errors as unknown[]) : [])];
+  return wrapped.some((inner) => producerStateLost(inner, depth + 1));
+}
+
 /**
  * Typed, idempotent publishing of Gatehouse events (acks from all in-sync replicas). Every
- * publish resolves once its own records are acknowledged; concurrent publishes are batched.
+ * publish resolves once its own records are acknowledged; concurrent publishes are batched. A
+ * producer whose idempotence state the broker no longer accepts is replaced, and the batch sent
+ * again (consumers of every Gatehouse topic tolerate the duplicate this can make).
  */
 export class EventPublisher {
   private queue: Pending[] = [];
   private flushing = false;
+  private current: Producer;
+  private replacing: Promise<void> | undefined;
+  /** How many times the producer was replaced (for logs and tests). */
+  replacements = 0;
 
   private constructor(
-    readonly producer: Producer,
+    private readonly kafka: Kafka,
+    producer: Producer,
     private readonly serde: EventSerde,
-  ) {}
+  ) {
+    this.current = producer;
+  }
 
   static async connect(kafka: Kafka, serde: EventSerde): Promise<EventPublisher> {
-    const producer = kafka.producer({ idempotent: true, allowAutoTopicCreation: false });
+    const producer = EventPublisher.newProducer(kafka);
     await producer.connect();
-    return new EventPublisher(producer, serde);
+    return new EventPublisher(kafka, producer, serde);
+  }
+
+  private static newProducer(kafka: Kafka): Producer {
+    return kafka.producer({ idempotent: true, allowAutoTopicCreation: false });
+  }
+
+  /** The producer in use now; it changes when one is replaced, so do not keep it. */
+  get producer(): Producer {
+    return this.current;
+  }
+
+  /** Sends records as they are (already encoded) through the same batches, e.g. to a DLQ. */
+  async sendRaw(topic: string, messages: Message[]): Promise<void> {
+    if (messages.length === 0) return;
+    let bytes = 0;
+    for (const m of messages) bytes += m.value === null ? 0 : Buffer.byteLength(m.value);
+    await this.enqueue(topic, messages, bytes);
   }
 
   async publish<R extends TopicRole>(role: R, key: string, event: EventByRole[R], headers?: IHeaders): Promise<void> {
@@ -54,8 +95,12 @@ export class EventPublisher {
       bytes += value.length;
       return { key: e.key, value, ...(e.headers === undefined ? {} : { headers: e.headers }) };
     });
-    await new Promise<void>((resolve, reject) => {
-      this.queue.push({ topic: this.serde.topics[role], messages, bytes, resolve, reject });
+    await this.enqueue(this.serde.topics[role], messages, bytes);
+  }
+
+  private enqueue(topic: string, messages: Message[], bytes: number): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.queue.push({ topic, messages, bytes, resolve, reject });
       if (!this.flushing) {
         this.flushing = true;
         setImmediate(() => void this.flush());
@@ -64,7 +109,34 @@ export class EventPublisher {
   }
 
   async disconnect(): Promise<void> {
-    await this.producer.disconnect();
+    await this.replacing?.catch(() => undefined);
+    await this.current.disconnect();
+  }
+
+  private async send(topicMessages: TopicMessages[]): Promise<void> {
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        await this.current.sendBatch({ acks: -1, topicMessages });
+        return;
+      } catch (error) {
+        if (attempt >= SEND_ATTEMPTS || !producerStateLost(error)) throw error;
+        await this.replaceProducer();
+      }
+    }
+  }
+
+  private replaceProducer(): Promise<void> {
+    this.replacing ??= (async () => {
+      const old = this.current;
+      const fresh = EventPublisher.newProducer(this.kafka);
+      await fresh.connect();
+      this.current = fresh;
+      this.replacements += 1;
+      await old.disconnect().catch(() => undefined);
+    })().finally(() => {
+      this.replacing = undefined;
+    });
+    return this.replacing;
   }
 
   private async flush(): Promise<void> {
@@ -78,7 +150,7 @@ export class EventPublisher {
       }
       const topicMessages: TopicMessages[] = [...byTopic].map(([topic, messages]) => ({ topic, messages }));
       try {
-        await this.producer.sendBatch({ acks: -1, topicMessages });
+        await this.send(topicMessages);
         for (const pending of batch) pending.resolve();
       } catch (error) {
         for (const pending of batch) pending.reject(error);

@@ -110,7 +110,7 @@ export async function startApprovalService(options: ApprovalServiceOptions): Pro
       role: 'approvalsRequested',
       groupId: options.groupId,
       handle: requestHandler(repository, decisions, publisher, logger.child({ component: 'requests' })),
-      deadLetters: new DeadLetters(publisher.producer),
+      deadLetters: new DeadLetters(publisher),
       logger,
       // A request published before this group ever joined must still be seen.
       fromBeginning: true,

@@ -82,7 +82,7 @@ export async function startExecutor(options: ExecutorServiceOptions): Promise<Ru
       logger,
       metrics,
     }),
-    deadLetters: new DeadLetters(publisher.producer),
+    deadLetters: new DeadLetters(publisher),
     // A new group starts at the beginning: nothing published before its first member joined is skipped.
     fromBeginning: true,
     logger,

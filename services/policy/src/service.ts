@@ -74,7 +74,7 @@ export async function startPolicyService(options: PolicyServiceOptions): Promise
     role: 'commands',
     groupId: options.groupId,
     handle: commandHandler(deps, publisher, logger.child({ component: 'decide' }), metrics),
-    deadLetters: new DeadLetters(publisher.producer),
+    deadLetters: new DeadLetters(publisher),
     // A new group starts at the beginning: nothing published before its first member joined is skipped.
     fromBeginning: true,
     logger,
