@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createRedis, IdempotencyStore, isActive, Keyspace, RateLimiter, redisUrlFromEnv, ResourceLock, RunRegistry, SlotPool } from '@gatehouse/state';
+import { createRedis, IdempotencyStore, isActive, Keyspace, LuaScript, RateLimiter, redisUrlFromEnv, ResourceLock, RunRegistry, SlotPool } from '@gatehouse/state';
 import type { Run } from '@gatehouse/state';
 
 const url = redisUrlFromEnv();
@@ -117,6 +117,20 @@ describe('IdempotencyStore', () => {
     expect(await store.claim('k', 'h', 'exec-3', 5_000)).toMatchObject({ kind: 'in_progress', owner: 'exec-2' });
   });
 
+  it('gives the next owner the answer a dead owner staged, and drops it once the key is finished', async () => {
+    const space = keys();
+    const store = new IdempotencyStore(a, space);
+    expect(await store.claim('cmd:c-1', 'h', 'dead-exec', 30, 'c-1')).toEqual({ kind: 'claimed' });
+    expect(await store.claim('cmd:c-1', 'h', 'exec-2', 5_000, 'c-1')).toMatchObject({ kind: 'in_progress', owner: 'dead-exec', commandId: 'c-1' });
+    expect(await store.stage('cmd:c-1', 'exec-2', '{"status":"ok"}')).toBe(false);
+    expect(await store.stage('cmd:c-1', 'dead-exec', '{"status":"ok"}')).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 40));
+    expect(await store.claim('cmd:c-1', 'h', 'exec-2', 5_000, 'c-1')).toEqual({ kind: 'orphaned', previousOwner: 'dead-exec', staged: '{"status":"ok"}' });
+    expect(await store.finish('cmd:c-1', 'exec-2', 'succeeded', 'ok')).toBe(true);
+    expect(await a.hexists(space.idempotency('cmd:c-1'), 'staged')).toBe(0);
+    expect(await store.claim('cmd:c-1', 'h', 'exec-3', 5_000, 'c-1')).toEqual({ kind: 'stored', state: 'succeeded', outcome: 'ok' });
+  });
+
   it('keeps an unknown outcome until an operator resolves it', async () => {
     const store = new IdempotencyStore(a, keys());
     await store.claim('u', 'h', 'exec-1', 5_000);
@@ -172,5 +186,29 @@ describe('ResourceLock', () => {
     expect(await l2.unlock('customer:C-1842', 't2')).toBe(false);
     expect(await l1.unlock('customer:C-1842', 't1')).toBe(true);
     expect(await l2.lock('customer:C-1842', 't2', 10_000, Date.now() + 1_000)).toBe(true);
+  });
+});
+
+describe('LuaScript', () => {
+  it('runs a script by its digest, and loads it again after Redis forgot its scripts', async () => {
+    const script = new LuaScript(`return {KEYS[1], ARGV[1], '${randomUUID()}'}`);
+    const uncached = createRedis(url, 'test-state-lua');
+    try {
+      // Never loaded: EVALSHA answers NOSCRIPT and the text goes over once.
+      expect((await uncached.script('EXISTS', script.sha1)) as number[]).toEqual([0]);
+      const first = (await script.run(uncached, 1, 'k', 'v')) as string[];
+      expect(first.slice(0, 2)).toEqual(['k', 'v']);
+      expect((await uncached.script('EXISTS', script.sha1)) as number[]).toEqual([1]);
+      // As after a restart: the cache is empty again, and the call still succeeds.
+      await uncached.script('FLUSH');
+      expect((await script.run(uncached, 1, 'k2', 'v2')) as string[]).toEqual(['k2', 'v2', first[2]]);
+      // And the idempotency protocol keeps working across the flush.
+      const store = new IdempotencyStore(a, keys());
+      await a.script('FLUSH');
+      expect(await store.claim('op-1', 'sha', 'owner-1', 5_000)).toEqual({ kind: 'claimed' });
+      expect(await store.finish('op-1', 'owner-1', 'succeeded', 'ok')).toBe(true);
+    } finally {
+      await uncached.quit();
+    }
   });
 });

@@ -65,6 +65,7 @@ describe('a Kafka broker restart during 5,000 calls', () => {
     expect(figures.accepted + figures.notAccepted).toBe(CALLS);
     expect(examples.lost, 'accepted commands with no terminal result and no handoff').toEqual([]);
     expect(examples.conflicting, 'commands with two different terminal results').toEqual([]);
+    expect(examples.repeatedPreviews, 'previews that made a second proposal').toEqual([]);
     expect(examples.answerMismatches, 'client answers that differ from the topic').toEqual([]);
     expect(examples.appliedTwice, 'customers changed twice').toEqual([]);
     expect(examples.contradictions, 'customers whose version contradicts the answer').toEqual([]);

@@ -26,7 +26,8 @@ export interface LoadFigures {
   conflicting: number;
   /**
    * Previews executed twice after a crash or redelivery: two ok results for one command that differ
-   * only in the proposal they stored (proposal_id, expires_at). A known gap of the read path, reported.
+   * only in the proposal they stored (proposal_id, expires_at). Must be 0: the next owner repeats
+   * the answer the previous one staged.
    */
   repeatedPreviews: number;
   /** Commands whose client answer differs from the topic's. Must be 0. */

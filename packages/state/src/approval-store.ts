@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { Keyspace } from './keyspace.js';
+import { LuaScript } from './lua-script.js';
 
 /**
  * An approval as the approval service (or the policy table, for `allow`) granted it. The executor
@@ -23,7 +24,7 @@ export interface ApprovalRecord {
   readonly expires_at: number;
 }
 
-const CONSUME = `
+const CONSUME = new LuaScript(`
 local raw = redis.call('HGET', KEYS[1], 'record')
 if not raw then return 'missing' end
 local by = redis.call('HGET', KEYS[1], 'consumed_by')
@@ -33,7 +34,7 @@ if by and by ~= '' then
 end
 redis.call('HSET', KEYS[1], 'consumed_by', ARGV[1])
 return 'consumed'
-`;
+`);
 
 const KEEP_AFTER_EXPIRY_MS = 24 * 3600 * 1000;
 
@@ -59,7 +60,7 @@ export class ApprovalStore {
 
   /** Uses the approval for `by` (an idempotency key); the same key may ask again, no other key can. */
   async consume(approvalId: string, by: string): Promise<'consumed' | 'already_consumed' | 'missing'> {
-    const reply = (await this.redis.eval(CONSUME, 1, this.keys.approval(approvalId), by)) as string;
+    const reply = (await CONSUME.run(this.redis, 1, this.keys.approval(approvalId), by)) as string;
     return reply === 'consumed' ? 'consumed' : reply === 'missing' ? 'missing' : 'already_consumed';
   }
 }

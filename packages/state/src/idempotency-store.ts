@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { Keyspace } from './keyspace.js';
+import { LuaScript } from './lua-script.js';
 
 export const IdempotencyState = {
   in_flight: 'in_flight',
@@ -19,10 +20,14 @@ export type Claim =
   | { readonly kind: 'unknown'; readonly outcome: string }
   /** Same key, other arguments. */
   | { readonly kind: 'reused' }
-  /** Another live owner is running it now. */
-  | { readonly kind: 'in_progress'; readonly owner: string; readonly leaseLeftMs: number }
-  /** The previous owner's lease ran out mid-flight: this owner now holds it and must ask the status query, not re-run blindly. */
-  | { readonly kind: 'orphaned'; readonly previousOwner: string };
+  /** Another live owner is running it now; `commandId` is the command it claimed the key for ('' when not given). */
+  | { readonly kind: 'in_progress'; readonly owner: string; readonly leaseLeftMs: number; readonly commandId: string }
+  /**
+   * The previous owner's lease ran out mid-flight: this owner now holds it and must ask the status
+   * query, not re-run blindly. `staged` is the answer the previous owner staged before it died
+   * (it may have been published): answer with it, never with a second one.
+   */
+  | { readonly kind: 'orphaned'; readonly previousOwner: string; readonly staged?: string };
 
 export interface IdempotencyRecord {
   readonly state: IdempotencyState;
@@ -37,13 +42,13 @@ const NOW = `local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 `;
 
-const CLAIM = `${NOW}
-local rec = redis.call('HMGET', KEYS[1], 'state', 'arguments_sha256', 'owner', 'lease_until', 'outcome')
+const CLAIM = new LuaScript(`${NOW}
+local rec = redis.call('HMGET', KEYS[1], 'state', 'arguments_sha256', 'owner', 'lease_until', 'outcome', 'command_id', 'staged')
 local state = rec[1]
 local lease = tonumber(ARGV[3])
 if not state then
   redis.call('HSET', KEYS[1], 'state', 'in_flight', 'arguments_sha256', ARGV[1], 'owner', ARGV[2],
-    'lease_until', now + lease, 'created_at', now, 'updated_at', now)
+    'lease_until', now + lease, 'created_at', now, 'updated_at', now, 'command_id', ARGV[5])
   redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[4]))
   return {'claimed'}
 end
@@ -55,39 +60,48 @@ if rec[3] == ARGV[2] then
   return {'claimed'}
 end
 local left = tonumber(rec[4]) - now
-if left > 0 then return {'in_progress', rec[3], left} end
+if left > 0 then return {'in_progress', rec[3], left, rec[6] or ''} end
 redis.call('HSET', KEYS[1], 'owner', ARGV[2], 'lease_until', now + lease, 'updated_at', now, 'previous_owner', rec[3])
+if rec[7] then return {'orphaned', rec[3], rec[7]} end
 return {'orphaned', rec[3]}
-`;
+`);
 
-const FINISH = `${NOW}
+const FINISH = new LuaScript(`${NOW}
 local rec = redis.call('HMGET', KEYS[1], 'state', 'owner')
 if rec[1] ~= 'in_flight' or rec[2] ~= ARGV[1] then return 0 end
 redis.call('HSET', KEYS[1], 'state', ARGV[2], 'outcome', ARGV[3], 'updated_at', now, 'lease_until', 0)
+redis.call('HDEL', KEYS[1], 'staged')
 redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[4]))
 return 1
-`;
+`);
 
-const RENEW = `${NOW}
+const STAGE = new LuaScript(`
+local rec = redis.call('HMGET', KEYS[1], 'state', 'owner')
+if rec[1] ~= 'in_flight' or rec[2] ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], 'staged', ARGV[2])
+return 1
+`);
+
+const RENEW = new LuaScript(`${NOW}
 local rec = redis.call('HMGET', KEYS[1], 'state', 'owner')
 if rec[1] ~= 'in_flight' or rec[2] ~= ARGV[1] then return 0 end
 redis.call('HSET', KEYS[1], 'lease_until', now + tonumber(ARGV[2]), 'updated_at', now)
 return 1
-`;
+`);
 
-const ABANDON = `
+const ABANDON = new LuaScript(`
 local rec = redis.call('HMGET', KEYS[1], 'state', 'owner')
 if rec[1] ~= 'in_flight' or rec[2] ~= ARGV[1] then return 0 end
 redis.call('DEL', KEYS[1])
 return 1
-`;
+`);
 
-const RESOLVE = `${NOW}
+const RESOLVE = new LuaScript(`${NOW}
 local state = redis.call('HGET', KEYS[1], 'state')
 if state ~= 'unknown' then return state or '' end
 redis.call('HSET', KEYS[1], 'state', ARGV[1], 'outcome', ARGV[2], 'updated_at', now, 'resolved_by', ARGV[3])
 return 'resolved'
-`;
+`);
 
 export interface IdempotencyOptions {
   /** How long a finished record answers replays (default 24 h). */
@@ -109,15 +123,17 @@ export class IdempotencyStore {
     this.retentionMs = options.retentionMs ?? 24 * 3600 * 1000;
   }
 
-  async claim(key: string, argumentsSha256: string, owner: string, leaseMs: number): Promise<Claim> {
-    const reply = (await this.redis.eval(
-      CLAIM,
+  /** `commandId` names the command the key is claimed for, so a copy of that same command can tell it is waiting on itself. */
+  async claim(key: string, argumentsSha256: string, owner: string, leaseMs: number, commandId = ''): Promise<Claim> {
+    const reply = (await CLAIM.run(
+      this.redis,
       1,
       this.keys.idempotency(key),
       argumentsSha256,
       owner,
       String(leaseMs),
       String(this.retentionMs),
+      commandId,
     )) as [string, ...(string | number)[]];
     switch (reply[0]) {
       case 'claimed':
@@ -129,21 +145,29 @@ export class IdempotencyStore {
       case 'reused':
         return { kind: 'reused' };
       case 'in_progress':
-        return { kind: 'in_progress', owner: String(reply[1]), leaseLeftMs: Number(reply[2]) };
+        return { kind: 'in_progress', owner: String(reply[1]), leaseLeftMs: Number(reply[2]), commandId: String(reply[3] ?? '') };
       default:
-        return { kind: 'orphaned', previousOwner: String(reply[1]) };
+        return reply[2] === undefined ? { kind: 'orphaned', previousOwner: String(reply[1]) } : { kind: 'orphaned', previousOwner: String(reply[1]), staged: String(reply[2]) };
     }
   }
 
   /** Records the final state; false when this owner no longer holds the key (its lease was taken over). */
   async finish(key: string, owner: string, state: Exclude<IdempotencyState, 'in_flight'>, outcome: string): Promise<boolean> {
-    const done = await this.redis.eval(FINISH, 1, this.keys.idempotency(key), owner, state, outcome, String(this.retentionMs));
+    const done = await FINISH.run(this.redis, 1, this.keys.idempotency(key), owner, state, outcome, String(this.retentionMs));
     return done === 1;
+  }
+
+  /**
+   * Keeps the answer an owner is about to publish with its record, until finish() replaces it: if
+   * the owner dies between publishing and finishing, the next owner answers with this one.
+   */
+  async stage(key: string, owner: string, outcome: string): Promise<boolean> {
+    return (await STAGE.run(this.redis, 1, this.keys.idempotency(key), owner, outcome)) === 1;
   }
 
   /** Extends the lease of a running operation; false when this owner lost it. */
   async renew(key: string, owner: string, leaseMs: number): Promise<boolean> {
-    return (await this.redis.eval(RENEW, 1, this.keys.idempotency(key), owner, String(leaseMs))) === 1;
+    return (await RENEW.run(this.redis, 1, this.keys.idempotency(key), owner, String(leaseMs))) === 1;
   }
 
   /**
@@ -151,7 +175,7 @@ export class IdempotencyStore {
    * order): the legitimate call under the same key must still be able to run.
    */
   async abandon(key: string, owner: string): Promise<boolean> {
-    return (await this.redis.eval(ABANDON, 1, this.keys.idempotency(key), owner)) === 1;
+    return (await ABANDON.run(this.redis, 1, this.keys.idempotency(key), owner)) === 1;
   }
 
   /** An operator's resolution of an unknown outcome. */
@@ -161,7 +185,7 @@ export class IdempotencyStore {
     outcome: string,
     resolvedBy: string,
   ): Promise<'resolved' | 'not_unknown' | 'not_found'> {
-    const reply = (await this.redis.eval(RESOLVE, 1, this.keys.idempotency(key), state, outcome, resolvedBy)) as string;
+    const reply = (await RESOLVE.run(this.redis, 1, this.keys.idempotency(key), state, outcome, resolvedBy)) as string;
     return reply === 'resolved' ? 'resolved' : reply === '' ? 'not_found' : 'not_unknown';
   }
 

@@ -3,6 +3,7 @@ export type { ApprovalRecord } from './approval-store.js';
 export { IdempotencyState, IdempotencyStore } from './idempotency-store.js';
 export type { Claim, IdempotencyOptions, IdempotencyRecord } from './idempotency-store.js';
 export { Keyspace } from './keyspace.js';
+export { LuaScript } from './lua-script.js';
 export { ProposalStore } from './proposal-store.js';
 export type { Proposal, ProposalState, StoredProposal } from './proposal-store.js';
 export { RateLimiter } from './rate-limiter.js';

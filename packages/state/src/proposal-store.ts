@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { Keyspace } from './keyspace.js';
+import { LuaScript } from './lua-script.js';
 
 /** A stored canonical proposal: exactly what a person approves and exactly what a commit runs. */
 export interface Proposal {
@@ -37,19 +38,19 @@ export interface StoredProposal {
 /** How long a proposal's record outlives its expiry, so a late commit can be told APPROVAL_EXPIRED, not NOT_FOUND. */
 const KEEP_AFTER_EXPIRY_MS = 24 * 3600 * 1000;
 
-const CONSUME = `
+const CONSUME = new LuaScript(`
 local state = redis.call('HGET', KEYS[1], 'state')
 if not state then return 'missing' end
 if state ~= 'open' then return state end
 redis.call('HSET', KEYS[1], 'state', 'consumed', 'consumed_by', ARGV[1])
 return 'consumed'
-`;
+`);
 
-const RELEASE = `
+const RELEASE = new LuaScript(`
 if redis.call('HGET', KEYS[1], 'consumed_by') ~= ARGV[1] then return 0 end
 redis.call('HSET', KEYS[1], 'state', 'open', 'consumed_by', '')
 return 1
-`;
+`);
 
 /** Proposals in Redis: written once, never edited; consumed at most once. */
 export class ProposalStore {
@@ -82,12 +83,12 @@ export class ProposalStore {
 
   /** Marks a proposal consumed by `by` (an idempotency key) if it is open. */
   async consume(proposalId: string, by: string): Promise<'consumed' | 'already_consumed' | 'missing'> {
-    const reply = (await this.redis.eval(CONSUME, 1, this.keys.proposal(proposalId), by)) as string;
+    const reply = (await CONSUME.run(this.redis, 1, this.keys.proposal(proposalId), by)) as string;
     return reply === 'consumed' ? 'consumed' : reply === 'missing' ? 'missing' : 'already_consumed';
   }
 
   /** Re-opens a proposal its consumer could not apply (a version conflict leaves it unconsumed). */
   async release(proposalId: string, by: string): Promise<boolean> {
-    return (await this.redis.eval(RELEASE, 1, this.keys.proposal(proposalId), by)) === 1;
+    return (await RELEASE.run(this.redis, 1, this.keys.proposal(proposalId), by)) === 1;
   }
 }

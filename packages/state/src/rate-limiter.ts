@@ -1,9 +1,10 @@
 import type { Redis } from 'ioredis';
 import type { Keyspace } from './keyspace.js';
+import { LuaScript } from './lua-script.js';
 
 // A sliding-window log: exact under any number of instances, because the check and the insert are
 // one script and the clock is the server's.
-const TAKE = `
+const TAKE = new LuaScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local limit = tonumber(ARGV[1])
@@ -21,7 +22,7 @@ local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
 local wait = tonumber(oldest[2]) + window - now
 if wait < 1 then wait = 1 end
 return {0, wait}
-`;
+`);
 
 export type RateDecision = { readonly allowed: true } | { readonly allowed: false; readonly retryAfterMs: number };
 
@@ -39,8 +40,8 @@ export class RateLimiter {
 
   /** Takes one call from the window of `tool` for `scope` (a tenant or a run); `callId` must be unique. */
   async take(tool: string, scope: string, limit: RateLimit, callId: string): Promise<RateDecision> {
-    const [allowed, wait] = (await this.redis.eval(
-      TAKE,
+    const [allowed, wait] = (await TAKE.run(
+      this.redis,
       1,
       this.keys.rateWindow(tool, scope),
       String(limit.limit),

@@ -1,8 +1,9 @@
 import type { Redis } from 'ioredis';
 import type { Keyspace } from './keyspace.js';
+import { LuaScript } from './lua-script.js';
 
-const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
-const RENEW = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return 0`;
+const RELEASE = new LuaScript(`if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`);
+const RENEW = new LuaScript(`if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return 0`);
 
 /** Serializes writes to one resource (e.g. `customer:C-1842`) across executors, with an expiring token. */
 export class ResourceLock {
@@ -25,10 +26,10 @@ export class ResourceLock {
   }
 
   async renew(resource: string, token: string, leaseMs: number): Promise<boolean> {
-    return (await this.redis.eval(RENEW, 1, this.keys.lock(resource), token, String(leaseMs))) === 1;
+    return (await RENEW.run(this.redis, 1, this.keys.lock(resource), token, String(leaseMs))) === 1;
   }
 
   async unlock(resource: string, token: string): Promise<boolean> {
-    return (await this.redis.eval(RELEASE, 1, this.keys.lock(resource), token)) === 1;
+    return (await RELEASE.run(this.redis, 1, this.keys.lock(resource), token)) === 1;
   }
 }

@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { Keyspace } from './keyspace.js';
+import { LuaScript } from './lua-script.js';
 
 /** A run as trusted code registered it. Agents can neither create nor widen one. */
 export interface Run {
@@ -18,7 +19,7 @@ export interface Run {
 /** How long a run's record outlives its expiry, so lookups can say "expired" and audits can read it. */
 const KEEP_AFTER_EXPIRY_MS = 24 * 3600 * 1000;
 
-const STOP = `
+const STOP = new LuaScript(`
 local raw = redis.call('GET', KEYS[1])
 if not raw then return 0 end
 local run = cjson.decode(raw)
@@ -26,7 +27,7 @@ if run.stopped_at ~= cjson.null and run.stopped_at ~= nil then return 2 end
 run.stopped_at = tonumber(ARGV[1])
 redis.call('SET', KEYS[1], cjson.encode(run), 'KEEPTTL')
 return 1
-`;
+`);
 
 export class RunRegistry {
   constructor(
@@ -58,7 +59,7 @@ export class RunRegistry {
 
   /** Stops a run: its future calls are refused; calls already accepted are not undone. */
   async stop(runId: string, now = Date.now()): Promise<'stopped' | 'already_stopped' | 'not_found'> {
-    const result = (await this.redis.eval(STOP, 1, this.keys.run(runId), String(now))) as number;
+    const result = (await STOP.run(this.redis, 1, this.keys.run(runId), String(now))) as number;
     return result === 1 ? 'stopped' : result === 2 ? 'already_stopped' : 'not_found';
   }
 }

@@ -1,9 +1,10 @@
 import type { Redis } from 'ioredis';
 import type { Keyspace } from './keyspace.js';
+import { LuaScript } from './lua-script.js';
 
 // Takes one slot in every scope at once, or none. Expired leases (an executor that died) are
 // reclaimed on the way in.
-const ACQUIRE = `
+const ACQUIRE = new LuaScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local n = #KEYS
@@ -16,9 +17,9 @@ for i = 1, n do
   redis.call('PEXPIRE', KEYS[i], tonumber(ARGV[2]) * 4)
 end
 return 1
-`;
+`);
 
-const RENEW = `
+const RENEW = new LuaScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local kept = 0
@@ -27,7 +28,7 @@ for i = 1, #KEYS do
   redis.call('PEXPIRE', KEYS[i], tonumber(ARGV[2]) * 4)
 end
 return kept
-`;
+`);
 
 export interface SlotScope {
   /** e.g. `tenant:acme` or `run:run-9`. */
@@ -48,7 +49,7 @@ export class SlotPool {
   async tryAcquire(scopes: readonly SlotScope[], leaseId: string, leaseMs: number): Promise<boolean> {
     const keys = scopes.map((s) => this.keys.slots(s.scope));
     const limits = scopes.map((s) => String(s.limit));
-    return (await this.redis.eval(ACQUIRE, keys.length, ...keys, leaseId, String(leaseMs), ...limits)) === 1;
+    return (await ACQUIRE.run(this.redis, keys.length, ...keys, leaseId, String(leaseMs), ...limits)) === 1;
   }
 
   /**
@@ -65,7 +66,7 @@ export class SlotPool {
 
   async renew(scopes: readonly SlotScope[], leaseId: string, leaseMs: number): Promise<boolean> {
     const keys = scopes.map((s) => this.keys.slots(s.scope));
-    return ((await this.redis.eval(RENEW, keys.length, ...keys, leaseId, String(leaseMs))) as number) === 0;
+    return ((await RENEW.run(this.redis, keys.length, ...keys, leaseId, String(leaseMs))) as number) === 0;
   }
 
   async release(scopes: readonly SlotScope[], leaseId: string): Promise<void> {

@@ -14,9 +14,10 @@ export async function claimOrWait(
   owner: string,
   leaseMs: number,
   deadline: number,
+  commandId: string,
 ): Promise<Claim> {
   for (;;) {
-    const claim = await store.claim(key, argumentsSha256, owner, leaseMs);
+    const claim = await store.claim(key, argumentsSha256, owner, leaseMs, commandId);
     if (claim.kind !== 'in_progress' || Date.now() >= deadline) return claim;
     await sleep(Math.min(250, Math.max(20, claim.leaseLeftMs)));
   }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { toolError } from '@gatehouse/contracts';
 import type { Catalog, ToolError, ToolImplementation } from '@gatehouse/contracts';
-import { errorResult, okResult } from '@gatehouse/events';
+import { errorResult, fromStoredOutcome, okResult, toStoredOutcome } from '@gatehouse/events';
 import type { ConsumedRecord, EventPublisher, ExecutionOrder, ResultAddress, ToolResult } from '@gatehouse/events';
 import type { ApprovalStore, IdempotencyStore, ProposalStore, ResourceLock, SlotPool } from '@gatehouse/state';
 import { carriedHeaders, sentAtOf, traceIdOf } from '@gatehouse/telemetry';
@@ -58,10 +58,11 @@ export function orderHandler(deps: OrderHandlerDeps) {
     }
 
     const key = `cmd:${order.command_id}`;
+    const origin = `${record.topic}:${record.partition}:${record.offset}`;
     const operationId = `op_${randomUUID().replace(/-/g, '').slice(0, 16)}`;
     const owner = `${deps.executorId}/${operationId}`;
     const claimDeadline = Date.now() + deps.leaseMs * 2 + implementation.contract.timeoutMs;
-    const claim = await claimOrWait(deps.idempotency, key, order.arguments_sha256, owner, deps.leaseMs, claimDeadline);
+    const claim = await claimOrWait(deps.idempotency, key, order.arguments_sha256, owner, deps.leaseMs, claimDeadline, order.command_id);
     if (claim.kind === 'in_progress') {
       // Still held by a live owner: leave the record unfinished so it comes back, rather than
       // dropping it — if that owner dies, this delivery is the one that answers.
@@ -75,10 +76,22 @@ export function orderHandler(deps: OrderHandlerDeps) {
       log.info({ ...context, claim: claim.kind }, 'already answered; not executed again');
       return;
     }
-    if (order.deadline_at !== null && Date.now() > order.deadline_at) {
-      const result = refuse(toolError('TIMEOUT', 'The call’s deadline passed before it could start', { retryable: false }));
+    // The answer is staged with the claim before it is published and replaced by the final state
+    // after: an executor that dies between the two leaves its answer for the next owner to repeat.
+    const answer = async (result: ToolResult): Promise<void> => {
+      await deps.idempotency.stage(key, owner, toStoredOutcome(result, origin));
       await publish(result);
-      await deps.idempotency.finish(key, owner, 'failed', 'TIMEOUT');
+      await deps.idempotency.finish(key, owner, result.status === 'ok' ? 'succeeded' : 'failed', result.status);
+    };
+    if (claim.kind === 'orphaned' && claim.staged !== undefined) {
+      const { result } = fromStoredOutcome(claim.staged, address, order.arguments_sha256);
+      await publish(result);
+      await deps.idempotency.finish(key, owner, result.status === 'ok' ? 'succeeded' : 'failed', result.status);
+      log.info({ ...context, previous_owner: claim.previousOwner }, 'answered with the answer an executor staged before it stopped');
+      return;
+    }
+    if (order.deadline_at !== null && Date.now() > order.deadline_at) {
+      await answer(refuse(toolError('TIMEOUT', 'The call’s deadline passed before it could start', { retryable: false })));
       return;
     }
 
@@ -98,8 +111,7 @@ export function orderHandler(deps: OrderHandlerDeps) {
     deps.metrics.handlerDuration(order.tool, execution.durationMs);
     const extras = { operationId, argumentsSha256: order.arguments_sha256, durationMs: execution.durationMs };
     const result = execution.ok ? okResult(address, execution.canonicalResult, extras) : errorResult(address, execution.error, extras);
-    await publish(result);
-    await deps.idempotency.finish(key, owner, execution.ok ? 'succeeded' : 'failed', result.status);
+    await answer(result);
     log.info(
       { ...context, operation_id: operationId, code: execution.ok ? undefined : execution.error.code, field: execution.ok ? undefined : execution.error.field, ms: execution.durationMs },
       execution.ok ? 'executed' : 'failed',

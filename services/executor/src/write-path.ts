@@ -67,7 +67,7 @@ export async function executeWrite(
   const operationId = `op_${randomUUID().replace(/-/g, '').slice(0, 16)}`;
   // One owner token per delivery: two copies of an order in this very process must not both run.
   const owner = `${deps.executorId}/${operationId}`;
-  const claim = await claimOrWait(deps.idempotency, key, order.arguments_sha256, owner, deps.leaseMs, Math.min(deadline, Date.now() + deps.leaseMs * 3));
+  const claim = await claimOrWait(deps.idempotency, key, order.arguments_sha256, owner, deps.leaseMs, Math.min(deadline, Date.now() + deps.leaseMs * 3), order.command_id);
   switch (claim.kind) {
     case 'stored':
     case 'unknown': {
@@ -85,6 +85,12 @@ export async function executeWrite(
       await refuse(toolError('IDEMPOTENCY_KEY_REUSED', 'This operation already ran with other arguments'));
       return;
     case 'in_progress':
+      if (claim.commandId === order.command_id) {
+        // Another copy of this very command (a redelivery, or an order published twice) is running:
+        // its answer is this command's answer. Leave the record unfinished; it comes back and then
+        // finds the stored outcome, so the command never gets a second, different answer.
+        throw new Error(`command ${order.command_id} is still running under ${claim.owner}`);
+      }
       await refuse(toolError('IN_PROGRESS', 'The same operation is running now; ask again shortly', { retryAfterMs: claim.leaseLeftMs }));
       return;
     case 'orphaned':
