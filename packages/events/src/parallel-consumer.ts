@@ -186,7 +186,11 @@ export async function startParallelConsumer<R extends TopicRole>(options: Parall
     joined,
     stats: () => ({ buffered: scheduler.size, running: scheduler.active, assigned: [...assigned].sort((a, b) => a - b) }),
     stop: async ({ drainTimeoutMs = 10_000 } = {}) => {
-      consumer.pause([{ topic }]);
+      try {
+        consumer.pause([{ topic }]);
+      } catch {
+        // A consumer that crashed and is not running has nothing to pause; stopping goes on.
+      }
       await Promise.race([scheduler.idle(), sleep(drainTimeoutMs)]);
       clearInterval(timer);
       await committing;

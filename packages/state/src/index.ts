@@ -9,7 +9,7 @@ export type { Proposal, ProposalState, StoredProposal } from './proposal-store.j
 export { RateLimiter } from './rate-limiter.js';
 export type { RateDecision, RateLimit } from './rate-limiter.js';
 export { createRedis, REDIS_URL_DEFAULT, redisUrlFromEnv } from './redis-client.js';
-export type { Redis } from './redis-client.js';
+export type { Redis, RedisErrorLog } from './redis-client.js';
 export { ResourceLock } from './resource-lock.js';
 export { isActive, RunRegistry } from './run-registry.js';
 export type { Run } from './run-registry.js';

@@ -11,7 +11,7 @@ const logger = createLogger('approval');
 try {
   const config = approvalConfigFromEnv();
   const approvers = Approvers.load(config.approversFile);
-  const redis = createRedis(config.redisUrl, 'gatehouse-approval');
+  const redis = createRedis(config.redisUrl, 'gatehouse-approval', logger);
   const service = await startApprovalService({
     events: config.events,
     topics: topicNames(config.events.topicPrefix),

@@ -7,7 +7,7 @@ import { startExecutor } from './service.js';
 
 const logger = createLogger('executor');
 const config = executorConfigFromEnv();
-const redis = createRedis(config.redisUrl, `gatehouse-executor-${config.executorId}`);
+const redis = createRedis(config.redisUrl, `gatehouse-executor-${config.executorId}`, logger);
 const executor = await startExecutor({
   events: config.events,
   topics: topicNames(config.events.topicPrefix),

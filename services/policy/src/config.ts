@@ -16,6 +16,7 @@ export interface PolicyConfig {
   readonly maxRunTtlMs: number;
   readonly groupId: string;
   readonly concurrency: number;
+  readonly sessionTimeoutMs: number;
 }
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -52,5 +53,7 @@ export function policyConfigFromEnv(env: Env = process.env): PolicyConfig {
     // Deployments sharing a cluster under different topic prefixes must not share a group.
     groupId: env['POLICY_GROUP_ID'] ?? `${events.topicPrefix}gatehouse-policy`,
     concurrency: int(env, 'POLICY_CONCURRENCY', 64),
+    // How soon the group notices a dead instance and hands its partitions to the others.
+    sessionTimeoutMs: int(env, 'POLICY_SESSION_TIMEOUT_MS', 10_000),
   };
 }

@@ -10,7 +10,7 @@ import { startPolicyService } from './service.js';
 const logger = createLogger('policy');
 const config = policyConfigFromEnv();
 const catalog = referenceCatalog();
-const redis = createRedis(config.redisUrl, 'gatehouse-policy');
+const redis = createRedis(config.redisUrl, 'gatehouse-policy', logger);
 const service = await startPolicyService({
   events: config.events,
   topics: topicNames(config.events.topicPrefix),
@@ -27,6 +27,7 @@ const service = await startPolicyService({
   maxRunTtlMs: config.maxRunTtlMs,
   groupId: config.groupId,
   concurrency: config.concurrency,
+  sessionTimeoutMs: config.sessionTimeoutMs,
 });
 logger.info({ url: service.url }, 'policy service ready');
 

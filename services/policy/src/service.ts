@@ -27,6 +27,8 @@ export interface PolicyServiceOptions {
   readonly maxRunTtlMs: number;
   readonly groupId: string;
   readonly concurrency: number;
+  /** Consumer group session timeout (default 10 s): how soon a dead instance's partitions move. */
+  readonly sessionTimeoutMs?: number;
   readonly grantValidityMs?: number;
   readonly proposalTtlMs?: number;
   readonly instanceId?: string;
@@ -79,6 +81,7 @@ export async function startPolicyService(options: PolicyServiceOptions): Promise
     fromBeginning: true,
     logger,
     maxConcurrency: options.concurrency,
+    sessionTimeoutMs: options.sessionTimeoutMs ?? 10_000,
   });
   const lag = startConsumerLag({ admin, groupId: options.groupId, topics: [options.topics.commands], metrics, logger });
 
