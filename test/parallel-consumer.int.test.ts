@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DeadLetters, EventPublisher, startParallelConsumer } from '@gatehouse/events';
 import type { RunningParallelConsumer, ToolCommand } from '@gatehouse/events';
+import { pollUntil } from './support/poll.js';
 import { sampleEvents } from './support/sample-events.js';
 import { eventually, freshTopics, logger } from './support/stack.js';
 import type { TestTopics } from './support/stack.js';
@@ -67,10 +68,11 @@ describe('the parallel consumer', () => {
 
     release();
     await eventually(() => (done.has('slow-0') ? true : undefined), 10_000, 'the slow record');
-    let committed = -1;
-    for (let i = 0; i < 100 && committed !== 21; i += 1) {
-      committed = await committedOffset(env, groupId);
-    }
+    // Commits run on a 200 ms tick: poll the group's committed offset until it passes every record.
+    const committed = await pollUntil(async () => {
+      const offset = await committedOffset(env, groupId);
+      return offset >= 21 ? offset : undefined;
+    }, 10_000, 'the commit past the slow record', 50);
     expect(committed).toBe(21);
   });
 

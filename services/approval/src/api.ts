@@ -1,4 +1,4 @@
-import Fastify from 'fastify';
+import Fastify, { LogController } from 'fastify';
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { GatehouseMetrics, Logger } from '@gatehouse/telemetry';
 import type { ApprovalDesk, DeskError } from './approval-desk.js';
@@ -68,7 +68,7 @@ function sendDeskError(reply: FastifyReply, error: DeskError): FastifyReply {
 export function buildApi(options: ApiOptions): FastifyInstance {
   const { repository, desk, approvers, assets } = options;
   const loggerInstance: FastifyBaseLogger = options.logger.child({ api: 'approval' });
-  const app = Fastify({ loggerInstance, disableRequestLogging: true, bodyLimit: 16 * 1024 });
+  const app = Fastify({ loggerInstance, logController: new LogController({ disableRequestLogging: true }), bodyLimit: 16 * 1024 });
 
   app.setErrorHandler((error: { statusCode?: number; message: string }, request, reply) => {
     const status = error.statusCode ?? 500;

@@ -17,7 +17,11 @@ const no = (error: ToolError): Authorized => ({ ok: false, error });
  */
 export async function authorize(order: ExecutionOrder, approvals: ApprovalStore, proposals: ProposalStore, now: number): Promise<Authorized> {
   if (order.approval === null) return no(toolError('UNAUTHORIZED_APPROVER', 'A write reached the executor without an approval'));
-  const found = await approvals.get(order.approval.approval_id);
+  // Both records are read at once (one round trip); the checks below still run in their order.
+  const [found, stored] = await Promise.all([
+    approvals.get(order.approval.approval_id),
+    order.proposal_id === null ? Promise.resolve(undefined) : proposals.get(order.proposal_id),
+  ]);
   if (found === undefined) return no(toolError('UNAUTHORIZED_APPROVER', 'The approval this write names does not exist'));
   const approval = found.record;
   if (approval.expires_at <= now) return no(toolError('APPROVAL_EXPIRED', 'The approval expired before the write could run'));
@@ -26,7 +30,7 @@ export async function authorize(order: ExecutionOrder, approvals: ApprovalStore,
   }
   let proposal: Proposal | undefined;
   if (order.proposal_id !== null) {
-    proposal = (await proposals.get(order.proposal_id))?.proposal;
+    proposal = stored?.proposal;
     if (proposal === undefined) return no(toolError('PROPOSAL_NOT_FOUND', `Proposal ${order.proposal_id} is gone`));
     if (approval.proposal_id !== proposal.proposal_id) return no(toolError('ARGUMENTS_MISMATCH', 'The approval is for another proposal'));
     if (approval.approved_by === proposal.principal) return no(toolError('SELF_APPROVAL', 'A run’s own principal cannot approve its proposal'));
