@@ -60,9 +60,16 @@ function before(call: TraceCall): ReplayDecision {
 
 const refused = (code: string, field?: string): ReplayDecision => ({ status: 'refused', code, ...(field === undefined || field === '' ? {} : { field }) });
 
+/**
+ * A write routed under no rule went ahead on a grant the run already held (a commit retried after
+ * its proposal was approved): the table cannot judge that again from the trace, so the recorded
+ * routing stands.
+ */
+const routedOnExistingGrant = (call: TraceCall): boolean => call.decision.status === 'routed' && call.policy !== undefined && call.policy.rule === null;
+
 function decidePolicy(call: TraceCall, tool: ToolContract, options: ReplayOptions): ReplayDecision | undefined {
   const environment = call.policy?.environment ?? options.environment;
-  if (options.policyTable === undefined || tool.effect !== 'write' || environment === undefined) return undefined;
+  if (options.policyTable === undefined || tool.effect !== 'write' || environment === undefined || routedOnExistingGrant(call)) return undefined;
   const scope = call.policy?.scope;
   const { decision } = options.policyTable.evaluate({
     tool,
@@ -93,7 +100,9 @@ function redrive(call: TraceCall, was: ReplayDecision, recorded: TraceTool | und
     return { after: policy, how: 'schema validation, policy table' };
   }
   if (stage === 4) return { after: was, how: 'schema validation; stateful refusal carried over' };
-  if (stage === 5 && was.status !== 'undecided') return { after: was, how: 'schema validation; recorded routing kept' };
+  if (stage === 5 && was.status !== 'undecided') {
+    return { after: was, how: routedOnExistingGrant(call) ? 'schema validation; routed on an existing approval, kept' : 'schema validation; recorded routing kept' };
+  }
   return { after: { status: found.tool.effect === 'read' ? 'routed' : 'accepted' }, how: 'schema validation' };
 }
 

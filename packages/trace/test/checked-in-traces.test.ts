@@ -1,0 +1,31 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_POLICY_TABLE_FILE, PolicyTable } from '@gatehouse/policy';
+import { referenceCatalog } from '@gatehouse/reference-tools';
+import { formatReport, parseTrace, replayTrace } from '@gatehouse/trace';
+
+// Traces recorded from real runs (`gatehouse trace record`, redacted) are kept in traces/ and
+// replayed on every test run: a schema, catalog or policy-table change that alters what a recorded
+// call was allowed to do fails here. When the change is intended, record the trace again.
+const DIR = fileURLToPath(new URL('../../../traces/', import.meta.url));
+const files = readdirSync(DIR).filter((f) => f.endsWith('.trace.json')).sort();
+
+describe('the recorded traces in traces/', () => {
+  it('are there to replay', () => {
+    expect(files.length).toBeGreaterThanOrEqual(2);
+  });
+
+  it.each(files)('%s replays against the current catalog and policy table with no call changed', (file) => {
+    const trace = parseTrace(readFileSync(`${DIR}${file}`, 'utf8'));
+    const catalog = referenceCatalog();
+    const report = replayTrace(trace, catalog, {
+      policyTable: PolicyTable.load(DEFAULT_POLICY_TABLE_FILE, catalog.tools()),
+      environment: 'production',
+    });
+    expect(report.calls.length).toBe(trace.calls.length);
+    expect(report.calls.length).toBeGreaterThan(0);
+    expect(report.differences, formatReport(report)).toBe(0);
+    expect(report.invariants.filter((i) => !i.holds), formatReport(report)).toEqual([]);
+  });
+});
