@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createRedis, IdempotencyStore, isActive, Keyspace, LuaScript, RateLimiter, redisUrlFromEnv, ResourceLock, RunRegistry, SlotPool } from '@gatehouse/state';
-import type { Run } from '@gatehouse/state';
+import { createRedis, IdempotencyStore, isActive, Keyspace, LuaScript, ProposalStore, RateLimiter, redisUrlFromEnv, ResourceLock, RunRegistry, SlotPool } from '@gatehouse/state';
+import type { Proposal, Run } from '@gatehouse/state';
 
 const url = redisUrlFromEnv();
 const a = createRedis(url, 'test-state-a');
@@ -212,3 +212,34 @@ describe('LuaScript', () => {
     }
   });
 });
+
+describe('ProposalStore', () => {
+  it('is consumed once: the same key may ask again, another key is refused, and a release re-opens it', async () => {
+    const store = new ProposalStore(a, keys());
+    const now = Date.now();
+    const proposal: Proposal = {
+      proposal_id: `p_${randomUUID().slice(0, 8)}`,
+      tool: 'commit_address_change.v2',
+      arguments: '{}',
+      arguments_sha256: 'h',
+      target: { type: 'customer', id: 'C-1', version: 1 },
+      effect: 'test',
+      diff: { changes: [], recipients: [], amount: null, affected_records: 1, irreversible: [] },
+      environment: 'sandbox',
+      run_id: 'run-1',
+      tenant: 'acme',
+      principal: 'agent:a',
+      created_at: now,
+      expires_at: now + 60_000,
+    };
+    await store.save(proposal);
+    expect(await store.consume(proposal.proposal_id, 'key-1')).toBe('consumed');
+    expect(await store.consume(proposal.proposal_id, 'key-1')).toBe('consumed');
+    expect(await store.consume(proposal.proposal_id, 'key-2')).toBe('already_consumed');
+    expect(await store.release(proposal.proposal_id, 'key-2')).toBe(false);
+    expect(await store.release(proposal.proposal_id, 'key-1')).toBe(true);
+    expect(await store.consume(proposal.proposal_id, 'key-2')).toBe('consumed');
+    expect(await store.consume('p_missing', 'key-1')).toBe('missing');
+  });
+});
+

@@ -39,9 +39,12 @@ export interface StoredProposal {
 const KEEP_AFTER_EXPIRY_MS = 24 * 3600 * 1000;
 
 const CONSUME = new LuaScript(`
-local state = redis.call('HGET', KEYS[1], 'state')
-if not state then return 'missing' end
-if state ~= 'open' then return state end
+local rec = redis.call('HMGET', KEYS[1], 'state', 'consumed_by')
+if not rec[1] then return 'missing' end
+if rec[1] ~= 'open' then
+  if rec[2] == ARGV[1] then return 'consumed' end
+  return 'already_consumed'
+end
 redis.call('HSET', KEYS[1], 'state', 'consumed', 'consumed_by', ARGV[1])
 return 'consumed'
 `);
@@ -81,7 +84,7 @@ export class ProposalStore {
     };
   }
 
-  /** Marks a proposal consumed by `by` (an idempotency key) if it is open. */
+  /** Marks a proposal consumed by `by` (an idempotency key) if it is open; the same key may ask again, no other key can. */
   async consume(proposalId: string, by: string): Promise<'consumed' | 'already_consumed' | 'missing'> {
     const reply = (await CONSUME.run(this.redis, 1, this.keys.proposal(proposalId), by)) as string;
     return reply === 'consumed' ? 'consumed' : reply === 'missing' ? 'missing' : 'already_consumed';
