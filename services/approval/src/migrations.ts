@@ -1,15 +1,11 @@
 import type { Pool } from 'pg';
-import { tablesIn, withTransaction } from './db.js';
+import { applyMigrations } from '@gatehouse/pg';
+import type { Migration } from '@gatehouse/pg';
+import { tablesIn } from './db.js';
 import type { Tables } from './db.js';
 
-interface Migration {
-  readonly version: number;
-  readonly name: string;
-  readonly sql: (t: Tables) => string;
-}
-
 /** Append-only: never edit or reorder an applied migration, add a new one. */
-const MIGRATIONS: readonly Migration[] = [
+const MIGRATIONS: readonly Migration<Tables>[] = [
   {
     version: 1,
     name: 'approval requests and their decisions',
@@ -59,30 +55,9 @@ const MIGRATIONS: readonly Migration[] = [
 export const SCHEMA_VERSION = MIGRATIONS.length;
 
 /**
- * Creates `schema` if missing and applies the migrations it lacks, in one transaction under an
- * advisory lock on the schema name, so instances starting together apply each migration once.
- * Returns the versions applied by this call.
+ * Creates `schema` if missing and applies the migrations it lacks; instances starting together
+ * apply each migration once. Returns the versions applied by this call.
  */
-export async function migrate(pool: Pool, schema: string): Promise<number[]> {
-  const t = tablesIn(schema);
-  return withTransaction(pool, async (client) => {
-    await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`gatehouse-approval-migrations:${schema}`]);
-    await client.query(`CREATE SCHEMA IF NOT EXISTS ${t.schema}`);
-    await client.query(`
-      CREATE TABLE IF NOT EXISTS ${t.migrations} (
-        version    integer PRIMARY KEY,
-        name       text NOT NULL,
-        applied_at timestamptz NOT NULL DEFAULT now()
-      )`);
-    const done = await client.query<{ version: number }>(`SELECT version FROM ${t.migrations}`);
-    const applied = new Set(done.rows.map((row) => row.version));
-    const now: number[] = [];
-    for (const migration of MIGRATIONS) {
-      if (applied.has(migration.version)) continue;
-      await client.query(migration.sql(t));
-      await client.query(`INSERT INTO ${t.migrations} (version, name) VALUES ($1, $2)`, [migration.version, migration.name]);
-      now.push(migration.version);
-    }
-    return now;
-  });
+export function migrate(pool: Pool, schema: string): Promise<number[]> {
+  return applyMigrations(pool, tablesIn(schema), `gatehouse-approval-migrations:${schema}`, MIGRATIONS);
 }
