@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Consumer } from 'kafkajs';
-import { createKafka, eventsConfigFromEnv, EventPublisher, EventSerde, topicNames } from '@gatehouse/events';
+import { createKafka, eventsConfigFromEnv, EventPublisher, EventSerde, topicNames, topicOffsets } from '@gatehouse/events';
 import type { EventsConfig, ToolCommand, ToolResult, Topics } from '@gatehouse/events';
 import { createLogger, newTraceparent } from '@gatehouse/telemetry';
 import type { Logger } from '@gatehouse/telemetry';
@@ -68,7 +68,7 @@ export class GatehouseClient {
     // join a group of our own and start reading there.
     const admin = kafka.admin();
     await admin.connect();
-    const ends = await admin.fetchTopicOffsets(topics.results);
+    const ends = await topicOffsets(admin, topics.results);
     await admin.disconnect();
 
     const consumer = kafka.consumer({ groupId: `gatehouse-client-${randomUUID()}`, allowAutoTopicCreation: false });

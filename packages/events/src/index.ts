@@ -30,6 +30,8 @@ export { EventsError, EventsErrorCode } from './events-error.js';
 export { createKafka } from './kafka-client.js';
 export { provisionTopics } from './provisioning.js';
 export type { ProvisionResult } from './provisioning.js';
+export { awaitTopicsServed, topicOffsets } from './topic-readiness.js';
+export type { PartitionOffsets } from './topic-readiness.js';
 export { EventPublisher, producerStateLost } from './publisher.js';
 export { addressOf, errorResult, okResult, pendingResult, toErrorEvent } from './results.js';
 export type { ErrorLike, ResultAddress } from './results.js';

@@ -1,5 +1,6 @@
 import type { Admin, ITopicConfig } from 'kafkajs';
 import type { TopicSettings } from './config.js';
+import { awaitTopicsServed } from './topic-readiness.js';
 import { dlqTopicOf, TOPIC_ROLES } from './topics.js';
 import type { Topics } from './topics.js';
 
@@ -8,7 +9,11 @@ export interface ProvisionResult {
   readonly existing: readonly string[];
 }
 
-/** Creates every Gatehouse topic and its DLQ that does not exist yet; existing topics are left as they are. */
+/**
+ * Creates every Gatehouse topic and its DLQ that does not exist yet (existing topics are left as
+ * they are), and resolves once every partition of all of them is served by its leader — also those
+ * another process created a moment ago — so whatever runs next can use them at once.
+ */
 export async function provisionTopics(admin: Admin, topics: Topics, settings: TopicSettings): Promise<ProvisionResult> {
   const wanted: ITopicConfig[] = [];
   for (const role of TOPIC_ROLES) {
@@ -19,6 +24,7 @@ export async function provisionTopics(admin: Admin, topics: Topics, settings: To
   const present = new Set(await admin.listTopics());
   const missing = wanted.filter((t) => !present.has(t.topic));
   if (missing.length > 0) await createWithRetry(admin, missing);
+  await awaitTopicsServed(admin, wanted.map((t) => t.topic));
   return {
     created: missing.map((t) => t.topic),
     existing: wanted.filter((t) => present.has(t.topic)).map((t) => t.topic),
