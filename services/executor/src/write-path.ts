@@ -36,6 +36,13 @@ export interface WritePathDeps {
 
 const VERSION_CONFLICT = 'VERSION_CONFLICT';
 
+/** A write's answer and the state stored under its key, with what to log once it is out. */
+interface Settlement {
+  readonly result: ToolResult;
+  readonly state: 'succeeded' | 'failed' | 'unknown';
+  readonly afterwards?: () => void;
+}
+
 /**
  * A write, at most once: claim the idempotency key (a stored outcome answers any retry; a key
  * whose owner died goes to the status query, never a blind re-run), prove the approval, consume it
@@ -58,11 +65,11 @@ export async function executeWrite(
   };
   const refuse = (error: ToolError) => publish(errorResult(address, error, { argumentsSha256: order.arguments_sha256 }));
 
-  const key = order.idempotency_key;
-  if (key === null) {
+  if (order.idempotency_key === null) {
     await refuse(toolError('UNAUTHORIZED_APPROVER', 'A write reached the executor without an idempotency key'));
     return;
   }
+  const key = order.idempotency_key;
   const deadline = order.deadline_at ?? Date.now() + tool.timeoutMs * 4;
   const operationId = `op_${randomUUID().replace(/-/g, '').slice(0, 16)}`;
   // One owner token per delivery: two copies of an order in this very process must not both run.
@@ -114,13 +121,17 @@ export async function executeWrite(
     deps.metrics.handlerDuration(order.tool, result.duration_ms);
     await deps.idempotency.finish(key, owner, state, toStoredOutcome(result, record.origin));
   };
+  const conclude = async (settlement: Settlement): Promise<void> => {
+    await finish(settlement.result, settlement.state);
+    settlement.afterwards?.();
+  };
   const extras = (durationMs: number | null) => ({ operationId, argumentsSha256: order.arguments_sha256, durationMs });
   const stopClaimLease = keepLease(() => deps.idempotency.renew(key, owner, deps.leaseMs), deps.leaseMs);
   try {
     if (claim.kind === 'orphaned') {
       // A previous executor died mid-write: the system of record knows what happened, we do not.
       const settled = await settleAmbiguous(implementation, key, context, deps.catalog);
-      await report(settled, `previous owner ${claim.previousOwner} stopped mid-write`, 'owner_lost');
+      await conclude(await judge(settled, `previous owner ${claim.previousOwner} stopped mid-write`, 'owner_lost'));
       return;
     }
 
@@ -155,67 +166,85 @@ export async function executeWrite(
     }
     deps.metrics.slotsAcquired(order.tenant);
     const stopSlotLease = keepLease(() => deps.slots.renew(scopes, operationId, deps.leaseMs), deps.leaseMs);
-    const resource = implementation.resourceOf?.(args);
+    let settlement: Settlement;
     try {
-      if (resource !== undefined && !(await deps.locks.lock(resource, operationId, deps.leaseMs, deadline))) {
-        await releaseUnapplied();
-        await finish(errorResult(address, toolError('TIMEOUT', `${resource} stayed busy until the deadline`, { retryable: false }), extras(null)), 'failed');
-        return;
-      }
-      const stopLockLease = resource === undefined ? () => undefined : keepLease(() => deps.locks.renew(resource, operationId, deps.leaseMs), deps.leaseMs);
-      const started = Date.now();
-      try {
-        const raw = await runHandler(implementation, args, context, tool.timeoutMs);
-        const valid = deps.catalog.validateOutput(tool, raw);
-        if (!valid.ok) {
-          // The write happened; its answer does not match the contract. Report that, never the raw answer.
-          deps.metrics.outputViolation(tool.address, valid.error.code);
-          await finish(errorResult(address, valid.error, extras(Date.now() - started)), 'failed');
-          return;
-        }
-        await finish(okResult(address, canonicalJson(valid.value), extras(Date.now() - started)), 'succeeded');
-        deps.logger.info({ ...logContext, operation_id: operationId, idempotency_key: key, ms: Date.now() - started }, 'write applied');
-      } catch (error) {
-        const failure = error instanceof ToolFailure ? error : new ToolFailure(toolError('UPSTREAM_ERROR', 'handler failed'), { ambiguous: true });
-        if (!failure.ambiguous) {
-          if (failure.error.code === VERSION_CONFLICT) {
-            deps.metrics.versionConflict(tool.address);
-            await releaseUnapplied();
-          }
-          await finish(errorResult(address, failure.error, extras(Date.now() - started)), 'failed');
-          deps.logger.info({ ...logContext, code: failure.error.code, idempotency_key: key }, 'write refused by the system of record');
-          return;
-        }
-        const settled = await settleAmbiguous(implementation, key, context, deps.catalog);
-        await report(settled, failure.error.message, failure.error.code === 'TIMEOUT' ? 'timeout' : 'ambiguous_answer', Date.now() - started);
-      } finally {
-        stopLockLease();
-        if (resource !== undefined) await deps.locks.unlock(resource, operationId);
-      }
+      settlement = await runLocked(args);
     } finally {
       stopSlotLease();
       deps.metrics.slotsReleased(order.tenant);
       await deps.slots.release(scopes, operationId);
     }
+    // The answer goes out only once the slots and the lock are free again: an agent that reads its
+    // result and sends the next write at once finds the capacity this write held.
+    await conclude(settlement);
   } finally {
     stopClaimLease();
   }
 
-  async function releaseUnapplied(): Promise<void> {
-    // The effect did not happen (a version conflict, or no slot): the proposal stays unconsumed.
-    if (order.proposal_id !== null) await deps.proposals.release(order.proposal_id, key as string);
+  /** Runs the handler under the resource's lock; the settlement is published by the caller. */
+  async function runLocked(args: unknown): Promise<Settlement> {
+    const resource = implementation.resourceOf?.(args);
+    if (resource !== undefined && !(await deps.locks.lock(resource, operationId, deps.leaseMs, deadline))) {
+      await releaseUnapplied();
+      return { result: errorResult(address, toolError('TIMEOUT', `${resource} stayed busy until the deadline`, { retryable: false }), extras(null)), state: 'failed' };
+    }
+    const stopLockLease = resource === undefined ? () => undefined : keepLease(() => deps.locks.renew(resource, operationId, deps.leaseMs), deps.leaseMs);
+    const started = Date.now();
+    try {
+      const raw = await runHandler(implementation, args, context, tool.timeoutMs);
+      const valid = deps.catalog.validateOutput(tool, raw);
+      if (!valid.ok) {
+        // The write happened; its answer does not match the contract. Report that, never the raw answer.
+        deps.metrics.outputViolation(tool.address, valid.error.code);
+        return { result: errorResult(address, valid.error, extras(Date.now() - started)), state: 'failed' };
+      }
+      const ms = Date.now() - started;
+      return {
+        result: okResult(address, canonicalJson(valid.value), extras(ms)),
+        state: 'succeeded',
+        afterwards: () => deps.logger.info({ ...logContext, operation_id: operationId, idempotency_key: key, ms }, 'write applied'),
+      };
+    } catch (error) {
+      const failure = error instanceof ToolFailure ? error : new ToolFailure(toolError('UPSTREAM_ERROR', 'handler failed'), { ambiguous: true });
+      if (!failure.ambiguous) {
+        if (failure.error.code === VERSION_CONFLICT) {
+          deps.metrics.versionConflict(tool.address);
+          await releaseUnapplied();
+        }
+        return {
+          result: errorResult(address, failure.error, extras(Date.now() - started)),
+          state: 'failed',
+          afterwards: () => deps.logger.info({ ...logContext, code: failure.error.code, idempotency_key: key }, 'write refused by the system of record'),
+        };
+      }
+      const settled = await settleAmbiguous(implementation, key, context, deps.catalog);
+      return judge(settled, failure.error.message, failure.error.code === 'TIMEOUT' ? 'timeout' : 'ambiguous_answer', Date.now() - started);
+    } finally {
+      stopLockLease();
+      if (resource !== undefined) await deps.locks.unlock(resource, operationId);
+    }
   }
 
-  async function report(settled: Awaited<ReturnType<typeof settleAmbiguous>>, lastError: string, reason: string, durationMs: number | null = null): Promise<void> {
+  async function releaseUnapplied(): Promise<void> {
+    // The effect did not happen (a version conflict, or no slot): the proposal stays unconsumed.
+    if (order.proposal_id !== null) await deps.proposals.release(order.proposal_id, key);
+  }
+
+  /** What the status query established, as the settlement to publish; an unknown outcome is handed to an operator. */
+  async function judge(settled: Awaited<ReturnType<typeof settleAmbiguous>>, lastError: string, reason: string, durationMs: number | null = null): Promise<Settlement> {
     if (settled.kind === 'succeeded') {
-      await finish(okResult(address, settled.canonicalResult, extras(durationMs)), 'succeeded');
-      deps.logger.info({ ...logContext, idempotency_key: key, settled: 'succeeded' }, 'ambiguous write settled by the status query');
-      return;
+      return {
+        result: okResult(address, settled.canonicalResult, extras(durationMs)),
+        state: 'succeeded',
+        afterwards: () => deps.logger.info({ ...logContext, idempotency_key: key, settled: 'succeeded' }, 'ambiguous write settled by the status query'),
+      };
     }
     if (settled.kind === 'failed') {
-      await finish(errorResult(address, settled.error, extras(durationMs)), 'failed');
-      deps.logger.info({ ...logContext, idempotency_key: key, settled: 'failed', code: settled.error.code }, 'ambiguous write settled by the status query');
-      return;
+      return {
+        result: errorResult(address, settled.error, extras(durationMs)),
+        state: 'failed',
+        afterwards: () => deps.logger.info({ ...logContext, idempotency_key: key, settled: 'failed', code: settled.error.code }, 'ambiguous write settled by the status query'),
+      };
     }
     const handoff: OperatorHandoff = {
       schema_version: 1,
@@ -225,7 +254,7 @@ export async function executeWrite(
       tenant: order.tenant,
       tool: order.tool,
       proposal_id: order.proposal_id,
-      idempotency_key: key as string,
+      idempotency_key: key,
       arguments_sha256: order.arguments_sha256,
       reason: settled.statusDown ? 'status_unavailable' : reason,
       last_error: `${lastError}; status query: ${settled.detail}`,
@@ -240,8 +269,13 @@ export async function executeWrite(
       }),
       extras(durationMs),
     );
-    await finish(unknown, 'unknown');
-    deps.metrics.unknownOutcome(tool.address, handoff.reason);
-    deps.logger.warn({ ...logContext, idempotency_key: key, handoff_id: handoff.handoff_id, reason: handoff.reason }, 'outcome unknown; handed to an operator');
+    return {
+      result: unknown,
+      state: 'unknown',
+      afterwards: () => {
+        deps.metrics.unknownOutcome(tool.address, handoff.reason);
+        deps.logger.warn({ ...logContext, idempotency_key: key, handoff_id: handoff.handoff_id, reason: handoff.reason }, 'outcome unknown; handed to an operator');
+      },
+    };
   }
 }
