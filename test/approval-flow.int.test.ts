@@ -78,14 +78,14 @@ describe('writes go through a person who approves the exact canonical proposal',
     expect((result.result as { committed_at: string }).committed_at).toMatch(/^\d{4}-\d{2}-\d{2}T/);
     expect(await currentVersion(g)).toBe(18);
     expect(await shippingLine1(g)).toBe('10 Approved Avenue');
-    const decision = decided.events.find((d: ApprovalDecision) => d.proposal_id === proposalId);
+    // The collectors read the topics on their own and may trail the client's answer.
+    const decision = await eventually(() => decided.events.find((d: ApprovalDecision) => d.proposal_id === proposalId), 20_000, 'the decision');
     expect(decision).toMatchObject({ decision: 'approved', decided_by: IDENTITIES.lead, target_version: 17 });
 
     // The same commit retried answers with the stored result; replaying the approved order changes nothing.
     const retried = await g.client.call('commit_address_change.v2', { proposal_id: proposalId }, { runId: run.run_id, tenant: 'acme' });
     expect(retried.ok && retried.result).toEqual(result.result);
-    const approvedOrder = orders.events.find((o: ExecutionOrder) => o.proposal_id === proposalId && o.approval?.approved_by === IDENTITIES.lead);
-    if (approvedOrder === undefined) throw new Error('no approved order seen');
+    const approvedOrder = await eventually(() => orders.events.find((o: ExecutionOrder) => o.proposal_id === proposalId && o.approval?.approved_by === IDENTITIES.lead), 20_000, 'the approved order');
     const replay = { ...approvedOrder, command_id: `replay-${proposalId}` };
     const publisher = await EventPublisher.connect(g.kafka, g.serde);
     await publisher.publish('execute', replay.tenant, replay);
