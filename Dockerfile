@@ -20,7 +20,8 @@ FROM node:20-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 COPY --from=manifests /app ./
-RUN npm ci --no-audit --no-fund
+# --ignore-scripts: the root `prepare` (a workspace build) runs below, once the sources are copied.
+RUN npm ci --no-audit --no-fund --ignore-scripts
 COPY tsconfig.json tsconfig.base.json ./
 COPY packages ./packages
 COPY services ./services

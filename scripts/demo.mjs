@@ -2,11 +2,17 @@
 // service as its own process — printed as a transcript. Exits 0 only if every step gave the
 // expected typed result.
 import { randomUUID } from 'node:crypto';
-import { createClient } from '@gatehouse/client';
-import { createKafka, DeadLetters, EventPublisher, EventSerde, eventsConfigFromEnv, startEventConsumer, topicNames } from '@gatehouse/events';
-import { createLogger } from '@gatehouse/telemetry';
+import { requirePrerequisites } from './prerequisites.mjs';
 import { startServices } from './services.mjs';
 import { build, stackDown, stackUp } from './stack-lifecycle.mjs';
+
+// A fresh clone has nothing compiled: check the machine, build (incremental, a fraction of a second
+// when nothing changed), and only then load the workspace packages.
+await requirePrerequisites();
+build();
+const { createClient } = await import('@gatehouse/client');
+const { createKafka, DeadLetters, EventPublisher, EventSerde, eventsConfigFromEnv, startEventConsumer, topicNames } = await import('@gatehouse/events');
+const { createLogger } = await import('@gatehouse/telemetry');
 
 const CONTROL_TOKEN = process.env.GATEHOUSE_CONTROL_TOKEN ?? `demo-control-token-${randomUUID()}`;
 // A demo approver from config/approvers.json — not for production (see services/approval/README.md).
@@ -100,7 +106,6 @@ async function main() {
     stackDown(started);
   };
   try {
-    build();
     services = await startServices({
       names: ['customers', 'policy', 'approval', 'executor-1'],
       env,

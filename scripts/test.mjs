@@ -1,6 +1,8 @@
-// `npm test`: type-check, lint, bring the local stack up if it is not running, run every vitest
+// `npm test`: check the machine's prerequisites, type-check, lint, validate the deployment
+// manifests, bring the local stack up if it is not running, run every vitest
 // project, and stop only what this run started. Extra arguments go to vitest.
 import { spawn, spawnSync } from 'node:child_process';
+import { requirePrerequisites } from './prerequisites.mjs';
 import { stackDown, stackUp } from './stack-lifecycle.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
@@ -30,7 +32,12 @@ const stop = () => {
 process.on('SIGINT', stop);
 process.on('SIGTERM', stop);
 
-let ok = step('typecheck', 'npm', ['run', '--silent', 'typecheck']) && step('lint', 'npm', ['run', '--silent', 'lint']);
+// Every missing prerequisite is named before anything starts (Chromium is installed when we can).
+await requirePrerequisites({ browser: true });
+let ok =
+  step('typecheck', 'npm', ['run', '--silent', 'typecheck']) &&
+  step('lint', 'npm', ['run', '--silent', 'lint']) &&
+  step('deployment manifests', process.execPath, ['scripts/validate-manifests.mjs']);
 if (ok) {
   try {
     started = stackUp();

@@ -1,0 +1,107 @@
+// What the README's commands need from the machine, checked before anything starts: each missing
+// piece is one line saying how to get it. Debian's chromium is installed here when this process
+// can (root with apt-get); nothing else is installed behind the user's back.
+//
+//   node scripts/prerequisites.mjs [--browser]   exit 0 when everything is there, else 1
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { CACHE, exists, findJava, javaMajor, onPath } from '../deploy/local/stack-lib.mjs';
+import { kafka } from '../deploy/local/stack-kafka.mjs';
+import { registry } from '../deploy/local/stack-registry.mjs';
+import { postgres, redis } from '../deploy/local/stack-services.mjs';
+
+const root = new URL('..', import.meta.url).pathname;
+
+/** The browser the console test drives (playwright-core brings none of its own). */
+export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+const MIN_NODE = [20, 19];
+
+function nodeCheck() {
+  const [major, minor] = process.versions.node.split('.').map(Number);
+  if (major > MIN_NODE[0] || (major === MIN_NODE[0] && minor >= MIN_NODE[1])) return null;
+  return `Node ${MIN_NODE.join('.')}+ is needed (this is ${process.versions.node}): install it from nodejs.org or your distribution.`;
+}
+
+async function javaChecks() {
+  const problems = [];
+  if (!process.env.KAFKA_BROKERS) {
+    const major = (await onPath('java')) ? await javaMajor('java') : 0;
+    if (major < 17) {
+      problems.push(
+        major === 0
+          ? 'Java 17+ is needed for Kafka and `java` is not on PATH: apt-get install openjdk-17-jre-headless (or set KAFKA_BROKERS to a broker of yours).'
+          : `Java 17+ is needed for Kafka; \`java\` on PATH is ${major}: install openjdk-17-jre-headless (or set KAFKA_BROKERS).`,
+      );
+    }
+  }
+  if (!process.env.SCHEMA_REGISTRY_URL) {
+    try {
+      await findJava(21, 'GATEHOUSE_REGISTRY_JAVA_HOME');
+    } catch {
+      problems.push('A JDK 21+ is needed for the schema registry and none is in $JAVA_HOME or /usr/lib/jvm: install one (e.g. Temurin 21 or openjdk-21-jdk-headless) and set GATEHOUSE_REGISTRY_JAVA_HOME to its home, or set SCHEMA_REGISTRY_URL.');
+    }
+  }
+  return problems;
+}
+
+async function mavenCheck() {
+  // Maven fetches Kafka's and the registry's jars once into the cache; after that it is not needed.
+  const kafkaCached = process.env.KAFKA_BROKERS || (await exists(join(CACHE, `kafka-${kafka.version}`, 'libs')));
+  const registryCached = process.env.SCHEMA_REGISTRY_URL || (await exists(join(CACHE, `apicurio-${registry.version}`)));
+  if (kafkaCached && registryCached) return null;
+  if (await onPath('mvn')) return null;
+  return 'Maven is needed once to fetch Kafka and the schema registry from Maven Central into ~/.cache/gatehouse: apt-get install maven.';
+}
+
+async function serverCheck(component, binary, install) {
+  if (process.env[component.envVar]) return null; // external: the stack script checks it is reachable
+  if (await component.probe()) return null;
+  if (await onPath(binary)) return null;
+  return `${component.name} is neither running at ${component.address()} nor installed: ${install}, or set ${component.envVar}.`;
+}
+
+function isRoot() {
+  return typeof process.getuid === 'function' && process.getuid() === 0;
+}
+
+/** Installs Debian's chromium when this process may; returns the problem line when it could not. */
+function ensureChromium(say) {
+  if (existsSync(CHROMIUM)) return null;
+  const how = 'apt-get install chromium (Debian\'s package; the console test drives it), or set CHROMIUM_PATH';
+  if (process.env.CHROMIUM_PATH) return `CHROMIUM_PATH=${CHROMIUM} does not exist: ${how}.`;
+  if (!isRoot() || !existsSync('/usr/bin/apt-get')) return `Chromium is not installed at ${CHROMIUM}: ${how}.`;
+  say('prerequisites: installing Debian\'s chromium with apt-get (the approval console test drives it)…');
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  const update = spawnSync('apt-get', ['update', '-qq'], { stdio: ['ignore', 'ignore', 'inherit'], env });
+  const install = update.status === 0 ? spawnSync('apt-get', ['install', '-y', '-qq', 'chromium'], { stdio: ['ignore', 'ignore', 'inherit'], env }) : update;
+  if (install.status === 0 && existsSync(CHROMIUM)) return null;
+  return `Chromium could not be installed with apt-get (exit ${install.status ?? install.signal}): ${how}.`;
+}
+
+/**
+ * Checks what the local stack and the tests need. Returns the problems, one line each (empty when
+ * all is there). `browser` adds Chromium, installing it when this process can.
+ */
+export async function checkPrerequisites({ browser = false, say = (line) => process.stderr.write(`${line}\n`) } = {}) {
+  const problems = [nodeCheck(), ...(await javaChecks()), await mavenCheck()];
+  problems.push(await serverCheck(redis, 'redis-server', 'apt-get install redis-server'));
+  problems.push(await serverCheck(postgres, 'pg_ctlcluster', 'apt-get install postgresql'));
+  if (!existsSync(join(root, 'node_modules'))) problems.push('The npm dependencies are not installed: run `npm install` first.');
+  if (browser) problems.push(ensureChromium(say));
+  return problems.filter((p) => p !== null);
+}
+
+/** Checks, prints every problem on its own line, and exits 1 when there is any. */
+export async function requirePrerequisites(options = {}) {
+  const problems = await checkPrerequisites(options);
+  if (problems.length === 0) return;
+  process.stderr.write(`✖ missing prerequisites (${problems.length}):\n${problems.map((p) => `  - ${p}`).join('\n')}\n`);
+  process.exit(1);
+}
+
+if (process.argv[1] === new URL(import.meta.url).pathname) {
+  await requirePrerequisites({ browser: process.argv.includes('--browser') });
+  process.stdout.write('prerequisites: all present\n');
+}
