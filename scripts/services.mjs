@@ -14,71 +14,101 @@ export const SERVICES = {
   executor: { main: 'services/executor/dist/main.js', ready: 'executor ready', url: () => null },
 };
 
+/** @typedef {import('node:child_process').ChildProcess} ChildProcess */
+/** @typedef {{ env: Record<string,string>, logsDir?: string, say?: (line: string) => void, timeoutMs?: number, detached?: boolean }} LaunchOptions */
+
+/**
+ * Starts one instance ("executor-2" runs the executor; its EXECUTOR_ID stays `executor-2-<our pid>`
+ * however often it is started). `ready` resolves when it logs its ready message, and rejects if it
+ * exits first or is not ready within timeoutMs (then it is left running: the caller decides).
+ * `detached` puts it in its own process group, so a Ctrl-C at the terminal reaches only us.
+ * @param {string} instance
+ * @param {LaunchOptions} options
+ * @returns {{ child: ChildProcess, ready: Promise<void> }}
+ */
+export function launch(instance, { env, logsDir = join(root, '.stack', 'logs'), say = () => {}, timeoutMs = 90_000, detached = false }) {
+  const kind = instance.replace(/-\d+$/, '');
+  const service = SERVICES[kind];
+  if (service === undefined) throw new Error(`unknown service ${instance}`);
+  mkdirSync(logsDir, { recursive: true });
+  const logFile = join(logsDir, `${instance}.log`);
+  const started = Date.now();
+  const log = createWriteStream(logFile, { flags: 'a' });
+  const child = spawn(process.execPath, [service.main], {
+    cwd: root,
+    env: { ...process.env, ...env, ...(kind === 'executor' ? { EXECUTOR_ID: `${instance}-${process.pid}` } : {}) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached,
+  });
+  child.stderr.pipe(log, { end: false });
+  // The last lines a service wrote before it died name the reason; the error carries them.
+  let last = '';
+  const keep = (chunk) => (last = (last + chunk.toString('utf8')).slice(-2048));
+  child.stderr.on('data', keep);
+  const ready = /** @type {Promise<void>} */ (new Promise((resolve, reject) => {
+    let buffered = '';
+    let isReady = false;
+    const timer = setTimeout(() => reject(new Error(`${instance} not ready within ${timeoutMs} ms; see ${logFile}`)), timeoutMs);
+    child.stdout.on('data', (chunk) => {
+      log.write(chunk);
+      if (isReady) return;
+      keep(chunk);
+      buffered = (buffered + chunk.toString('utf8')).slice(-8192);
+      if (!buffered.includes(service.ready)) return;
+      isReady = true;
+      clearTimeout(timer);
+      const url = service.url(env);
+      say(`${instance.padEnd(10)} ready   ${`${((Date.now() - started) / 1000).toFixed(1)}s`.padEnd(6)} ${url ?? `pid ${child.pid}`}`);
+      resolve();
+    });
+    // 'close' comes after the child's output is read to the end, so the tail is complete.
+    child.once('close', (code, signal) => {
+      clearTimeout(timer);
+      log.end();
+      if (isReady) return;
+      const tail = last.split('\n').filter((line) => line.trim() !== '' && !/^\s+at /.test(line)).slice(-6).map((line) => `   | ${line.slice(0, 400)}`).join('\n');
+      reject(new Error(`${instance} exited (${code ?? signal}) before it was ready; see ${logFile}${tail === '' ? '' : `\n${tail}`}`));
+    });
+  }));
+  return { child, ready };
+}
+
+/**
+ * Sends SIGTERM and waits for the exit; SIGKILL after graceMs. Resolves true if it had to kill.
+ * @param {ChildProcess | null} child
+ * @param {number} graceMs
+ * @returns {Promise<boolean>}
+ */
+export function stopChild(child, graceMs) {
+  return new Promise((resolve) => {
+    if (child === null || child.exitCode !== null || child.signalCode !== null) return resolve(false);
+    let killed = false;
+    const timer = setTimeout(() => {
+      killed = true;
+      child.kill('SIGKILL');
+    }, graceMs);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve(killed);
+    });
+    child.kill('SIGTERM');
+  });
+}
+
 /**
  * @param {{ names: string[], env: Record<string,string>, logsDir?: string, say?: (line: string) => void, timeoutMs?: number }} options
  */
 export async function startServices({ names, env, logsDir = join(root, '.stack', 'logs'), say = () => {}, timeoutMs = 90_000 }) {
-  mkdirSync(logsDir, { recursive: true });
   const children = [];
   const stop = async () => {
-    await Promise.all(
-      children.map(
-        (c) =>
-          new Promise((resolve) => {
-            if (c.exitCode !== null || c.signalCode !== null) return resolve();
-            const timer = setTimeout(() => c.kill('SIGKILL'), 15_000);
-            c.once('exit', () => {
-              clearTimeout(timer);
-              resolve();
-            });
-            c.kill('SIGTERM');
-          }),
-      ),
-    );
+    await Promise.all(children.map((c) => stopChild(c, 15_000)));
   };
   try {
     await Promise.all(
       names.map((instance) => {
-        const kind = instance.replace(/-\d+$/, '');
-        const service = SERVICES[kind];
-        if (service === undefined) throw new Error(`unknown service ${instance}`);
-        const started = Date.now();
-        const log = createWriteStream(join(logsDir, `${instance}.log`), { flags: 'a' });
-        const child = spawn(process.execPath, [service.main], {
-          cwd: root,
-          env: { ...process.env, ...env, ...(kind === 'executor' ? { EXECUTOR_ID: `${instance}-${process.pid}` } : {}) },
-          stdio: ['ignore', 'pipe', 'pipe'],
-        });
+        const { child, ready } = launch(instance, { env, logsDir, say, timeoutMs });
         children.push(child);
-        child.stderr.pipe(log);
-        // The last lines a service wrote before it died name the reason; the error carries them.
-        let last = '';
-        const keep = (chunk) => (last = (last + chunk.toString('utf8')).slice(-2048));
-        child.stderr.on('data', keep);
-        return new Promise((resolve, reject) => {
-          let buffered = '';
-          let ready = false;
-          const timer = setTimeout(() => reject(new Error(`${instance} not ready within ${timeoutMs} ms; see ${join(logsDir, `${instance}.log`)}`)), timeoutMs);
-          child.stdout.on('data', (chunk) => {
-            log.write(chunk);
-            if (ready) return;
-            keep(chunk);
-            buffered = (buffered + chunk.toString('utf8')).slice(-8192);
-            if (!buffered.includes(service.ready)) return;
-            ready = true;
-            clearTimeout(timer);
-            const url = service.url(env);
-            say(`${instance.padEnd(10)} ready   ${`${((Date.now() - started) / 1000).toFixed(1)}s`.padEnd(6)} ${url ?? `pid ${child.pid}`}`);
-            resolve();
-          });
-          // 'close' comes after the child's output is read to the end, so the tail is complete.
-          child.once('close', (code, signal) => {
-            clearTimeout(timer);
-            if (ready) return;
-            const tail = last.split('\n').filter((line) => line.trim() !== '' && !/^\s+at /.test(line)).slice(-6).map((line) => `   | ${line.slice(0, 400)}`).join('\n');
-            reject(new Error(`${instance} exited (${code ?? signal}) before it was ready; see ${join(logsDir, `${instance}.log`)}${tail === '' ? '' : `\n${tail}`}`));
-          });
-        });
+        return ready;
       }),
     );
   } catch (error) {

@@ -1,45 +1,62 @@
 // `npm start`: the local stack plus every Gatehouse service, in the foreground, one line per
-// service; Ctrl-C stops what this command started.
-import { startServices } from './services.mjs';
+// service. A service that dies is restarted (with a growing pause); Ctrl-C stops what this command
+// started, in order: the services that take work, then the system of record they call, then the stack.
+import { requirePrerequisites } from './prerequisites.mjs';
 import { build, stackDown, stackUp } from './stack-lifecycle.mjs';
+import { createSupervisor } from './supervisor.mjs';
 
 const say = (line) => process.stdout.write(`${line}\n`);
+process.stdout.on('error', () => {}); // a closed terminal must not stop the shutdown
 const env = {
   GATEHOUSE_CONTROL_TOKEN: process.env.GATEHOUSE_CONTROL_TOKEN ?? 'local-dev-control-token-change-me',
   LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
 };
+/** Shutdown order: callers first (they finish in-flight work on SIGTERM), then what they call. */
+const STAGES = [
+  { label: 'front doors and consumers', names: ['policy', 'approval', 'executor-1', 'executor-2'] },
+  { label: 'systems of record', names: ['customers'] },
+];
+const GRACE_MS = 20_000;
 
 say('Gatehouse — starting the local stack and services (Ctrl-C stops what this started)');
+await requirePrerequisites();
+build(); // a fresh clone, or edited sources: compile (incrementally) before any service starts
 const started = stackUp();
-let services;
+const services = createSupervisor({ names: ['customers', 'policy', 'approval', 'executor-1', 'executor-2'], env, say, graceMs: GRACE_MS });
+let stopping = false;
 const shutdown = async () => {
-  say('\nstopping…');
-  await services?.stop();
+  if (stopping) {
+    say('\nCtrl-C again: killing every service now (SIGKILL)');
+    services.kill();
+    return;
+  }
+  stopping = true;
+  say(`\nstopping… (each service gets ${GRACE_MS / 1000}s to finish its work; Ctrl-C again kills them all now)`);
+  const begun = Date.now();
+  await services.stop(STAGES);
+  say(started.length === 0 ? 'stopping the local stack: nothing to stop (it was already running)' : `stopping the local stack: ${started.join(', ')}`);
   stackDown(started);
+  say(`stopped in ${((Date.now() - begun) / 1000).toFixed(1)}s`);
   process.exit(0);
 };
-process.once('SIGINT', () => void shutdown());
-process.once('SIGTERM', () => void shutdown());
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => void shutdown());
+process.on('exit', () => services.kill()); // the services run in their own process groups: never leave them behind
 
+let up = false;
 try {
-  build();
-  services = await startServices({
-    names: ['customers', 'policy', 'approval', 'executor-1', 'executor-2'],
-    env,
-    say,
-  });
+  await services.start();
+  up = true;
 } catch (error) {
-  say(`✖ ${error.message}`);
-  stackDown(started);
-  process.exit(1);
+  // After a Ctrl-C during start-up, shutdown() is already stopping everything and exits.
+  if (!stopping) {
+    say(`✖ ${error.message}`);
+    stackDown(started);
+    process.exit(1);
+  }
 }
-say('');
-say('approval console   http://127.0.0.1:8093/   (demo approver tokens: services/approval/README.md)');
-say('control API        http://127.0.0.1:8091/   (bearer GATEHOUSE_CONTROL_TOKEN)');
-say('logs               .stack/logs/<service>.log');
-for (const child of services.children) {
-  child.once('exit', (code, signal) => {
-    say(`a service exited (${code ?? signal}); stopping`);
-    void shutdown();
-  });
+if (up && !stopping) {
+  say('');
+  say('approval console   http://127.0.0.1:8093/   (demo approver tokens: services/approval/README.md)');
+  say('control API        http://127.0.0.1:8091/   (bearer GATEHOUSE_CONTROL_TOKEN)');
+  say('logs               .stack/logs/<service>.log');
 }
