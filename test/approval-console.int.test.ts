@@ -20,7 +20,7 @@ const ARGS = [
 
 describe('the approval console in a browser', () => {
   let h: ApprovalHarness;
-  let browser: Browser;
+  let browser: Browser | undefined;
   let page: Page;
 
   const addressChange = approvalRequest({
@@ -68,8 +68,9 @@ describe('the approval console in a browser', () => {
     page = await browser.newPage({ viewport: { width: 1366, height: 768 } });
   });
   afterAll(async () => {
-    await browser.close();
-    await h.stop();
+    // A setup that failed half-way (no browser, no harness) must report its own error, not this one.
+    await browser?.close();
+    await (h as ApprovalHarness | undefined)?.stop();
   });
 
   const item = (proposalId: string) => page.locator(`.item[data-id="${proposalId}"]`);
