@@ -1,5 +1,33 @@
+import { readdirSync, readFileSync } from 'node:fs';
 import tseslint from 'typescript-eslint';
 import { importX } from 'eslint-plugin-import-x';
+
+/** Each service: its directory and the workspace link its package name resolves through. */
+const SERVICES = readdirSync(new URL('./services/', import.meta.url), { withFileTypes: true })
+  .filter((entry) => entry.isDirectory())
+  .map(({ name }) => {
+    const { name: packageName } = JSON.parse(readFileSync(new URL(`./services/${name}/package.json`, import.meta.url), 'utf8'));
+    return { name, paths: [`./services/${name}`, `./node_modules/${packageName}`] };
+  });
+
+// Dependencies point down (DESIGN.md, "Where things live"): services compose packages; nothing
+// imports a service. Checked on static, type-only and dynamic import() alike, on the resolved path:
+// a bare @gatehouse/x resolves to node_modules/@gatehouse/x/dist/… without following the workspace
+// link, hence both paths per service, and only once dist/ is built (unresolved imports are skipped).
+// Package tests still import the reference tools, and test/ and bench/ are harnesses that start
+// services in-process, so they are not targets yet.
+const LAYERING_ZONES = [
+  {
+    target: './packages/*/src/**',
+    from: SERVICES.flatMap((service) => service.paths),
+    message: 'A package never imports a service: move what both need into a package (e.g. @gatehouse/governance).',
+  },
+  ...SERVICES.filter(() => SERVICES.length > 1).map((service) => ({
+    target: `./services/${service.name}`,
+    from: SERVICES.filter((other) => other !== service).flatMap((other) => other.paths),
+    message: 'A service never imports another service: share through a package.',
+  })),
+];
 
 export default tseslint.config(
   {
@@ -23,6 +51,12 @@ export default tseslint.config(
     },
   },
   {
+    files: ['packages/**/*.ts', 'services/**/*.ts'],
+    rules: {
+      'import-x/no-restricted-paths': ['error', { basePath: import.meta.dirname, zones: LAYERING_ZONES }],
+    },
+  },
+  {
     // The approval console: plain browser JavaScript, no build step, outside every tsconfig.
     files: ['services/*/console/**/*.js'],
     ...tseslint.configs.disableTypeChecked,
@@ -32,6 +66,16 @@ export default tseslint.config(
       globals: Object.fromEntries(['document', 'sessionStorage', 'fetch', 'setInterval', 'console', 'Intl', 'Node', 'CSS', 'HTMLInputElement', 'HTMLTextAreaElement'].map((g) => [g, 'readonly'])),
     },
     rules: { ...tseslint.configs.disableTypeChecked.rules, 'no-undef': 'error', 'import-x/no-default-export': 'off' },
+  },
+  {
+    // Launchers of compiled commands (packages/cli/bin): plain Node ESM, outside every tsconfig.
+    files: ['packages/*/bin/*.mjs'],
+    ...tseslint.configs.disableTypeChecked,
+    languageOptions: {
+      ...tseslint.configs.disableTypeChecked.languageOptions,
+      globals: { process: 'readonly', URL: 'readonly' },
+    },
+    rules: { ...tseslint.configs.disableTypeChecked.rules, 'no-undef': 'error' },
   },
   {
     files: ['vitest.config.ts', 'eslint.config.js'],

@@ -5,28 +5,24 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { snapshotByRole, snapshotJson } from '@gatehouse/contracts';
+import { loadRoles } from '@gatehouse/governance';
 import { referenceCatalog } from '@gatehouse/reference-tools';
 
 const rolesFile = fileURLToPath(new URL('../config/roles.json', import.meta.url));
 const snapshotFile = fileURLToPath(new URL('../packages/reference-tools/catalog.snapshot.json', import.meta.url));
 
-/** `{ role: [address, …] }` from the roles document; refuses anything that is not that shape. */
-function toolListsOf(document) {
-  const roles = document?.roles;
-  if (typeof roles !== 'object' || roles === null || Array.isArray(roles)) throw new Error(`${rolesFile}: "roles" must be an object`);
-  return Object.fromEntries(
-    Object.entries(roles).map(([name, role]) => {
-      const tools = role?.tools;
-      if (!Array.isArray(tools) || !tools.every((t) => typeof t === 'string')) {
-        throw new Error(`${rolesFile}: roles.${name}.tools must be an array of tool addresses`);
-      }
-      return [name, tools];
-    }),
-  );
-}
-
-const toolLists = toolListsOf(JSON.parse(readFileSync(rolesFile, 'utf8')));
-const text = snapshotJson(snapshotByRole(referenceCatalog(), toolLists));
+// The roles are checked as the policy service checks them at start-up: the schema, every tool in
+// the catalog, no write under a read-only role.
+const catalog = referenceCatalog();
+const roles = (() => {
+  try {
+    return loadRoles(rolesFile, catalog);
+  } catch (error) {
+    throw new Error(`${rolesFile}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+  }
+})();
+const toolLists = Object.fromEntries(Object.entries(roles).map(([name, role]) => [name, role.tools]));
+const text = snapshotJson(snapshotByRole(catalog, toolLists));
 const previous = (() => {
   try {
     return readFileSync(snapshotFile, 'utf8');

@@ -14,6 +14,7 @@ const ENVIRONMENT: readonly (readonly [string, string])[] = [
   ['KAFKA_BROKERS', 'Kafka (dlq); default 127.0.0.1:9092'],
   ['GATEHOUSE_TOPIC_PREFIX', 'topic prefix of the deployment (dlq); default none'],
   ['GATEHOUSE_ROLES_FILE', 'roles document (catalog --role); default config/roles.json'],
+  ['GATEHOUSE_POLICY_TABLE_FILE', 'policy table (trace replay); default config/policy-table.json'],
   ['GATEHOUSE_OPERATOR', 'who resolves operations when --by is not given'],
   ['GATEHOUSE_CLI_TIMEOUT_MS', 'HTTP timeout; default 10000'],
   ['GATEHOUSE_DLQ_READ_TIMEOUT_MS', 'bound on reading a DLQ; default 60000'],

@@ -1,1 +1,15 @@
-export {};
+export { checkCall } from './boundary.js';
+export type {
+  BoundaryCommand, BoundaryDeps, BoundaryRun, IdempotencyLookup, ProposalLookup, RateLimiterPort, RateTake, RunLookup,
+} from './boundary-ports.js';
+export { BOUNDARY_CHECKS, BOUNDARY_STAGES, stageOfRefusal, stagePosition } from './boundary-stages.js';
+export type { BoundaryCheck, BoundaryStage } from './boundary-stages.js';
+export { PolicyTable } from './policy-table.js';
+export type { PolicyDecision, PolicyEvaluator, PolicyMatch, PolicyOutcome, PolicyRule, PolicySubject } from './policy-table.js';
+export { buildProposal, idempotencyKeyOf, implicitProposal } from './proposal.js';
+export type { Proposal, ProposalOrigin } from './proposal.js';
+export { loadRoles, parseRoles, rolesGranting } from './roles.js';
+export type { Role, Roles } from './roles.js';
+export type {
+  AllowedWriteVerdict, ApprovalWriteVerdict, CallVerdict, FinishedWriteVerdict, ReadVerdict, Refusal, WriteVerdict,
+} from './verdict.js';

@@ -2,39 +2,21 @@
 // catalog change must keep: writes are approved and never retried blindly, commits take only a
 // proposal id, and read-only roles never reach a write.
 import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { Catalog, ContractError, defineTool, snapshotByRole, snapshotJson } from '@gatehouse/contracts';
 import type { RoleSnapshot, ToolContract } from '@gatehouse/contracts';
+import { loadRoles } from '@gatehouse/governance';
+import type { Roles } from '@gatehouse/governance';
 import { referenceCatalog } from '@gatehouse/reference-tools';
 
 const SNAPSHOT_FILE = new URL('../catalog.snapshot.json', import.meta.url);
-const ROLES_FILE = new URL('../../../config/roles.json', import.meta.url);
+const ROLES_FILE = fileURLToPath(new URL('../../../config/roles.json', import.meta.url));
 
-interface RoleConfig {
-  readonly readOnly: boolean;
-  readonly tools: readonly string[];
-}
-
-/** The roles document, reduced to what the snapshot needs; refuses anything of another shape. */
-function readRoles(): Readonly<Record<string, RoleConfig>> {
-  const document: unknown = JSON.parse(readFileSync(ROLES_FILE, 'utf8'));
-  const roles = typeof document === 'object' && document !== null ? (document as { roles?: unknown }).roles : undefined;
-  if (typeof roles !== 'object' || roles === null) throw new Error('config/roles.json: "roles" must be an object');
-  return Object.fromEntries(
-    Object.entries(roles).map(([name, role]: [string, unknown]) => {
-      const { readOnly, tools } = (typeof role === 'object' && role !== null ? role : {}) as { readOnly?: unknown; tools?: unknown };
-      if (typeof readOnly !== 'boolean' || !Array.isArray(tools) || !tools.every((t): t is string => typeof t === 'string')) {
-        throw new Error(`config/roles.json: role ${name} needs a boolean readOnly and a list of tool addresses`);
-      }
-      return [name, { readOnly, tools }];
-    }),
-  );
-}
-
-const toolLists = (roles: Readonly<Record<string, RoleConfig>>): Record<string, readonly string[]> =>
+const toolLists = (roles: Roles): Record<string, readonly string[]> =>
   Object.fromEntries(Object.entries(roles).map(([name, role]) => [name, role.tools]));
 
-const readOnlyFlags = (roles: Readonly<Record<string, RoleConfig>>): Record<string, boolean> =>
+const readOnlyFlags = (roles: Roles): Record<string, boolean> =>
   Object.fromEntries(Object.entries(roles).map(([name, role]) => [name, role.readOnly]));
 
 /**
@@ -66,7 +48,8 @@ function loadProblems(tools: readonly ToolContract[]): readonly string[] {
 }
 
 const catalog = referenceCatalog();
-const roles = readRoles();
+// Parsed as the policy service parses it: the schema, every tool in the catalog, no write under a read-only role.
+const roles = loadRoles(ROLES_FILE, catalog);
 
 describe('the catalog snapshot', () => {
   it('is exactly what the current catalog and roles produce', () => {

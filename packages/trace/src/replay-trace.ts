@@ -1,29 +1,17 @@
 import type { Catalog, ToolContract } from '@gatehouse/contracts';
+import { stageOfRefusal, stagePosition } from '@gatehouse/governance';
+import type { PolicyEvaluator, PolicySubject } from '@gatehouse/governance';
 import { catalogFingerprint } from './catalog-fingerprint.js';
 import { checkInvariants } from './invariants.js';
 import { isAccepted } from './replay-types.js';
 import type { ReplayCall, ReplayDecision, ReplayReport } from './replay-types.js';
 import type { Trace, TraceCall, TraceTool } from './trace-format.js';
 
-/** The facts a policy table decides a write on; `PolicyTable` of @gatehouse/policy fits. */
-export interface ReplayPolicySubject {
-  readonly tool: ToolContract;
-  readonly environment: string;
-  readonly affectedRecords: number;
-  readonly amount: { readonly minor: number; readonly currency: string } | null;
-  readonly recipients: readonly string[];
-  readonly irreversible: readonly string[];
-}
+/** The facts a policy table decides a write on: governance's `PolicySubject`. */
+export type ReplayPolicySubject = PolicySubject;
 
-export interface ReplayPolicyTable {
-  evaluate(subject: ReplayPolicySubject): {
-    readonly ruleId: string;
-    readonly decision:
-      | { readonly kind: 'allow' }
-      | { readonly kind: 'require_approval'; readonly approverRole: string }
-      | { readonly kind: 'deny' };
-  };
-}
+/** What replay needs of a policy table: governance's `PolicyEvaluator`, which `PolicyTable` implements. */
+export type ReplayPolicyTable = PolicyEvaluator;
 
 export interface ReplayOptions {
   /** Re-decide writes with this table; without it, the recorded policy outcome of a write is kept. */
@@ -32,24 +20,19 @@ export interface ReplayOptions {
   readonly environment?: string;
 }
 
-/** Where in the boundary a recorded refusal happened: 0 run, 1 lookup, 2 grant/size, 3 schema, 4 after. */
-function stageOf(code: string | undefined, field: string | undefined): number {
-  switch (code) {
-    case 'RUN_NOT_FOUND':
-    case 'TENANT_MISMATCH':
-      return 0;
-    case 'TOOL_NOT_FOUND':
-      return 1;
-    case 'CAPABILITY_DENIED':
-      return field === '/proposal_id' ? 4 : 2; // a proposal of another run is refused after validation
-    case 'TOOL_VERSION_RETIRED':
-    case 'PAYLOAD_TOO_LARGE':
-      return 2;
-    case 'INVALID_ARGUMENT':
-      return 3;
-    default:
-      return 4;
-  }
+// Where a recorded refusal happened, as a position in the boundary's order (@gatehouse/governance).
+const LOOKUP = stagePosition('lookup');
+const JSON_CHECK = stagePosition('json');
+const SCHEMA = stagePosition('schema');
+/** A code the boundary never gives: refused after its checks (by an executor or a handler). */
+const AFTER_THE_BOUNDARY = Number.MAX_SAFE_INTEGER - 1;
+/** Not refused: through every check. */
+const PASSED = Number.MAX_SAFE_INTEGER;
+
+function positionOf(was: ReplayDecision): number {
+  if (was.status !== 'refused') return PASSED;
+  const stage = was.code === undefined ? undefined : stageOfRefusal(was.code, was.field);
+  return stage === undefined ? AFTER_THE_BOUNDARY : stagePosition(stage);
 }
 
 function before(call: TraceCall): ReplayDecision {
@@ -62,8 +45,8 @@ const refused = (code: string, field?: string): ReplayDecision => ({ status: 're
 
 /**
  * A write routed under no rule went ahead on a grant the run already held (a commit retried after
- * its proposal was approved): the table cannot judge that again from the trace, so the recorded
- * routing stands.
+ * its proposal was used and its operation finished: governance's `finished` verdict): the table
+ * cannot judge that again from the trace, so the recorded routing stands.
  */
 const routedOnExistingGrant = (call: TraceCall): boolean => call.decision.status === 'routed' && call.policy !== undefined && call.policy.rule === null;
 
@@ -84,23 +67,31 @@ function decidePolicy(call: TraceCall, tool: ToolContract, options: ReplayOption
   return refused('POLICY_DENIED');
 }
 
-/** The decision the current catalog (and table) would give the call, with how it was reached. */
+/**
+ * The decision the current catalog (and table) would give the call, with how it was reached: the
+ * boundary's checks that a trace holds the facts for are run again, in the boundary's order; a
+ * refusal by a check it cannot re-run (the run, the grant, the size, the rate limit, proposal state)
+ * is carried over.
+ */
 function redrive(call: TraceCall, was: ReplayDecision, recorded: TraceTool | undefined, catalog: Catalog, options: ReplayOptions): { after: ReplayDecision; how: string } {
-  const stage = was.status === 'refused' ? stageOf(was.code, was.field) : 5;
-  if (stage === 0) return { after: was, how: 'run-level refusal, carried over' };
+  const at = positionOf(was);
+  if (at < LOOKUP) return { after: was, how: 'run-level refusal, carried over' };
   const found = catalog.lookup(call.tool);
   if (!found.ok) return { after: refused(found.error.code), how: 'tool lookup' };
+  // The boundary lets a run granted a version keep calling it after it is retired, but a trace
+  // records no grants: a version retired since the recording is judged as for a run without one.
   if (found.retired && recorded?.retired !== true) return { after: refused('TOOL_VERSION_RETIRED'), how: `retired since the recording; live: ${found.live ?? 'none'}` };
-  if (stage === 2) return { after: was, how: 'grant or size refusal, carried over' };
+  if (at > LOOKUP && at < JSON_CHECK) return { after: was, how: 'grant or size refusal, carried over' };
   if (!call.arguments_json) return { after: refused('INVALID_ARGUMENT'), how: 'arguments are not JSON' };
   const valid = catalog.validateInput(found.tool, call.arguments);
   if (!valid.ok) return { after: refused(valid.error.code, valid.error.field ?? undefined), how: 'schema validation' };
   const policy = decidePolicy(call, found.tool, options);
-  if (policy !== undefined && (stage === 5 || stage === 3 || was.code === 'POLICY_DENIED') && was.status !== 'undecided') {
+  const redecide = at === PASSED || at === JSON_CHECK || at === SCHEMA || was.code === 'POLICY_DENIED';
+  if (policy !== undefined && redecide && was.status !== 'undecided') {
     return { after: policy, how: 'schema validation, policy table' };
   }
-  if (stage === 4) return { after: was, how: 'schema validation; stateful refusal carried over' };
-  if (stage === 5 && was.status !== 'undecided') {
+  if (at > SCHEMA && at !== PASSED) return { after: was, how: 'schema validation; stateful refusal carried over' };
+  if (at === PASSED && was.status !== 'undecided') {
     return { after: was, how: routedOnExistingGrant(call) ? 'schema validation; routed on an existing approval, kept' : 'schema validation; recorded routing kept' };
   }
   return { after: { status: found.tool.effect === 'read' ? 'routed' : 'accepted' }, how: 'schema validation' };

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_POLICY_TABLE_FILE, PolicyTable } from '@gatehouse/policy';
+import { PolicyTable } from '@gatehouse/governance';
 import { referenceCatalog } from '@gatehouse/reference-tools';
 import { formatReport, parseTrace, replayTrace } from '@gatehouse/trace';
 
@@ -9,6 +9,8 @@ import { formatReport, parseTrace, replayTrace } from '@gatehouse/trace';
 // replayed on every test run: a schema, catalog or policy-table change that alters what a recorded
 // call was allowed to do fails here. When the change is intended, record the trace again.
 const DIR = fileURLToPath(new URL('../../../traces/', import.meta.url));
+// The table the policy service loads by default (services/policy DEFAULT_POLICY_TABLE_FILE).
+const POLICY_TABLE_FILE = fileURLToPath(new URL('../../../config/policy-table.json', import.meta.url));
 const files = readdirSync(DIR).filter((f) => f.endsWith('.trace.json')).sort();
 
 describe('the recorded traces in traces/', () => {
@@ -20,7 +22,7 @@ describe('the recorded traces in traces/', () => {
     const trace = parseTrace(readFileSync(`${DIR}${file}`, 'utf8'));
     const catalog = referenceCatalog();
     const report = replayTrace(trace, catalog, {
-      policyTable: PolicyTable.load(DEFAULT_POLICY_TABLE_FILE, catalog.tools()),
+      policyTable: PolicyTable.load(POLICY_TABLE_FILE, catalog.tools()),
       environment: 'production',
     });
     expect(report.calls.length).toBe(trace.calls.length);

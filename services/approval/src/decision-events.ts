@@ -1,6 +1,7 @@
 import { toolError } from '@gatehouse/contracts';
 import { errorResult } from '@gatehouse/events';
 import type { ApprovalDecision, ExecutionOrder, ResultAddress, ToolResult } from '@gatehouse/events';
+import { idempotencyKeyOf } from '@gatehouse/governance';
 import type { ApprovalRecord } from '@gatehouse/state';
 import type { StoredRequest } from './request-repository.js';
 
@@ -55,7 +56,7 @@ export function approvalRecord(row: StoredRequest): ApprovalRecord {
 
 /** The idempotency key of a commit, made by trusted code: run, proposal, operation. */
 export function commitKey(row: StoredRequest): string {
-  return `${row.request.run_id}:${row.proposal_id}:commit`;
+  return idempotencyKeyOf(row.request.run_id, row.proposal_id);
 }
 
 /** The order that executes an approved proposal's canonical arguments for `commandId`. */

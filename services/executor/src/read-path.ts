@@ -1,9 +1,9 @@
 import { canonicalJson, toolError, ToolFailure } from '@gatehouse/contracts';
 import type { Catalog, ToolError, ToolImplementation } from '@gatehouse/contracts';
 import type { ExecutionOrder } from '@gatehouse/events';
+import { buildProposal } from '@gatehouse/governance';
 import type { Proposal, ProposalStore } from '@gatehouse/state';
 import type { GatehouseMetrics } from '@gatehouse/telemetry';
-import { buildProposal } from './proposal-builder.js';
 import { runHandler } from './run-handler.js';
 
 export type Execution =

@@ -8,7 +8,7 @@ import type { Run, RunRegistry } from '@gatehouse/state';
 import type { GatehouseMetrics, Logger } from '@gatehouse/telemetry';
 import { registerOperatorRoutes } from './operator-api.js';
 import type { OperatorApiOptions } from './operator-api.js';
-import type { Roles } from './roles.js';
+import type { Roles } from '@gatehouse/governance';
 
 export interface ControlApiOptions {
   readonly runs: RunRegistry;

@@ -3,11 +3,11 @@ export type { PolicyConfig } from './config.js';
 export { decide } from './decide.js';
 export type { DecideDeps, Decision } from './decide.js';
 export { buildControlApi } from './control-api.js';
-export { loadRoles, parseRoles } from './roles.js';
-export type { Role, Roles } from './roles.js';
 export { startPolicyService } from './service.js';
 export type { PolicyServiceOptions, RunningPolicyService } from './service.js';
-export { PolicyTable } from './policy-table.js';
-export type { PolicyDecision, PolicyMatch, PolicyRule, PolicySubject } from './policy-table.js';
-export { decideWrite, idempotencyKeyOf } from './write-decision.js';
+export { decideWrite } from './write-decision.js';
 export type { WriteDecision, WriteDeps } from './write-decision.js';
+// Roles, the policy table and the idempotency key are @gatehouse/governance's; re-exported so that
+// the integration support and the bench keep importing them from here.
+export { idempotencyKeyOf, loadRoles, parseRoles, PolicyTable } from '@gatehouse/governance';
+export type { PolicyDecision, PolicyMatch, PolicyRule, PolicySubject, Role, Roles } from '@gatehouse/governance';

@@ -7,8 +7,8 @@ import { checkReadiness, GatehouseMetrics, startConsumerLag } from '@gatehouse/t
 import type { Logger } from '@gatehouse/telemetry';
 import { commandHandler } from './command-handler.js';
 import { buildControlApi } from './control-api.js';
-import type { PolicyTable } from './policy-table.js';
-import type { Roles } from './roles.js';
+import { rolesGranting } from '@gatehouse/governance';
+import type { PolicyTable, Roles } from '@gatehouse/governance';
 
 export interface PolicyServiceOptions {
   readonly events: EventsConfig;
@@ -30,6 +30,7 @@ export interface PolicyServiceOptions {
   /** Consumer group session timeout (default 10 s): how soon a dead instance's partitions move. */
   readonly sessionTimeoutMs?: number;
   readonly grantValidityMs?: number;
+  /** How long a proposal drafted here stays valid; main.ts passes GATEHOUSE_PROPOSAL_TTL_MS, the executor's too. Default 15 min. */
   readonly proposalTtlMs?: number;
   readonly instanceId?: string;
   /** This instance's metrics, served at GET /metrics; default a fresh registry over the catalog. */
@@ -62,7 +63,7 @@ export async function startPolicyService(options: PolicyServiceOptions): Promise
     runs,
     limiter: new RateLimiter(options.redis, keys),
     maxArgumentBytes: options.maxArgumentBytes,
-    rolesGranting: (address: string) => Object.entries(options.roles).filter(([, role]) => role.tools.includes(address)).map(([name]) => name),
+    rolesGranting: rolesGranting(options.roles),
     table: options.table,
     proposals: new ProposalStore(options.redis, keys),
     approvals: new ApprovalStore(options.redis, keys),

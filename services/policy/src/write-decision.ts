@@ -1,90 +1,30 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { canonicalJson, toolError } from '@gatehouse/contracts';
-import type { ToolContract, ToolError } from '@gatehouse/contracts';
+import type { WriteVerdict } from '@gatehouse/governance';
 import type { ApprovalRequest, ExecutionOrder, PendingApproval, ToolCommand } from '@gatehouse/events';
-import type { ApprovalStore, IdempotencyStore, Proposal, ProposalStore, Run } from '@gatehouse/state';
-import type { PolicyTable } from './policy-table.js';
+import type { ApprovalStore, ProposalStore } from '@gatehouse/state';
 
 export type WriteDecision =
-  | { readonly kind: 'refuse'; readonly error: ToolError }
   | { readonly kind: 'execute'; readonly order: ExecutionOrder }
   | { readonly kind: 'approval'; readonly request: ApprovalRequest; readonly pending: PendingApproval };
 
 export interface WriteDeps {
-  readonly table: PolicyTable;
+  /** Where a proposal made by the boundary is stored before anything names it. */
   readonly proposals: ProposalStore;
+  /** Where a policy grant is stored before the order that carries it. */
   readonly approvals: ApprovalStore;
-  readonly idempotency: IdempotencyStore;
-  /** How long a policy `allow` grant stays usable. */
-  readonly grantValidityMs: number;
-  /** How long an implicit proposal (of a write that is not a preview/commit pair) lives. */
-  readonly proposalTtlMs: number;
-}
-
-interface Canonical {
-  readonly canonical: string;
-  readonly sha256: string;
-}
-
-/** The idempotency key of a write, made here and never by the model: run, proposal, operation. */
-export function idempotencyKeyOf(runId: string, proposalId: string): string {
-  return `${runId}:${proposalId}:commit`;
 }
 
 /**
- * A write: find the canonical proposal it executes (stored by its preview, or made here from the
- * validated arguments), then let the policy table decide: allow, ask a person, or deny.
+ * What a write's verdict causes: a proposal made by the boundary is stored; an allowed write gets a
+ * policy grant and its order; one that needs a person gets an approval request and a pending answer.
  */
-export async function decideWrite(
-  command: ToolCommand,
-  run: Run,
-  tool: ToolContract,
-  args: unknown,
-  canonical: Canonical,
-  deps: WriteDeps,
-  now: number,
-): Promise<WriteDecision> {
-  let proposal: Proposal;
-  if (tool.previewedBy !== undefined) {
-    const proposalId = (args as { proposal_id: string }).proposal_id;
-    const stored = await deps.proposals.get(proposalId);
-    if (stored === undefined || stored.proposal.tool !== tool.address) {
-      return refuse(toolError('PROPOSAL_NOT_FOUND', `No proposal ${proposalId} for ${tool.address}; preview first`, { next: tool.previewedBy, field: '/proposal_id' }));
-    }
-    proposal = stored.proposal;
-    if (proposal.run_id !== run.run_id || proposal.tenant !== run.tenant) {
-      return refuse(toolError('CAPABILITY_DENIED', 'The proposal belongs to another run', { permitted: run.capabilities, field: '/proposal_id' }));
-    }
-    const key = idempotencyKeyOf(run.run_id, proposal.proposal_id);
-    if (stored.state === 'consumed') {
-      // Executed already: the executor answers this retry with the stored result, never a second write.
-      const record = await deps.idempotency.get(key);
-      if (record !== undefined && record.state !== 'in_flight') return execute(command, run, tool, proposal, key, null, now);
-      return refuse(toolError('PROPOSAL_CONSUMED', `Proposal ${proposal.proposal_id} was already used`, { next: tool.previewedBy }));
-    }
-    if (proposal.expires_at <= now) {
-      return refuse(toolError('APPROVAL_EXPIRED', `Proposal ${proposal.proposal_id} expired; preview again`, { next: tool.previewedBy }));
-    }
-  } else {
-    proposal = implicitProposal(command, run, tool, args, canonical, now, deps.proposalTtlMs);
-  }
-
-  const key = idempotencyKeyOf(run.run_id, proposal.proposal_id);
-  const { ruleId, decision } = deps.table.evaluate({
-    tool,
-    environment: run.environment,
-    affectedRecords: proposal.diff.affected_records,
-    amount: proposal.diff.amount,
-    recipients: proposal.diff.recipients,
-    irreversible: proposal.diff.irreversible,
-  });
-  if (decision.kind === 'deny') {
-    return refuse(toolError('POLICY_DENIED', `${decision.reason} (rule ${ruleId})`, { next: decision.next }));
-  }
-  if (tool.previewedBy === undefined) await deps.proposals.save(proposal);
-  if (decision.kind === 'allow') {
+export async function decideWrite(command: ToolCommand, verdict: WriteVerdict, deps: WriteDeps, now: number): Promise<WriteDecision> {
+  if (verdict.kind === 'finished') return execute(command, verdict, verdict.idempotencyKey, null, now);
+  const { run, tool, proposal } = verdict;
+  if (verdict.implicit) await deps.proposals.save(proposal);
+  if (verdict.kind === 'allow') {
     const approvalId = `apr_policy_${randomBytes(10).toString('hex')}`;
-    const expiresAt = Math.min(now + deps.grantValidityMs, proposal.expires_at);
+    const expiresAt = verdict.grantExpiresAt;
     await deps.approvals.save({
       approval_id: approvalId,
       proposal_id: proposal.proposal_id,
@@ -92,7 +32,7 @@ export async function decideWrite(
       target_type: proposal.target.type,
       target_id: proposal.target.id,
       target_version: proposal.target.version,
-      approved_by: `policy:${ruleId}`,
+      approved_by: `policy:${verdict.ruleId}`,
       approver_roles: [],
       required_role: null,
       approved_at: now,
@@ -100,15 +40,14 @@ export async function decideWrite(
     });
     const grant = {
       approval_id: approvalId,
-      approved_by: `policy:${ruleId}`,
+      approved_by: `policy:${verdict.ruleId}`,
       approved_at: now,
       expires_at: expiresAt,
       arguments_sha256: proposal.arguments_sha256,
       target_version: proposal.target.version,
     };
-    return execute(command, run, tool, proposal, key, grant, now);
+    return execute(command, verdict, verdict.idempotencyKey, grant, now);
   }
-  const expiresAt = Math.min(now + decision.ttlMs, proposal.expires_at);
   return {
     kind: 'approval',
     request: {
@@ -125,26 +64,16 @@ export async function decideWrite(
       target: proposal.target,
       effect: proposal.effect,
       diff: proposal.diff,
-      approver_role: decision.approverRole,
-      rule_id: ruleId,
+      approver_role: verdict.approverRole,
+      rule_id: verdict.ruleId,
       requested_at: now,
-      expires_at: expiresAt,
+      expires_at: verdict.expiresAt,
     },
-    pending: { proposal_id: proposal.proposal_id, approver_role: decision.approverRole, expires_at: expiresAt },
+    pending: { proposal_id: proposal.proposal_id, approver_role: verdict.approverRole, expires_at: verdict.expiresAt },
   };
 }
 
-const refuse = (error: ToolError): WriteDecision => ({ kind: 'refuse', error });
-
-function execute(
-  command: ToolCommand,
-  run: Run,
-  tool: ToolContract,
-  proposal: Proposal,
-  key: string,
-  grant: ExecutionOrder['approval'],
-  now: number,
-): WriteDecision {
+function execute(command: ToolCommand, { run, tool, proposal }: WriteVerdict, key: string, grant: ExecutionOrder['approval'], now: number): WriteDecision {
   return {
     kind: 'execute',
     order: {
@@ -165,31 +94,5 @@ function execute(
       deadline_at: Math.min(run.expires_at, grant?.expires_at ?? Number.POSITIVE_INFINITY),
       issued_at: now,
     },
-  };
-}
-
-/** A write that is not a preview/commit pair runs its validated arguments: they become its proposal. */
-function implicitProposal(command: ToolCommand, run: Run, tool: ToolContract, args: unknown, canonical: Canonical, now: number, ttlMs: number): Proposal {
-  const fields = typeof args === 'object' && args !== null ? Object.entries(args as Record<string, unknown>) : [];
-  return {
-    proposal_id: `p_${randomBytes(12).toString('hex')}`,
-    tool: tool.address,
-    arguments: canonical.canonical,
-    arguments_sha256: canonical.sha256,
-    target: { type: 'tool_call', id: command.command_id, version: null },
-    effect: `Call ${tool.address}: ${tool.description}`,
-    diff: {
-      changes: fields.map(([field, value]) => ({ field, before: null, after: canonicalJson(value) })),
-      recipients: [],
-      amount: null,
-      affected_records: 1,
-      irreversible: tool.external === true ? [`${tool.address} acts outside the tenant and cannot be recalled`] : [],
-    },
-    environment: run.environment,
-    run_id: run.run_id,
-    tenant: run.tenant,
-    principal: run.principal,
-    created_at: now,
-    expires_at: now + ttlMs,
   };
 }

@@ -4,6 +4,7 @@ import type { CommandGroup, Options } from '../command.js';
 import { CliError, ExitCode, usageError } from '../exit-code.js';
 import { formatDuration } from '../format.js';
 import type { Env } from '../io.js';
+import { chosenFile, DEFAULT_ROLES_FILE } from '../repository-files.js';
 
 const FORMATS = ['mcp', 'openai', 'snapshot'] as const;
 type Format = (typeof FORMATS)[number];
@@ -15,11 +16,11 @@ const roleOptions = {
   'roles-file': { type: 'string', value: 'path', description: 'roles document (default: GATEHOUSE_ROLES_FILE, else config/roles.json)' },
 } as const;
 
-/** The roles document, checked against the catalog the way the policy service checks it at start-up. */
+/** The roles document, checked against the catalog by the parser the policy service uses at start-up. */
 async function loadRoleTools(catalog: Catalog, options: Options, env: Env): Promise<RoleTools> {
-  // Loaded on demand: the policy package is heavy and only these commands need its roles parser.
-  const { DEFAULT_ROLES_FILE, loadRoles } = await import('@gatehouse/policy');
-  const file = options.string('roles-file') ?? env['GATEHOUSE_ROLES_FILE'] ?? DEFAULT_ROLES_FILE;
+  // Loaded on demand: only these commands need the roles parser (and its Ajv schema).
+  const { loadRoles } = await import('@gatehouse/governance');
+  const file = chosenFile(options, 'roles-file', env, 'GATEHOUSE_ROLES_FILE', DEFAULT_ROLES_FILE);
   if (!existsSync(file)) throw usageError(`no roles file at ${file}`);
   try {
     const roles = loadRoles(file, catalog);

@@ -1,12 +1,31 @@
-import { readFileSync, writeFileSync } from 'node:fs';
-import type { CommandGroup } from '../command.js';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import type { Catalog } from '@gatehouse/contracts';
+import type { PolicyTable } from '@gatehouse/governance';
+import type { CommandGroup, Options } from '../command.js';
 import { CliError, ExitCode, usageError } from '../exit-code.js';
+import type { Env } from '../io.js';
 import { kafkaAccess } from '../kafka-access.js';
+import { chosenFile, DEFAULT_POLICY_TABLE_FILE } from '../repository-files.js';
 
-/** The reference catalog and, when it can be loaded, the policy table: what a replay is judged against. */
-async function currentCatalog() {
+/** The environment of writes whose trace names none, as packages/trace/test/checked-in-traces.test.ts replays them. */
+const DEFAULT_ENVIRONMENT = 'production';
+
+/** The reference catalog: what a trace is recorded and replayed against. */
+async function currentCatalog(): Promise<Catalog> {
   const { referenceCatalog } = await import('@gatehouse/reference-tools');
   return referenceCatalog();
+}
+
+/** The policy table a replay re-decides writes with, checked against the catalog as the policy service checks it. */
+async function loadPolicyTable(catalog: Catalog, options: Options, env: Env): Promise<PolicyTable> {
+  const { PolicyTable } = await import('@gatehouse/governance');
+  const file = chosenFile(options, 'policy-table', env, 'GATEHOUSE_POLICY_TABLE_FILE', DEFAULT_POLICY_TABLE_FILE);
+  if (!existsSync(file)) throw usageError(`no policy table at ${file}`);
+  try {
+    return PolicyTable.load(file, catalog.tools());
+  } catch (cause) {
+    throw new CliError(ExitCode.refused, 'POLICY_TABLE_INVALID', `${file}: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+  }
 }
 
 export const trace: CommandGroup = {
@@ -49,10 +68,21 @@ export const trace: CommandGroup = {
     },
     {
       name: 'replay',
-      summary: 'replay a trace against the current catalog (sandbox: nothing executes) and report changed effects and invariants',
+      summary: 'replay a trace against the current catalog and policy table (sandbox: nothing executes) and report changed effects and invariants',
       positionals: ['file'],
-      notes: ['Exits 1 when an allowed effect changed or an invariant broke; the report lists each call before and after.'],
-      async run({ arg, out }) {
+      options: {
+        'policy-table': {
+          type: 'string',
+          value: 'file',
+          description: 'policy table that re-decides writes (default: GATEHOUSE_POLICY_TABLE_FILE, else config/policy-table.json)',
+        },
+        environment: { type: 'string', value: 'env', description: `environment of writes whose trace names none (default ${DEFAULT_ENVIRONMENT})` },
+      },
+      notes: [
+        'Exits 1 when an allowed effect changed or an invariant broke; the report lists each call before and after.',
+        'Writes are decided again by the policy table; run-level, grant, rate-limit and proposal-state refusals are carried over from the recording.',
+      ],
+      async run({ arg, options, out, io }) {
         const { formatReport, parseTrace, replayTrace } = await import('@gatehouse/trace');
         let text: string;
         try {
@@ -60,7 +90,12 @@ export const trace: CommandGroup = {
         } catch (cause) {
           throw usageError(`cannot read ${arg('file')}: ${cause instanceof Error ? cause.message : String(cause)}`);
         }
-        const report = replayTrace(parseTrace(text), await currentCatalog());
+        const recorded = parseTrace(text);
+        const catalog = await currentCatalog();
+        const report = replayTrace(recorded, catalog, {
+          policyTable: await loadPolicyTable(catalog, options, io.env),
+          environment: options.string('environment') ?? DEFAULT_ENVIRONMENT,
+        });
         out.result(report, () => formatReport(report));
         if (report.differences > 0 || report.invariants.some((i) => !i.holds)) {
           throw new CliError(ExitCode.refused, 'REPLAY_DIFFERS', `${report.differences} calls changed; see the report`);

@@ -39,6 +39,20 @@ export interface PolicySubject {
   readonly irreversible: readonly string[];
 }
 
+/** What a caller branches on in a decision: its kind and, to ask a person, whom. */
+export type PolicyOutcome =
+  | { readonly kind: 'allow' }
+  | { readonly kind: 'require_approval'; readonly approverRole: string }
+  | { readonly kind: 'deny' };
+
+/**
+ * Anything that decides a subject the way `PolicyTable` does: the table itself, or a stub in a
+ * test. Trace replay needs only this much.
+ */
+export interface PolicyEvaluator {
+  evaluate(subject: PolicySubject): { readonly ruleId: string; readonly decision: PolicyOutcome };
+}
+
 const DECISION = {
   oneOf: [
     { type: 'object', additionalProperties: false, required: ['kind'], properties: { kind: { const: 'allow' } } },
@@ -113,7 +127,7 @@ const validate = new Ajv2020({ strict: true, allErrors: true }).compile(TABLE_SC
  * The policy table: data, evaluated at runtime, first matching rule wins, no match denies. Checked
  * once at start-up: the schema, unique ids, and that every tool and approval rule it names exists.
  */
-export class PolicyTable {
+export class PolicyTable implements PolicyEvaluator {
   private constructor(readonly rules: readonly PolicyRule[]) {}
 
   static parse(document: unknown, tools: readonly ToolContract[]): PolicyTable {

@@ -63,3 +63,22 @@ export function parseRoles(document: unknown, catalog: Catalog): Roles {
 export function loadRoles(path: string, catalog: Catalog): Roles {
   return parseRoles(JSON.parse(readFileSync(path, 'utf8')) as unknown, catalog);
 }
+
+const NONE: readonly string[] = Object.freeze([]);
+
+/**
+ * Which roles list a tool, to tell a run denied it which path would serve. Built once from the
+ * roles; the answer for an address is a shared frozen list, in the roles document's order.
+ */
+export function rolesGranting(roles: Roles): (address: string) => readonly string[] {
+  const granting = new Map<string, string[]>();
+  for (const [name, role] of Object.entries(roles)) {
+    for (const address of role.tools) {
+      const names = granting.get(address);
+      if (names === undefined) granting.set(address, [name]);
+      else names.push(name);
+    }
+  }
+  for (const names of granting.values()) Object.freeze(names);
+  return (address) => granting.get(address) ?? NONE;
+}

@@ -1,0 +1,116 @@
+import { randomBytes } from 'node:crypto';
+import { canonicalArguments, canonicalJson } from '@gatehouse/contracts';
+import type { CanonicalArguments, ProposalDraft, ToolContract } from '@gatehouse/contracts';
+
+/**
+ * A canonical proposal: exactly what a person approves and exactly what a commit runs. The same
+ * shape as `Proposal` of @gatehouse/state, which stores it; the policy service passes one to the
+ * other in both directions, so the compiler keeps the two identical.
+ */
+export interface Proposal {
+  readonly proposal_id: string;
+  /** The commit tool (name.vN) the proposal is for. */
+  readonly tool: string;
+  /** RFC 8785 canonical JSON of the commit's arguments. */
+  readonly arguments: string;
+  readonly arguments_sha256: string;
+  readonly target: { readonly type: string; readonly id: string; readonly version: number | null };
+  readonly effect: string;
+  readonly diff: {
+    readonly changes: readonly { readonly field: string; readonly before: string | null; readonly after: string | null }[];
+    readonly recipients: readonly string[];
+    readonly amount: { readonly minor: number; readonly currency: string } | null;
+    readonly affected_records: number;
+    readonly irreversible: readonly string[];
+  };
+  readonly environment: string;
+  readonly run_id: string;
+  readonly tenant: string;
+  readonly principal: string;
+  readonly created_at: number;
+  readonly expires_at: number;
+}
+
+/** Whose call a proposal belongs to: a run, or the execution order made for it. */
+export interface ProposalOrigin {
+  readonly run_id: string;
+  readonly tenant: string;
+  readonly principal: string;
+  readonly environment: string;
+}
+
+/** The idempotency key of a write, made by trusted code and never by the model: run, proposal, operation. */
+export function idempotencyKeyOf(runId: string, proposalId: string): string {
+  return `${runId}:${proposalId}:commit`;
+}
+
+const newProposalId = (): string => `p_${randomBytes(12).toString('hex')}`;
+
+const json = (value: unknown): string | null => (value === null || value === undefined ? null : canonicalJson(value));
+
+/**
+ * The proposal a preview computed, for its commit tool: canonical arguments, their hash, the
+ * concrete diff (before/after as canonical JSON, null when absent). Lives `ttlMs` from `now`.
+ */
+export function buildProposal(draft: ProposalDraft, commitTool: string, origin: ProposalOrigin, ttlMs: number, now = Date.now()): Proposal {
+  const { canonical, sha256 } = canonicalArguments(draft.arguments);
+  return {
+    proposal_id: newProposalId(),
+    tool: commitTool,
+    arguments: canonical,
+    arguments_sha256: sha256,
+    target: draft.target,
+    effect: draft.effect,
+    diff: {
+      changes: draft.diff.changes.map((c) => ({ field: c.field, before: json(c.before), after: json(c.after) })),
+      recipients: draft.diff.recipients,
+      amount: draft.diff.amount,
+      affected_records: draft.diff.affectedRecords,
+      irreversible: draft.diff.irreversible,
+    },
+    environment: origin.environment,
+    run_id: origin.run_id,
+    tenant: origin.tenant,
+    principal: origin.principal,
+    created_at: now,
+    expires_at: now + ttlMs,
+  };
+}
+
+/**
+ * A write that is not a preview/commit pair runs its validated arguments: they become its proposal,
+ * targeted at the call itself, one record, no recipients or amount; irreversible when the tool acts
+ * outside the tenant. Lives `ttlMs` from `now`.
+ */
+export function implicitProposal(
+  commandId: string,
+  origin: ProposalOrigin,
+  tool: ToolContract,
+  args: unknown,
+  canonical: CanonicalArguments,
+  now: number,
+  ttlMs: number,
+): Proposal {
+  const fields = typeof args === 'object' && args !== null ? Object.entries(args as Record<string, unknown>) : [];
+  return {
+    proposal_id: newProposalId(),
+    tool: tool.address,
+    arguments: canonical.canonical,
+    arguments_sha256: canonical.sha256,
+    target: { type: 'tool_call', id: commandId, version: null },
+    effect: `Call ${tool.address}: ${tool.description}`,
+    diff: {
+      changes: fields.map(([field, value]) => ({ field, before: null, after: canonicalJson(value) })),
+      recipients: [],
+      amount: null,
+      affected_records: 1,
+      irreversible: tool.external === true ? [`${tool.address} acts outside the tenant and cannot be recalled`] : [],
+    },
+    environment: origin.environment,
+    run_id: origin.run_id,
+    tenant: origin.tenant,
+    principal: origin.principal,
+    created_at: now,
+    expires_at: now + ttlMs,
+  };
+}
