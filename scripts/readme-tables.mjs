@@ -2,9 +2,10 @@
 // `--check` exits 1 when the README is out of date instead of writing it.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { errorCodeTableMarkdown } from '@gatehouse/contracts';
+import { configTableMarkdown } from '@gatehouse/runtime';
 
 const path = new URL('../README.md', import.meta.url);
-const tables = { 'error-codes': errorCodeTableMarkdown() };
+const tables = { 'error-codes': errorCodeTableMarkdown(), configuration: configTableMarkdown() };
 
 let readme = readFileSync(path, 'utf8');
 for (const [name, table] of Object.entries(tables)) {

@@ -37,7 +37,8 @@ function read(env: Env, name: keyof typeof EVENTS_ENV_DEFAULTS): string {
 function positiveInt(env: Env, name: keyof typeof EVENTS_ENV_DEFAULTS): number {
   const raw = read(env, name);
   const value = Number(raw);
-  if (!Number.isSafeInteger(value) || value < 1) {
+  // Decimal digits only, like @gatehouse/runtime's reader: `1e3`, `0x10` and ` 8 ` are refused.
+  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(value) || value < 1) {
     throw new EventsError('CONFIG_INVALID', `${name} must be a positive integer, got "${raw}"`);
   }
   return value;
@@ -69,7 +70,11 @@ function registryUrl(env: Env): string {
   return raw.replace(/\/+$/, '');
 }
 
-/** Reads and checks the event settings once, at start-up. */
+/**
+ * Reads and checks the event settings once, at start-up. The services read the same variables
+ * through @gatehouse/runtime's schema; this reader serves what must not depend on the runtime
+ * (the agent client, the CLI, scripts). A runtime test holds the two readers together.
+ */
 export function eventsConfigFromEnv(env: Env = process.env): EventsConfig {
   return {
     brokers: brokers(env),

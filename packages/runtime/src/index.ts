@@ -1,1 +1,14 @@
-export {};
+export { Component, SERVICES } from './config/component.js';
+export { ConfigError, ConfigErrorCode } from './config/config-error.js';
+export type { Refusal } from './config/config-error.js';
+export { configTableMarkdown } from './config/config-table.js';
+export type { Env } from './config/env.js';
+export { eventsConfigOf } from './config/events-config.js';
+export type { EventsVariableName } from './config/events-config.js';
+export { readConfig } from './config/read-config.js';
+export { RESERVED_PREFIXES, TOOLING_VARIABLES } from './config/reserved-names.js';
+export type { ToolingVariable } from './config/reserved-names.js';
+export type { Parsed, ValueKind } from './config/value-kind.js';
+export type { Variable } from './config/variable.js';
+export { isVariableName, VARIABLE_NAMES, VARIABLES, variablesReadBy } from './config/variables.js';
+export type { Config, ReadBy, ValueOf, VariableName } from './config/variables.js';

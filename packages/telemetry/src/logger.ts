@@ -23,11 +23,17 @@ export interface CreateLoggerOptions {
   readonly destination?: pino.DestinationStream;
 }
 
+/** LOG_LEVEL, where empty means unset (the rule of every Gatehouse variable), else `info`. */
+function levelFromEnv(): string {
+  const level = process.env['LOG_LEVEL'];
+  return level === undefined || level === '' ? 'info' : level;
+}
+
 /** The root logger of a process, named by its component; make children per consumer or route. */
 export function createLogger(component: string, options: CreateLoggerOptions = {}): Logger {
   const config: LoggerOptions = {
     name: component,
-    level: options.level ?? process.env['LOG_LEVEL'] ?? 'info',
+    level: options.level ?? levelFromEnv(),
     base: { component, pid: process.pid },
     timestamp: pino.stdTimeFunctions.isoTime,
     redact: { paths: RAW_VALUE_PATHS, censor: '[redacted]' },

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { APPROVAL_ENV_DEFAULTS, approvalConfigFromEnv } from '@gatehouse/approval';
+import { isVariableName, VARIABLES } from '@gatehouse/runtime';
 
 describe('approval configuration', () => {
   it('uses the documented defaults', () => {
@@ -25,6 +26,21 @@ describe('approval configuration', () => {
     expect(() => approvalConfigFromEnv({ APPROVAL_SWEEP_MS: '0' })).toThrow(/APPROVAL_SWEEP_MS/);
     expect(() => approvalConfigFromEnv({ APPROVAL_PORT: 'http' })).toThrow(/APPROVAL_PORT/);
     expect(() => approvalConfigFromEnv({ DATABASE_URL: 'mysql://x' })).toThrow(/DATABASE_URL/);
+  });
+
+  it('treats empty values as unset, so GATEHOUSE_REDIS_PREFIX="" means gh: as in the policy service and executor', () => {
+    expect(approvalConfigFromEnv({ GATEHOUSE_REDIS_PREFIX: '', APPROVAL_GROUP_ID: '', APPROVAL_PORT: '' })).toMatchObject({ redisPrefix: 'gh:', groupId: 'gatehouse-approval', port: 8093 });
+  });
+
+  it('refuses integers written other than in decimal digits', () => {
+    expect(() => approvalConfigFromEnv({ APPROVAL_SWEEP_MS: '1e3' })).toThrow(/APPROVAL_SWEEP_MS: not a whole number/);
+  });
+
+  it('lists in APPROVAL_ENV_DEFAULTS the defaults of the configuration schema', () => {
+    for (const [name, value] of Object.entries(APPROVAL_ENV_DEFAULTS)) {
+      const fixed = isVariableName(name) ? VARIABLES[name].default : undefined;
+      if (fixed !== undefined) expect(value, name).toBe(fixed);
+    }
   });
 
   it('documents every variable in the README', () => {

@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
-import { eventsConfigFromEnv } from '@gatehouse/events';
 import type { EventsConfig } from '@gatehouse/events';
-import { redisUrlFromEnv } from '@gatehouse/state';
+import { eventsConfigOf, readConfig, variablesReadBy } from '@gatehouse/runtime';
+import type { Env } from '@gatehouse/runtime';
 import type { SlotLimits } from './write-path.js';
 
 export interface ExecutorConfig {
@@ -20,54 +20,30 @@ export interface ExecutorConfig {
   readonly host: string;
 }
 
-type Env = Readonly<Record<string, string | undefined>>;
+const VARIABLES = variablesReadBy('executor');
 
-function int(env: Env, name: string, fallback: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isSafeInteger(value) || value < 1) throw new Error(`${name} must be a positive integer, got "${raw}"`);
-  return value;
-}
-
-function tenantLimits(env: Env): Record<string, number> {
-  const raw = env['GATEHOUSE_TENANT_SLOT_LIMITS'];
-  if (raw === undefined || raw === '') return {};
-  const parsed = JSON.parse(raw) as unknown;
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-    throw new Error('GATEHOUSE_TENANT_SLOT_LIMITS must be a JSON object of tenant → limit');
-  }
-  const limits: Record<string, number> = {};
-  for (const [tenant, limit] of Object.entries(parsed)) {
-    if (typeof limit !== 'number' || !Number.isSafeInteger(limit) || limit < 1) {
-      throw new Error(`GATEHOUSE_TENANT_SLOT_LIMITS: the limit of ${tenant} must be a positive integer`);
-    }
-    limits[tenant] = limit;
-  }
-  return limits;
-}
-
-/** Reads and checks the executor's settings once, at start-up. */
+/** Reads and checks the executor's settings once, at start-up (by @gatehouse/runtime's schema). */
 export function executorConfigFromEnv(env: Env = process.env): ExecutorConfig {
-  const events = eventsConfigFromEnv(env);
+  const c = readConfig(VARIABLES, env);
+  const events = eventsConfigOf(c);
   return {
     events,
-    redisUrl: redisUrlFromEnv(env),
-    redisPrefix: env['GATEHOUSE_REDIS_PREFIX'] ?? 'gh:',
-    executorId: env['EXECUTOR_ID'] ?? `${hostname()}-${process.pid}`,
+    redisUrl: c.REDIS_URL,
+    redisPrefix: c.GATEHOUSE_REDIS_PREFIX,
+    executorId: c.EXECUTOR_ID ?? `${hostname()}-${process.pid}`,
     // Deployments sharing a cluster under different topic prefixes must not share a group.
-    groupId: env['EXECUTOR_GROUP_ID'] ?? `${events.topicPrefix}gatehouse-executor`,
-    concurrency: int(env, 'EXECUTOR_CONCURRENCY', 64),
-    perTenantConcurrency: int(env, 'EXECUTOR_TENANT_CONCURRENCY', 8),
-    leaseMs: int(env, 'EXECUTOR_LEASE_MS', 5_000),
-    sessionTimeoutMs: int(env, 'EXECUTOR_SESSION_TIMEOUT_MS', 10_000),
-    proposalTtlMs: int(env, 'GATEHOUSE_PROPOSAL_TTL_MS', 15 * 60 * 1000),
+    groupId: c.EXECUTOR_GROUP_ID ?? `${events.topicPrefix}gatehouse-executor`,
+    concurrency: c.EXECUTOR_CONCURRENCY,
+    perTenantConcurrency: c.EXECUTOR_TENANT_CONCURRENCY,
+    leaseMs: c.EXECUTOR_LEASE_MS,
+    sessionTimeoutMs: c.EXECUTOR_SESSION_TIMEOUT_MS,
+    proposalTtlMs: c.GATEHOUSE_PROPOSAL_TTL_MS,
     limits: {
-      tenantDefault: int(env, 'GATEHOUSE_TENANT_SLOTS', 8),
-      tenants: tenantLimits(env),
-      run: int(env, 'GATEHOUSE_RUN_SLOTS', 4),
+      tenantDefault: c.GATEHOUSE_TENANT_SLOTS,
+      tenants: c.GATEHOUSE_TENANT_SLOT_LIMITS,
+      run: c.GATEHOUSE_RUN_SLOTS,
     },
-    port: env['EXECUTOR_PORT'] === '0' ? 0 : int(env, 'EXECUTOR_PORT', 8092),
-    host: env['EXECUTOR_HOST'] ?? '127.0.0.1',
+    port: c.EXECUTOR_PORT,
+    host: c.EXECUTOR_HOST,
   };
 }

@@ -3,8 +3,7 @@ import { topicNames } from '@gatehouse/events';
 import { createRedis } from '@gatehouse/state';
 import { createLogger } from '@gatehouse/telemetry';
 import { policyConfigFromEnv } from './config.js';
-import { PolicyTable } from './policy-table.js';
-import { loadRoles } from './roles.js';
+import { loadRoles, PolicyTable } from '@gatehouse/governance';
 import { startPolicyService } from './service.js';
 
 const logger = createLogger('policy');
@@ -28,6 +27,7 @@ const service = await startPolicyService({
   groupId: config.groupId,
   concurrency: config.concurrency,
   sessionTimeoutMs: config.sessionTimeoutMs,
+  proposalTtlMs: config.proposalTtlMs,
 });
 logger.info({ url: service.url }, 'policy service ready');
 

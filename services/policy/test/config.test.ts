@@ -11,6 +11,8 @@ describe('policy configuration', () => {
       sessionTimeoutMs: 10_000,
       maxArgumentBytes: 65_536,
       groupId: 'gatehouse-policy',
+      redisPrefix: 'gh:',
+      proposalTtlMs: 900_000,
     });
   });
 
@@ -18,9 +20,27 @@ describe('policy configuration', () => {
     expect(policyConfigFromEnv({ ...TOKEN, POLICY_SESSION_TIMEOUT_MS: '6000', POLICY_CONCURRENCY: '8' })).toMatchObject({ sessionTimeoutMs: 6_000, concurrency: 8 });
   });
 
+  it('drafts proposals with the executor’s GATEHOUSE_PROPOSAL_TTL_MS', () => {
+    expect(policyConfigFromEnv({ ...TOKEN, GATEHOUSE_PROPOSAL_TTL_MS: '60000' }).proposalTtlMs).toBe(60_000);
+  });
+
+  it('treats empty values as unset, like the other services', () => {
+    const config = policyConfigFromEnv({ ...TOKEN, GATEHOUSE_REDIS_PREFIX: '', POLICY_GROUP_ID: '', POLICY_HOST: '', GATEHOUSE_ROLES_FILE: '' });
+    expect(config).toMatchObject({ redisPrefix: 'gh:', groupId: 'gatehouse-policy', host: '127.0.0.1' });
+    expect(config.rolesFile).toMatch(/config\/roles\.json$/);
+  });
+
+  it('accepts port 0 (any free port), as the other services do', () => {
+    expect(policyConfigFromEnv({ ...TOKEN, POLICY_PORT: '0' }).port).toBe(0);
+  });
+
   it('refuses a missing control token and numbers that are not positive integers', () => {
     expect(() => policyConfigFromEnv({})).toThrow(/GATEHOUSE_CONTROL_TOKEN/);
     expect(() => policyConfigFromEnv({ ...TOKEN, POLICY_SESSION_TIMEOUT_MS: '0' })).toThrow(/POLICY_SESSION_TIMEOUT_MS/);
     expect(() => policyConfigFromEnv({ ...TOKEN, POLICY_SESSION_TIMEOUT_MS: 'soon' })).toThrow(/POLICY_SESSION_TIMEOUT_MS/);
+  });
+
+  it('refuses an unknown Gatehouse variable by name', () => {
+    expect(() => policyConfigFromEnv({ ...TOKEN, GATEHOUSE_REDIS_PREFXI: 'x:' })).toThrow(/GATEHOUSE_REDIS_PREFXI: not a Gatehouse variable; did you mean GATEHOUSE_REDIS_PREFIX\?/);
   });
 });

@@ -1,0 +1,32 @@
+import { integer, text, url } from './value-kind.js';
+import { variable } from './variable.js';
+
+/**
+ * Read by the CLI and the agent client with their own readers (they do not depend on the runtime);
+ * declared here so that the README documents them and a service started from the same shell knows them.
+ */
+export const CLI_VARIABLES = {
+  GATEHOUSE_CONTROL_URL: variable(url({ schemes: ['http', 'https'], trimTrailingSlash: true }), {
+    readers: ['cli', 'client'],
+    default: 'http://127.0.0.1:8091',
+    doc: "the policy service's control API",
+  }),
+  GATEHOUSE_APPROVAL_URL: variable(url({ schemes: ['http', 'https'], trimTrailingSlash: true }), {
+    readers: ['cli'],
+    default: 'http://127.0.0.1:8093',
+    doc: "the approval service's API",
+  }),
+  GATEHOUSE_APPROVER_TOKEN: variable(text(), {
+    readers: ['cli'],
+    required: 'the approvals commands act as the approver it names',
+    secret: true,
+    doc: "an approver's bearer token: says who decides",
+  }),
+  GATEHOUSE_OPERATOR: variable(text(), { readers: ['cli'], unset: '*(none)*', doc: 'who resolves an operation when `--by` is not given' }),
+  GATEHOUSE_CLI_TIMEOUT_MS: variable(integer(1), { readers: ['cli'], default: '10000', doc: 'timeout of each HTTP request the CLI makes' }),
+  GATEHOUSE_DLQ_READ_TIMEOUT_MS: variable(integer(1), {
+    readers: ['cli'],
+    default: '60000',
+    doc: 'how long the `dlq` commands read dead-letter topics before giving up',
+  }),
+};

@@ -1,0 +1,33 @@
+import { integer, jsonIntegerMap, port, text } from './value-kind.js';
+import { variable } from './variable.js';
+
+/** The executor: its identity, its consumer group, its concurrency and the write slots. */
+export const EXECUTOR_VARIABLES = {
+  EXECUTOR_ID: variable(text(), { readers: ['executor'], unset: '`<hostname>-<pid>`', doc: "this executor's name in leases, results and logs" }),
+  EXECUTOR_GROUP_ID: variable(text(), {
+    readers: ['executor'],
+    unset: '`<GATEHOUSE_TOPIC_PREFIX>gatehouse-executor`',
+    doc: 'consumer group on `gatehouse.execute` (KEDA scales on its lag)',
+  }),
+  EXECUTOR_CONCURRENCY: variable(integer(1), { readers: ['executor'], default: '64', doc: 'records in flight per process' }),
+  EXECUTOR_TENANT_CONCURRENCY: variable(integer(1), { readers: ['executor'], default: '8', doc: 'records in flight per process and tenant' }),
+  EXECUTOR_LEASE_MS: variable(integer(1), { readers: ['executor'], default: '5000', doc: "how soon a dead executor's work is taken over" }),
+  EXECUTOR_SESSION_TIMEOUT_MS: variable(integer(1), {
+    readers: ['executor'],
+    default: '10000',
+    doc: "how soon a dead executor's partitions move to the others",
+  }),
+  GATEHOUSE_TENANT_SLOTS: variable(integer(1), {
+    readers: ['executor'],
+    default: '8',
+    doc: 'writes a tenant runs at once, across every executor (slots live in Redis)',
+  }),
+  GATEHOUSE_TENANT_SLOT_LIMITS: variable(jsonIntegerMap(1), {
+    readers: ['executor'],
+    default: '{}',
+    doc: 'per-tenant overrides of `GATEHOUSE_TENANT_SLOTS`, e.g. `{"acme": 2}`',
+  }),
+  GATEHOUSE_RUN_SLOTS: variable(integer(1), { readers: ['executor'], default: '4', doc: 'writes one run runs at once, across every executor' }),
+  EXECUTOR_HOST: variable(text(), { readers: ['executor'], default: '127.0.0.1', doc: 'listen address of `/metrics`, `/healthz`, `/readyz`' }),
+  EXECUTOR_PORT: variable(port(), { readers: ['executor'], default: '8092', doc: 'listen port of `/metrics`, `/healthz`, `/readyz`' }),
+};

@@ -1,0 +1,46 @@
+import { integer, port, text } from './value-kind.js';
+import { variable } from './variable.js';
+
+/** The policy service: its control API, its files and its consumer group. */
+export const POLICY_VARIABLES = {
+  GATEHOUSE_CONTROL_TOKEN: variable(text({ minLength: 16 }), {
+    readers: ['policy', 'cli'],
+    required: 'trusted code uses it to register runs (at least 16 characters)',
+    secret: true,
+    doc: 'bearer token of the control API (runs, operations)',
+  }),
+  POLICY_HOST: variable(text(), { readers: ['policy'], default: '127.0.0.1', doc: 'listen address of the control API' }),
+  POLICY_PORT: variable(port(), { readers: ['policy'], default: '8091', doc: 'listen port of the control API' }),
+  GATEHOUSE_ROLES_FILE: variable(text(), {
+    readers: ['policy', 'cli'],
+    unset: '`config/roles.json`',
+    doc: 'roles: which tools the runs of each role may call',
+  }),
+  GATEHOUSE_POLICY_TABLE_FILE: variable(text(), {
+    readers: ['policy'],
+    unset: '`config/policy-table.json`',
+    doc: 'the policy table: which writes need an approval, from whom, per environment',
+  }),
+  GATEHOUSE_MAX_ARGUMENT_BYTES: variable(integer(1), {
+    readers: ['policy'],
+    default: String(64 * 1024),
+    doc: 'largest `arguments` text of a tool call, in UTF-8 bytes (`PAYLOAD_TOO_LARGE` above)',
+  }),
+  GATEHOUSE_MAX_RUN_TTL_MS: variable(integer(1), {
+    readers: ['policy'],
+    default: String(24 * 3600 * 1000),
+    defaultText: '`86400000` (24 hours)',
+    doc: 'longest `ttl_ms` a run may be registered with (`TTL_TOO_LONG` above)',
+  }),
+  POLICY_GROUP_ID: variable(text(), {
+    readers: ['policy'],
+    unset: '`<GATEHOUSE_TOPIC_PREFIX>gatehouse-policy`',
+    doc: 'consumer group on `gatehouse.commands`',
+  }),
+  POLICY_CONCURRENCY: variable(integer(1), { readers: ['policy'], default: '64', doc: 'commands in flight per instance' }),
+  POLICY_SESSION_TIMEOUT_MS: variable(integer(1), {
+    readers: ['policy'],
+    default: '10000',
+    doc: "how soon a dead instance's partitions move to the others",
+  }),
+};

@@ -1,0 +1,24 @@
+/**
+ * Name prefixes Gatehouse owns. Deployments hand every service every variable (Kubernetes `envFrom`,
+ * compose's shared block, scripts/services.mjs forwarding the whole environment), so a service cannot
+ * refuse what it does not read; it refuses a name under these prefixes that no Gatehouse program
+ * knows: most likely a typo that would otherwise be silently ignored.
+ */
+export const RESERVED_PREFIXES = ['GATEHOUSE_', 'POLICY_', 'EXECUTOR_', 'APPROVAL_', 'APPROVALS_'] as const;
+
+/**
+ * Names under the reserved prefixes that the stack and dev scripts and the deployment files use
+ * and no service reads. They reach services through a developer's shell or a deployment.
+ */
+export const TOOLING_VARIABLES = {
+  GATEHOUSE_CACHE_DIR: 'where the local stack caches the Kafka and registry jars (deploy/local)',
+  GATEHOUSE_KAFKA_READY_TIMEOUT_MS: 'how long `npm run stack:up` waits for Kafka (deploy/local)',
+  GATEHOUSE_REGISTRY_JAVA_HOME: 'the JDK 21+ of the local schema registry (deploy/local, scripts/prerequisites.mjs)',
+  GATEHOUSE_DEMO_LOGS: 'where `npm run demo` keeps the service logs (scripts/demo.mjs)',
+  APPROVAL_DATABASE_URL: "the Secret key that becomes the approval pod's `DATABASE_URL` (deploy/k8s/secret.yaml)",
+} as const;
+export type ToolingVariable = keyof typeof TOOLING_VARIABLES;
+
+export function isReserved(name: string): boolean {
+  return RESERVED_PREFIXES.some((prefix) => name.startsWith(prefix));
+}

@@ -1,0 +1,31 @@
+import { REDIS_URL_DEFAULT } from '@gatehouse/state';
+import { SERVICES } from './component.js';
+import { integer, oneOf, text, url } from './value-kind.js';
+import { variable } from './variable.js';
+
+/** Settings the services must agree on, so one value feeds every service that reads it. */
+export const SHARED_VARIABLES = {
+  REDIS_URL: variable(url({ schemes: ['redis', 'rediss'] }), {
+    readers: SERVICES,
+    default: REDIS_URL_DEFAULT,
+    secret: true,
+    doc: 'Redis: runs, idempotency records, slots, proposals and approvals (may carry a password)',
+  }),
+  GATEHOUSE_REDIS_PREFIX: variable(text(), {
+    readers: SERVICES,
+    default: 'gh:',
+    doc: 'prefix of every Redis key; empty means the default, so every service uses the same keys',
+  }),
+  GATEHOUSE_PROPOSAL_TTL_MS: variable(integer(1), {
+    readers: ['policy', 'executor'],
+    default: String(15 * 60 * 1000),
+    defaultText: '`900000` (15 minutes)',
+    doc: 'how long a write\'s proposal stays valid, whether the executor or the policy service drafts it; it also caps an approval request\'s life',
+  }),
+  LOG_LEVEL: variable(oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), {
+    readers: [...SERVICES, 'provision', 'cli'],
+    default: 'info',
+    defaultText: '`info` (the CLI: `silent`)',
+    doc: 'least severe level logged (read by @gatehouse/telemetry when a logger is made)',
+  }),
+};

@@ -1,0 +1,50 @@
+import { hostname } from 'node:os';
+import { describe, expect, it } from 'vitest';
+import { executorConfigFromEnv } from '@gatehouse/executor';
+
+describe('executor configuration', () => {
+  it('uses the documented defaults', () => {
+    expect(executorConfigFromEnv({})).toMatchObject({
+      redisPrefix: 'gh:',
+      executorId: `${hostname()}-${process.pid}`,
+      groupId: 'gatehouse-executor',
+      concurrency: 64,
+      perTenantConcurrency: 8,
+      leaseMs: 5_000,
+      sessionTimeoutMs: 10_000,
+      proposalTtlMs: 900_000,
+      limits: { tenantDefault: 8, tenants: {}, run: 4 },
+      port: 8092,
+      host: '127.0.0.1',
+    });
+  });
+
+  it('prefixes the default group with the topic prefix and takes an explicit one as is', () => {
+    expect(executorConfigFromEnv({ GATEHOUSE_TOPIC_PREFIX: 'staging.' }).groupId).toBe('staging.gatehouse-executor');
+    expect(executorConfigFromEnv({ GATEHOUSE_TOPIC_PREFIX: 'staging.', EXECUTOR_GROUP_ID: 'mine' }).groupId).toBe('mine');
+  });
+
+  it('treats empty values as unset, so GATEHOUSE_REDIS_PREFIX="" means gh: as in the approval service', () => {
+    expect(executorConfigFromEnv({ GATEHOUSE_REDIS_PREFIX: '', EXECUTOR_GROUP_ID: '', EXECUTOR_HOST: '', EXECUTOR_ID: '' })).toMatchObject({
+      redisPrefix: 'gh:',
+      groupId: 'gatehouse-executor',
+      host: '127.0.0.1',
+      executorId: `${hostname()}-${process.pid}`,
+    });
+  });
+
+  it('reads per-tenant slot limits as a JSON object', () => {
+    expect(executorConfigFromEnv({ GATEHOUSE_TENANT_SLOT_LIMITS: '{"acme": 2, "globex": 16}' }).limits.tenants).toEqual({ acme: 2, globex: 16 });
+  });
+
+  it('refuses malformed slot limits naming the variable, a JSON syntax error included', () => {
+    expect(() => executorConfigFromEnv({ GATEHOUSE_TENANT_SLOT_LIMITS: '{acme: 2}' })).toThrow(/GATEHOUSE_TENANT_SLOT_LIMITS: not a JSON object/);
+    expect(() => executorConfigFromEnv({ GATEHOUSE_TENANT_SLOT_LIMITS: '[]' })).toThrow(/GATEHOUSE_TENANT_SLOT_LIMITS: not a JSON object \(got an array\)/);
+    expect(() => executorConfigFromEnv({ GATEHOUSE_TENANT_SLOT_LIMITS: '{"acme": 0}' })).toThrow(/GATEHOUSE_TENANT_SLOT_LIMITS: the value of "acme"/);
+  });
+
+  it('accepts ports 0..65535 and refuses the rest', () => {
+    expect(executorConfigFromEnv({ EXECUTOR_PORT: '0' }).port).toBe(0);
+    expect(() => executorConfigFromEnv({ EXECUTOR_PORT: '70000' })).toThrow(/EXECUTOR_PORT: out of range/);
+  });
+});
