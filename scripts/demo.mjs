@@ -49,7 +49,7 @@ function agentSays(tool, args) {
 
 function gatehouseSays(result) {
   if (result.ok) out(`   gatehouse ← ok ${dim(`(op ${result.operationId}, data not instructions)`)} ${show(result.result)}`);
-  else out(`   gatehouse ← ${result.status} ${bold(result.error.code)} retryable=${result.error.retryable} ${show({ message: result.error.message, field: result.error.field ?? undefined, permitted: result.error.permitted.length > 0 ? result.error.permitted : undefined, next: result.error.next ?? undefined, retry_after_ms: result.error.retryAfterMs ?? undefined })}`);
+  else out(`   gatehouse ← ${result.status} ${bold(result.error.code)} retryable=${result.error.retryable} ${show({ message: result.error.message, field: result.error.field, permitted: result.error.permitted, next: result.error.next, retry_after_ms: result.error.retryAfterMs })}`);
 }
 
 async function http(method, url, token, body) {
@@ -207,7 +207,7 @@ async function main() {
     out(`\n${bold('9. A capability denial')} ${dim('(a read-only run tries a write)')}`);
     const denied = await call(readonly, 'commit_address_change.v2', { proposal_id: proposalId });
     gatehouseSays(denied);
-    check('CAPABILITY_DENIED with permitted and next', !denied.ok && denied.error.code === 'CAPABILITY_DENIED' && denied.error.permitted.length > 0 && denied.error.next !== null, show(denied));
+    check('CAPABILITY_DENIED with permitted and next', !denied.ok && denied.error.code === 'CAPABILITY_DENIED' && (denied.error.permitted?.length ?? 0) > 0 && denied.error.next !== undefined, show(denied));
 
     out(`\n${bold('10. A rate-limited call')} ${dim('(start_customer_export.v1 allows 10 per minute per tenant)')}`);
     const bursts = await Promise.all(Array.from({ length: 11 }, () => client.call('start_customer_export.v1', { customer_id: 'C-1842', format: 'csv' }, { runId: ops.run_id, tenant: 'acme' })));

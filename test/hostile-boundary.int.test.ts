@@ -75,10 +75,10 @@ describe('the policy service as a hostile boundary', () => {
   it('tells a denied run what it may call and which path would serve', () => {
     const denied = outcomes.get('a write tool in a read-only run');
     if (denied === undefined || denied.ok) throw new Error('expected a refusal');
-    expect([...denied.error.permitted].sort()).toEqual([...runs.readonly.capabilities].sort());
+    expect([...(denied.error.permitted ?? [])].sort()).toEqual([...runs.readonly.capabilities].sort());
     const missing = outcomes.get('an unregistered tool');
     if (missing === undefined || missing.ok) throw new Error('expected a refusal');
-    expect([...missing.error.permitted].sort()).toEqual([...runs.agent.capabilities].sort());
+    expect([...(missing.error.permitted ?? [])].sort()).toEqual([...runs.agent.capabilities].sort());
   });
 
   it('routes none of them to execution', async () => {

@@ -1,3 +1,5 @@
+import { isErrorCode, toolError } from '@gatehouse/contracts';
+import type { ToolError, ToolErrorExtras } from '@gatehouse/contracts';
 import type { PendingApproval, ToolErrorEvent, ToolResult } from '@gatehouse/events';
 
 /**
@@ -24,21 +26,26 @@ export type CallResult<T = unknown> =
       readonly error: CallError;
     };
 
-export interface CallError {
+/**
+ * The error of a failed call: the contracts' ToolError, the structure a handler fails with, with
+ * `code` in this client's `ErrorCode` union. Optional fields are absent when the error has none
+ * (the wire's `null`, and its empty `permitted` list, come back absent).
+ */
+export type CallError = ToolError;
+
+/**
+ * `details` of an error whose code this client's catalogue does not know (a newer server): the
+ * error is returned as `UPSTREAM_ERROR`, and the code and details it was sent with are kept here.
+ */
+export interface UnknownCodeDetails {
   readonly code: string;
-  readonly message: string;
-  readonly retryable: boolean;
-  readonly field: string | null;
-  readonly permitted: readonly string[];
-  readonly next: string | null;
-  readonly retryAfterMs: number | null;
-  readonly details: unknown;
+  readonly details?: unknown;
 }
 
 export type PendingNotice = PendingApproval & { readonly commandId: string };
 
-function parseDetails(details: string | null): unknown {
-  if (details === null) return null;
+/** The wire's JSON text of `details`; text that is not JSON (a producer outside Gatehouse) stays text. */
+function parseDetails(details: string): unknown {
   try {
     return JSON.parse(details) as unknown;
   } catch {
@@ -46,17 +53,20 @@ function parseDetails(details: string | null): unknown {
   }
 }
 
-export function toCallError(error: ToolErrorEvent): CallError {
-  return {
-    code: error.code,
-    message: error.message,
-    retryable: error.retryable,
-    field: error.field,
-    permitted: error.permitted,
-    next: error.next,
-    retryAfterMs: error.retry_after_ms,
-    details: parseDetails(error.details),
+/** The inverse of the events' `toErrorEvent`: the wire's ToolErrorEvent back into a ToolError. */
+export function toCallError(event: ToolErrorEvent): CallError {
+  const extras: ToolErrorExtras = {
+    retryable: event.retryable,
+    field: event.field ?? undefined,
+    permitted: event.permitted.length === 0 ? undefined : event.permitted,
+    next: event.next ?? undefined,
+    retryAfterMs: event.retry_after_ms ?? undefined,
+    details: event.details === null ? undefined : parseDetails(event.details),
   };
+  if (isErrorCode(event.code)) return toolError(event.code, event.message, extras);
+  const unknown: UnknownCodeDetails =
+    extras.details === undefined ? { code: event.code } : { code: event.code, details: extras.details };
+  return toolError('UPSTREAM_ERROR', event.message, { ...extras, details: unknown });
 }
 
 /** Turns a terminal result event into the caller's view; undefined for a non-terminal one. */
@@ -73,15 +83,7 @@ export function toCallResult<T>(event: ToolResult): CallResult<T> | undefined {
       durationMs: event.duration_ms,
     };
   }
-  const error = event.error ?? {
-    code: 'UPSTREAM_ERROR',
-    message: 'result carried no error',
-    retryable: false,
-    field: null,
-    permitted: [],
-    next: null,
-    retry_after_ms: null,
-    details: null,
-  };
-  return { ok: false, commandId: event.command_id, tool: event.tool, status: event.status, error: toCallError(error) };
+  const error =
+    event.error === null ? toolError('UPSTREAM_ERROR', 'result carried no error', { retryable: false }) : toCallError(event.error);
+  return { ok: false, commandId: event.command_id, tool: event.tool, status: event.status, error };
 }

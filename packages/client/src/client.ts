@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Consumer } from 'kafkajs';
+import { toolAddress, toolError } from '@gatehouse/contracts';
+import type { ToolArgs, ToolContract, ToolResultOf } from '@gatehouse/contracts';
 import { createKafka, eventsConfigFromEnv, EventPublisher, EventSerde, topicNames, topicOffsets } from '@gatehouse/events';
 import type { EventsConfig, ToolCommand, ToolResult, Topics } from '@gatehouse/events';
 import { createLogger, newTraceparent } from '@gatehouse/telemetry';
@@ -95,8 +97,18 @@ export class GatehouseClient {
     return client;
   }
 
-  /** Calls a tool and resolves with its terminal result (never rejects for a refused call). */
-  async call<T = unknown>(tool: string, args: unknown, options: CallOptions): Promise<CallResult<T>> {
+  /**
+   * Calls a tool by its address (`get_customer.v1`) and resolves with its terminal result (never
+   * rejects for a refused call); `T` is the result type the caller expects.
+   */
+  call<T = unknown>(tool: string, args: unknown, options: CallOptions): Promise<CallResult<T>>;
+  /**
+   * Calls a tool by its contract: the call goes to the contract's address, and the arguments and the
+   * result are typed by its schemas. (Listed last so that a wrong argument is reported against it.)
+   */
+  call<T extends ToolContract>(tool: T, args: ToolArgs<T>, options: CallOptions): Promise<CallResult<ToolResultOf<T>>>;
+  async call(target: ToolContract | string, args: unknown, options: CallOptions): Promise<CallResult> {
+    const tool = typeof target === 'string' ? target : toolAddress(target.name, target.version);
     const commandId = options.commandId ?? randomUUID();
     const timeoutMs = options.timeoutMs ?? this.defaultTimeoutMs;
     const sentAt = Date.now();
@@ -113,29 +125,15 @@ export class GatehouseClient {
     const settled = new Promise<CallResult>((resolve) => {
       const timer = setTimeout(() => {
         this.waiters.delete(commandId);
-        resolve({
-          ok: false,
-          commandId,
-          tool,
-          status: 'error',
-          error: {
-            code: 'TIMEOUT',
-            message: `no result within ${timeoutMs} ms (client deadline)`,
-            retryable: true,
-            field: null,
-            permitted: [],
-            next: null,
-            retryAfterMs: null,
-            details: { source: 'client' },
-          },
-        });
+        const error = toolError('TIMEOUT', `no result within ${timeoutMs} ms (client deadline)`, { details: { source: 'client' } });
+        resolve({ ok: false, commandId, tool, status: 'error', error });
       }, timeoutMs);
       this.waiters.set(commandId, { resolve, onPending: options.onPending, timer });
     });
     // Every call is traced: one the caller did not place in a trace starts its own.
     const headers = { traceparent: options.traceparent ?? newTraceparent() };
     await this.publisher.publish('commands', options.tenant, command, headers);
-    return (await settled) as CallResult<T>;
+    return settled;
   }
 
   /** The run's tools as MCP or OpenAI function-calling definitions, from the control API. */

@@ -1,5 +1,5 @@
 export { toCallError, toCallResult } from './call-result.js';
-export type { CallError, CallResult, PendingNotice } from './call-result.js';
+export type { CallError, CallResult, PendingNotice, UnknownCodeDetails } from './call-result.js';
 export { createClient, GatehouseClient } from './client.js';
 export type { CallOptions, ClientOptions, ToolDefinitionFormat } from './client.js';
 export { toMcpToolResult, toOpenAiToolMessage } from './model-adapters.js';

@@ -1,6 +1,11 @@
 import { ErrorCode } from './error-codes.js';
 
-/** The `error` of a failed result envelope. `code` drives control flow; `message` is for people. */
+/**
+ * The `error` of a failed result envelope. `code` drives control flow; `message` is for people.
+ * One shape end to end: a handler fails with it, `errorResult` (events) puts it on the wire — where an
+ * absent field is `null`, an absent `permitted` is `[]` and `details` is JSON text — and the client
+ * returns it again as this same structure (an empty `permitted` comes back absent).
+ */
 export interface ToolError {
   readonly code: ErrorCode;
   readonly message: string;

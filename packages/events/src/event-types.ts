@@ -3,6 +3,8 @@
  * Avro fields (unions with null) are `null` when absent, as they are on the wire.
  */
 
+import type { Effect } from '@gatehouse/contracts';
+
 export type EpochMillis = number;
 
 export interface ToolCommand {
@@ -15,9 +17,6 @@ export interface ToolCommand {
   readonly sent_at: EpochMillis;
   readonly deadline_at: EpochMillis | null;
 }
-
-export const Effect = { read: 'read', write: 'write' } as const;
-export type Effect = (typeof Effect)[keyof typeof Effect];
 
 export interface ApprovalGrant {
   readonly approval_id: string;
@@ -37,6 +36,7 @@ export interface ExecutionOrder {
   readonly principal: string;
   readonly environment: string;
   readonly tool: string;
+  /** The contracts' Effect; the Avro enum `Effect` has the same symbols (`read`, `write`). */
   readonly effect: Effect;
   readonly arguments: string;
   readonly arguments_sha256: string;

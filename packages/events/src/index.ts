@@ -9,7 +9,7 @@ export { OffsetTracker } from './offset-tracker.js';
 export { startParallelConsumer } from './parallel-consumer.js';
 export type { ParallelConsumerOptions, ParallelConsumerStats, RunningParallelConsumer } from './parallel-consumer.js';
 export type { OriginRecord } from './dead-letters.js';
-export { DecisionKind, Effect, ResultStatus } from './event-types.js';
+export { DecisionKind, ResultStatus } from './event-types.js';
 export type {
   ApprovalDecision,
   ApprovalGrant,
@@ -34,7 +34,7 @@ export { awaitTopicsServed, topicOffsets } from './topic-readiness.js';
 export type { PartitionOffsets } from './topic-readiness.js';
 export { EventPublisher, producerStateLost } from './publisher.js';
 export { addressOf, errorResult, okResult, pendingResult, toErrorEvent } from './results.js';
-export type { ErrorLike, ResultAddress } from './results.js';
+export type { ResultAddress } from './results.js';
 export type { Outgoing } from './publisher.js';
 export { defaultSchemasDir, loadEventSchemas } from './schema-files.js';
 export type { EventSchemas } from './schema-files.js';

@@ -1,16 +1,5 @@
+import type { ToolError } from '@gatehouse/contracts';
 import type { PendingApproval, ToolCommand, ToolErrorEvent, ToolResult } from './event-types.js';
-
-/** The parts of a typed error that travel in a result; structurally the contracts' ToolError. */
-export interface ErrorLike {
-  readonly code: string;
-  readonly message: string;
-  readonly retryable: boolean;
-  readonly field?: string | undefined;
-  readonly permitted?: readonly string[] | undefined;
-  readonly next?: string | undefined;
-  readonly retryAfterMs?: number | undefined;
-  readonly details?: unknown;
-}
 
 /** Who a result answers: the command's ids as they travel on every later event. */
 export interface ResultAddress {
@@ -24,7 +13,12 @@ export function addressOf(command: ToolCommand): ResultAddress {
   return { command_id: command.command_id, run_id: command.run_id, tenant: command.tenant, tool: command.tool };
 }
 
-export function toErrorEvent(error: ErrorLike): ToolErrorEvent {
+/**
+ * The wire encoding of a ToolError (Avro `ToolErrorEvent`): camelCase becomes snake_case, an absent
+ * optional field becomes `null` (`permitted`: `[]`), and `details` travels as JSON text. The client's
+ * `toCallError` is the inverse, so a handler's ToolError comes back as the same structure.
+ */
+export function toErrorEvent(error: ToolError): ToolErrorEvent {
   return {
     code: error.code,
     message: error.message,
@@ -62,7 +56,7 @@ export function okResult(address: ResultAddress, canonicalResult: string, extras
   return { ...base(address, extras), status: 'ok', result: canonicalResult, error: null, pending: null };
 }
 
-export function errorResult(address: ResultAddress, error: ErrorLike, extras: ResultExtras = {}): ToolResult {
+export function errorResult(address: ResultAddress, error: ToolError, extras: ResultExtras = {}): ToolResult {
   const status = error.code === 'OUTCOME_UNKNOWN' ? 'unknown' : 'error';
   return { ...base(address, extras), status, result: null, error: toErrorEvent(error), pending: null };
 }

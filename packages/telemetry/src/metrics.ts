@@ -55,7 +55,11 @@ export interface ResultLike {
   readonly error: { readonly code: string } | null;
 }
 
-/** What the metrics read of a refusal's ToolError. */
+/**
+ * What the metrics read of a refusal: the `code` and `field` of the contracts' ToolError. Structural
+ * so that telemetry, which every package depends on, depends on no Gatehouse package itself; a
+ * ToolError is passed as it is (and so is the wire's ToolErrorEvent, whose absent `field` is null).
+ */
 export interface ErrorLike {
   readonly code: string;
   readonly field?: string | null | undefined;
