@@ -27,7 +27,11 @@ interface Entry {
   readonly tool: ToolContract;
   readonly input: ValidateFunction;
   readonly output: ValidateFunction;
+  /** A commit's proposal schema, when it declares one. */
+  readonly proposal: ValidateFunction | undefined;
 }
+
+type Part = 'input' | 'output' | 'proposal';
 
 function newAjv(): Ajv2020 {
   // Unknown fields are rejected, never dropped, defaulted or coerced.
@@ -40,10 +44,12 @@ function newAjv(): Ajv2020 {
   return ajv;
 }
 
-function compile(ajv: Ajv2020, tool: ToolContract, part: 'input' | 'output', problems: string[]): ValidateFunction | undefined {
+function compile(ajv: Ajv2020, tool: ToolContract, part: Part, problems: string[]): ValidateFunction | undefined {
+  const schema = tool[part];
+  if (schema === undefined) return undefined;
   try {
     // json-schema-to-ts's readonly JSONSchema and Ajv's AnySchema describe the same JSON.
-    return ajv.compile(tool[part] as unknown as AnySchema);
+    return ajv.compile(schema as unknown as AnySchema);
   } catch (error) {
     problems.push(`${tool.address} /${part}: schema does not compile: ${error instanceof Error ? error.message : String(error)}`);
     return undefined;
@@ -84,7 +90,8 @@ export class Catalog {
       seen.add(tool.address);
       const input = compile(ajv, tool, 'input', problems);
       const output = compile(ajv, tool, 'output', problems);
-      if (input !== undefined && output !== undefined) entries.set(tool.address, { tool, input, output });
+      const proposal = compile(ajv, tool, 'proposal', problems);
+      if (input !== undefined && output !== undefined) entries.set(tool.address, { tool, input, output, proposal });
     }
     if (problems.length > 0) throw new ContractError(problems);
     return new Catalog(entries);
@@ -148,12 +155,25 @@ export class Catalog {
     return this.#validate(tool, 'output', result, 'OUTPUT_INVALID', 'Result') as ValidationResult<Result>;
   }
 
-  #validate(tool: ToolContract, part: 'input' | 'output', value: unknown, code: ErrorCode, what: string): ValidationResult<unknown> {
+  /**
+   * Validates proposal arguments against a commit's proposal schema: a preview's draft before it is
+   * stored, a stored proposal before the commit runs. They are the output of trusted code, so a
+   * violation is OUTPUT_INVALID. A tool without a proposal schema accepts any value.
+   */
+  validateProposal<Proposal>(
+    tool: ToolContract<JSONSchema, JSONSchema, unknown, unknown, Proposal>,
+    args: unknown,
+  ): ValidationResult<Proposal> {
+    return this.#validate(tool, 'proposal', args, 'OUTPUT_INVALID', 'Proposal arguments') as ValidationResult<Proposal>;
+  }
+
+  #validate(tool: ToolContract, part: Part, value: unknown, code: ErrorCode, what: string): ValidationResult<unknown> {
     const entry = this.#entries.get(tool.address);
     if (entry?.tool !== tool) throw new Error(`Tool ${tool.address} is not loaded in this catalog`);
     const validate = entry[part];
-    if (validate(value)) return { ok: true, value };
-    const details = describeErrors(tool[part], value, validate.errors ?? []);
+    const schema = tool[part];
+    if (validate === undefined || schema === undefined || validate(value)) return { ok: true, value };
+    const details = describeErrors(schema, value, validate.errors ?? []);
     const first = details[0] ?? { field: '', message: 'is invalid' };
     const more = details.length > 1 ? ` (${details.length - 1} more in details)` : '';
     const message = `${what} of ${tool.address} invalid: ${first.field === '' ? '(root)' : first.field} ${first.message}${more}`;

@@ -52,6 +52,12 @@ export interface ToolSpec<I extends JSONSchema = JSONSchema, O extends JSONSchem
   readonly commits?: string;
   /** On a commit tool: the address of its preview tool. */
   readonly previewedBy?: string;
+  /**
+   * On a commit tool: JSON Schema of the arguments its proposals carry — what the preview's
+   * `propose` computes and what `run` receives. Linted and compiled at load like `input`; the
+   * executor checks a draft against it before storing it and a stored proposal before running it.
+   */
+  readonly proposal?: JSONSchema;
   readonly retired?: boolean;
   /** Talks to the world outside the tenant (email, payment): MCP `openWorldHint`. */
   readonly external?: boolean;
@@ -63,24 +69,38 @@ export interface ToolSpec<I extends JSONSchema = JSONSchema, O extends JSONSchem
 /** Brand of the phantom member that carries a contract's argument and result types. */
 declare const contractTypes: unique symbol;
 
+/**
+ * A contract's part in a preview/commit pair, known to the types only when the pair was declared
+ * with its proposal schema (the sdk's `definePreviewCommit`). The wide union means "not known":
+ * the contract is typed as a plain tool.
+ */
+export type PairRole = 'preview' | 'commit' | 'tool';
+
+/** The fields Gatehouse adds to a preview's result once it has stored the proposal. */
+export type PreviewField = 'proposal_id' | 'expires_at' | 'effect';
+
 /** Types of a schema: `unknown` for the wide `JSONSchema`, else json-schema-to-ts's `FromSchema`. */
 export type SchemaType<S extends JSONSchema> = JSONSchema extends S ? unknown : FromSchema<S>;
 
 /**
  * A registered, immutable tool version. `I` / `O` are its schemas' literal types; `Args` / `Result`
  * are computed from them once, by `defineTool`, and carried by a phantom member so that reading
- * them back (`ToolArgs`) never re-runs `FromSchema` during inference.
+ * them back (`ToolArgs`) never re-runs `FromSchema` during inference. `Proposal` and `Role` are
+ * set for the two contracts of a typed preview/commit pair: the type of the proposal arguments,
+ * and which side of the pair this is.
  */
 export interface ToolContract<
   I extends JSONSchema = JSONSchema,
   O extends JSONSchema = JSONSchema,
   Args = SchemaType<I>,
   Result = SchemaType<O>,
+  Proposal = unknown,
+  Role extends PairRole = PairRole,
 > extends ToolSpec<I, O> {
   readonly address: ToolAddress;
   readonly concurrency: string;
   /** Type-level only; never present at runtime. */
-  readonly [contractTypes]?: { readonly args: Args; readonly result: Result };
+  readonly [contractTypes]?: { readonly args: Args; readonly result: Result; readonly proposal: Proposal; readonly role: Role };
 }
 
 /** The arguments type of a tool: `ToolArgs<typeof getCustomer>`. */
@@ -88,6 +108,30 @@ export type ToolArgs<T> = T extends { readonly [contractTypes]?: { readonly args
 
 /** The result type of a tool: `ToolResultOf<typeof getCustomer>`. */
 export type ToolResultOf<T> = T extends { readonly [contractTypes]?: { readonly result: infer R } } ? R : never;
+
+/** The proposal arguments of either side of a typed pair: what the preview drafts, what the commit runs. */
+export type ProposalArgs<T> = T extends { readonly [contractTypes]?: { readonly proposal: infer P } } ? P : never;
+
+type RoleOf<T> = T extends { readonly [contractTypes]?: { readonly role: infer R } } ? R : never;
+
+/** True (as a type) for the preview of a typed pair, false for anything else. */
+export type IsPreview<T> = [RoleOf<T>] extends ['preview'] ? true : false;
+
+/** What a handler's `run` receives: the commit of a typed pair runs with its proposal's arguments. */
+export type RunArgs<T> = [RoleOf<T>] extends ['commit'] ? ProposalArgs<T> : ToolArgs<T>;
+
+/** A preview's result as its handler returns it: the output view without the fields Gatehouse adds. */
+export type PreviewResultOf<T> = Omit<ToolResultOf<T>, PreviewField>;
+
+/**
+ * What a handler's `run` returns. Typed for the preview of a typed pair, whose `propose` reads it
+ * before the executor has validated anything; `unknown` elsewhere, where the executor validates the
+ * value against the output schema before any of it leaves.
+ */
+export type RunResult<T> = IsPreview<T> extends true ? PreviewResultOf<T> : unknown;
+
+/** The arguments a preview's drafts carry: typed by the proposal schema for a typed pair. */
+export type DraftArgs<T> = IsPreview<T> extends true ? ProposalArgs<T> : unknown;
 
 /** A handler typed by its contract, without restating fields. */
 export type ToolHandler<T> = (args: ToolArgs<T>) => Promise<ToolResultOf<T>>;
@@ -100,6 +144,25 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
+/** A contract's runtime value: the spec, addressed, with its slot class. */
+export type BuiltContract<I extends JSONSchema, O extends JSONSchema> = ToolSpec<I, O> & {
+  readonly address: ToolAddress;
+  readonly concurrency: string;
+};
+
+/**
+ * The runtime half of `defineTool`: a deeply frozen contract with its `address` (`name.vN`) and
+ * slot class. Its type carries no phantom types, so the caller states the contract type it builds
+ * (`defineTool`, the sdk's `definePreviewCommit`).
+ */
+export function buildContract<I extends JSONSchema, O extends JSONSchema>(spec: ToolSpec<I, O>): BuiltContract<I, O> {
+  return deepFreeze({
+    ...spec,
+    address: toolAddress(spec.name, spec.version),
+    concurrency: spec.concurrency ?? DEFAULT_CONCURRENCY,
+  });
+}
+
 /**
  * Declares a tool version. Returns a deeply frozen contract with its `address` (`name.vN`).
  * Nothing is checked here: `Catalog.load` lints every tool and reports all problems at once.
@@ -107,9 +170,5 @@ function deepFreeze<T>(value: T): T {
 export function defineTool<const I extends JSONSchema, const O extends JSONSchema>(
   spec: ToolSpec<I, O>,
 ): ToolContract<I, O, NoInfer<SchemaType<I>>, NoInfer<SchemaType<O>>> {
-  return deepFreeze({
-    ...spec,
-    address: toolAddress(spec.name, spec.version),
-    concurrency: spec.concurrency ?? DEFAULT_CONCURRENCY,
-  });
+  return buildContract(spec);
 }

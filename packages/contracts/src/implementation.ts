@@ -1,4 +1,5 @@
-import type { ToolArgs, ToolContract } from './define-tool.js';
+import type { DraftArgs, IsPreview, RunArgs, RunResult, ToolArgs, ToolContract } from './define-tool.js';
+import { isErrorCode } from './error-codes.js';
 import type { ToolError } from './tool-error.js';
 
 /** What a handler knows about the call it runs. Everything here was decided by trusted code. */
@@ -32,16 +33,33 @@ export class ToolFailure extends Error {
   }
 }
 
+/**
+ * Whether `value` is a ToolFailure, judged by its shape rather than by `instanceof`: a tool pack
+ * loaded from its own path may bring its own copy of this package, whose class is another object.
+ */
+export function isToolFailure(value: unknown): value is ToolFailure {
+  if (value instanceof ToolFailure) return true;
+  return (
+    value instanceof Error && value.name === 'ToolFailure' &&
+    'ambiguous' in value && typeof value.ambiguous === 'boolean' &&
+    'error' in value && typeof value.error === 'object' && value.error !== null &&
+    'code' in value.error && isErrorCode(value.error.code)
+  );
+}
+
 /** The answer of a status query for an idempotency key. */
 export type StatusAnswer =
   | { readonly state: 'succeeded'; readonly result: unknown }
   | { readonly state: 'failed'; readonly error: ToolError }
   | { readonly state: 'unknown' };
 
-/** The effect a preview computed, which Gatehouse stores as a canonical proposal for its commit tool. */
-export interface ProposalDraft {
+/**
+ * The effect a preview computed, which Gatehouse stores as a canonical proposal for its commit tool.
+ * `A` is the type of the proposal arguments (the commit's proposal schema, for a typed pair).
+ */
+export interface ProposalDraft<A = unknown> {
   /** The commit's arguments, exactly as they will run (canonicalized and hashed when stored). */
-  readonly arguments: unknown;
+  readonly arguments: A;
   readonly target: { readonly type: string; readonly id: string; readonly version: number | null };
   /** One sentence for the approver. */
   readonly effect: string;
@@ -54,23 +72,29 @@ export interface ProposalDraft {
   };
 }
 
-/** A contract with the code that runs it (methods, so implementations of many contracts share one list). */
+/**
+ * A contract with the code that runs it (methods, so implementations of many contracts share one
+ * list). For the two sides of a typed preview/commit pair the types follow the proposal schema: the
+ * preview's `propose` gets the result its `run` returned and drafts proposal arguments; the commit's
+ * `run` and `resourceOf` get those arguments, as stored and approved.
+ */
 export interface ToolImplementation<T extends ToolContract = ToolContract> {
   readonly contract: T;
   /** Returns the result view; the executor validates it against the output schema before anything leaves. */
-  run(args: ToolArgs<T>, context: ExecutionContext): Promise<unknown>;
+  run(args: RunArgs<T>, context: ExecutionContext): Promise<RunResult<T>>;
   /** For writes: asks the system of record what happened under an idempotency key. Throws when it cannot tell. */
   status?(idempotencyKey: string, context: ExecutionContext): Promise<StatusAnswer>;
   /** For preview tools: the proposal their result stands for. */
-  propose?(args: ToolArgs<T>, result: unknown, context: ExecutionContext): ProposalDraft;
+  propose?(args: ToolArgs<T>, result: RunResult<T>, context: ExecutionContext): ProposalDraft<DraftArgs<T>>;
   /** For writes: the resource they change (`customer:C-1842`), serialized across executors. */
-  resourceOf?(args: ToolArgs<T>): string;
+  resourceOf?(args: RunArgs<T>): string;
 }
 
+/** What `implement` takes: everything but the contract; the preview of a typed pair must `propose`. */
+export type ImplementationParts<T extends ToolContract> = Omit<ToolImplementation<T>, 'contract'> &
+  (IsPreview<T> extends true ? Required<Pick<ToolImplementation<T>, 'propose'>> : unknown);
+
 /** Pairs a contract with its handler, typed by the contract's schemas. */
-export function implement<T extends ToolContract>(
-  contract: T,
-  parts: Omit<ToolImplementation<T>, 'contract'>,
-): ToolImplementation<T> {
+export function implement<T extends ToolContract>(contract: T, parts: ImplementationParts<T>): ToolImplementation<T> {
   return { contract, ...parts };
 }

@@ -7,6 +7,10 @@ export { DEFAULT_CONCURRENCY, Effect, RateLimitScope, RetryClass, defineTool } f
 export type {
   CancelMode, JSONSchema, RateLimit, SchemaType, ToolArgs, ToolContract, ToolHandler, ToolResultOf, ToolSpec,
 } from './define-tool.js';
+export { buildContract } from './define-tool.js';
+export type {
+  BuiltContract, DraftArgs, IsPreview, PairRole, PreviewField, PreviewResultOf, ProposalArgs, RunArgs, RunResult,
+} from './define-tool.js';
 export { TOOL_NAME_PATTERN, parseToolAddress, toolAddress } from './tool-address.js';
 export type { ParsedAddress, ToolAddress } from './tool-address.js';
 export { lintCatalog, lintSchema, lintTool } from './schema-lint.js';
@@ -17,3 +21,5 @@ export { snapshotByRole, snapshotJson, toMcpTool, toOpenAiFunction, toolNameFrom
 export type { McpTool, OpenAiFunctionTool, RoleSnapshot, RoleSnapshotEntry } from './exports.js';
 export { implement, ToolFailure } from './implementation.js';
 export type { ExecutionContext, ProposalDraft, StatusAnswer, ToolImplementation } from './implementation.js';
+export { isToolFailure } from './implementation.js';
+export type { ImplementationParts } from './implementation.js';

@@ -123,6 +123,15 @@ function lintCommitInput(input: SchemaObject): string[] {
   return ok ? [] : ['/input: a commit tool must take exactly {proposal_id: string}, required and closed'];
 }
 
+/** A proposal schema belongs to a commit and is linted like an input: an object root, every object closed. */
+function lintProposal(tool: ToolContract): string[] {
+  const p: string[] = [];
+  if (tool.previewedBy === undefined) p.push('/proposal: only a commit tool (previewedBy) carries a proposal schema');
+  if (!isSchemaObject(tool.proposal) || tool.proposal['type'] !== 'object') p.push('/proposal/type: the proposal root must be "type": "object"');
+  p.push(...lintSchema(tool.proposal, '/proposal'));
+  return p;
+}
+
 /** Every problem of one tool, each prefixed with its address. Cross-tool references: `lintCatalog`. */
 export function lintTool(tool: ToolContract): string[] {
   const p = [...lintFields(tool), ...lintEffect(tool)];
@@ -134,6 +143,7 @@ export function lintTool(tool: ToolContract): string[] {
     p.push(...lintCommitInput(isSchemaObject(tool.input) ? tool.input : {}));
   }
   if (tool.commits !== undefined && tool.effect !== 'read') p.push('/effect: a preview tool (commits) must be a read');
+  if (tool.proposal !== undefined) p.push(...lintProposal(tool));
   return p.map((problem) => `${String(tool.address)} ${problem}`);
 }
 

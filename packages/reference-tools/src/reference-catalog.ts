@@ -1,24 +1,18 @@
-import { Catalog } from '@gatehouse/contracts';
-import type { ToolImplementation } from '@gatehouse/contracts';
-import { commitAddressChangeV1Tool, commitAddressChangeV2Tool, previewAddressChangeTool } from './tools/address-change.js';
-import { previewCustomerEmailTool, sendCustomerEmailTool } from './tools/customer-email.js';
-import { getCustomerTool } from './tools/get-customer.js';
-import { listOpenOrdersTool } from './tools/list-open-orders.js';
-import { cancelOperationTool, getOperationTool, startCustomerExportTool } from './tools/operations.js';
+// The exports services and tests used before packs: kept working, unchanged, until the services load
+// the pack (GATEHOUSE_TOOL_PACK). They read CUSTOMERS_URL from process.env on every call, as before,
+// because tests set it after importing this module.
+import { Catalog, readPackConfig } from '@gatehouse/sdk';
+import type { ToolImplementation } from '@gatehouse/sdk';
+import { customerSupportPack } from './customer-support-pack.js';
+import { CustomersClient } from './customers-client.js';
 
-/** Every reference tool with its handler, in catalog order. */
-export const referenceImplementations: readonly ToolImplementation[] = [
-  getCustomerTool,
-  listOpenOrdersTool,
-  previewAddressChangeTool,
-  commitAddressChangeV1Tool,
-  commitAddressChangeV2Tool,
-  previewCustomerEmailTool,
-  sendCustomerEmailTool,
-  startCustomerExportTool,
-  getOperationTool,
-  cancelOperationTool,
-] as readonly ToolImplementation[];
+/** Where the customers service listens: CUSTOMERS_URL of the current environment, or its default. */
+export function customersUrl(): string {
+  return readPackConfig(customerSupportPack, process.env).CUSTOMERS_URL;
+}
+
+/** Every reference tool with its handler, in catalog order; the customers URL is read per call. */
+export const referenceImplementations: readonly ToolImplementation[] = customerSupportPack.tools({ customers: new CustomersClient(customersUrl) });
 
 /** The reference catalog, loaded (linted and compiled) once. */
 export function referenceCatalog(): Catalog {

@@ -73,5 +73,3 @@ export const money = {
 export const timestamp = { type: 'string', format: 'date-time' } as const;
 
 export const operationId = { type: 'string', pattern: '^[A-Za-z0-9_-]{1,64}$', description: 'Id of a long-running operation.' } as const;
-
-export const proposalId = { type: 'string', pattern: '^p_[A-Za-z0-9]{8,64}$', description: 'Id of a stored proposal.' } as const;

@@ -12,10 +12,10 @@ import type { JsonSchema } from '@gatehouse/testkit';
 const catalog = referenceCatalog();
 const tools = catalog.tools();
 
-const Part = { input: 'input', output: 'output' } as const;
+const Part = { input: 'input', output: 'output', proposal: 'proposal' } as const;
 type Part = keyof typeof Part;
 
-const rejectionCode = { input: 'INVALID_ARGUMENT', output: 'OUTPUT_INVALID' } as const;
+const rejectionCode = { input: 'INVALID_ARGUMENT', output: 'OUTPUT_INVALID', proposal: 'OUTPUT_INVALID' } as const;
 
 interface Ran {
   valid: number;
@@ -32,7 +32,8 @@ function record(tool: ToolContract, kind: keyof Ran, n: number): void {
 }
 
 function schemaOf(tool: ToolContract, part: Part): JsonSchema {
-  const schema: JSONSchema = tool[part];
+  const schema: JSONSchema | undefined = tool[part];
+  if (schema === undefined) throw new Error(`${tool.address} has no ${part} schema`);
   if (typeof schema === 'boolean') throw new Error(`${tool.address} /${part} is a boolean schema; the testkit needs an object schema`);
   // json-schema-to-ts allows boolean sub-schemas and `T | undefined` keywords; the testkit's
   // JsonSchema describes the closed object schemas the catalog lint already guarantees.
@@ -40,6 +41,7 @@ function schemaOf(tool: ToolContract, part: Part): JsonSchema {
 }
 
 function validate(tool: ToolContract, part: Part, value: unknown): ValidationResult<unknown> {
+  if (part === 'proposal') return catalog.validateProposal(tool, value);
   return part === 'input' ? catalog.validateInput(tool, value) : catalog.validateOutput(tool, value);
 }
 
@@ -56,8 +58,11 @@ afterAll(() => {
   }
 });
 
+/** Each tool's schemas: input and output, and the proposal schema of a commit that has one. */
+const partsOf = (tool: ToolContract): Part[] => (tool.proposal === undefined ? [Part.input, Part.output] : [Part.input, Part.output, Part.proposal]);
+
 describe.each(tools.map((tool) => [tool.address, tool] as const))('contract cases of %s', (_address, tool) => {
-  describe.each([Part.input, Part.output])('its %s schema', (part) => {
+  describe.each(partsOf(tool))('its %s schema', (part) => {
     it('accepts the minimal valid case', () => {
       const result = validate(tool, part, minimalValidCase(schemaOf(tool, part)));
       record(tool, 'valid', 1);
@@ -85,6 +90,14 @@ describe.each(tools.map((tool) => [tool.address, tool] as const))('contract case
 });
 
 describe('the generated contract cases', () => {
+  it('cover the proposal schema of every commit', () => {
+    const commits = tools.filter((tool) => tool.previewedBy !== undefined);
+    expect(commits.map((tool) => [tool.address, partsOf(tool).includes(Part.proposal)])).toEqual([
+      ['commit_address_change.v2', true],
+      ['send_customer_email.v1', true],
+    ]);
+  });
+
   it('number more than 100 over the catalog, with invalid cases for every schema', () => {
     const perSchema = tools.flatMap((tool) => [Part.input, Part.output].map((part) => caseCounts(schemaOf(tool, part))));
     expect(perSchema).toHaveLength(2 * tools.length);

@@ -1,1 +1,28 @@
-export {};
+// Everything a tool author writes against. A tool pack imports this package only.
+
+// Contracts and handlers.
+export { Catalog, defineTool, Effect, implement, RateLimitScope, RetryClass } from '@gatehouse/contracts';
+export type {
+  CancelMode, DraftArgs, ExecutionContext, ImplementationParts, JSONSchema, LookupResult, PreviewResultOf, ProposalArgs,
+  ProposalDraft, RateLimit, RunArgs, RunResult, SchemaType, StatusAnswer, ToolAddress, ToolArgs, ToolContract, ToolHandler,
+  ToolImplementation, ToolResultOf, ToolSpec, ValidationResult,
+} from '@gatehouse/contracts';
+
+// Errors: the one shape a handler fails with.
+export { ErrorCode, isToolFailure, ToolFailure, toolError } from '@gatehouse/contracts';
+export type { ToolError, ToolErrorExtras } from '@gatehouse/contracts';
+
+// Preview/commit pairs typed by their proposal schema.
+export { commitInputSchema, definePreviewCommit, proposalIdSchema } from './preview-commit.js';
+export type {
+  CommitContract, CommitInputSchema, CommitSpec, PreviewCommit, PreviewCommitSpec, PreviewContract, PreviewSpec,
+} from './preview-commit.js';
+
+// Tool packs.
+export { defineToolPack, isToolPack, TOOL_PACK_KIND } from './tool-pack.js';
+export type { ToolPack, ToolPackSpec } from './tool-pack.js';
+export { CONFIG_NAME_PATTERN, readPackConfig, RESERVED_PREFIXES } from './pack-config.js';
+export type { ConfigSpec, ConfigValue, ConfigVariable, Env, PackConfig } from './pack-config.js';
+export { describePack, PACK_NAME_PATTERN, validatePack } from './validate-pack.js';
+export type { PackContents, PackDescription, PackVariable, ValidatedPack } from './validate-pack.js';
+export { PackError, PackErrorCode } from './pack-error.js';

@@ -1,4 +1,4 @@
-import { canonicalJson, toolError, ToolFailure } from '@gatehouse/contracts';
+import { canonicalJson, isToolFailure, toolError, ToolFailure } from '@gatehouse/contracts';
 import type { Catalog, ToolError, ToolImplementation } from '@gatehouse/contracts';
 import type { ExecutionOrder } from '@gatehouse/events';
 import { buildProposal } from '@gatehouse/governance';
@@ -47,7 +47,7 @@ export async function executeRead(order: ExecutionOrder, implementation: Impleme
       raw = await runHandler(implementation, args, context, tool.timeoutMs);
       break;
     } catch (error) {
-      const failure = error instanceof ToolFailure ? error : new ToolFailure(toolError('UPSTREAM_ERROR', 'handler failed'));
+      const failure = isToolFailure(error) ? error : new ToolFailure(toolError('UPSTREAM_ERROR', 'handler failed'));
       const backoff = RETRY_BACKOFF_MS[attempt];
       const roomLeft = order.deadline_at === null || Date.now() + (backoff ?? 0) + tool.timeoutMs < order.deadline_at;
       if (!failure.error.retryable || attempt + 1 >= attempts || backoff === undefined || !roomLeft) {
@@ -67,6 +67,13 @@ export async function executeRead(order: ExecutionOrder, implementation: Impleme
     } catch {
       deps.metrics.outputViolation(tool.address, 'OUTPUT_INVALID');
       return { ok: false, error: toolError('OUTPUT_INVALID', `${tool.address} returned a preview no proposal can be made from`), durationMs: Date.now() - started };
+    }
+    // The canonical arguments are what the commit will run: its proposal schema must admit them.
+    const commit = deps.catalog.get(tool.commits);
+    const drafted = commit === undefined ? undefined : deps.catalog.validateProposal(commit, JSON.parse(proposal.arguments));
+    if (drafted !== undefined && !drafted.ok) {
+      deps.metrics.outputViolation(tool.address, drafted.error.code);
+      return { ok: false, error: drafted.error, durationMs: Date.now() - started };
     }
     view = { ...(raw as object), proposal_id: proposal.proposal_id, expires_at: new Date(proposal.expires_at).toISOString(), effect: proposal.effect };
   }

@@ -1,4 +1,4 @@
-import { toolError, ToolFailure } from '@gatehouse/contracts';
+import { isToolFailure, toolError, ToolFailure } from '@gatehouse/contracts';
 import type { ExecutionContext, ToolImplementation } from '@gatehouse/contracts';
 
 /**
@@ -25,9 +25,9 @@ export async function runHandler(
     }, timeoutMs);
   });
   try {
-    return await Promise.race([implementation.run(args as never, { ...context, signal: controller.signal }), timedOut]);
+    return await Promise.race([implementation.run(args, { ...context, signal: controller.signal }), timedOut]);
   } catch (error) {
-    if (error instanceof ToolFailure) throw error;
+    if (isToolFailure(error)) throw error;
     throw new ToolFailure(toolError('UPSTREAM_ERROR', `${implementation.contract.address} failed unexpectedly`, { retryable: false }), {
       ambiguous: implementation.contract.effect === 'write',
       cause: error,

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { canonicalJson, toolError, ToolFailure } from '@gatehouse/contracts';
+import { canonicalJson, isToolFailure, toolError, ToolFailure } from '@gatehouse/contracts';
 import type { Catalog, ExecutionContext, ToolError, ToolImplementation } from '@gatehouse/contracts';
 import { errorResult, fromStoredOutcome, okResult, toStoredOutcome } from '@gatehouse/events';
 import type { EventPublisher, ExecutionOrder, OperatorHandoff, ResultAddress, ToolResult } from '@gatehouse/events';
@@ -9,6 +9,7 @@ import type { GatehouseMetrics, Logger } from '@gatehouse/telemetry';
 import type { IHeaders } from 'kafkajs';
 import { authorize } from './approval-check.js';
 import { claimOrWait, keepLease } from './claim-wait.js';
+import { storedArguments } from './stored-arguments.js';
 import { runHandler } from './run-handler.js';
 import { settleAmbiguous } from './status-protocol.js';
 
@@ -143,6 +144,15 @@ export async function executeWrite(
       deps.logger.warn({ ...logContext, code: authorized.error.code }, 'write refused before execution');
       return;
     }
+    const args = storedArguments(deps.catalog, tool, order.proposal_id, authorized.args);
+    if (!args.ok) {
+      // Nothing ran and nothing was consumed: the key goes back, as for a refused authorization.
+      await deps.idempotency.abandon(key, owner);
+      deps.metrics.outputViolation(tool.address, args.error.code);
+      await refuse(args.error);
+      deps.logger.warn({ ...logContext, code: args.error.code, field: args.error.field }, 'stored proposal refused by its proposal schema');
+      return;
+    }
     if ((await deps.approvals.consume(authorized.approval.approval_id, key)) === 'already_consumed') {
       await deps.idempotency.abandon(key, owner);
       await refuse(toolError('PROPOSAL_CONSUMED', 'This approval was already used'));
@@ -154,7 +164,6 @@ export async function executeWrite(
       return;
     }
 
-    const args = JSON.parse(authorized.args) as unknown;
     const scopes: SlotScope[] = [
       { scope: `tenant:${order.tenant}`, limit: deps.limits.tenants[order.tenant] ?? deps.limits.tenantDefault },
       { scope: `run:${order.run_id}`, limit: deps.limits.run },
@@ -168,7 +177,7 @@ export async function executeWrite(
     const stopSlotLease = keepLease(() => deps.slots.renew(scopes, operationId, deps.leaseMs), deps.leaseMs);
     let settlement: Settlement;
     try {
-      settlement = await runLocked(args);
+      settlement = await runLocked(args.value);
     } finally {
       stopSlotLease();
       deps.metrics.slotsReleased(order.tenant);
@@ -205,7 +214,7 @@ export async function executeWrite(
         afterwards: () => deps.logger.info({ ...logContext, operation_id: operationId, idempotency_key: key, ms }, 'write applied'),
       };
     } catch (error) {
-      const failure = error instanceof ToolFailure ? error : new ToolFailure(toolError('UPSTREAM_ERROR', 'handler failed'), { ambiguous: true });
+      const failure = isToolFailure(error) ? error : new ToolFailure(toolError('UPSTREAM_ERROR', 'handler failed'), { ambiguous: true });
       if (!failure.ambiguous) {
         if (failure.error.code === VERSION_CONFLICT) {
           deps.metrics.versionConflict(tool.address);

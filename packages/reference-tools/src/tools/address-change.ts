@@ -1,8 +1,19 @@
-import { defineTool, implement, toolError, ToolFailure } from '@gatehouse/contracts';
-import type { ExecutionContext, StatusAnswer } from '@gatehouse/contracts';
-import { callCustomers, expectShape } from '../customers-api.js';
-import { address, customerId, destination, proposalId, timestamp } from '../schema-parts.js';
+import { definePreviewCommit, defineTool, implement, isToolFailure, proposalIdSchema, toolError, ToolFailure } from '@gatehouse/sdk';
+import type { ExecutionContext, PreviewResultOf, SchemaType, StatusAnswer, ToolImplementation } from '@gatehouse/sdk';
+import type { CustomersClient } from '../customers-client.js';
+import { address, customerId, destination, timestamp } from '../schema-parts.js';
+import { expectShape, readAddress, readStrings } from '../upstream-body.js';
+import type { Address, Body } from '../upstream-body.js';
 import { operationStatus } from './operation-status.js';
+
+/** The arguments an address change runs with: what the preview computed (v2) or what the caller sent (retired v1). */
+const addressChangeArguments = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['customer_id', 'expected_version', 'destination'],
+  properties: { customer_id: customerId, expected_version: { type: 'integer', minimum: 1 }, destination },
+} as const;
+export type AddressChangeArguments = SchemaType<typeof addressChangeArguments>;
 
 const committedView = {
   type: 'object',
@@ -17,51 +28,61 @@ const committedView = {
   },
 } as const;
 
-export const previewAddressChange = defineTool({
-  name: 'preview_address_change',
-  version: 1,
-  description:
-    'Compute what changing a customer’s shipping address would do, without changing anything. Returns a proposal_id and the exact effect; commit it with commit_address_change.v2.',
-  input: {
-    type: 'object',
-    additionalProperties: false,
-    required: ['customer_id', 'destination'],
-    properties: { customer_id: customerId, destination },
-  },
-  output: {
-    type: 'object',
-    additionalProperties: false,
-    required: ['proposal_id', 'expires_at', 'effect', 'customer_id', 'current_version', 'before', 'after', 'changed_fields'],
-    properties: {
-      proposal_id: proposalId,
-      expires_at: timestamp,
-      effect: { type: 'string' },
-      customer_id: customerId,
-      current_version: { type: 'integer', minimum: 1 },
-      before: address,
-      after: address,
-      changed_fields: { type: 'array', maxItems: 10, items: { type: 'string' } },
+const addressChange = definePreviewCommit({
+  proposal: addressChangeArguments,
+  preview: {
+    name: 'preview_address_change',
+    version: 1,
+    description:
+      'Compute what changing a customer’s shipping address would do, without changing anything. Returns a proposal_id and the exact effect; commit it with commit_address_change.v2.',
+    input: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['customer_id', 'destination'],
+      properties: { customer_id: customerId, destination },
     },
+    output: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['proposal_id', 'expires_at', 'effect', 'customer_id', 'current_version', 'before', 'after', 'changed_fields'],
+      properties: {
+        proposal_id: proposalIdSchema,
+        expires_at: timestamp,
+        effect: { type: 'string' },
+        customer_id: customerId,
+        current_version: { type: 'integer', minimum: 1 },
+        before: address,
+        after: address,
+        changed_fields: { type: 'array', maxItems: 10, items: { type: 'string' } },
+      },
+    },
+    retry: 'safe',
+    timeoutMs: 3_000,
+    rateLimit: { limit: 120, windowMs: 60_000, per: 'run' },
+    cancel: 'none',
+    maxResultBytes: 8_192,
   },
-  effect: 'read',
-  retry: 'safe',
-  timeoutMs: 3_000,
-  rateLimit: { limit: 120, windowMs: 60_000, per: 'run' },
-  cancel: 'none',
-  maxResultBytes: 8_192,
-  commits: 'commit_address_change.v2',
-} as const);
+  commit: {
+    name: 'commit_address_change',
+    version: 2,
+    description: 'Apply a previewed address change. Takes only the proposal_id from preview_address_change.v1; the approved proposal is what runs.',
+    output: committedView,
+    retry: 'idempotent',
+    approval: 'address-change',
+    timeoutMs: 5_000,
+    cancel: 'none',
+    maxResultBytes: 4_096,
+  },
+});
+
+export const previewAddressChange = addressChange.preview;
+export const commitAddressChangeV2 = addressChange.commit;
 
 export const commitAddressChangeV1 = defineTool({
   name: 'commit_address_change',
   version: 1,
   description: 'Legacy: change a customer’s shipping address from free arguments. Retired; use preview_address_change.v1 then commit_address_change.v2.',
-  input: {
-    type: 'object',
-    additionalProperties: false,
-    required: ['customer_id', 'expected_version', 'destination'],
-    properties: { customer_id: customerId, expected_version: { type: 'integer', minimum: 1 }, destination },
-  },
+  input: addressChangeArguments,
   output: committedView,
   effect: 'write',
   retry: 'idempotent',
@@ -70,38 +91,21 @@ export const commitAddressChangeV1 = defineTool({
   cancel: 'none',
   maxResultBytes: 4_096,
   retired: true,
-} as const);
+});
 
-export const commitAddressChangeV2 = defineTool({
-  name: 'commit_address_change',
-  version: 2,
-  description: 'Apply a previewed address change. Takes only the proposal_id from preview_address_change.v1; the approved proposal is what runs.',
-  input: {
-    type: 'object',
-    additionalProperties: false,
-    required: ['proposal_id'],
-    properties: { proposal_id: proposalId },
-  },
-  output: committedView,
-  effect: 'write',
-  retry: 'idempotent',
-  approval: 'address-change',
-  timeoutMs: 5_000,
-  cancel: 'none',
-  maxResultBytes: 4_096,
-  previewedBy: 'preview_address_change.v1',
-} as const);
+type Preview = PreviewResultOf<typeof previewAddressChange>;
 
-/** The arguments a commit runs with: what the preview computed, stored in the proposal. */
-export interface AddressChangeArguments {
-  readonly customer_id: string;
-  readonly expected_version: number;
-  readonly destination: { kind: 'saved'; address_id: string } | { kind: 'new'; line1: string; city: string; country: string; postal_code?: string };
-}
-
-type Address = { line1: string; city: string; country: string; postal_code: string | null };
-const view = (a: Address): Address => ({ line1: a.line1, city: a.city, country: a.country, postal_code: a.postal_code });
 const describe = (a: Address): string => `${a.line1}, ${a.city}${a.postal_code === null ? '' : ` ${a.postal_code}`}, ${a.country}`;
+
+/** The service's preview, reduced to the view (addresses without their ids or anything else). */
+function previewOf(b: Body): Preview | undefined {
+  const { customer_id: customer, current_version: version } = b;
+  const before = readAddress(b['before']);
+  const after = readAddress(b['after']);
+  const changed = readStrings(b['changed_fields']);
+  if (typeof customer !== 'string' || typeof version !== 'number' || before === undefined || after === undefined || changed === undefined) return undefined;
+  return { customer_id: customer, current_version: version, before, after, changed_fields: changed };
+}
 
 function committed(body: unknown, write: boolean): unknown {
   return expectShape(
@@ -120,32 +124,13 @@ function committed(body: unknown, write: boolean): unknown {
   );
 }
 
-async function commit(args: AddressChangeArguments, context: ExecutionContext): Promise<unknown> {
-  if (context.idempotencyKey === null) {
-    throw new Error('an address change runs only under an idempotency key made by the executor');
-  }
-  try {
-    const { body } = await callCustomers({
-      method: 'POST',
-      path: `/customers/${encodeURIComponent(args.customer_id)}/address-changes`,
-      body: { expected_version: args.expected_version, destination: args.destination },
-      idempotencyKey: context.idempotencyKey,
-      context,
-      write: true,
-    });
-    return committed(body, true);
-  } catch (failure) {
-    throw withNextStep(failure);
-  }
-}
-
 /** A version conflict is answered by reading again and proposing anew. */
 function withNextStep(failure: unknown): unknown {
-  if (failure instanceof ToolFailure && failure.error.code === 'VERSION_CONFLICT') {
+  if (isToolFailure(failure) && failure.error.code === 'VERSION_CONFLICT') {
     return new ToolFailure(
       toolError('VERSION_CONFLICT', 'Customer changed after the proposal was created', {
         field: '/expected_version',
-        next: 'preview_address_change.v1',
+        next: previewAddressChange.address,
         details: failure.error.details,
       }),
     );
@@ -153,53 +138,60 @@ function withNextStep(failure: unknown): unknown {
   return failure;
 }
 
-function status(key: string, context: ExecutionContext): Promise<StatusAnswer> {
-  return operationStatus(key, context, (response) => committed(response, false), 'preview_address_change.v1');
+/** The commit of both versions: the stored proposal's arguments (v2) or the validated call's (v1). */
+function committer(customers: CustomersClient) {
+  return async (args: AddressChangeArguments, context: ExecutionContext): Promise<unknown> => {
+    if (context.idempotencyKey === null) throw new Error('an address change runs only under an idempotency key made by the executor');
+    try {
+      const { body } = await customers.call({
+        method: 'POST',
+        path: `/customers/${encodeURIComponent(args.customer_id)}/address-changes`,
+        body: { expected_version: args.expected_version, destination: args.destination },
+        idempotencyKey: context.idempotencyKey,
+        context,
+        write: true,
+      });
+      return committed(body, true);
+    } catch (failure) {
+      throw withNextStep(failure);
+    }
+  };
 }
 
-export const previewAddressChangeTool = implement(previewAddressChange, {
-  async run(args, context) {
-    const { body } = await callCustomers({
-      method: 'POST',
-      path: `/customers/${encodeURIComponent(args.customer_id)}/address-changes/preview`,
-      body: { destination: args.destination },
-      context,
-    });
-    const preview = body as { customer_id: string; current_version: number; before: Address; after: Address; changed_fields: string[] };
-    return {
-      customer_id: preview.customer_id,
-      current_version: preview.current_version,
-      before: view(preview.before),
-      after: view(preview.after),
-      changed_fields: preview.changed_fields,
-    };
-  },
-  propose(args, result) {
-    const preview = result as { customer_id: string; current_version: number; before: Address; after: Address; changed_fields: string[] };
-    return {
-      arguments: { customer_id: args.customer_id, expected_version: preview.current_version, destination: args.destination },
-      target: { type: 'customer', id: preview.customer_id, version: preview.current_version },
-      effect: `Change the shipping address of customer ${preview.customer_id} from “${describe(preview.before)}” to “${describe(preview.after)}”.`,
-      diff: {
-        changes: [{ field: 'shipping_address', before: view(preview.before), after: view(preview.after) }],
-        recipients: [],
-        amount: null,
-        affectedRecords: preview.changed_fields.length === 0 ? 0 : 1,
-        irreversible: [],
-      },
-    };
-  },
-});
+/** The three address-change tools, bound to the customers service. */
+export function addressChangeTools(customers: CustomersClient): readonly ToolImplementation[] {
+  const commit = committer(customers);
+  const status = (key: string, context: ExecutionContext): Promise<StatusAnswer> =>
+    operationStatus(customers, key, context, (response) => committed(response, false), previewAddressChange.address);
+  const resourceOf = (args: AddressChangeArguments): string => `customer:${args.customer_id}`;
 
-export const commitAddressChangeV1Tool = implement(commitAddressChangeV1, {
-  run: (args, context) => commit(args as AddressChangeArguments, context),
-  status,
-  resourceOf: (args) => `customer:${args.customer_id}`,
-});
-
-export const commitAddressChangeV2Tool = implement(commitAddressChangeV2, {
+  const preview = implement(previewAddressChange, {
+    async run(args, context) {
+      const { body } = await customers.call({
+        method: 'POST',
+        path: `/customers/${encodeURIComponent(args.customer_id)}/address-changes/preview`,
+        body: { destination: args.destination },
+        context,
+      });
+      return expectShape(body, previewOf, false);
+    },
+    propose(args, result) {
+      return {
+        arguments: { customer_id: args.customer_id, expected_version: result.current_version, destination: args.destination },
+        target: { type: 'customer', id: result.customer_id, version: result.current_version },
+        effect: `Change the shipping address of customer ${result.customer_id} from “${describe(result.before)}” to “${describe(result.after)}”.`,
+        diff: {
+          changes: [{ field: 'shipping_address', before: result.before, after: result.after }],
+          recipients: [],
+          amount: null,
+          affectedRecords: result.changed_fields.length === 0 ? 0 : 1,
+          irreversible: [],
+        },
+      };
+    },
+  });
   // A commit runs with its proposal's arguments, never with anything the agent sent.
-  run: (args, context) => commit(args as unknown as AddressChangeArguments, context),
-  status,
-  resourceOf: (args) => `customer:${(args as unknown as AddressChangeArguments).customer_id}`,
-});
+  const commitV2 = implement(commitAddressChangeV2, { run: commit, status, resourceOf });
+  const commitV1 = implement(commitAddressChangeV1, { run: commit, status, resourceOf });
+  return [preview, commitV1, commitV2];
+}

@@ -1,7 +1,8 @@
-import { defineTool, implement } from '@gatehouse/contracts';
-import type { ExecutionContext, StatusAnswer } from '@gatehouse/contracts';
-import { callCustomers, expectShape } from '../customers-api.js';
-import { customerId, proposalId, timestamp } from '../schema-parts.js';
+import { definePreviewCommit, implement, proposalIdSchema } from '@gatehouse/sdk';
+import type { StatusAnswer, ToolImplementation } from '@gatehouse/sdk';
+import type { CustomersClient } from '../customers-client.js';
+import { customerId, timestamp } from '../schema-parts.js';
+import { expectShape } from '../upstream-body.js';
 import { operationStatus } from './operation-status.js';
 
 const message = {
@@ -9,70 +10,62 @@ const message = {
   body: { type: 'string', minLength: 1, maxLength: 5_000 },
 } as const;
 
-export const previewCustomerEmail = defineTool({
-  name: 'preview_customer_email',
-  version: 1,
-  description: 'Prepare an email to a customer without sending it: resolves the recipient and returns a proposal_id. Send it with send_customer_email.v1.',
-  input: {
-    type: 'object',
-    additionalProperties: false,
-    required: ['customer_id', 'subject', 'body'],
-    properties: { customer_id: customerId, ...message },
-  },
-  output: {
-    type: 'object',
-    additionalProperties: false,
-    required: ['proposal_id', 'expires_at', 'effect', 'customer_id', 'recipient', 'subject', 'body'],
-    properties: {
-      proposal_id: proposalId,
-      expires_at: timestamp,
-      effect: { type: 'string' },
-      customer_id: customerId,
-      recipient: { type: 'string' },
-      ...message,
+/** What the agent asks to send, and — once previewed — exactly what is sent. */
+const emailArguments = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['customer_id', 'subject', 'body'],
+  properties: { customer_id: customerId, ...message },
+} as const;
+
+const customerEmail = definePreviewCommit({
+  proposal: emailArguments,
+  preview: {
+    name: 'preview_customer_email',
+    version: 1,
+    description: 'Prepare an email to a customer without sending it: resolves the recipient and returns a proposal_id. Send it with send_customer_email.v1.',
+    input: emailArguments,
+    output: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['proposal_id', 'expires_at', 'effect', 'customer_id', 'recipient', 'subject', 'body'],
+      properties: {
+        proposal_id: proposalIdSchema,
+        expires_at: timestamp,
+        effect: { type: 'string' },
+        customer_id: customerId,
+        recipient: { type: 'string' },
+        ...message,
+      },
     },
+    retry: 'safe',
+    timeoutMs: 3_000,
+    rateLimit: { limit: 60, windowMs: 60_000, per: 'run' },
+    cancel: 'none',
+    maxResultBytes: 8_192,
   },
-  effect: 'read',
-  retry: 'safe',
-  timeoutMs: 3_000,
-  rateLimit: { limit: 60, windowMs: 60_000, per: 'run' },
-  cancel: 'none',
-  maxResultBytes: 8_192,
-  commits: 'send_customer_email.v1',
-} as const);
+  commit: {
+    name: 'send_customer_email',
+    version: 1,
+    description: 'Send a previewed email to the customer. Takes only the proposal_id from preview_customer_email.v1. Delivery cannot be undone.',
+    output: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['message_id', 'recipient', 'sent_at'],
+      properties: { message_id: { type: 'string' }, recipient: { type: 'string' }, sent_at: timestamp },
+    },
+    retry: 'idempotent',
+    approval: 'customer-email',
+    timeoutMs: 5_000,
+    rateLimit: { limit: 20, windowMs: 60_000, per: 'tenant' },
+    cancel: 'none',
+    maxResultBytes: 2_048,
+    external: true,
+  },
+});
 
-export const sendCustomerEmail = defineTool({
-  name: 'send_customer_email',
-  version: 1,
-  description: 'Send a previewed email to the customer. Takes only the proposal_id from preview_customer_email.v1. Delivery cannot be undone.',
-  input: {
-    type: 'object',
-    additionalProperties: false,
-    required: ['proposal_id'],
-    properties: { proposal_id: proposalId },
-  },
-  output: {
-    type: 'object',
-    additionalProperties: false,
-    required: ['message_id', 'recipient', 'sent_at'],
-    properties: { message_id: { type: 'string' }, recipient: { type: 'string' }, sent_at: timestamp },
-  },
-  effect: 'write',
-  retry: 'idempotent',
-  approval: 'customer-email',
-  timeoutMs: 5_000,
-  rateLimit: { limit: 20, windowMs: 60_000, per: 'tenant' },
-  cancel: 'none',
-  maxResultBytes: 2_048,
-  previewedBy: 'preview_customer_email.v1',
-  external: true,
-} as const);
-
-interface EmailArguments {
-  readonly customer_id: string;
-  readonly subject: string;
-  readonly body: string;
-}
+export const previewCustomerEmail = customerEmail.preview;
+export const sendCustomerEmail = customerEmail.commit;
 
 function sent(body: unknown, write: boolean): unknown {
   return expectShape(
@@ -82,46 +75,48 @@ function sent(body: unknown, write: boolean): unknown {
   );
 }
 
-export const previewCustomerEmailTool = implement(previewCustomerEmail, {
-  async run(args, context) {
-    const { body } = await callCustomers({ method: 'GET', path: `/customers/${encodeURIComponent(args.customer_id)}`, context });
-    const recipient = expectShape(body, (b) => (typeof b['email'] === 'string' ? b['email'] : undefined), false);
-    return { customer_id: args.customer_id, recipient, subject: args.subject, body: args.body };
-  },
-  propose(args, result) {
-    const { recipient } = result as { recipient: string };
-    return {
-      arguments: { customer_id: args.customer_id, subject: args.subject, body: args.body },
-      target: { type: 'customer', id: args.customer_id, version: null },
-      effect: `Send an email “${args.subject}” to ${recipient} (customer ${args.customer_id}).`,
-      diff: {
-        changes: [
-          { field: 'subject', before: null, after: args.subject },
-          { field: 'body', before: null, after: args.body },
-        ],
-        recipients: [recipient],
-        amount: null,
-        affectedRecords: 1,
-        irreversible: ['the email is delivered to the customer and cannot be recalled'],
-      },
-    };
-  },
-});
-
-export const sendCustomerEmailTool = implement(sendCustomerEmail, {
-  async run(args, context: ExecutionContext) {
-    const email = args as unknown as EmailArguments;
-    if (context.idempotencyKey === null) throw new Error('an email is sent only under an idempotency key made by the executor');
-    const { body } = await callCustomers({
-      method: 'POST',
-      path: `/customers/${encodeURIComponent(email.customer_id)}/emails`,
-      body: { subject: email.subject, body: email.body },
-      idempotencyKey: context.idempotencyKey,
-      context,
-      write: true,
-    });
-    return sent(body, true);
-  },
-  status: (key, context): Promise<StatusAnswer> => operationStatus(key, context, (response) => sent(response, false)),
-  resourceOf: (args) => `customer:${(args as unknown as EmailArguments).customer_id}`,
-});
+/** The email preview and send, bound to the customers service. */
+export function customerEmailTools(customers: CustomersClient): readonly ToolImplementation[] {
+  const preview = implement(previewCustomerEmail, {
+    async run(args, context) {
+      const { body } = await customers.call({ method: 'GET', path: `/customers/${encodeURIComponent(args.customer_id)}`, context });
+      const recipient = expectShape(body, (b) => (typeof b['email'] === 'string' ? b['email'] : undefined), false);
+      return { customer_id: args.customer_id, recipient, subject: args.subject, body: args.body };
+    },
+    propose(args, result) {
+      return {
+        arguments: { customer_id: args.customer_id, subject: args.subject, body: args.body },
+        target: { type: 'customer', id: args.customer_id, version: null },
+        effect: `Send an email “${args.subject}” to ${result.recipient} (customer ${args.customer_id}).`,
+        diff: {
+          changes: [
+            { field: 'subject', before: null, after: args.subject },
+            { field: 'body', before: null, after: args.body },
+          ],
+          recipients: [result.recipient],
+          amount: null,
+          affectedRecords: 1,
+          irreversible: ['the email is delivered to the customer and cannot be recalled'],
+        },
+      };
+    },
+  });
+  const send = implement(sendCustomerEmail, {
+    // The stored proposal's arguments: exactly what the approver saw.
+    async run(email, context) {
+      if (context.idempotencyKey === null) throw new Error('an email is sent only under an idempotency key made by the executor');
+      const { body } = await customers.call({
+        method: 'POST',
+        path: `/customers/${encodeURIComponent(email.customer_id)}/emails`,
+        body: { subject: email.subject, body: email.body },
+        idempotencyKey: context.idempotencyKey,
+        context,
+        write: true,
+      });
+      return sent(body, true);
+    },
+    status: (key, context): Promise<StatusAnswer> => operationStatus(customers, key, context, (response) => sent(response, false)),
+    resourceOf: (email) => `customer:${email.customer_id}`,
+  });
+  return [preview, send];
+}

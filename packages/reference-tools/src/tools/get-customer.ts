@@ -1,6 +1,8 @@
-import { defineTool, implement } from '@gatehouse/contracts';
-import { callCustomers, expectShape } from '../customers-api.js';
+import { defineTool, implement } from '@gatehouse/sdk';
+import type { ToolImplementation } from '@gatehouse/sdk';
+import type { CustomersClient } from '../customers-client.js';
 import { address, customerId, savedAddress, timestamp } from '../schema-parts.js';
+import { expectShape, pick } from '../upstream-body.js';
 
 export const getCustomer = defineTool({
   name: 'get_customer',
@@ -34,30 +36,32 @@ export const getCustomer = defineTool({
   maxResultBytes: 16_384,
 } as const);
 
-type Address = { line1: string; city: string; country: string; postal_code: string | null };
-type Saved = Address & { address_id: string };
+const ADDRESS_FIELDS = ['line1', 'city', 'country', 'postal_code'] as const;
+const SAVED_FIELDS = ['address_id', ...ADDRESS_FIELDS] as const;
 
-const pickAddress = (a: Address): Address => ({ line1: a.line1, city: a.city, country: a.country, postal_code: a.postal_code });
-
-export const getCustomerTool = implement(getCustomer, {
-  async run(args, context) {
-    const { body } = await callCustomers({ method: 'GET', path: `/customers/${encodeURIComponent(args.customer_id)}`, context });
-    // The service returns internal_notes and credit_score to trusted callers; only the view leaves.
-    return expectShape(
-      body,
-      (b) =>
-        typeof b['id'] === 'string'
-          ? {
-              customer_id: b['id'],
-              name: b['name'],
-              email: b['email'],
-              shipping_address: pickAddress(b['shipping_address'] as Address),
-              saved_addresses: (b['saved_addresses'] as Saved[]).map((s) => ({ address_id: s.address_id, ...pickAddress(s) })),
-              version: b['version'],
-              updated_at: b['updated_at'],
-            }
-          : undefined,
-      false,
-    );
-  },
-});
+export function getCustomerTool(customers: CustomersClient): ToolImplementation {
+  return implement(getCustomer, {
+    async run(args, context) {
+      const { body } = await customers.call({ method: 'GET', path: `/customers/${encodeURIComponent(args.customer_id)}`, context });
+      // The service returns internal_notes and credit_score to trusted callers; only the view leaves.
+      return expectShape(
+        body,
+        (b) => {
+          const saved = b['saved_addresses'];
+          return typeof b['id'] === 'string' && Array.isArray(saved)
+            ? {
+                customer_id: b['id'],
+                name: b['name'],
+                email: b['email'],
+                shipping_address: pick(b['shipping_address'], ADDRESS_FIELDS),
+                saved_addresses: saved.map((s: unknown) => pick(s, SAVED_FIELDS)),
+                version: b['version'],
+                updated_at: b['updated_at'],
+              }
+            : undefined;
+        },
+        false,
+      );
+    },
+  });
+}

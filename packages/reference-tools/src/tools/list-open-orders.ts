@@ -1,6 +1,8 @@
-import { defineTool, implement } from '@gatehouse/contracts';
-import { callCustomers } from '../customers-api.js';
+import { defineTool, implement } from '@gatehouse/sdk';
+import type { ToolImplementation } from '@gatehouse/sdk';
+import type { CustomersClient } from '../customers-client.js';
 import { customerId, money, timestamp } from '../schema-parts.js';
+import { expectShape, pick } from '../upstream-body.js';
 
 export const listOpenOrdersForCustomer = defineTool({
   name: 'list_open_orders_for_customer',
@@ -48,21 +50,33 @@ export const listOpenOrdersForCustomer = defineTool({
   pagination: { maxPageSize: 50 },
 } as const);
 
-type Order = { order_id: string; state: string; total: { minor: number; currency: string }; placed_at: string };
+const ORDER_FIELDS = ['order_id', 'state', 'total', 'placed_at'] as const;
+const MONEY_FIELDS = ['minor', 'currency'] as const;
 
-export const listOpenOrdersTool = implement(listOpenOrdersForCustomer, {
-  async run(args, context) {
-    const query = new URLSearchParams({ state: 'open', page_size: String(args.page_size) });
-    if (args.cursor !== undefined) query.set('cursor', args.cursor);
-    const { body } = await callCustomers({
-      method: 'GET',
-      path: `/customers/${encodeURIComponent(args.customer_id)}/orders?${query.toString()}`,
-      context,
-    });
-    const page = body as { orders: Order[]; cursor: string | null };
-    return {
-      orders: page.orders.map((o) => ({ order_id: o.order_id, state: o.state, total: { minor: o.total.minor, currency: o.total.currency }, placed_at: o.placed_at })),
-      cursor: page.cursor,
-    };
-  },
-});
+/** An order of the service, reduced to the view's fields. */
+function orderView(order: unknown): unknown {
+  const view = pick(order, ORDER_FIELDS);
+  return view === undefined ? undefined : { ...view, total: pick(view['total'], MONEY_FIELDS) };
+}
+
+export function listOpenOrdersTool(customers: CustomersClient): ToolImplementation {
+  return implement(listOpenOrdersForCustomer, {
+    async run(args, context) {
+      const query = new URLSearchParams({ state: 'open', page_size: String(args.page_size) });
+      if (args.cursor !== undefined) query.set('cursor', args.cursor);
+      const { body } = await customers.call({
+        method: 'GET',
+        path: `/customers/${encodeURIComponent(args.customer_id)}/orders?${query.toString()}`,
+        context,
+      });
+      return expectShape(
+        body,
+        (page) => {
+          const orders = page['orders'];
+          return Array.isArray(orders) ? { orders: orders.map(orderView), cursor: page['cursor'] } : undefined;
+        },
+        false,
+      );
+    },
+  });
+}

@@ -1,6 +1,7 @@
-import { toolError } from '@gatehouse/contracts';
-import type { ErrorCode, ExecutionContext, StatusAnswer } from '@gatehouse/contracts';
-import { customersUrl } from '../customers-api.js';
+import { toolError } from '@gatehouse/sdk';
+import type { ErrorCode, ExecutionContext, StatusAnswer } from '@gatehouse/sdk';
+import type { CustomersClient } from '../customers-client.js';
+import { isBody } from '../upstream-body.js';
 
 const KNOWN: Readonly<Record<string, ErrorCode>> = {
   NOT_FOUND: 'NOT_FOUND',
@@ -13,24 +14,28 @@ const KNOWN: Readonly<Record<string, ErrorCode>> = {
  * response), failed (with the stored error) or unknown. Throws when the service cannot answer.
  */
 export async function operationStatus(
+  customers: CustomersClient,
   key: string,
   context: ExecutionContext,
   toResult: (response: unknown) => unknown,
   conflictNext?: string,
 ): Promise<StatusAnswer> {
-  const response = await fetch(`${customersUrl()}/operations/${encodeURIComponent(key)}`, {
+  const response = await fetch(customers.url(`/operations/${encodeURIComponent(key)}`), {
     headers: { 'x-tenant': context.tenant, accept: 'application/json' },
     signal: AbortSignal.timeout(2_000),
   });
   if (response.status === 404) return { state: 'unknown' };
   if (!response.ok) throw new Error(`status query answered HTTP ${response.status}`);
-  const body = (await response.json()) as { status?: string; response?: unknown; error?: { code?: string; message?: string; current_version?: number } };
-  if (body.status === 'succeeded') return { state: 'succeeded', result: toResult(body.response) };
-  if (body.status === 'failed') {
-    const code = KNOWN[body.error?.code ?? ''] ?? 'UPSTREAM_ERROR';
-    const details = body.error?.current_version === undefined ? undefined : { current_version: body.error.current_version };
+  const body: unknown = await response.json();
+  const status = isBody(body) ? body['status'] : undefined;
+  if (isBody(body) && status === 'succeeded') return { state: 'succeeded', result: toResult(body['response']) };
+  if (isBody(body) && status === 'failed') {
+    const error = isBody(body['error']) ? body['error'] : {};
+    const { code: upstreamCode, message, current_version: currentVersion } = error;
+    const code = KNOWN[typeof upstreamCode === 'string' ? upstreamCode : ''] ?? 'UPSTREAM_ERROR';
+    const details = typeof currentVersion === 'number' ? { current_version: currentVersion } : undefined;
     const next = code === 'VERSION_CONFLICT' ? conflictNext : undefined;
-    return { state: 'failed', error: toolError(code, body.error?.message ?? 'the operation failed', { details, next, retryable: false }) };
+    return { state: 'failed', error: toolError(code, typeof message === 'string' ? message : 'the operation failed', { details, next, retryable: false }) };
   }
   return { state: 'unknown' };
 }

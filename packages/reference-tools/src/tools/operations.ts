@@ -1,7 +1,8 @@
-import { defineTool, implement } from '@gatehouse/contracts';
-import type { StatusAnswer } from '@gatehouse/contracts';
-import { callCustomers, expectShape } from '../customers-api.js';
+import { defineTool, implement } from '@gatehouse/sdk';
+import type { StatusAnswer, ToolImplementation } from '@gatehouse/sdk';
+import type { CustomersClient } from '../customers-client.js';
 import { customerId, operationId, timestamp } from '../schema-parts.js';
+import { expectShape } from '../upstream-body.js';
 import { operationStatus } from './operation-status.js';
 
 const operationView = {
@@ -91,58 +92,66 @@ export const cancelOperation = defineTool({
   maxResultBytes: 1_024,
 } as const);
 
-type Job = { job_id: string; state: string; progress: number; result_url: string | null; created_at: string; updated_at: string };
-
 function started(body: unknown, write: boolean): unknown {
   return expectShape(body, (b) => (typeof b['job_id'] === 'string' ? { operation_id: b['job_id'], state: b['state'] } : undefined), write);
 }
 
-export const startCustomerExportTool = implement(startCustomerExport, {
-  async run(args, context) {
-    if (context.idempotencyKey === null) throw new Error('an export starts only under an idempotency key made by the executor');
-    const { body } = await callCustomers({
-      method: 'POST',
-      path: '/exports',
-      body: { customer_id: args.customer_id, format: args.format },
-      idempotencyKey: context.idempotencyKey,
-      context,
-      write: true,
-    });
-    return started(body, true);
-  },
-  status: (key, context): Promise<StatusAnswer> => operationStatus(key, context, (response) => started(response, false)),
-  resourceOf: (args) => `customer-export:${args.customer_id}`,
-});
+/** The export operations, bound to the customers service. */
+export function operationTools(customers: CustomersClient): readonly ToolImplementation[] {
+  const start = implement(startCustomerExport, {
+    async run(args, context) {
+      if (context.idempotencyKey === null) throw new Error('an export starts only under an idempotency key made by the executor');
+      const { body } = await customers.call({
+        method: 'POST',
+        path: '/exports',
+        body: { customer_id: args.customer_id, format: args.format },
+        idempotencyKey: context.idempotencyKey,
+        context,
+        write: true,
+      });
+      return started(body, true);
+    },
+    status: (key, context): Promise<StatusAnswer> => operationStatus(customers, key, context, (response) => started(response, false)),
+    resourceOf: (args) => `customer-export:${args.customer_id}`,
+  });
 
-export const getOperationTool = implement(getOperation, {
-  async run(args, context) {
-    const { body } = await callCustomers({ method: 'GET', path: `/exports/${encodeURIComponent(args.operation_id)}`, context });
-    const job = body as Job;
-    return {
-      operation_id: job.job_id,
-      state: job.state,
-      progress: job.progress,
-      result_url: job.result_url,
-      created_at: job.created_at,
-      updated_at: job.updated_at,
-    };
-  },
-});
+  const get = implement(getOperation, {
+    async run(args, context) {
+      const { body } = await customers.call({ method: 'GET', path: `/exports/${encodeURIComponent(args.operation_id)}`, context });
+      return expectShape(
+        body,
+        (job) =>
+          typeof job['job_id'] === 'string'
+            ? {
+                operation_id: job['job_id'],
+                state: job['state'],
+                progress: job['progress'],
+                result_url: job['result_url'],
+                created_at: job['created_at'],
+                updated_at: job['updated_at'],
+              }
+            : undefined,
+        false,
+      );
+    },
+  });
 
-export const cancelOperationTool = implement(cancelOperation, {
-  async run(args, context) {
-    // Cancelling is idempotent in the service itself: asking twice answers truthfully twice.
-    const { body } = await callCustomers({
-      method: 'POST',
-      path: `/exports/${encodeURIComponent(args.operation_id)}/cancel`,
-      context,
-      write: true,
-    });
-    return expectShape(
-      body,
-      (b) => (typeof b['outcome'] === 'string' ? { operation_id: args.operation_id, outcome: b['outcome'], state: b['state'] } : undefined),
-      true,
-    );
-  },
-  resourceOf: (args) => `operation:${args.operation_id}`,
-});
+  const cancel = implement(cancelOperation, {
+    async run(args, context) {
+      // Cancelling is idempotent in the service itself: asking twice answers truthfully twice.
+      const { body } = await customers.call({
+        method: 'POST',
+        path: `/exports/${encodeURIComponent(args.operation_id)}/cancel`,
+        context,
+        write: true,
+      });
+      return expectShape(
+        body,
+        (b) => (typeof b['outcome'] === 'string' ? { operation_id: args.operation_id, outcome: b['outcome'], state: b['state'] } : undefined),
+        true,
+      );
+    },
+    resourceOf: (args) => `operation:${args.operation_id}`,
+  });
+  return [start, get, cancel];
+}

@@ -1,0 +1,50 @@
+import { defineToolPack } from '@gatehouse/sdk';
+import { CustomersClient } from './customers-client.js';
+import { addressChangeTools } from './tools/address-change.js';
+import { customerEmailTools } from './tools/customer-email.js';
+import { getCustomerTool } from './tools/get-customer.js';
+import { listOpenOrdersTool } from './tools/list-open-orders.js';
+import { operationTools } from './tools/operations.js';
+
+/** CUSTOMERS_URL: an absolute http(s) URL, without trailing slashes. */
+function httpUrl(raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new Error('must be an absolute URL');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('must be an http:// or https:// URL');
+  return raw.replace(/\/+$/, '');
+}
+
+/** What the handlers of this pack need: the customers service, as one HTTP client. */
+export interface CustomerSupportDeps {
+  readonly customers: CustomersClient;
+}
+
+/**
+ * The reference domain as a tool pack: narrow, versioned tools over the customers system of record.
+ * Roles, policy table and approvers are the files in config/ (they move with the domain later).
+ */
+export const customerSupportPack = defineToolPack({
+  name: 'customer-support',
+  config: {
+    CUSTOMERS_URL: {
+      doc: 'Base URL of the customers service, the system of record the tools read and change.',
+      default: 'http://127.0.0.1:8090',
+      parse: httpUrl,
+    },
+  },
+  roles: new URL('../../../config/roles.json', import.meta.url),
+  policyTable: new URL('../../../config/policy-table.json', import.meta.url),
+  approvers: new URL('../../../config/approvers.json', import.meta.url),
+  setup: (config): CustomerSupportDeps => ({ customers: new CustomersClient(config.CUSTOMERS_URL) }),
+  tools: ({ customers }) => [
+    getCustomerTool(customers),
+    listOpenOrdersTool(customers),
+    ...addressChangeTools(customers),
+    ...customerEmailTools(customers),
+    ...operationTools(customers),
+  ],
+});
