@@ -37,7 +37,7 @@ export default tseslint.config(
   {
     languageOptions: {
       parserOptions: {
-        project: ['./tsconfig.tests.json', './packages/*/tsconfig.json', './services/*/tsconfig.json', './bench/tsconfig.json'],
+        project: ['./tsconfig.tests.json', './packages/*/tsconfig.json', './services/*/tsconfig.json', './examples/*/*/tsconfig.json', './bench/tsconfig.json'],
         tsconfigRootDir: import.meta.dirname,
       },
     },

@@ -6,7 +6,7 @@ export default defineConfig({
       {
         test: {
           name: 'unit',
-          include: ['packages/*/test/**/*.test.ts', 'services/*/test/**/*.test.ts'],
+          include: ['packages/*/test/**/*.test.ts', 'services/*/test/**/*.test.ts', 'examples/*/*/test/**/*.test.ts'],
           environment: 'node',
         },
       },
