@@ -12,3 +12,7 @@ export type { Parsed, ValueKind } from './config/value-kind.js';
 export type { Variable } from './config/variable.js';
 export { isVariableName, VARIABLE_NAMES, VARIABLES, variablesReadBy } from './config/variables.js';
 export type { Config, ReadBy, ValueOf, VariableName } from './config/variables.js';
+export { hostToolPack } from './tool-pack/host-tool-pack.js';
+export type { HostedPack, PackOverrides } from './tool-pack/host-tool-pack.js';
+export { loadToolPack } from './tool-pack/load-tool-pack.js';
+export { ToolPackLoadError, ToolPackLoadErrorCode } from './tool-pack/tool-pack-load-error.js';
