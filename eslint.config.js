@@ -68,8 +68,9 @@ export default tseslint.config(
     rules: { ...tseslint.configs.disableTypeChecked.rules, 'no-undef': 'error', 'import-x/no-default-export': 'off' },
   },
   {
-    // Launchers of compiled commands (packages/cli/bin): plain Node ESM, outside every tsconfig.
-    files: ['packages/*/bin/*.mjs'],
+    // Plain Node ESM outside every tsconfig: launchers of compiled commands (packages/cli/bin) and
+    // packs written in JavaScript that tests load by path.
+    files: ['packages/*/bin/*.mjs', 'packages/*/test/fixtures/**/*.mjs'],
     ...tseslint.configs.disableTypeChecked,
     languageOptions: {
       ...tseslint.configs.disableTypeChecked.languageOptions,

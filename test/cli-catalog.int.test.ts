@@ -19,9 +19,12 @@ interface CliRun {
   readonly stderr: string;
 }
 
+/** The tool pack every invocation works on: the reference pack, named as a deployment names it. */
+const PACK_ENV = { GATEHOUSE_TOOL_PACK: '@gatehouse/reference-tools#customerSupportPack' };
+
 function gatehouse(args: readonly string[], env: Readonly<Record<string, string>> = {}): Promise<CliRun> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [MAIN, ...args], { env: { ...process.env, ...env }, timeout: 30_000, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
+    execFile(process.execPath, [MAIN, ...args], { env: { ...process.env, ...PACK_ENV, ...env }, timeout: 30_000, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
       resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : -1, stdout, stderr });
     });
   });

@@ -1,6 +1,6 @@
-import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { ParseArgsConfig } from 'node:util';
+import { cliManifest } from './cli-manifest.js';
 import type { CommandContext, CommandGroup, OptionSpecs, Options, Subcommand } from './command.js';
 import { COMMAND_GROUPS } from './commands.js';
 import { CliError, ExitCode, usageError } from './exit-code.js';
@@ -12,11 +12,6 @@ import { Output } from './output.js';
 type Values = Readonly<Record<string, string | boolean | (string | boolean)[] | undefined>>;
 
 const LEADING_FLAGS: ReadonlySet<string> = new Set(['--json', '--help', '-h', '--version']);
-
-function version(): string {
-  const manifest = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version?: string };
-  return manifest.version ?? 'unknown';
-}
 
 function optionsOf(values: Values, specs: OptionSpecs): Options {
   const string = (name: string): string | undefined => {
@@ -74,7 +69,7 @@ async function dispatch(argv: readonly string[], io: CliIo, groups: readonly Com
   const [groupName, subName] = rest;
   if (groupName === undefined) {
     if (leading.has('--version')) {
-      io.stdout.write(`${version()}\n`);
+      io.stdout.write(`${cliManifest().version}\n`);
       return ExitCode.ok;
     }
     (wantsHelp ? io.stdout : io.stderr).write(topHelp(groups));

@@ -13,8 +13,9 @@ const ENVIRONMENT: readonly (readonly [string, string])[] = [
   ['GATEHOUSE_APPROVER_TOKEN', 'your approver bearer token: it says who decides'],
   ['KAFKA_BROKERS', 'Kafka (dlq); default 127.0.0.1:9092'],
   ['GATEHOUSE_TOPIC_PREFIX', 'topic prefix of the deployment (dlq); default none'],
-  ['GATEHOUSE_ROLES_FILE', 'roles document (catalog --role); default config/roles.json'],
-  ['GATEHOUSE_POLICY_TABLE_FILE', 'policy table (trace replay); default config/policy-table.json'],
+  ['GATEHOUSE_TOOL_PACK', 'tool pack (catalog, trace) when --pack is not given: a package name or a path, #<export> to pick one'],
+  ['GATEHOUSE_ROLES_FILE', 'roles document replacing the pack’s own (catalog, trace, pack check); default the pack’s'],
+  ['GATEHOUSE_POLICY_TABLE_FILE', 'policy table replacing the pack’s own (catalog, trace, pack check); default the pack’s'],
   ['GATEHOUSE_OPERATOR', 'who resolves operations when --by is not given'],
   ['GATEHOUSE_CLI_TIMEOUT_MS', 'HTTP timeout; default 10000'],
   ['GATEHOUSE_DLQ_READ_TIMEOUT_MS', 'bound on reading a DLQ; default 60000'],
@@ -51,7 +52,7 @@ function optionLines(options: OptionSpecs): string {
 export function topHelp(groups: readonly CommandGroup[]): string {
   const commands = aligned(groups.map((g) => [`${g.name} ${g.subcommands.map((s) => s.name).join('|')}`, g.summary] as const));
   return [
-    'gatehouse — operate a Gatehouse: agent runs, approvals, unknown outcomes, dead letters, the tool catalog',
+    'gatehouse — operate a Gatehouse: agent runs, approvals, unknown outcomes, dead letters, the tool catalog; check and start tool packs',
     '',
     'Usage: gatehouse <command> <subcommand> [arguments] [options]',
     '       gatehouse <command> [<subcommand>] --help',

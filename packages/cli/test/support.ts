@@ -1,3 +1,7 @@
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { CliIo } from '@gatehouse/cli';
 
 export interface CapturedIo extends CliIo {
@@ -17,4 +21,14 @@ export function captureIo(options: { env?: Record<string, string>; tty?: boolean
     out: () => out,
     err: () => err,
   };
+}
+
+/**
+ * A fresh directory under packages/cli/test, removed by `remove()`. A pack scaffolded here resolves
+ * @gatehouse/sdk through the workspace's node_modules, as it would not from the system's temp dir.
+ */
+export function repositoryTempDir(): { readonly dir: string; readonly remove: () => void } {
+  const dir = join(fileURLToPath(new URL('.', import.meta.url)), `.tmp-${randomBytes(6).toString('hex')}`);
+  mkdirSync(dir);
+  return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }

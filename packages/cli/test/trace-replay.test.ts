@@ -15,9 +15,12 @@ const POLICY_TABLE_FILE = fileURLToPath(new URL('../../../config/policy-table.js
 const files = readdirSync(TRACES).filter((f) => f.endsWith('.trace.json')).sort();
 const AGENT_TRACE = `${TRACES}demo-support-agent.trace.json`;
 
-/** `gatehouse trace replay <file> --json …`: its exit code and the report it printed. */
+/** The reference pack, as the environment names it to every command. */
+const PACK_ENV = { GATEHOUSE_TOOL_PACK: '@gatehouse/reference-tools#customerSupportPack' };
+
+/** `gatehouse trace replay <file> --json …` against the reference pack: its exit code and the report it printed. */
 async function replay(file: string, args: readonly string[] = [], env: Record<string, string> = {}): Promise<{ code: number; report: ReplayReport; err: string }> {
-  const io = captureIo({ env });
+  const io = captureIo({ env: { ...PACK_ENV, ...env } });
   const code = await runCli(['trace', 'replay', file, '--json', ...args], io);
   return { code, report: (io.out() === '' ? undefined : JSON.parse(io.out())) as ReplayReport, err: io.err() };
 }
@@ -44,7 +47,7 @@ describe('gatehouse trace replay', () => {
     expect(code).toBe(ExitCode.ok);
   });
 
-  it('re-decides the recorded writes with the repository’s policy table by default', async () => {
+  it('re-decides the recorded writes with the pack’s own policy table by default', async () => {
     const { report } = await replay(AGENT_TRACE);
     expect(report.calls.filter((c) => c.why.includes('policy table')).map((c) => c.after)).toEqual([
       { status: 'pending_approval', role: 'support-lead' }, { status: 'pending_approval', role: 'support-lead' }, { status: 'pending_approval', role: 'support-lead' },

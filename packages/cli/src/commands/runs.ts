@@ -51,7 +51,7 @@ export const runs: CommandGroup = {
       options: {
         tenant: { type: 'string', value: 'tenant', required: true, description: 'tenant the run belongs to' },
         principal: { type: 'string', value: 'who', required: true, description: 'the person or system the agent acts for' },
-        role: { type: 'string', value: 'role', required: true, description: 'a role of config/roles.json (e.g. support-agent)' },
+        role: { type: 'string', value: 'role', required: true, description: 'a role of the deployment’s roles document (e.g. support-agent)' },
         environment: { type: 'string', value: 'env', required: true, description: `one of ${ENVIRONMENTS.join(', ')}` },
         ttl: { type: 'string', value: 'duration', description: `how long the run lives: 900000, 90s, 15m, 2h (default ${DEFAULT_TTL})` },
         capability: { type: 'string', multiple: true, value: 'tool.vN', description: 'narrow the run to these tools; default: the role’s live tools' },

@@ -1,36 +1,25 @@
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import type { Catalog } from '@gatehouse/contracts';
-import type { PolicyTable } from '@gatehouse/governance';
-import type { CommandGroup, Options } from '../command.js';
+import { readFileSync, writeFileSync } from 'node:fs';
+import type { HostedPack } from '@gatehouse/runtime';
+import type { CommandContext, CommandGroup } from '../command.js';
 import { CliError, ExitCode, usageError } from '../exit-code.js';
-import type { Env } from '../io.js';
+import { hostedPack } from '../host-pack.js';
 import { kafkaAccess } from '../kafka-access.js';
-import { chosenFile, DEFAULT_POLICY_TABLE_FILE } from '../repository-files.js';
+import { chosenDocuments, chosenPack, PACK_OPTION, POLICY_TABLE_OPTION } from '../pack-choice.js';
 
 /** The environment of writes whose trace names none, as packages/trace/test/checked-in-traces.test.ts replays them. */
 const DEFAULT_ENVIRONMENT = 'production';
 
-/** The reference catalog: what a trace is recorded and replayed against. */
-async function currentCatalog(): Promise<Catalog> {
-  const { referenceCatalog } = await import('@gatehouse/reference-tools');
-  return referenceCatalog();
-}
-
-/** The policy table a replay re-decides writes with, checked against the catalog as the policy service checks it. */
-async function loadPolicyTable(catalog: Catalog, options: Options, env: Env): Promise<PolicyTable> {
-  const { PolicyTable } = await import('@gatehouse/governance');
-  const file = chosenFile(options, 'policy-table', env, 'GATEHOUSE_POLICY_TABLE_FILE', DEFAULT_POLICY_TABLE_FILE);
-  if (!existsSync(file)) throw usageError(`no policy table at ${file}`);
-  try {
-    return PolicyTable.load(file, catalog.tools());
-  } catch (cause) {
-    throw new CliError(ExitCode.refused, 'POLICY_TABLE_INVALID', `${file}: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
-  }
+/**
+ * The pack a trace is recorded and replayed against, hosted: its catalog, and its policy table (or
+ * the one `--policy-table` names) checked against the catalog as the policy service checks it.
+ */
+function hostChosen({ options, io }: CommandContext): Promise<HostedPack> {
+  return hostedPack(chosenPack(options, io.env), io.env, chosenDocuments(options, io.env));
 }
 
 export const trace: CommandGroup = {
   name: 'trace',
-  summary: 'record a redacted trace of a run, and replay it against the current catalog after a schema change',
+  summary: 'record a redacted trace of a run, and replay it against a tool pack’s current catalog after a schema change',
   subcommands: [
     {
       name: 'record',
@@ -39,25 +28,29 @@ export const trace: CommandGroup = {
       options: {
         out: { type: 'string', value: 'file', required: true, description: 'where to write the trace (JSON)' },
         'max-wait': { type: 'string', value: 'ms', description: 'bound on reading the topics (default 60000)' },
+        pack: PACK_OPTION,
       },
       notes: [
         'Free-text argument values are replaced by same-length placeholders and results are reduced to status, code and field names: the file is safe to keep in a test suite.',
       ],
-      async run({ arg, options, out, io }) {
+      async run(context) {
+        const { arg, options, out, io } = context;
         const file = options.required('out');
+        const maxWait = options.string('max-wait');
+        const maxMs = maxWait === undefined ? 60_000 : Number(maxWait);
+        if (!Number.isSafeInteger(maxMs) || maxMs < 1) throw usageError('--max-wait must be a positive number of milliseconds');
+        // The pack first: a missing or broken pack is reported before anything is contacted.
+        const { catalog } = await hostChosen(context);
         const { recordTrace, traceJson } = await import('@gatehouse/trace');
         const { EventSerde, eventsConfigFromEnv } = await import('@gatehouse/events');
         const access = kafkaAccess(io.env, io.stderr);
         await access.probe();
         const config = eventsConfigFromEnv(io.env);
         const serde = new EventSerde({ registryUrl: config.registryUrl, topics: access.topics });
-        const maxWait = options.string('max-wait');
-        const maxMs = maxWait === undefined ? 60_000 : Number(maxWait);
-        if (!Number.isSafeInteger(maxMs) || maxMs < 1) throw usageError('--max-wait must be a positive number of milliseconds');
         io.stderr.write(`recording run ${arg('run_id')} from ${access.brokers}…\n`);
         let recorded;
         try {
-          recorded = await recordTrace({ kafka: access.kafka, serde, topics: access.topics, runId: arg('run_id'), catalog: await currentCatalog(), until: { maxMs } });
+          recorded = await recordTrace({ kafka: access.kafka, serde, topics: access.topics, runId: arg('run_id'), catalog, until: { maxMs } });
         } catch (cause) {
           const code = (cause as { code?: string }).code ?? 'RECORD_FAILED';
           throw new CliError(code === 'RUN_NOT_FOUND' ? ExitCode.refused : ExitCode.unreachable, code, cause instanceof Error ? cause.message : String(cause), { cause });
@@ -68,21 +61,19 @@ export const trace: CommandGroup = {
     },
     {
       name: 'replay',
-      summary: 'replay a trace against the current catalog and policy table (sandbox: nothing executes) and report changed effects and invariants',
+      summary: 'replay a trace against a pack’s current catalog and policy table (sandbox: nothing executes) and report changed effects and invariants',
       positionals: ['file'],
       options: {
-        'policy-table': {
-          type: 'string',
-          value: 'file',
-          description: 'policy table that re-decides writes (default: GATEHOUSE_POLICY_TABLE_FILE, else config/policy-table.json)',
-        },
+        pack: PACK_OPTION,
+        'policy-table': POLICY_TABLE_OPTION,
         environment: { type: 'string', value: 'env', description: `environment of writes whose trace names none (default ${DEFAULT_ENVIRONMENT})` },
       },
       notes: [
         'Exits 1 when an allowed effect changed or an invariant broke; the report lists each call before and after.',
-        'Writes are decided again by the policy table; run-level, grant, rate-limit and proposal-state refusals are carried over from the recording.',
+        'Writes are decided again by the policy table (the pack’s own unless --policy-table or GATEHOUSE_POLICY_TABLE_FILE names another); run-level, grant, rate-limit and proposal-state refusals are carried over from the recording.',
       ],
-      async run({ arg, options, out, io }) {
+      async run(context) {
+        const { arg, options, out } = context;
         const { formatReport, parseTrace, replayTrace } = await import('@gatehouse/trace');
         let text: string;
         try {
@@ -91,9 +82,9 @@ export const trace: CommandGroup = {
           throw usageError(`cannot read ${arg('file')}: ${cause instanceof Error ? cause.message : String(cause)}`);
         }
         const recorded = parseTrace(text);
-        const catalog = await currentCatalog();
+        const { catalog, policyTable } = await hostChosen(context);
         const report = replayTrace(recorded, catalog, {
-          policyTable: await loadPolicyTable(catalog, options, io.env),
+          policyTable,
           environment: options.string('environment') ?? DEFAULT_ENVIRONMENT,
         });
         out.result(report, () => formatReport(report));

@@ -1,0 +1,124 @@
+import { basename } from 'node:path';
+import { PACK_NAME_PATTERN } from '@gatehouse/sdk';
+import {
+  GET_TICKET_SOURCE, indexSource, PRIORITY_CHANGE_SOURCE, TICKET_SCHEMA_SOURCE, TICKET_STORE_SOURCE,
+} from './pack-scaffold-sources.js';
+
+/** One file of a new pack: its path inside the pack's directory, and its text. */
+export interface ScaffoldFile {
+  readonly path: string;
+  readonly text: string;
+}
+
+/** The pack name a directory suggests (`./Billing Tools` → `billing-tools`); undefined when it suggests none. */
+export function packNameOf(dir: string): string | undefined {
+  const name = basename(dir).toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^[^a-z]+|-+$/g, '');
+  return PACK_NAME_PATTERN.test(name) ? name : undefined;
+}
+
+/** The pack's export: `billing-tools` → `billingToolsPack`. */
+function exportNameOf(name: string): string {
+  const camel = name.replace(/-([a-z0-9])/g, (_match, c: string) => c.toUpperCase());
+  return camel.endsWith('Pack') ? camel : `${camel}Pack`;
+}
+
+const json = (value: unknown): string => `${JSON.stringify(value, null, 2)}\n`;
+
+function manifest(name: string, sdkVersion: string): unknown {
+  return {
+    name,
+    version: '0.1.0',
+    private: true,
+    type: 'module',
+    description: 'A Gatehouse tool pack: versioned tool contracts with their handlers, roles and policy table.',
+    // Plain ES modules, no build step: the entry is the source. With TypeScript, point it at ./dist/index.js.
+    exports: { '.': './src/index.js' },
+    files: ['src', 'config'],
+    dependencies: { '@gatehouse/sdk': sdkVersion },
+  };
+}
+
+const ROLES = {
+  roles: {
+    'ticket-reader': {
+      description: 'Looks tickets up; changes nothing.',
+      readOnly: true,
+      tools: ['get_ticket.v1'],
+    },
+    'ticket-agent': {
+      description: 'Reads tickets and proposes priority changes, which a person approves.',
+      readOnly: false,
+      tools: ['get_ticket.v1', 'preview_ticket_priority_change.v1', 'commit_ticket_priority_change.v1'],
+    },
+  },
+};
+
+const POLICY_TABLE = {
+  rules: [
+    {
+      id: 'ticket-priority-change-lead',
+      description: 'A priority change is approved by a team lead.',
+      match: { effect: 'write', approvalRules: ['ticket-priority-change'] },
+      decision: { kind: 'require_approval', approverRole: 'team-lead', ttlMs: 3_600_000 },
+    },
+  ],
+};
+
+function readme(name: string, exportName: string): string {
+  return `# ${name}
+
+A Gatehouse tool pack, made by \`gatehouse pack init\`. It holds one read tool (\`get_ticket.v1\`) and
+one preview/commit pair that needs approval (\`preview_ticket_priority_change.v1\` →
+\`commit_ticket_priority_change.v1\`), over an in-memory stand-in for a system of record.
+
+| file | what it is |
+|---|---|
+| \`src/index.js\` | the pack (\`${exportName}\`): its variables, documents, \`setup\` and \`tools\` |
+| \`src/get-ticket.js\` | the read tool: contract and handler |
+| \`src/priority-change.js\` | the preview/commit pair: one proposal schema, the preview proposes, the commit runs what was approved |
+| \`src/ticket-schema.js\` | schema fragments the tools share (every object closed) |
+| \`src/ticket-store.js\` | the in-memory stand-in: replace it with a client of your system of record |
+| \`config/roles.json\` | which tools each role's runs get |
+| \`config/policy-table.json\` | who approves which write |
+
+The sources are plain ES modules with JSDoc types and \`// @ts-check\`: no build step, and an editor
+checks them against the types of \`@gatehouse/sdk\`.
+
+## Next steps
+
+1. Install its one dependency, \`@gatehouse/sdk\`, where the pack lives (\`npm install\`, or add the
+   directory to your workspace).
+2. Run its contract checks — no server needed — from this directory, and pin the per-role snapshot:
+
+   \`\`\`sh
+   gatehouse pack check .
+   gatehouse pack check . --snapshot > catalog.snapshot.json
+   gatehouse pack check . --snapshot-file catalog.snapshot.json   # in CI: exit 1 names each difference
+   \`\`\`
+3. Make the tools yours: rename them, write their schemas (closed objects; a write is a
+   preview/commit pair with an \`approval\` rule), and build a client of your system of record in
+   \`setup\` from the pack's own variables (\`config\`). Handlers never read \`process.env\`.
+4. Give the roles and the policy table your tools, approval rules and approver roles.
+5. Host it: set \`GATEHOUSE_TOOL_PACK\` to this package's name or directory for the Gatehouse
+   services, and look at what they would serve with \`gatehouse catalog show --pack .\`.
+
+To write it in TypeScript instead: move \`src/*.js\` to \`src/*.ts\`, add a \`tsconfig.json\` that
+emits to \`dist/\`, and point \`exports\` at \`./dist/index.js\`.
+`;
+}
+
+/** Every file of a new pack named `name`, which `gatehouse pack check` passes as it is. */
+export function packScaffold(options: { readonly name: string; readonly sdkVersion: string }): readonly ScaffoldFile[] {
+  const exportName = exportNameOf(options.name);
+  return [
+    { path: 'package.json', text: json(manifest(options.name, options.sdkVersion)) },
+    { path: 'README.md', text: readme(options.name, exportName) },
+    { path: 'config/roles.json', text: json(ROLES) },
+    { path: 'config/policy-table.json', text: json(POLICY_TABLE) },
+    { path: 'src/index.js', text: indexSource(options.name, exportName) },
+    { path: 'src/get-ticket.js', text: GET_TICKET_SOURCE },
+    { path: 'src/priority-change.js', text: PRIORITY_CHANGE_SOURCE },
+    { path: 'src/ticket-schema.js', text: TICKET_SCHEMA_SOURCE },
+    { path: 'src/ticket-store.js', text: TICKET_STORE_SOURCE },
+  ];
+}

@@ -1,0 +1,74 @@
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ExitCode, runCli } from '@gatehouse/cli';
+import { captureIo, repositoryTempDir } from './support.js';
+
+const FILES = [
+  'package.json', 'README.md', 'config/roles.json', 'config/policy-table.json',
+  'src/index.js', 'src/get-ticket.js', 'src/priority-change.js', 'src/ticket-schema.js', 'src/ticket-store.js',
+];
+
+describe('gatehouse pack init', () => {
+  const workspace = repositoryTempDir();
+  afterAll(() => workspace.remove());
+
+  it('scaffolds a pack that pack check passes: a read tool and a preview/commit pair that needs approval', async () => {
+    const dir = join(workspace.dir, 'billing-tools');
+    const init = captureIo();
+    expect(await runCli(['pack', 'init', dir, '--json'], init)).toBe(ExitCode.ok);
+    expect(JSON.parse(init.out())).toEqual({ dir, name: 'billing-tools', files: FILES });
+    for (const file of FILES) expect(existsSync(join(dir, file)), file).toBe(true);
+
+    const check = captureIo();
+    expect(await runCli(['pack', 'check', dir, '--json'], check)).toBe(ExitCode.ok);
+    const report = JSON.parse(check.out()) as { name: string; checks: { check: string; result: string; count: number | null }[] };
+    expect(report.name).toBe('billing-tools');
+    expect(report.checks.filter((row) => row.result !== 'ok')).toEqual([]);
+    expect(report.checks.find((row) => row.check === 'tools')?.count).toBe(3);
+    expect(report.checks.find((row) => row.check === 'proposal cases')?.count).toBeGreaterThan(0);
+
+    const catalog = captureIo();
+    expect(await runCli(['catalog', 'show', '--pack', dir, '--json'], catalog)).toBe(ExitCode.ok);
+    expect((JSON.parse(catalog.out()) as { address: string; effect: string; approval: string | null }[]).map((t) => [t.address, t.effect, t.approval])).toEqual([
+      ['commit_ticket_priority_change.v1', 'write', 'ticket-priority-change'],
+      ['get_ticket.v1', 'read', null],
+      ['preview_ticket_priority_change.v1', 'read', null],
+    ]);
+  });
+
+  it('writes a package of plain ES modules over @gatehouse/sdk, with a README of next steps', async () => {
+    const dir = join(workspace.dir, 'plain');
+    expect(await runCli(['pack', 'init', dir], captureIo())).toBe(ExitCode.ok);
+    const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as Record<string, unknown>;
+    expect(manifest).toMatchObject({ name: 'plain', type: 'module', exports: { '.': './src/index.js' }, dependencies: { '@gatehouse/sdk': '0.1.0' } });
+    expect(readFileSync(join(dir, 'src/index.js'), 'utf8')).toMatch(/^\/\/ @ts-check\n[^]*import \{ defineToolPack \} from '@gatehouse\/sdk';[^]*export const plainPack = defineToolPack\(\{\n {2}name: 'plain',/);
+    expect(readFileSync(join(dir, 'src/priority-change.js'), 'utf8')).toContain('definePreviewCommit({');
+    const readme = readFileSync(join(dir, 'README.md'), 'utf8');
+    for (const step of ['gatehouse pack check .', '--snapshot-file catalog.snapshot.json', 'GATEHOUSE_TOOL_PACK']) expect(readme).toContain(step);
+  });
+
+  it('refuses a directory that is not empty with exit 2, and writes nothing into it', async () => {
+    const dir = join(workspace.dir, 'taken');
+    mkdirSync(dir);
+    writeFileSync(join(dir, 'notes.txt'), 'mine');
+    const io = captureIo();
+    expect(await runCli(['pack', 'init', dir], io)).toBe(ExitCode.usage);
+    expect(io.err()).toContain(`${dir} is not empty`);
+    expect(existsSync(join(dir, 'package.json'))).toBe(false);
+  });
+
+  it('names the pack after its directory unless --name is given, and refuses a name that is not lower-case words', async () => {
+    const named = captureIo();
+    expect(await runCli(['pack', 'init', join(workspace.dir, 'Support Tools'), '--json'], named)).toBe(ExitCode.ok);
+    expect(JSON.parse(named.out())).toMatchObject({ name: 'support-tools' });
+    const chosen = captureIo();
+    expect(await runCli(['pack', 'init', join(workspace.dir, 'x1'), '--name', 'ledger', '--json'], chosen)).toBe(ExitCode.ok);
+    expect(JSON.parse(chosen.out())).toMatchObject({ name: 'ledger' });
+    for (const args of [[join(workspace.dir, 'bad-name'), '--name', 'Ledger_Tools'], [join(workspace.dir, '2024')]]) {
+      const io = captureIo();
+      expect(await runCli(['pack', 'init', ...args], io), args.join(' ')).toBe(ExitCode.usage);
+      expect(io.err()).toMatch(/--name/);
+    }
+  });
+});
