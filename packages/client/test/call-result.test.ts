@@ -110,8 +110,8 @@ describe('an error from a handler to the caller', () => {
 
 describe('an error code this client does not know', () => {
   it('is returned as UPSTREAM_ERROR with the code and details it was sent with in details', () => {
-    const error = toCallError(wireError('TOOL_VERSION_UNAVAILABLE', '{"versions":[1,2]}'));
-    const details: UnknownCodeDetails = { code: 'TOOL_VERSION_UNAVAILABLE', details: { versions: [1, 2] } };
+    const error = toCallError(wireError('CODE_FROM_A_NEWER_SERVER', '{"versions":[1,2]}'));
+    const details: UnknownCodeDetails = { code: 'CODE_FROM_A_NEWER_SERVER', details: { versions: [1, 2] } };
     expect(error).toStrictEqual({
       code: 'UPSTREAM_ERROR',
       message: 'the executor cannot serve this version',
@@ -122,11 +122,11 @@ describe('an error code this client does not know', () => {
   });
 
   it('keeps only its code in details when it was sent without details', () => {
-    expect(toCallError(wireError('TOOL_VERSION_UNAVAILABLE', null)).details).toStrictEqual({ code: 'TOOL_VERSION_UNAVAILABLE' });
+    expect(toCallError(wireError('CODE_FROM_A_NEWER_SERVER', null)).details).toStrictEqual({ code: 'CODE_FROM_A_NEWER_SERVER' });
   });
 
   it('keeps the retryable flag the server sent rather than the default of UPSTREAM_ERROR', () => {
-    expect(toCallError(wireError('TOOL_VERSION_UNAVAILABLE', null, false)).retryable).toBe(false);
+    expect(toCallError(wireError('CODE_FROM_A_NEWER_SERVER', null, false)).retryable).toBe(false);
   });
 
   it('is not mistaken for a known code that differs only in case', () => {

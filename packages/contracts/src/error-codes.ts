@@ -36,6 +36,7 @@ export const ErrorCode = {
   UNAUTHORIZED_APPROVER: { retryable: false, meaning: 'The approver lacks the authority the policy rule requires.' },
   SELF_APPROVAL: { retryable: false, meaning: 'The principal that requested the change cannot approve it.' },
   OPERATION_CANCELLED: { retryable: false, meaning: 'The operation was cancelled before it completed.' },
+  TOOL_VERSION_UNAVAILABLE: { retryable: true, meaning: 'The executor that took the order does not host this tool version (a rolling upgrade of the tool pack is under way); nothing ran, and `next` names the versions it hosts.' },
 } as const satisfies Record<string, ErrorCodeEntry>;
 
 export type ErrorCode = keyof typeof ErrorCode;

@@ -34,6 +34,12 @@ export interface OrderHandlerDeps {
  */
 export function orderHandler(deps: OrderHandlerDeps) {
   const log = deps.logger.child({ component: 'execute' });
+  /** The refusal of an order for a tool version this executor does not host, naming the versions it does. */
+  const unavailable = (address: string, effect: string, why: string): ToolError => {
+    const name = address.replace(/\.v\d+$/, '');
+    const hosted = [...deps.implementations.keys()].filter((a) => a.replace(/\.v\d+$/, '') === name).sort();
+    return toolError('TOOL_VERSION_UNAVAILABLE', `${address} (${effect}) is ${why}; nothing ran`, hosted.length > 0 ? { next: hosted.join(', ') } : {});
+  };
   return async (order: ExecutionOrder, record: ConsumedRecord): Promise<void> => {
     const address: ResultAddress = { command_id: order.command_id, run_id: order.run_id, tenant: order.tenant, tool: order.tool };
     // Trace context and the command's send time travel on to the result and any operator handoff.
@@ -47,7 +53,10 @@ export function orderHandler(deps: OrderHandlerDeps) {
 
     const implementation = deps.implementations.get(order.tool);
     if (implementation === undefined || implementation.contract.effect !== order.effect) {
-      const error = toolError('TOOL_NOT_FOUND', `No handler is registered for ${order.tool} (${order.effect})`);
+      // The policy service routed a tool version this executor's pack does not have (or has with
+      // another effect): during a rolling upgrade the two run different packs. Never run another
+      // version in its place.
+      const error = unavailable(order.tool, order.effect, implementation === undefined ? 'not in this executor’s tool pack' : `a ${implementation.contract.effect} here`);
       await publish(refuse(error));
       log.warn({ ...context, code: error.code }, 'refused');
       return;
