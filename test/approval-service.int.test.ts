@@ -322,8 +322,8 @@ describe('the approval service: a person decides on the stored canonical proposa
     await h.events.waitFor('execute', (o) => o.proposal_id === request.proposal_id);
   });
 
-  it('reports ready when PostgreSQL and Redis answer', async () => {
-    expect((await h.call('GET', '/readyz', null)).body).toEqual({ status: 'ready' });
+  it('reports ready when PostgreSQL, Kafka, the registry and Redis answer', async () => {
+    expect((await h.call('GET', '/readyz', null)).body).toEqual({ ready: true, checks: { postgres: 'ok', kafka: 'ok', registry: 'ok', redis: 'ok' } });
     expect((await h.call('GET', '/healthz', null)).body).toEqual({ status: 'up' });
   });
 });

@@ -196,7 +196,9 @@ describe('every service serves /metrics whose counters move with bounded labels'
       expect((await fetch(`${url ?? ''}/healthz`)).status, service).toBe(200);
       expect((await fetch(`${url ?? ''}/readyz`)).status, service).toBe(200);
     }
-    const readiness: unknown = await (await fetch(`${urls()['executor'] ?? ''}/readyz`)).json();
-    expect(readiness).toEqual({ ready: true, checks: { kafka: 'ok', registry: 'ok', redis: 'ok' } });
+    const readiness = async (service: string): Promise<unknown> => (await fetch(`${urls()[service] ?? ''}/readyz`)).json();
+    expect(await readiness('policy')).toEqual({ ready: true, checks: { kafka: 'ok', registry: 'ok', redis: 'ok' } });
+    expect(await readiness('executor')).toEqual({ ready: true, checks: { kafka: 'ok', registry: 'ok', redis: 'ok' } });
+    expect(await readiness('approval')).toEqual({ ready: true, checks: { postgres: 'ok', kafka: 'ok', registry: 'ok', redis: 'ok' } });
   });
 });

@@ -1,5 +1,6 @@
 import Fastify, { LogController } from 'fastify';
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Health } from '@gatehouse/runtime';
 import type { GatehouseMetrics, Logger } from '@gatehouse/telemetry';
 import type { ApprovalDesk, DeskError } from './approval-desk.js';
 import { REASON_MAX, visibleTo } from './approval-desk.js';
@@ -15,7 +16,8 @@ export interface ApiOptions {
   readonly approvers: Approvers;
   readonly assets: ConsoleAssets;
   readonly logger: Logger;
-  readonly ready: () => Promise<boolean>;
+  /** Answers /healthz and /readyz. */
+  readonly health: Health;
   /** Served at GET /metrics when given. */
   readonly metrics?: GatehouseMetrics;
 }
@@ -98,14 +100,13 @@ export function buildApi(options: ApiOptions): FastifyInstance {
     return approver;
   };
 
-  app.get('/healthz', () => ({ status: 'up' }));
-  app.get('/readyz', async (request, reply) => {
-    try {
-      if (await options.ready()) return { status: 'ready' };
-    } catch (error) {
-      request.log.warn({ err: error }, 'readiness check failed');
-    }
-    return reply.code(503).send(errorBody('UNAVAILABLE', 'PostgreSQL or Redis is not reachable'));
+  app.get('/healthz', (_request, reply) => {
+    const live = options.health.live();
+    return reply.code(live.statusCode).send(live.body);
+  });
+  app.get('/readyz', async (_request, reply) => {
+    const ready = await options.health.ready();
+    return reply.code(ready.statusCode).send(ready.body);
   });
   const metrics = options.metrics;
   if (metrics !== undefined) app.get('/metrics', async (_request, reply) => reply.type(metrics.contentType).send(await metrics.scrape()));

@@ -1,12 +1,12 @@
 import pg from 'pg';
-import type { Admin } from 'kafkajs';
 import type { Catalog } from '@gatehouse/contracts';
-import { createKafka, DeadLetters, EventPublisher, EventSerde, provisionTopics, startParallelConsumer } from '@gatehouse/events';
-import type { EventsConfig, RunningParallelConsumer, Topics } from '@gatehouse/events';
+import type { EventsConfig, Topics } from '@gatehouse/events';
+import { consumerChecks, healthOf, postgresReady, startConsumption, startEventRuntime, withTeardown } from '@gatehouse/runtime';
+import type { StopOptions } from '@gatehouse/runtime';
 import { ApprovalStore, Keyspace } from '@gatehouse/state';
 import type { Redis } from '@gatehouse/state';
-import { checkReadiness, GatehouseMetrics, startConsumerLag } from '@gatehouse/telemetry';
-import type { Logger, RunningConsumerLag } from '@gatehouse/telemetry';
+import { GatehouseMetrics } from '@gatehouse/telemetry';
+import type { Logger } from '@gatehouse/telemetry';
 import { buildApi } from './api.js';
 import { ApprovalDesk } from './approval-desk.js';
 import type { Approvers } from './approvers.js';
@@ -18,7 +18,6 @@ import { migrate } from './migrations.js';
 import { requestHandler } from './request-handler.js';
 import { RequestRepository } from './request-repository.js';
 import { startSweeper } from './sweeper.js';
-import type { RunningSweeper } from './sweeper.js';
 
 export interface ApprovalServiceOptions {
   readonly events: EventsConfig;
@@ -40,6 +39,8 @@ export interface ApprovalServiceOptions {
   /** How long an unconfirmed publish of a decision waits before the outbox retries it (default 10 s). */
   readonly outboxRetryMs?: number;
   readonly groupId: string;
+  /** Consumer group session timeout (default 10 s, as the other services): how soon a dead instance's partitions move. */
+  readonly sessionTimeoutMs?: number;
   readonly instanceId?: string;
   readonly assets?: ConsoleAssets;
   /** This instance's metrics, served at GET /metrics; default a fresh registry over the catalog. */
@@ -52,7 +53,8 @@ export interface RunningApprovalService {
   readonly joined: Promise<void>;
   /** Runs one expiry and outbox sweep now. */
   sweep(): Promise<void>;
-  stop(): Promise<void>;
+  /** Closes the API, drains the consumer, stops sweeping, then disconnects; once, however often it is called. */
+  stop(options?: StopOptions): Promise<void>;
 }
 
 /**
@@ -67,33 +69,23 @@ export async function startApprovalService(options: ApprovalServiceOptions): Pro
   for (const approver of options.approvers.list()) {
     if (approver.demo) logger.warn({ approver: approver.identity }, 'demo approver loaded: its token is public; never use it in production');
   }
+  const metrics = options.metrics ?? new GatehouseMetrics({ tools: options.catalog.tools() });
 
   await ensureDatabase(options.databaseUrl);
-  const pool = new pg.Pool({ connectionString: options.databaseUrl, max: 10 });
-  pool.on('error', (error) => logger.error({ err: error }, 'idle PostgreSQL client failed'));
-  let publisher: EventPublisher | undefined;
-  let consumer: RunningParallelConsumer | undefined;
-  let sweeper: RunningSweeper | undefined;
-  let lag: RunningConsumerLag | undefined;
-  let admin: Admin | undefined;
-  const metrics = options.metrics ?? new GatehouseMetrics({ tools: options.catalog.tools() });
-  try {
+  return withTeardown(async (teardown) => {
+    const pool = new pg.Pool({ connectionString: options.databaseUrl, max: 10 });
+    pool.on('error', (error) => logger.error({ err: error }, 'idle PostgreSQL client failed'));
+    teardown.add(() => pool.end());
     const applied = await migrate(pool, options.schema);
     logger.info({ schema: options.schema, migrations_applied: applied }, 'database ready');
 
-    const kafka = createKafka(options.events, `gatehouse-approval-${instance}`, logger);
-    // Kept connected: it measures the group's consumer lag.
-    admin = kafka.admin();
-    await admin.connect();
-    await provisionTopics(admin, options.topics, options.events.topicSettings);
-    const serde = new EventSerde({ registryUrl: options.events.registryUrl, topics: options.topics });
-    await serde.registerAll();
-    publisher = await EventPublisher.connect(kafka, serde);
+    const runtime = await startEventRuntime({ events: options.events, topics: options.topics, clientId: `gatehouse-approval-${instance}`, logger });
+    teardown.add(runtime.stop);
 
     const repository = new RequestRepository(pool, options.schema);
     const approvals = new ApprovalStore(options.redis, new Keyspace(options.redisPrefix));
-    const decisions = new DecisionPublisher(repository, publisher, approvals, options.catalog, logger.child({ component: 'outbox' }), metrics);
-    sweeper = startSweeper({
+    const decisions = new DecisionPublisher(repository, runtime.publisher, approvals, options.catalog, logger.child({ component: 'outbox' }), metrics);
+    const sweeper = startSweeper({
       repository,
       decisions,
       logger: logger.child({ component: 'sweeper' }),
@@ -101,24 +93,22 @@ export async function startApprovalService(options: ApprovalServiceOptions): Pro
       staleClaimMs: options.outboxRetryMs ?? 10_000,
       metrics,
     });
+    teardown.add(() => sweeper.stop());
     // Decisions a previous process committed but did not confirm published go out before new work.
     await sweeper.sweep();
 
-    consumer = await startParallelConsumer({
-      kafka,
-      serde,
+    const consumption = await startConsumption({
+      runtime,
       role: 'approvalsRequested',
       groupId: options.groupId,
-      handle: requestHandler(repository, decisions, publisher, logger.child({ component: 'requests' })),
-      deadLetters: new DeadLetters(publisher),
+      handle: requestHandler(repository, decisions, runtime.publisher, logger.child({ component: 'requests' })),
       logger,
-      // A request published before this group ever joined must still be seen.
-      fromBeginning: true,
+      metrics,
+      sessionTimeoutMs: options.sessionTimeoutMs,
     });
-    lag = startConsumerLag({ admin, groupId: options.groupId, topics: [options.topics.approvalsRequested], metrics, logger });
+    teardown.add(consumption.stop);
 
     const desk = new ApprovalDesk(repository, decisions, options.approvalValidityMs, logger.child({ component: 'desk' }), metrics);
-    const connectedAdmin = admin;
     const api = buildApi({
       repository,
       desk,
@@ -126,40 +116,10 @@ export async function startApprovalService(options: ApprovalServiceOptions): Pro
       assets,
       logger,
       metrics,
-      // Ready means every dependency answers: PostgreSQL, Kafka, the registry and Redis.
-      ready: async () =>
-        (
-          await checkReadiness({
-            postgres: () => repository.ping(),
-            kafka: async () => (await connectedAdmin.describeCluster()).brokers.length > 0,
-            registry: async () => (await fetch(`${options.events.registryUrl}/subjects`, { signal: AbortSignal.timeout(2_000) })).ok,
-            redis: async () => (await options.redis.ping()) === 'PONG',
-          })
-        ).ready,
+      health: healthOf({ postgres: postgresReady(pool), ...consumerChecks(runtime, consumption, options.redis) }),
     });
+    teardown.add(() => api.close());
     const url = await api.listen({ host: options.host, port: options.port });
-    const running = { consumer, sweeper, publisher, lag, admin };
-    return {
-      url,
-      joined: consumer.joined,
-      sweep: () => running.sweeper.sweep(),
-      stop: async () => {
-        await api.close();
-        running.lag.stop();
-        await running.sweeper.stop();
-        await running.consumer.stop();
-        await running.publisher.disconnect();
-        await running.admin.disconnect();
-        await pool.end();
-      },
-    };
-  } catch (error) {
-    lag?.stop();
-    await sweeper?.stop().catch(() => undefined);
-    await consumer?.stop().catch(() => undefined);
-    await publisher?.disconnect().catch(() => undefined);
-    await admin?.disconnect().catch(() => undefined);
-    await pool.end().catch(() => undefined);
-    throw error;
-  }
+    return { url, joined: consumption.joined, sweep: () => sweeper.sweep(), stop: (stopOptions) => teardown.close(stopOptions) };
+  });
 }

@@ -1,11 +1,11 @@
-import { createKafka, DeadLetters, EventPublisher, EventSerde, provisionTopics, startParallelConsumer } from '@gatehouse/events';
 import type { EventsConfig, ParallelConsumerStats, Topics } from '@gatehouse/events';
 import type { Catalog, ToolImplementation } from '@gatehouse/contracts';
+import { consumerChecks, healthOf, startConsumption, startEventRuntime, startOpsServer, withTeardown } from '@gatehouse/runtime';
+import type { StopOptions } from '@gatehouse/runtime';
 import { ApprovalStore, IdempotencyStore, Keyspace, ProposalStore, ResourceLock, SlotPool } from '@gatehouse/state';
 import type { Redis } from '@gatehouse/state';
-import { GatehouseMetrics, startConsumerLag } from '@gatehouse/telemetry';
+import { GatehouseMetrics } from '@gatehouse/telemetry';
 import type { Logger } from '@gatehouse/telemetry';
-import { buildOpsServer } from './ops-server.js';
 import { orderHandler } from './order-handler.js';
 import type { SlotLimits } from './write-path.js';
 
@@ -37,96 +37,63 @@ export interface RunningExecutor {
   /** Base URL of /metrics, /healthz and /readyz; undefined when not served. */
   readonly url: string | undefined;
   stats(): ParallelConsumerStats;
-  stop(options?: { readonly drainTimeoutMs?: number }): Promise<void>;
+  /** Closes the ops endpoint, drains running records (default 10 s), then disconnects; once, however often it is called. */
+  stop(options?: StopOptions): Promise<void>;
+}
+
+/** Only tools of the loaded catalog run: the contract object must be the catalog's own. */
+function hostedImplementations(catalog: Catalog, implementations: readonly ToolImplementation[]): Map<string, ToolImplementation> {
+  const hosted = new Map<string, ToolImplementation>();
+  for (const implementation of implementations) {
+    if (catalog.get(implementation.contract.address) === implementation.contract) hosted.set(implementation.contract.address, implementation);
+  }
+  return hosted;
 }
 
 /** Wires an executor: one member of the executors' consumer group on gatehouse.execute. */
 export async function startExecutor(options: ExecutorServiceOptions): Promise<RunningExecutor> {
   const logger = options.logger.child({ executor: options.executorId });
-  const kafka = createKafka(options.events, `gatehouse-executor-${options.executorId}`, logger);
-  const admin = kafka.admin();
-  await admin.connect();
-  await provisionTopics(admin, options.topics, options.events.topicSettings);
-  const serde = new EventSerde({ registryUrl: options.events.registryUrl, topics: options.topics });
-  await serde.registerAll();
-  const publisher = await EventPublisher.connect(kafka, serde);
-  const keys = new Keyspace(options.redisPrefix);
   const metrics = options.metrics ?? new GatehouseMetrics({ tools: options.catalog.tools() });
+  return withTeardown(async (teardown) => {
+    const runtime = await startEventRuntime({ events: options.events, topics: options.topics, clientId: `gatehouse-executor-${options.executorId}`, logger });
+    teardown.add(runtime.stop);
 
-  const implementations = new Map<string, ToolImplementation>();
-  for (const implementation of options.implementations) {
-    // Only tools of the loaded catalog run: the contract object must be the catalog's own.
-    if (options.catalog.get(implementation.contract.address) === implementation.contract) {
-      implementations.set(implementation.contract.address, implementation);
-    }
-  }
-
-  const consumer = await startParallelConsumer({
-    kafka,
-    serde,
-    role: 'execute',
-    groupId: options.groupId,
-    handle: orderHandler({
-      catalog: options.catalog,
-      implementations,
-      idempotency: new IdempotencyStore(options.redis, keys),
-      proposals: new ProposalStore(options.redis, keys),
-      approvals: new ApprovalStore(options.redis, keys),
-      slots: new SlotPool(options.redis, keys),
-      locks: new ResourceLock(options.redis, keys),
-      limits: options.limits ?? { tenantDefault: 8, tenants: {}, run: 4 },
-      publisher,
-      executorId: options.executorId,
-      leaseMs: options.leaseMs,
-      proposalTtlMs: options.proposalTtlMs,
+    const keys = new Keyspace(options.redisPrefix);
+    const consumption = await startConsumption({
+      runtime,
+      role: 'execute',
+      groupId: options.groupId,
+      handle: orderHandler({
+        catalog: options.catalog,
+        implementations: hostedImplementations(options.catalog, options.implementations),
+        idempotency: new IdempotencyStore(options.redis, keys),
+        proposals: new ProposalStore(options.redis, keys),
+        approvals: new ApprovalStore(options.redis, keys),
+        slots: new SlotPool(options.redis, keys),
+        locks: new ResourceLock(options.redis, keys),
+        limits: options.limits ?? { tenantDefault: 8, tenants: {}, run: 4 },
+        publisher: runtime.publisher,
+        executorId: options.executorId,
+        leaseMs: options.leaseMs,
+        proposalTtlMs: options.proposalTtlMs,
+        logger,
+        metrics,
+      }),
       logger,
       metrics,
-    }),
-    deadLetters: new DeadLetters(publisher),
-    // A new group starts at the beginning: nothing published before its first member joined is skipped.
-    fromBeginning: true,
-    logger,
-    maxConcurrency: options.concurrency,
-    maxPerKey: options.perTenantConcurrency,
-    sessionTimeoutMs: options.sessionTimeoutMs ?? 10_000,
-  });
-  let joined = false;
-  void consumer.joined.then(() => (joined = true));
-  const lag = startConsumerLag({ admin, groupId: options.groupId, topics: [options.topics.execute], metrics, logger });
-  const ops = buildOpsServer({
-    logger,
-    metrics,
-    checks: {
-      kafka: async () => joined && (await admin.describeCluster()).brokers.length > 0,
-      registry: async () => (await fetch(`${options.events.registryUrl}/subjects`, { signal: AbortSignal.timeout(2_000) })).ok,
-      redis: async () => (await options.redis.ping()) === 'PONG',
-    },
-  });
-  const url = options.http === undefined ? undefined : await listen(ops, options.http, logger);
-  return {
-    joined: consumer.joined,
-    url,
-    stats: () => consumer.stats(),
-    stop: async ({ drainTimeoutMs = 10_000 } = {}) => {
-      await ops.close();
-      lag.stop();
-      await consumer.stop({ drainTimeoutMs });
-      await publisher.disconnect();
-      await admin.disconnect();
-    },
-  };
-}
+      maxConcurrency: options.concurrency,
+      maxPerKey: options.perTenantConcurrency,
+      sessionTimeoutMs: options.sessionTimeoutMs,
+    });
+    teardown.add(consumption.stop);
 
-/**
- * Serves the ops endpoint. A port already taken (several executors started on one host without an
- * EXECUTOR_PORT each) costs only the endpoint, never the executor: it is logged, not thrown.
- */
-async function listen(ops: ReturnType<typeof buildOpsServer>, at: { readonly host: string; readonly port: number }, logger: Logger): Promise<string | undefined> {
-  try {
-    return await ops.listen({ host: at.host, port: at.port });
-  } catch (error) {
-    if ((error as { code?: unknown }).code !== 'EADDRINUSE') throw error;
-    logger.error({ host: at.host, port: at.port }, 'ops port in use: /metrics, /healthz and /readyz are not served');
-    return undefined;
-  }
+    let url: string | undefined;
+    if (options.http !== undefined) {
+      const health = healthOf(consumerChecks(runtime, consumption, options.redis));
+      const ops = await startOpsServer({ ...options.http, health, metrics, logger });
+      teardown.add(ops.stop);
+      url = ops.url;
+    }
+    return { joined: consumption.joined, url, stats: consumption.stats, stop: (stopOptions) => teardown.close(stopOptions) };
+  });
 }

@@ -9,6 +9,7 @@ import type { GatehouseMetrics, Logger } from '@gatehouse/telemetry';
 import { registerOperatorRoutes } from './operator-api.js';
 import type { OperatorApiOptions } from './operator-api.js';
 import type { Roles } from '@gatehouse/governance';
+import type { Health } from '@gatehouse/runtime';
 
 export interface ControlApiOptions {
   readonly runs: RunRegistry;
@@ -18,7 +19,8 @@ export interface ControlApiOptions {
   readonly controlToken: string;
   readonly maxRunTtlMs: number;
   readonly logger: Logger;
-  readonly ready: () => Promise<boolean>;
+  /** Answers /healthz and /readyz. */
+  readonly health: Health;
   /** Served at GET /metrics when given. */
   readonly metrics?: GatehouseMetrics;
   readonly operations?: Omit<OperatorApiOptions, 'authorized' | 'catalog'>;
@@ -65,10 +67,13 @@ export function buildControlApi(options: ControlApiOptions): FastifyInstance {
   const requireToken = (authorization: string | undefined): boolean =>
     authorization !== undefined && authorization.startsWith('Bearer ') && sameToken(authorization.slice(7), options.controlToken);
 
-  app.get('/healthz', () => ({ ok: true }));
+  app.get('/healthz', (_request, reply) => {
+    const live = options.health.live();
+    return reply.code(live.statusCode).send(live.body);
+  });
   app.get('/readyz', async (_request, reply) => {
-    const ready = await options.ready();
-    return reply.code(ready ? 200 : 503).send({ ready });
+    const ready = await options.health.ready();
+    return reply.code(ready.statusCode).send(ready.body);
   });
   const metrics = options.metrics;
   if (metrics !== undefined) app.get('/metrics', async (_request, reply) => reply.type(metrics.contentType).send(await metrics.scrape()));

@@ -1,14 +1,15 @@
-import { createKafka, DeadLetters, EventPublisher, EventSerde, provisionTopics, startParallelConsumer } from '@gatehouse/events';
 import type { EventsConfig, Topics } from '@gatehouse/events';
 import type { Catalog } from '@gatehouse/contracts';
+import { rolesGranting } from '@gatehouse/governance';
+import type { PolicyTable, Roles } from '@gatehouse/governance';
+import { consumerChecks, healthOf, startConsumption, startEventRuntime, withTeardown } from '@gatehouse/runtime';
+import type { StopOptions } from '@gatehouse/runtime';
 import { ApprovalStore, IdempotencyStore, Keyspace, ProposalStore, RateLimiter, RunRegistry } from '@gatehouse/state';
 import type { Redis } from '@gatehouse/state';
-import { checkReadiness, GatehouseMetrics, startConsumerLag } from '@gatehouse/telemetry';
+import { GatehouseMetrics } from '@gatehouse/telemetry';
 import type { Logger } from '@gatehouse/telemetry';
 import { commandHandler } from './command-handler.js';
 import { buildControlApi } from './control-api.js';
-import { rolesGranting } from '@gatehouse/governance';
-import type { PolicyTable, Roles } from '@gatehouse/governance';
 
 export interface PolicyServiceOptions {
   readonly events: EventsConfig;
@@ -41,84 +42,61 @@ export interface RunningPolicyService {
   /** Base URL of the control API. */
   readonly url: string;
   readonly joined: Promise<void>;
-  stop(): Promise<void>;
+  /** Closes the control API, drains the consumer, then disconnects; once, however often it is called. */
+  stop(options?: StopOptions): Promise<void>;
 }
 
 /** Wires the policy service: provisions topics and schemas, then consumes commands and serves the control API. */
 export async function startPolicyService(options: PolicyServiceOptions): Promise<RunningPolicyService> {
   const logger = options.logger.child({ instance: options.instanceId ?? 'policy' });
-  const kafka = createKafka(options.events, `gatehouse-policy-${options.instanceId ?? 'main'}`, logger);
-  const admin = kafka.admin();
-  await admin.connect();
-  await provisionTopics(admin, options.topics, options.events.topicSettings);
-  const serde = new EventSerde({ registryUrl: options.events.registryUrl, topics: options.topics });
-  await serde.registerAll();
-  const publisher = await EventPublisher.connect(kafka, serde);
   const metrics = options.metrics ?? new GatehouseMetrics({ tools: options.catalog.tools() });
+  return withTeardown(async (teardown) => {
+    const runtime = await startEventRuntime({ events: options.events, topics: options.topics, clientId: `gatehouse-policy-${options.instanceId ?? 'main'}`, logger });
+    teardown.add(runtime.stop);
 
-  const keys = new Keyspace(options.redisPrefix);
-  const runs = new RunRegistry(options.redis, keys);
-  const deps = {
-    catalog: options.catalog,
-    runs,
-    limiter: new RateLimiter(options.redis, keys),
-    maxArgumentBytes: options.maxArgumentBytes,
-    rolesGranting: rolesGranting(options.roles),
-    table: options.table,
-    proposals: new ProposalStore(options.redis, keys),
-    approvals: new ApprovalStore(options.redis, keys),
-    idempotency: new IdempotencyStore(options.redis, keys),
-    grantValidityMs: options.grantValidityMs ?? 10 * 60 * 1000,
-    proposalTtlMs: options.proposalTtlMs ?? 15 * 60 * 1000,
-  };
-  const consumer = await startParallelConsumer({
-    kafka,
-    serde,
-    role: 'commands',
-    groupId: options.groupId,
-    handle: commandHandler(deps, publisher, logger.child({ component: 'decide' }), metrics),
-    deadLetters: new DeadLetters(publisher),
-    // A new group starts at the beginning: nothing published before its first member joined is skipped.
-    fromBeginning: true,
-    logger,
-    maxConcurrency: options.concurrency,
-    sessionTimeoutMs: options.sessionTimeoutMs ?? 10_000,
+    const keys = new Keyspace(options.redisPrefix);
+    const runs = new RunRegistry(options.redis, keys);
+    const deps = {
+      catalog: options.catalog,
+      runs,
+      limiter: new RateLimiter(options.redis, keys),
+      maxArgumentBytes: options.maxArgumentBytes,
+      rolesGranting: rolesGranting(options.roles),
+      table: options.table,
+      proposals: new ProposalStore(options.redis, keys),
+      approvals: new ApprovalStore(options.redis, keys),
+      idempotency: new IdempotencyStore(options.redis, keys),
+      grantValidityMs: options.grantValidityMs ?? 10 * 60 * 1000,
+      proposalTtlMs: options.proposalTtlMs ?? 15 * 60 * 1000,
+    };
+    const consumption = await startConsumption({
+      runtime,
+      role: 'commands',
+      groupId: options.groupId,
+      handle: commandHandler(deps, runtime.publisher, logger.child({ component: 'decide' }), metrics),
+      logger,
+      metrics,
+      maxConcurrency: options.concurrency,
+      sessionTimeoutMs: options.sessionTimeoutMs,
+    });
+    teardown.add(consumption.stop);
+
+    const api = buildControlApi({
+      runs,
+      catalog: options.catalog,
+      roles: options.roles,
+      controlToken: options.controlToken,
+      maxRunTtlMs: options.maxRunTtlMs,
+      logger,
+      metrics,
+      health: healthOf(consumerChecks(runtime, consumption, options.redis)),
+      operations: {
+        idempotency: deps.idempotency,
+        publish: (result) => runtime.publisher.publish('results', result.run_id, result),
+      },
+    });
+    teardown.add(() => api.close());
+    const url = await api.listen({ host: options.host, port: options.port });
+    return { url, joined: consumption.joined, stop: (stopOptions) => teardown.close(stopOptions) };
   });
-  const lag = startConsumerLag({ admin, groupId: options.groupId, topics: [options.topics.commands], metrics, logger });
-
-  const api = buildControlApi({
-    runs,
-    catalog: options.catalog,
-    roles: options.roles,
-    controlToken: options.controlToken,
-    maxRunTtlMs: options.maxRunTtlMs,
-    logger,
-    metrics,
-    // Ready means every dependency answers: Kafka, the registry and Redis.
-    ready: async () =>
-      (
-        await checkReadiness({
-          kafka: async () => (await admin.describeCluster()).brokers.length > 0,
-          registry: async () => (await fetch(`${options.events.registryUrl}/subjects`, { signal: AbortSignal.timeout(2_000) })).ok,
-          redis: async () => (await options.redis.ping()) === 'PONG',
-        })
-      ).ready,
-    operations: {
-      idempotency: deps.idempotency,
-      publish: (result) => publisher.publish('results', result.run_id, result),
-    },
-  });
-  const url = await api.listen({ host: options.host, port: options.port });
-
-  return {
-    url,
-    joined: consumer.joined,
-    stop: async () => {
-      await api.close();
-      lag.stop();
-      await consumer.stop();
-      await publisher.disconnect();
-      await admin.disconnect();
-    },
-  };
 }
