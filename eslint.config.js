@@ -16,7 +16,19 @@ const SERVICES = readdirSync(new URL('./services/', import.meta.url), { withFile
 // link, hence both paths per service, and only once dist/ is built (unresolved imports are skipped).
 // Package tests still import the reference tools, and test/ and bench/ are harnesses that start
 // services in-process, so they are not targets yet.
+/** The domains: the reference tools (until they move to examples/) and every example package. */
+const EXAMPLES = readdirSync(new URL('./examples/', import.meta.url), { withFileTypes: true })
+  .filter((entry) => entry.isDirectory())
+  .flatMap(({ name }) => readdirSync(new URL(`./examples/${name}/`, import.meta.url), { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => `${name}/${e.name}`))
+  .map((dir) => JSON.parse(readFileSync(new URL(`./examples/${dir}/package.json`, import.meta.url), 'utf8')).name);
+const DOMAINS = ['./examples', './packages/reference-tools', './node_modules/@gatehouse/reference-tools', ...EXAMPLES.map((name) => `./node_modules/${name}`)];
+
 const LAYERING_ZONES = [
+  {
+    target: ['./packages/*/src/**', './services/*/src/**'],
+    from: DOMAINS,
+    message: 'Core code never imports a domain: a service hosts the tool pack GATEHOUSE_TOOL_PACK names.',
+  },
   {
     target: './packages/*/src/**',
     from: SERVICES.flatMap((service) => service.paths),

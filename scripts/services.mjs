@@ -6,6 +6,9 @@ import { join } from 'node:path';
 
 const root = new URL('..', import.meta.url).pathname;
 
+/** The tool pack `npm start` and the demo host by default: the reference domain. */
+export const REFERENCE_PACK = '@gatehouse/reference-tools';
+
 /** Service name → entrypoint and the log message that says it is ready. */
 export const SERVICES = {
   customers: { main: 'services/customers/dist/main.js', ready: 'customers service listening', url: (env) => `http://127.0.0.1:${env.CUSTOMERS_PORT ?? 8090}` },
@@ -36,7 +39,8 @@ export function launch(instance, { env, logsDir = join(root, '.stack', 'logs'), 
   const log = createWriteStream(logFile, { flags: 'a' });
   const child = spawn(process.execPath, [service.main], {
     cwd: root,
-    env: { ...process.env, ...env, ...(kind === 'executor' ? { EXECUTOR_ID: `${instance}-${process.pid}` } : {}) },
+    // The services host the reference tool pack unless GATEHOUSE_TOOL_PACK names another.
+    env: { GATEHOUSE_TOOL_PACK: REFERENCE_PACK, ...process.env, ...env, ...(kind === 'executor' ? { EXECUTOR_ID: `${instance}-${process.pid}` } : {}) },
     stdio: ['ignore', 'pipe', 'pipe'],
     detached,
   });

@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { toMcpTool, toOpenAiFunction } from '@gatehouse/contracts';
-import { DEFAULT_ROLES_FILE, loadRoles } from '@gatehouse/policy';
+import { loadRoles } from '@gatehouse/governance';
+import { REFERENCE_ROLES_FILE } from './support/reference-pack.js';
 import { referenceCatalog } from '@gatehouse/reference-tools';
 
 const MAIN = fileURLToPath(new URL('../packages/cli/dist/main.js', import.meta.url));
@@ -31,7 +32,7 @@ function gatehouse(args: readonly string[], env: Readonly<Record<string, string>
 }
 
 const catalog = referenceCatalog();
-const roles = loadRoles(DEFAULT_ROLES_FILE, catalog);
+const roles = loadRoles(REFERENCE_ROLES_FILE, catalog);
 
 describe('gatehouse catalog', () => {
   it('shows every tool version with its effect, retry class, approval rule, retirement and rate limit', async () => {

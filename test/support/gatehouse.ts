@@ -6,7 +6,9 @@ import { createKafka, DeadLetters, EventPublisher, EventSerde, provisionTopics, 
 import type { ExecutionOrder, Topics } from '@gatehouse/events';
 import { startExecutor } from '@gatehouse/executor';
 import type { RunningExecutor, SlotLimits } from '@gatehouse/executor';
-import { DEFAULT_POLICY_TABLE_FILE, DEFAULT_ROLES_FILE, loadRoles, PolicyTable, startPolicyService } from '@gatehouse/policy';
+import { loadRoles, PolicyTable } from '@gatehouse/governance';
+import { startPolicyService } from '@gatehouse/policy';
+import { REFERENCE_POLICY_TABLE_FILE, REFERENCE_ROLES_FILE } from './reference-pack.js';
 import type { Roles, RunningPolicyService } from '@gatehouse/policy';
 import { referenceCatalog, referenceImplementations } from '@gatehouse/reference-tools';
 import { createRedis, Keyspace, redisUrlFromEnv } from '@gatehouse/state';
@@ -81,7 +83,7 @@ export async function startGatehouse(label: string, options: GatehouseOptions = 
   await serde.registerAll();
   const catalog = options.catalog ?? referenceCatalog();
   const implementations = options.implementations ?? referenceImplementations;
-  const roles = options.roles ?? loadRoles(DEFAULT_ROLES_FILE, catalog);
+  const roles = options.roles ?? loadRoles(REFERENCE_ROLES_FILE, catalog);
   const events = { ...config, topicSettings: { ...config.topicSettings, partitions: options.partitions ?? 3 } };
 
   const policies: RunningPolicyService[] = [];
@@ -94,7 +96,7 @@ export async function startGatehouse(label: string, options: GatehouseOptions = 
         redisPrefix,
         catalog,
         roles,
-        table: options.table ?? PolicyTable.load(DEFAULT_POLICY_TABLE_FILE, catalog.tools()),
+        table: options.table ?? PolicyTable.load(REFERENCE_POLICY_TABLE_FILE, catalog.tools()),
         ...(options.grantValidityMs === undefined ? {} : { grantValidityMs: options.grantValidityMs }),
         logger,
         controlToken: CONTROL_TOKEN,

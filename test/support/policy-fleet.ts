@@ -3,7 +3,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { DEFAULT_POLICY_TABLE_FILE } from '@gatehouse/policy';
+import { REFERENCE_POLICY_TABLE_FILE } from './reference-pack.js';
 import { redisUrlFromEnv } from '@gatehouse/state';
 import type { Run } from '@gatehouse/state';
 import type { Admin } from 'kafkajs';
@@ -35,7 +35,7 @@ export function freePort(): Promise<number> {
  * processes (GATEHOUSE_POLICY_TABLE_FILE): the document form of test-policy.ts's sandboxAllowsWrites.
  */
 export async function writeSandboxAllowTable(dir: string): Promise<string> {
-  const document = JSON.parse(await readFile(DEFAULT_POLICY_TABLE_FILE, 'utf8')) as { rules: unknown[] };
+  const document = JSON.parse(await readFile(REFERENCE_POLICY_TABLE_FILE, 'utf8')) as { rules: unknown[] };
   const path = join(dir, 'policy-table.json');
   const rule = {
     id: 'sandbox-writes-allow',

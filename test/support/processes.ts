@@ -29,7 +29,8 @@ export interface ServiceProcess {
 export function spawnService(name: string, script: string, env: Readonly<Record<string, string>>): ServiceProcess {
   const child = spawn(process.execPath, [script], {
     cwd: REPO_ROOT,
-    env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '', ...env },
+    // Services run as processes host the reference tool pack, as npm start does, unless told otherwise.
+    env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '', GATEHOUSE_TOOL_PACK: '@gatehouse/reference-tools', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   if (child.pid === undefined) throw new Error(`${name} did not start`);

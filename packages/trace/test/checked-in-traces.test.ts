@@ -9,7 +9,7 @@ import { formatReport, parseTrace, replayTrace } from '@gatehouse/trace';
 // replayed on every test run: a schema, catalog or policy-table change that alters what a recorded
 // call was allowed to do fails here. When the change is intended, record the trace again.
 const DIR = fileURLToPath(new URL('../../../traces/', import.meta.url));
-// The table the policy service loads by default (services/policy DEFAULT_POLICY_TABLE_FILE).
+// The reference pack's policy table, which the services load when they host it.
 const POLICY_TABLE_FILE = fileURLToPath(new URL('../../../config/policy-table.json', import.meta.url));
 const files = readdirSync(DIR).filter((f) => f.endsWith('.trace.json')).sort();
 

@@ -1,4 +1,3 @@
-import { fileURLToPath } from 'node:url';
 import type { EventsConfig } from '@gatehouse/events';
 import { eventsConfigOf, readConfig, variablesReadBy } from '@gatehouse/runtime';
 import type { Env } from '@gatehouse/runtime';
@@ -13,7 +12,10 @@ export interface ApprovalConfig {
   readonly redisPrefix: string;
   readonly host: string;
   readonly port: number;
-  readonly approversFile: string;
+  /** The tool pack to host (GATEHOUSE_TOOL_PACK); its approvers file is the default. */
+  readonly toolPack: string | undefined;
+  /** A file that replaces the pack's approvers, when set. */
+  readonly approversFile: string | undefined;
   /** How long an approval may be used after it is given (never past the request's expiry). */
   readonly approvalValidityMs: number;
   /** How often lapsed requests are expired and unpublished decisions retried. */
@@ -23,8 +25,6 @@ export interface ApprovalConfig {
   readonly groupId: string;
 }
 
-export const DEFAULT_APPROVERS_FILE = fileURLToPath(new URL('../../../config/approvers.json', import.meta.url));
-
 /** The variables this service's README documents, with their defaults (the schema's, test-pinned). */
 export const APPROVAL_ENV_DEFAULTS = {
   DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/gatehouse',
@@ -32,7 +32,6 @@ export const APPROVAL_ENV_DEFAULTS = {
   GATEHOUSE_REDIS_PREFIX: 'gh:',
   APPROVAL_HOST: '127.0.0.1',
   APPROVAL_PORT: '8093',
-  GATEHOUSE_APPROVERS_FILE: DEFAULT_APPROVERS_FILE,
   APPROVAL_VALIDITY_MS: String(10 * 60 * 1000),
   APPROVAL_SWEEP_MS: '1000',
   APPROVAL_OUTBOX_RETRY_MS: '10000',
@@ -61,7 +60,8 @@ export function approvalConfigFromEnv(env: Env = process.env): ApprovalConfig {
     redisPrefix: c.GATEHOUSE_REDIS_PREFIX,
     host: c.APPROVAL_HOST,
     port: c.APPROVAL_PORT,
-    approversFile: c.GATEHOUSE_APPROVERS_FILE ?? DEFAULT_APPROVERS_FILE,
+    toolPack: c.GATEHOUSE_TOOL_PACK,
+    approversFile: c.GATEHOUSE_APPROVERS_FILE,
     approvalValidityMs: c.APPROVAL_VALIDITY_MS,
     sweepMs: c.APPROVAL_SWEEP_MS,
     outboxRetryMs: c.APPROVAL_OUTBOX_RETRY_MS,

@@ -1,4 +1,4 @@
-export { APPROVAL_ENV_DEFAULTS, approvalConfigFromEnv, checkSchemaName, DEFAULT_APPROVERS_FILE } from './config.js';
+export { APPROVAL_ENV_DEFAULTS, approvalConfigFromEnv, checkSchemaName } from './config.js';
 export type { ApprovalConfig } from './config.js';
 export { Approvers, tokenSha256 } from './approvers.js';
 export type { Approver } from './approvers.js';

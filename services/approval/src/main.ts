@@ -1,6 +1,5 @@
 import { topicNames } from '@gatehouse/events';
-import { referenceCatalog } from '@gatehouse/reference-tools';
-import { runMain } from '@gatehouse/runtime';
+import { hostToolPack, loadToolPack, runMain, ToolPackLoadError } from '@gatehouse/runtime';
 import { createRedis } from '@gatehouse/state';
 import { createLogger } from '@gatehouse/telemetry';
 import { Approvers } from './approvers.js';
@@ -13,7 +12,10 @@ await runMain({
   logger,
   start: async (teardown) => {
     const config = approvalConfigFromEnv();
-    const approvers = Approvers.load(config.approversFile);
+    // The tool pack GATEHOUSE_TOOL_PACK names, and its approvers unless a deployment's file replaces them.
+    const pack = await hostToolPack(await loadToolPack(config.toolPack ?? ''), process.env, { approversFile: config.approversFile });
+    if (pack.approversFile === undefined) throw new ToolPackLoadError(`${pack.name} ships no approvers file: set GATEHOUSE_APPROVERS_FILE`);
+    const approvers = Approvers.load(pack.approversFile);
     const redis = createRedis(config.redisUrl, 'gatehouse-approval', logger);
     teardown.add(() => redis.quit());
     const service = await startApprovalService({
@@ -24,7 +26,7 @@ await runMain({
       redis,
       redisPrefix: config.redisPrefix,
       approvers,
-      catalog: referenceCatalog(),
+      catalog: pack.catalog,
       logger,
       host: config.host,
       port: config.port,
@@ -35,6 +37,6 @@ await runMain({
     });
     teardown.add((stop) => service.stop(stop));
     await service.joined;
-    return { url: service.url, schema: config.schema, approvers: approvers.list().length };
+    return { url: service.url, schema: config.schema, approvers: approvers.list().length, pack: pack.name };
   },
 });

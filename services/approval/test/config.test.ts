@@ -3,9 +3,12 @@ import { describe, expect, it } from 'vitest';
 import { APPROVAL_ENV_DEFAULTS, approvalConfigFromEnv } from '@gatehouse/approval';
 import { isVariableName, VARIABLES } from '@gatehouse/runtime';
 
+// Every service hosts a tool pack; these tests read configuration only and load none.
+const PACK = { GATEHOUSE_TOOL_PACK: '@acme/tools' };
+
 describe('approval configuration', () => {
   it('uses the documented defaults', () => {
-    const config = approvalConfigFromEnv({});
+    const config = approvalConfigFromEnv(PACK);
     expect(config).toMatchObject({
       databaseUrl: 'postgres://postgres@127.0.0.1:5432/gatehouse',
       schema: 'approvals',
@@ -15,25 +18,26 @@ describe('approval configuration', () => {
       outboxRetryMs: 10_000,
       groupId: 'gatehouse-approval',
     });
-    expect(config.approversFile).toMatch(/config\/approvers\.json$/);
+    expect(config.toolPack).toBe('@acme/tools');
+    expect(config.approversFile).toBeUndefined();
   });
 
   it('refuses a schema name that is not a plain identifier', () => {
-    expect(() => approvalConfigFromEnv({ APPROVALS_DB_SCHEMA: 'x; drop table y' })).toThrow(/schema name/);
+    expect(() => approvalConfigFromEnv({ ...PACK, APPROVALS_DB_SCHEMA: 'x; drop table y' })).toThrow(/schema name/);
   });
 
   it('refuses out-of-range numbers and non-postgres URLs', () => {
-    expect(() => approvalConfigFromEnv({ APPROVAL_SWEEP_MS: '0' })).toThrow(/APPROVAL_SWEEP_MS/);
-    expect(() => approvalConfigFromEnv({ APPROVAL_PORT: 'http' })).toThrow(/APPROVAL_PORT/);
-    expect(() => approvalConfigFromEnv({ DATABASE_URL: 'mysql://x' })).toThrow(/DATABASE_URL/);
+    expect(() => approvalConfigFromEnv({ ...PACK, APPROVAL_SWEEP_MS: '0' })).toThrow(/APPROVAL_SWEEP_MS/);
+    expect(() => approvalConfigFromEnv({ ...PACK, APPROVAL_PORT: 'http' })).toThrow(/APPROVAL_PORT/);
+    expect(() => approvalConfigFromEnv({ ...PACK, DATABASE_URL: 'mysql://x' })).toThrow(/DATABASE_URL/);
   });
 
   it('treats empty values as unset, so GATEHOUSE_REDIS_PREFIX="" means gh: as in the policy service and executor', () => {
-    expect(approvalConfigFromEnv({ GATEHOUSE_REDIS_PREFIX: '', APPROVAL_GROUP_ID: '', APPROVAL_PORT: '' })).toMatchObject({ redisPrefix: 'gh:', groupId: 'gatehouse-approval', port: 8093 });
+    expect(approvalConfigFromEnv({ ...PACK, GATEHOUSE_REDIS_PREFIX: '', APPROVAL_GROUP_ID: '', APPROVAL_PORT: '' })).toMatchObject({ redisPrefix: 'gh:', groupId: 'gatehouse-approval', port: 8093 });
   });
 
   it('refuses integers written other than in decimal digits', () => {
-    expect(() => approvalConfigFromEnv({ APPROVAL_SWEEP_MS: '1e3' })).toThrow(/APPROVAL_SWEEP_MS: not a whole number/);
+    expect(() => approvalConfigFromEnv({ ...PACK, APPROVAL_SWEEP_MS: '1e3' })).toThrow(/APPROVAL_SWEEP_MS: not a whole number/);
   });
 
   it('lists in APPROVAL_ENV_DEFAULTS the defaults of the configuration schema', () => {

@@ -8,6 +8,8 @@ export interface ExecutorConfig {
   readonly events: EventsConfig;
   readonly redisUrl: string;
   readonly redisPrefix: string;
+  /** The tool pack to host (GATEHOUSE_TOOL_PACK). */
+  readonly toolPack: string | undefined;
   readonly executorId: string;
   readonly groupId: string;
   readonly concurrency: number;
@@ -30,6 +32,7 @@ export function executorConfigFromEnv(env: Env = process.env): ExecutorConfig {
     events,
     redisUrl: c.REDIS_URL,
     redisPrefix: c.GATEHOUSE_REDIS_PREFIX,
+    toolPack: c.GATEHOUSE_TOOL_PACK,
     executorId: c.EXECUTOR_ID ?? `${hostname()}-${process.pid}`,
     // Deployments sharing a cluster under different topic prefixes must not share a group.
     groupId: c.EXECUTOR_GROUP_ID ?? `${events.topicPrefix}gatehouse-executor`,

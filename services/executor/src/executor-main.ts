@@ -4,6 +4,7 @@ import { runMain } from '@gatehouse/runtime';
 import { createRedis } from '@gatehouse/state';
 import { createLogger } from '@gatehouse/telemetry';
 import { executorConfigFromEnv } from './config.js';
+import type { ExecutorConfig } from './config.js';
 import { startExecutor } from './service.js';
 
 /** The tools an executor process hosts. */
@@ -23,7 +24,7 @@ export interface ExecutorMainOptions {
  * The executor process: reads its settings from the environment, loads the tools it hosts, and
  * runs until SIGTERM or SIGINT. It says `executor ready` once it has joined its group.
  */
-export async function executorMain(load: () => HostedTools | Promise<HostedTools>, options: ExecutorMainOptions = {}): Promise<void> {
+export async function executorMain(load: (config: ExecutorConfig) => HostedTools | Promise<HostedTools>, options: ExecutorMainOptions = {}): Promise<void> {
   const logger = createLogger('executor');
   await runMain({
     name: 'executor',
@@ -31,7 +32,7 @@ export async function executorMain(load: () => HostedTools | Promise<HostedTools
     drainTimeoutMs: options.drainTimeoutMs ?? 15_000,
     start: async (teardown) => {
       const config = executorConfigFromEnv();
-      const { catalog, implementations } = await load();
+      const { catalog, implementations } = await load(config);
       const redis = createRedis(config.redisUrl, `gatehouse-executor-${config.executorId}`, logger);
       teardown.add(() => redis.quit());
       const executor = await startExecutor({

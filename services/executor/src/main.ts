@@ -1,4 +1,5 @@
-import { referenceCatalog, referenceImplementations } from '@gatehouse/reference-tools';
+import { hostToolPack, loadToolPack } from '@gatehouse/runtime';
 import { executorMain } from './executor-main.js';
 
-await executorMain(() => ({ catalog: referenceCatalog(), implementations: referenceImplementations }));
+// The executor hosts the tool pack GATEHOUSE_TOOL_PACK names; it imports no domain.
+await executorMain(async (config) => hostToolPack(await loadToolPack(config.toolPack ?? ''), process.env));

@@ -1,4 +1,3 @@
-import { fileURLToPath } from 'node:url';
 import type { EventsConfig } from '@gatehouse/events';
 import { eventsConfigOf, readConfig, variablesReadBy } from '@gatehouse/runtime';
 import type { Env } from '@gatehouse/runtime';
@@ -10,8 +9,11 @@ export interface PolicyConfig {
   readonly host: string;
   readonly port: number;
   readonly controlToken: string;
-  readonly rolesFile: string;
-  readonly policyTableFile: string;
+  /** The tool pack to host (GATEHOUSE_TOOL_PACK). */
+  readonly toolPack: string | undefined;
+  /** Files that replace the pack's roles and policy table, when set. */
+  readonly rolesFile: string | undefined;
+  readonly policyTableFile: string | undefined;
   readonly maxArgumentBytes: number;
   readonly maxRunTtlMs: number;
   readonly groupId: string;
@@ -20,9 +22,6 @@ export interface PolicyConfig {
   /** How long a proposal the policy service drafts stays valid: the executor's GATEHOUSE_PROPOSAL_TTL_MS. */
   readonly proposalTtlMs: number;
 }
-
-export const DEFAULT_ROLES_FILE = fileURLToPath(new URL('../../../config/roles.json', import.meta.url));
-export const DEFAULT_POLICY_TABLE_FILE = fileURLToPath(new URL('../../../config/policy-table.json', import.meta.url));
 
 const VARIABLES = variablesReadBy('policy');
 
@@ -37,8 +36,9 @@ export function policyConfigFromEnv(env: Env = process.env): PolicyConfig {
     host: c.POLICY_HOST,
     port: c.POLICY_PORT,
     controlToken: c.GATEHOUSE_CONTROL_TOKEN,
-    rolesFile: c.GATEHOUSE_ROLES_FILE ?? DEFAULT_ROLES_FILE,
-    policyTableFile: c.GATEHOUSE_POLICY_TABLE_FILE ?? DEFAULT_POLICY_TABLE_FILE,
+    toolPack: c.GATEHOUSE_TOOL_PACK,
+    rolesFile: c.GATEHOUSE_ROLES_FILE,
+    policyTableFile: c.GATEHOUSE_POLICY_TABLE_FILE,
     maxArgumentBytes: c.GATEHOUSE_MAX_ARGUMENT_BYTES,
     maxRunTtlMs: c.GATEHOUSE_MAX_RUN_TTL_MS,
     // Deployments sharing a cluster under different topic prefixes must not share a group.

@@ -1,4 +1,4 @@
-export { DEFAULT_POLICY_TABLE_FILE, DEFAULT_ROLES_FILE, policyConfigFromEnv } from './config.js';
+export { policyConfigFromEnv } from './config.js';
 export type { PolicyConfig } from './config.js';
 export { decide } from './decide.js';
 export type { DecideDeps, Decision } from './decide.js';

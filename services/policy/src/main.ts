@@ -1,7 +1,5 @@
 import { topicNames } from '@gatehouse/events';
-import { loadRoles, PolicyTable } from '@gatehouse/governance';
-import { referenceCatalog } from '@gatehouse/reference-tools';
-import { runMain } from '@gatehouse/runtime';
+import { hostToolPack, loadToolPack, runMain } from '@gatehouse/runtime';
 import { createRedis } from '@gatehouse/state';
 import { createLogger } from '@gatehouse/telemetry';
 import { policyConfigFromEnv } from './config.js';
@@ -13,7 +11,8 @@ await runMain({
   logger,
   start: async (teardown) => {
     const config = policyConfigFromEnv();
-    const catalog = referenceCatalog();
+    // The tool pack GATEHOUSE_TOOL_PACK names, with a deployment's roles or policy table in place of its own.
+    const pack = await hostToolPack(await loadToolPack(config.toolPack ?? ''), process.env, { rolesFile: config.rolesFile, policyTableFile: config.policyTableFile });
     const redis = createRedis(config.redisUrl, 'gatehouse-policy', logger);
     teardown.add(() => redis.quit());
     const service = await startPolicyService({
@@ -21,9 +20,9 @@ await runMain({
       topics: topicNames(config.events.topicPrefix),
       redis,
       redisPrefix: config.redisPrefix,
-      catalog,
-      roles: loadRoles(config.rolesFile, catalog),
-      table: PolicyTable.load(config.policyTableFile, catalog.tools()),
+      catalog: pack.catalog,
+      roles: pack.roles,
+      table: pack.policyTable,
       logger,
       controlToken: config.controlToken,
       host: config.host,
@@ -37,6 +36,6 @@ await runMain({
     });
     teardown.add((stop) => service.stop(stop));
     await service.joined;
-    return { url: service.url };
+    return { url: service.url, pack: pack.name };
   },
 });

@@ -27,7 +27,8 @@ describe('policy configuration', () => {
   it('treats empty values as unset, like the other services', () => {
     const config = policyConfigFromEnv({ ...TOKEN, GATEHOUSE_REDIS_PREFIX: '', POLICY_GROUP_ID: '', POLICY_HOST: '', GATEHOUSE_ROLES_FILE: '' });
     expect(config).toMatchObject({ redisPrefix: 'gh:', groupId: 'gatehouse-policy', host: '127.0.0.1' });
-    expect(config.rolesFile).toMatch(/config\/roles\.json$/);
+    // An empty override is no override: the hosted pack's own roles apply.
+    expect(config.rolesFile).toBeUndefined();
   });
 
   it('accepts port 0 (any free port), as the other services do', () => {

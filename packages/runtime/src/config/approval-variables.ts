@@ -18,8 +18,8 @@ export const APPROVAL_VARIABLES = {
   APPROVAL_PORT: variable(port(), { readers: ['approval'], default: '8093', doc: 'listen port of the approval API and console' }),
   GATEHOUSE_APPROVERS_FILE: variable(text(), {
     readers: ['approval'],
-    unset: '`config/approvers.json`',
-    doc: 'approvers: identities, token hashes, roles and tenants',
+    unset: 'the tool pack\'s',
+    doc: 'approvers: identities, token hashes, roles and tenants (replaces the tool pack\'s own)',
   }),
   APPROVAL_VALIDITY_MS: variable(integer(1_000, 24 * 3600 * 1000), {
     readers: ['approval'],

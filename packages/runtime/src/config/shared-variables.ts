@@ -11,6 +11,11 @@ export const SHARED_VARIABLES = {
     secret: true,
     doc: 'Redis: runs, idempotency records, slots, proposals and approvals (may carry a password)',
   }),
+  GATEHOUSE_TOOL_PACK: variable(text(), {
+    readers: [...SERVICES, 'cli'],
+    unset: '*(required to start a service)*',
+    doc: 'the tool pack the services host: a package name (`@acme/billing-tools`) or a path to a pack\'s package or module; `#name` picks one of several exports',
+  }),
   GATEHOUSE_REDIS_PREFIX: variable(text(), {
     readers: SERVICES,
     default: 'gh:',

@@ -1,10 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_POLICY_TABLE_FILE, PolicyTable } from '@gatehouse/policy';
-import type { PolicySubject } from '@gatehouse/policy';
-import { referenceCatalog } from '@gatehouse/reference-tools';
+import { fileURLToPath } from 'node:url';
+import { PolicyTable } from '@gatehouse/governance';
+import type { PolicySubject } from '@gatehouse/governance';
+import { customerSupportPack, referenceCatalog } from '@gatehouse/reference-tools';
 import type { ToolContract } from '@gatehouse/contracts';
 
+const DEFAULT_POLICY_TABLE_FILE = fileURLToPath(customerSupportPack.policyTable);
 const catalog = referenceCatalog();
 const table = PolicyTable.load(DEFAULT_POLICY_TABLE_FILE, catalog.tools());
 const tool = (address: string): ToolContract => {
