@@ -31,6 +31,7 @@ export const ${exportName} = defineToolPack({
   },
   roles: new URL('../config/roles.json', import.meta.url),
   policyTable: new URL('../config/policy-table.json', import.meta.url),
+  approvers: new URL('../config/approvers.json', import.meta.url),
   // The only place that reads configuration or builds clients: replace the in-memory stand-in with
   // a client of your system of record here.
   setup: (config) => ({ tickets: new TicketStore(config.TICKETS_SEED) }),

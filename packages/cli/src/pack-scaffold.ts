@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { basename } from 'node:path';
 import { PACK_NAME_PATTERN } from '@gatehouse/sdk';
 import {
@@ -64,7 +65,30 @@ const POLICY_TABLE = {
   ],
 };
 
-function readme(name: string, exportName: string): string {
+/** A demo approver for the pack's team-lead role: only the token's SHA-256 is written to the file. */
+function approvers(demo: DemoApprover): unknown {
+  return {
+    $comment: 'Approvers of the approval service when it hosts this pack. Only the SHA-256 of each bearer token is stored. Entries marked demo are for local use only.',
+    approvers: [
+      {
+        identity: demo.identity,
+        token_sha256: createHash('sha256').update(demo.token).digest('hex'),
+        roles: ['team-lead'],
+        tenants: ['acme'],
+        demo: true,
+        note: 'DEMO approver made by gatehouse pack init; its token is in README.md. Remove before any real use.',
+      },
+    ],
+  };
+}
+
+/** The demo approver `pack init` makes: its identity, and its bearer token (shown once, in the README). */
+export interface DemoApprover {
+  readonly identity: string;
+  readonly token: string;
+}
+
+function readme(name: string, exportName: string, demo: DemoApprover): string {
   return `# ${name}
 
 A Gatehouse tool pack, made by \`gatehouse pack init\`. It holds one read tool (\`get_ticket.v1\`) and
@@ -80,6 +104,10 @@ one preview/commit pair that needs approval (\`preview_ticket_priority_change.v1
 | \`src/ticket-store.js\` | the in-memory stand-in: replace it with a client of your system of record |
 | \`config/roles.json\` | which tools each role's runs get |
 | \`config/policy-table.json\` | who approves which write |
+| \`config/approvers.json\` | who may approve in the approval console: one **demo** approver |
+
+**Demo approver** (local use only; remove it before any real use): \`${demo.identity}\`, role
+\`team-lead\`, tenant \`acme\`, bearer token \`${demo.token}\`. The approvers file keeps only its SHA-256.
 
 The sources are plain ES modules with JSDoc types and \`// @ts-check\`: no build step, and an editor
 checks them against the types of \`@gatehouse/sdk\`.
@@ -108,13 +136,14 @@ emits to \`dist/\`, and point \`exports\` at \`./dist/index.js\`.
 }
 
 /** Every file of a new pack named `name`, which `gatehouse pack check` passes as it is. */
-export function packScaffold(options: { readonly name: string; readonly sdkVersion: string }): readonly ScaffoldFile[] {
+export function packScaffold(options: { readonly name: string; readonly sdkVersion: string; readonly demoApprover: DemoApprover }): readonly ScaffoldFile[] {
   const exportName = exportNameOf(options.name);
   return [
     { path: 'package.json', text: json(manifest(options.name, options.sdkVersion)) },
-    { path: 'README.md', text: readme(options.name, exportName) },
+    { path: 'README.md', text: readme(options.name, exportName, options.demoApprover) },
     { path: 'config/roles.json', text: json(ROLES) },
     { path: 'config/policy-table.json', text: json(POLICY_TABLE) },
+    { path: 'config/approvers.json', text: json(approvers(options.demoApprover)) },
     { path: 'src/index.js', text: indexSource(options.name, exportName) },
     { path: 'src/get-ticket.js', text: GET_TICKET_SOURCE },
     { path: 'src/priority-change.js', text: PRIORITY_CHANGE_SOURCE },

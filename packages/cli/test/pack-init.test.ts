@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -5,7 +6,7 @@ import { ExitCode, runCli } from '@gatehouse/cli';
 import { captureIo, repositoryTempDir } from './support.js';
 
 const FILES = [
-  'package.json', 'README.md', 'config/roles.json', 'config/policy-table.json',
+  'package.json', 'README.md', 'config/roles.json', 'config/policy-table.json', 'config/approvers.json',
   'src/index.js', 'src/get-ticket.js', 'src/priority-change.js', 'src/ticket-schema.js', 'src/ticket-store.js',
 ];
 
@@ -17,8 +18,14 @@ describe('gatehouse pack init', () => {
     const dir = join(workspace.dir, 'billing-tools');
     const init = captureIo();
     expect(await runCli(['pack', 'init', dir, '--json'], init)).toBe(ExitCode.ok);
-    expect(JSON.parse(init.out())).toEqual({ dir, name: 'billing-tools', files: FILES });
+    const made = JSON.parse(init.out()) as { dir: string; name: string; files: string[]; demoApprover: { identity: string; token: string } };
+    expect(made).toMatchObject({ dir, name: 'billing-tools', files: FILES, demoApprover: { identity: 'demo-lead@billing-tools.example' } });
     for (const file of FILES) expect(existsSync(join(dir, file)), file).toBe(true);
+    // The demo approver's token is shown once (and in the README); the approvers file keeps only its hash.
+    const approvers = readFileSync(join(dir, 'config/approvers.json'), 'utf8');
+    expect(approvers).not.toContain(made.demoApprover.token);
+    expect(approvers).toContain(createHash('sha256').update(made.demoApprover.token).digest('hex'));
+    expect(readFileSync(join(dir, 'README.md'), 'utf8')).toContain(made.demoApprover.token);
 
     const check = captureIo();
     expect(await runCli(['pack', 'check', dir, '--json'], check)).toBe(ExitCode.ok);

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { cliManifest } from '../cli-manifest.js';
@@ -112,16 +113,18 @@ export const pack: CommandGroup = {
         if (name === undefined) throw usageError(`cannot make a pack name of "${basename(dir)}"; pass --name <lower-case-words>`);
         if (!PACK_NAME_PATTERN.test(name)) throw usageError(`--name must be lower-case words joined by - (${PACK_NAME_PATTERN.source}), got "${name}"`);
         const manifest = cliManifest();
-        const files = packScaffold({ name, sdkVersion: manifest.dependencies['@gatehouse/sdk'] ?? manifest.version });
+        const demoApprover = { identity: `demo-lead@${name}.example`, token: `demo-${randomBytes(16).toString('hex')}` };
+        const files = packScaffold({ name, sdkVersion: manifest.dependencies['@gatehouse/sdk'] ?? manifest.version, demoApprover });
         for (const file of files) {
           const path = join(dir, file.path);
           mkdirSync(dirname(path), { recursive: true });
           writeFileSync(path, file.text, { flag: 'wx' });
         }
-        out.result({ dir, name, files: files.map((f) => f.path) }, () =>
+        out.result({ dir, name, files: files.map((f) => f.path), demoApprover }, () =>
           [
             `created tool pack ${name} in ${dir}:`,
             ...files.map((f) => `  ${f.path}`),
+            `demo approver ${demoApprover.identity} (team-lead, tenant acme), token ${demoApprover.token} — for local use only`,
             'next: install @gatehouse/sdk where the pack lives, then',
             `  gatehouse pack check ${asPathSpecifier(arg('dir'))}`,
             `(${join(arg('dir'), 'README.md')} lists the steps after that)`,
