@@ -1,1 +1,12 @@
-export {};
+export { refundsPack } from './refunds-pack.js';
+export type { RefundsDeps } from './refunds-pack.js';
+export { RefundsClient } from './refunds-client.js';
+export type { OperationAnswer } from './refunds-client.js';
+export { httpUrl } from './http-url.js';
+export { moneyText } from './money-text.js';
+export type { Money } from './money-text.js';
+export { REFUND_REASONS } from './schema-parts.js';
+export type { RefundReason } from './schema-parts.js';
+export { getOrderRefunds, getOrderRefundsTool } from './tools/get-order-refunds.js';
+export { commitRefund, previewRefund, REFUND_IRREVERSIBLE, refundTools } from './tools/refund.js';
+export type { RefundArguments } from './tools/refund.js';

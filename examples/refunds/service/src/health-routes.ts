@@ -1,0 +1,17 @@
+import { errorBody } from './errors.js';
+import type { RefundsApp } from './http-context.js';
+import type { Services } from './services.js';
+
+export function registerHealthRoutes(app: RefundsApp, s: Services): void {
+  const config = { tenantless: true };
+  app.get('/healthz', { config }, (_request, reply) => reply.send({ status: 'up' }));
+  app.get('/readyz', { config }, async (request, reply) => {
+    try {
+      await s.pool.query('SELECT 1');
+      return { status: 'ready' };
+    } catch (error) {
+      request.log.warn({ err: error }, 'readiness check failed');
+      return reply.code(503).send(errorBody('UNAVAILABLE', 'database is not reachable'));
+    }
+  });
+}
