@@ -56,7 +56,7 @@ try {
 }
 if (up && !stopping) {
   say('');
-  say('approval console   http://127.0.0.1:8093/   (demo approver tokens: services/approval/README.md)');
+  say('approval console   http://127.0.0.1:8093/   (demo approvers: the hosted pack’s README; the reference pack’s are in services/approval/README.md)');
   say('control API        http://127.0.0.1:8091/   (bearer GATEHOUSE_CONTROL_TOKEN)');
   say('logs               .stack/logs/<service>.log');
 }

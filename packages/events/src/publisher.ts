@@ -1,3 +1,4 @@
+import { Partitioners } from 'kafkajs';
 import type { IHeaders, Kafka, Message, Producer, TopicMessages } from 'kafkajs';
 import type { EventSerde } from './serde.js';
 import type { EventByRole, TopicRole } from './topics.js';
@@ -66,7 +67,8 @@ export class EventPublisher {
   }
 
   private static newProducer(kafka: Kafka): Producer {
-    return kafka.producer({ idempotent: true, allowAutoTopicCreation: false });
+    // The partitioner kafkajs uses by default (Java-compatible murmur2), named so it does not warn about it.
+    return kafka.producer({ idempotent: true, allowAutoTopicCreation: false, createPartitioner: Partitioners.DefaultPartitioner });
   }
 
   /** The producer in use now; it changes when one is replaced, so do not keep it. */
