@@ -3,8 +3,11 @@
 #   node services/policy/dist/main.js     policy service          (POLICY_PORT, 8091)
 #   node services/executor/dist/main.js   executor                (EXECUTOR_PORT, 8092)
 #   node services/approval/dist/main.js   approval API + console  (APPROVAL_PORT, 8093)
-#   node services/customers/dist/main.js  reference system of record (CUSTOMERS_PORT, 8090)
-# Build:  docker build -t gatehouse .
+# The image carries no domain: every service hosts the tool pack GATEHOUSE_TOOL_PACK names, which a
+# team adds in an image of its own (docs/tool-packs.md). The `reference` target adds the reference
+# pack and its system of record, for docker compose and the demo:
+#   node examples/customer-support/customers/dist/main.js   (CUSTOMERS_PORT, 8090)
+# Build:  docker build -t gatehouse .          docker build --target reference -t gatehouse:reference .
 # Every service binds 127.0.0.1 unless told otherwise: set POLICY_HOST / EXECUTOR_HOST /
 # APPROVAL_HOST / CUSTOMERS_HOST to 0.0.0.0 in a container (docker-compose.yml and deploy/k8s do).
 
@@ -13,7 +16,9 @@ FROM node:20-bookworm-slim AS manifests
 WORKDIR /app
 COPY packages ./packages
 COPY services ./services
-RUN find packages services -mindepth 2 -maxdepth 2 ! -name package.json -exec rm -rf {} +
+COPY examples ./examples
+RUN find packages services -mindepth 2 -maxdepth 2 ! -name package.json -exec rm -rf {} + \
+ && find examples -mindepth 3 -maxdepth 3 ! -name package.json -exec rm -rf {} +
 
 # ---- build: install everything, compile every project, then drop dev dependencies and sources
 FROM node:20-bookworm-slim AS build
@@ -25,13 +30,17 @@ RUN npm ci --no-audit --no-fund --ignore-scripts
 COPY tsconfig.json tsconfig.base.json ./
 COPY packages ./packages
 COPY services ./services
+COPY examples ./examples
 COPY scripts ./scripts
 RUN node scripts/tsc.mjs -b \
  && npm prune --omit=dev --no-audit --no-fund \
  && find packages services -mindepth 2 -maxdepth 2 \
       \( -name src -o -name test -o -name 'tsconfig*.json' -o -name '*.tsbuildinfo' \) -exec rm -rf {} + \
+ && find examples -mindepth 3 -maxdepth 3 \
+      \( -name src -o -name test -o -name 'tsconfig*.json' -o -name '*.tsbuildinfo' \) -exec rm -rf {} + \
  && test -f services/approval/console/index.html \
- && for s in policy executor approval customers; do test -f "services/$s/dist/main.js"; done
+ && for s in policy executor approval; do test -f "services/$s/dist/main.js"; done \
+ && test -f examples/customer-support/customers/dist/main.js
 
 # ---- runtime: compiled JavaScript, production dependencies and the data files read at start-up
 FROM node:20-bookworm-slim AS runtime
@@ -44,8 +53,12 @@ COPY --from=build /app/packages ./packages
 COPY --from=build /app/services ./services
 COPY --from=build /app/scripts ./scripts
 COPY schemas ./schemas
-# roles.json, policy-table.json and the DEMO approvers.json; Kubernetes mounts its own over them
-COPY config ./config
 # Numeric uid/gid of the image's `node` user, so Kubernetes' runAsNonRoot can verify it.
 USER 1000:1000
 CMD ["node", "scripts/provision.mjs"]
+
+# ---- reference: the core image plus the reference tool pack (roles, policy table, DEMO approvers)
+# and its customers service; a team's own pack is added the same way, in an image of its own.
+FROM runtime AS reference
+COPY --from=build --chown=1000:1000 /app/examples/customer-support ./examples/customer-support
+ENV GATEHOUSE_TOOL_PACK=@gatehouse/reference-tools

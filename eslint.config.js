@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import tseslint from 'typescript-eslint';
 import { importX } from 'eslint-plugin-import-x';
 
@@ -16,12 +16,13 @@ const SERVICES = readdirSync(new URL('./services/', import.meta.url), { withFile
 // link, hence both paths per service, and only once dist/ is built (unresolved imports are skipped).
 // Package tests still import the reference tools, and test/ and bench/ are harnesses that start
 // services in-process, so they are not targets yet.
-/** The domains: the reference tools (until they move to examples/) and every example package. */
+/** The domains: every example package (the reference pack included), by directory and by workspace link. */
 const EXAMPLES = readdirSync(new URL('./examples/', import.meta.url), { withFileTypes: true })
   .filter((entry) => entry.isDirectory())
   .flatMap(({ name }) => readdirSync(new URL(`./examples/${name}/`, import.meta.url), { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => `${name}/${e.name}`))
+  .filter((dir) => existsSync(new URL(`./examples/${dir}/package.json`, import.meta.url)))
   .map((dir) => JSON.parse(readFileSync(new URL(`./examples/${dir}/package.json`, import.meta.url), 'utf8')).name);
-const DOMAINS = ['./examples', './packages/reference-tools', './node_modules/@gatehouse/reference-tools', ...EXAMPLES.map((name) => `./node_modules/${name}`)];
+const DOMAINS = ['./examples', ...EXAMPLES.map((name) => `./node_modules/${name}`)];
 
 const LAYERING_ZONES = [
   {

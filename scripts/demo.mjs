@@ -15,7 +15,7 @@ const { createKafka, DeadLetters, EventPublisher, EventSerde, eventsConfigFromEn
 const { createLogger } = await import('@gatehouse/telemetry');
 
 const CONTROL_TOKEN = process.env.GATEHOUSE_CONTROL_TOKEN ?? `demo-control-token-${randomUUID()}`;
-// A demo approver from config/approvers.json — not for production (see services/approval/README.md).
+// A demo approver of the reference pack (examples/customer-support/config/approvers.json) — not for production (see services/approval/README.md).
 const DEMO_APPROVER = { identity: 'demo-lead@acme.example', token: 'demo-lead-cda8e496f077ea72ce5d11ff7f871b3e' };
 const session = randomUUID().replace(/-/g, '').slice(0, 8);
 const env = {

@@ -11,7 +11,7 @@ export const REFERENCE_PACK = '@gatehouse/reference-tools';
 
 /** Service name → entrypoint and the log message that says it is ready. */
 export const SERVICES = {
-  customers: { main: 'services/customers/dist/main.js', ready: 'customers service listening', url: (env) => `http://127.0.0.1:${env.CUSTOMERS_PORT ?? 8090}` },
+  customers: { main: 'examples/customer-support/customers/dist/main.js', ready: 'customers service listening', url: (env) => `http://127.0.0.1:${env.CUSTOMERS_PORT ?? 8090}` },
   policy: { main: 'services/policy/dist/main.js', ready: 'policy service ready', url: (env) => `http://127.0.0.1:${env.POLICY_PORT ?? 8091}` },
   approval: { main: 'services/approval/dist/main.js', ready: 'approval service ready', url: (env) => `http://127.0.0.1:${env.APPROVAL_PORT ?? 8093}` },
   executor: { main: 'services/executor/dist/main.js', ready: 'executor ready', url: () => null },

@@ -128,7 +128,7 @@ function validateReferences(objects) {
         const sc = c.securityContext ?? {};
         if (sc.allowPrivilegeEscalation !== false || sc.readOnlyRootFilesystem !== true || !(sc.capabilities?.drop ?? []).includes('ALL')) fail(where, `${c.name}: needs allowPrivilegeEscalation false, readOnlyRootFilesystem true, capabilities.drop [ALL]`);
         for (const r of ['requests', 'limits']) for (const q of ['cpu', 'memory']) if (c.resources?.[r]?.[q] === undefined) fail(where, `${c.name}: resources.${r}.${q} is missing`);
-        const entry = c.command?.find((a) => /^(services\/[^/]+\/dist\/main\.js|scripts\/[\w-]+\.mjs)$/.test(a));
+        const entry = c.command?.find((a) => /^((services\/[^/]+|examples\/[^/]+\/[^/]+)\/dist\/main\.js|scripts\/[\w-]+\.mjs)$/.test(a));
         const source = entry?.replace(/dist\/main\.js$/, 'src/main.ts');
         if (source === undefined || !existsSync(join(ROOT, source))) fail(where, `${c.name}: command ${JSON.stringify(c.command)} names no entry point of this repo`);
         for (const m of c.volumeMounts ?? []) if (!volumes.has(m.name)) fail(where, `${c.name}: volumeMount ${m.name} has no volume`);
@@ -176,7 +176,7 @@ function validateReferences(objects) {
   }
   const files = named('ConfigMap', 'gatehouse-policy-files')?.data ?? {};
   for (const f of ['roles.json', 'policy-table.json']) {
-    if (!isDeepStrictEqual(JSON.parse(files[f] ?? 'null'), JSON.parse(readFileSync(join(ROOT, 'config', f), 'utf8')))) fail('deploy/k8s/config.yaml', `gatehouse-policy-files ${f} differs from config/${f}`);
+    if (!isDeepStrictEqual(JSON.parse(files[f] ?? 'null'), JSON.parse(readFileSync(join(ROOT, 'examples', 'customer-support', 'config', f), 'utf8')))) fail('deploy/k8s/config.yaml', `gatehouse-policy-files ${f} differs from examples/customer-support/config/${f}`);
   }
 }
 
@@ -202,7 +202,7 @@ function validateCompose() {
     if (typeof s.image !== 'string') fail(where, 'has no image');
     for (const dep of Object.keys(s.depends_on ?? {})) if (!(dep in services)) fail(where, `depends_on ${dep}, which is not a service`);
     for (const p of s.ports ?? []) published.push(Number(String(p).split(':')[0]));
-    const entry = s.command?.find?.((a) => /^services\/[^/]+\/dist\/main\.js$/.test(a));
+    const entry = s.command?.find?.((a) => /^(services\/[^/]+|examples\/[^/]+\/[^/]+)\/dist\/main\.js$/.test(a));
     if (entry !== undefined) {
       if (!existsSync(join(ROOT, entry.replace(/dist\/main\.js$/, 'src/main.ts')))) fail(where, `${entry} is no entry point of this repo`);
       if (s.healthcheck?.test === undefined) fail(where, 'has no healthcheck');

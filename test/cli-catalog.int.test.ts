@@ -12,7 +12,7 @@ import { REFERENCE_ROLES_FILE } from './support/reference-pack.js';
 import { referenceCatalog } from '@gatehouse/reference-tools';
 
 const MAIN = fileURLToPath(new URL('../packages/cli/dist/main.js', import.meta.url));
-const SNAPSHOT = fileURLToPath(new URL('../packages/reference-tools/catalog.snapshot.json', import.meta.url));
+const SNAPSHOT = fileURLToPath(new URL('../examples/customer-support/pack/catalog.snapshot.json', import.meta.url));
 
 interface CliRun {
   readonly code: number;

@@ -33,7 +33,7 @@ export interface GatehouseOptions {
   readonly partitions?: number;
   readonly leaseMs?: number;
   readonly roles?: Roles;
-  /** The policy table; defaults to config/policy-table.json. */
+  /** The policy table; defaults to the reference pack's. */
   readonly table?: PolicyTable;
   readonly grantValidityMs?: number;
   readonly limits?: SlotLimits;

@@ -1,5 +1,5 @@
 // The testkit's generated cases for one part of every tool's contract, put through the catalog's own
-// validators — the calls of packages/reference-tools/test/contract-cases.test.ts, as a check a pack
+// validators — the calls of examples/customer-support/pack/test/contract-cases.test.ts, as a check a pack
 // author runs without a test runner. Valid cases must pass; each invalid case must be refused, not
 // retryable, with the catalog's code, at exactly the JSON pointer the testkit names.
 import type { Catalog, ToolContract, ValidationResult } from '@gatehouse/contracts';

@@ -6,7 +6,7 @@ import { ExitCode, runCli } from '@gatehouse/cli';
 import { referenceCatalog } from '@gatehouse/reference-tools';
 import { captureIo, repositoryTempDir } from './support.js';
 
-const SNAPSHOT_FILE = fileURLToPath(new URL('../../reference-tools/catalog.snapshot.json', import.meta.url));
+const SNAPSHOT_FILE = fileURLToPath(new URL('../../../examples/customer-support/pack/catalog.snapshot.json', import.meta.url));
 const CHECKS = ['load', 'shape', 'config', 'tools', 'schema lint', 'roles', 'policy table', 'snapshot', 'input cases', 'proposal cases', 'output schemas'];
 
 interface Row {

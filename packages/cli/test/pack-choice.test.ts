@@ -6,7 +6,7 @@ import { ExitCode, runCli } from '@gatehouse/cli';
 import { captureIo, repositoryTempDir } from './support.js';
 
 const REFERENCE = '@gatehouse/reference-tools#customerSupportPack';
-const TRACE = fileURLToPath(new URL('../../../traces/demo-support-agent.trace.json', import.meta.url));
+const TRACE = fileURLToPath(new URL('../../../examples/customer-support/traces/demo-support-agent.trace.json', import.meta.url));
 
 /** One command line with an environment: exit code, stdout, stderr. */
 async function gatehouse(args: readonly string[], env: Record<string, string> = {}): Promise<{ code: number; out: string; err: string }> {

@@ -10,8 +10,8 @@ import { parseTrace, replayTrace, traceJson } from '@gatehouse/trace';
 import type { ReplayReport } from '@gatehouse/trace';
 import { captureIo } from './support.js';
 
-const TRACES = fileURLToPath(new URL('../../../traces/', import.meta.url));
-const POLICY_TABLE_FILE = fileURLToPath(new URL('../../../config/policy-table.json', import.meta.url));
+const TRACES = fileURLToPath(new URL('../../../examples/customer-support/traces/', import.meta.url));
+const POLICY_TABLE_FILE = fileURLToPath(new URL('../../../examples/customer-support/config/policy-table.json', import.meta.url));
 const files = readdirSync(TRACES).filter((f) => f.endsWith('.trace.json')).sort();
 const AGENT_TRACE = `${TRACES}demo-support-agent.trace.json`;
 

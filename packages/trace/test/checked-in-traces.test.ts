@@ -8,9 +8,9 @@ import { formatReport, parseTrace, replayTrace } from '@gatehouse/trace';
 // Traces recorded from real runs (`gatehouse trace record`, redacted) are kept in traces/ and
 // replayed on every test run: a schema, catalog or policy-table change that alters what a recorded
 // call was allowed to do fails here. When the change is intended, record the trace again.
-const DIR = fileURLToPath(new URL('../../../traces/', import.meta.url));
+const DIR = fileURLToPath(new URL('../../../examples/customer-support/traces/', import.meta.url));
 // The reference pack's policy table, which the services load when they host it.
-const POLICY_TABLE_FILE = fileURLToPath(new URL('../../../config/policy-table.json', import.meta.url));
+const POLICY_TABLE_FILE = fileURLToPath(new URL('../../../examples/customer-support/config/policy-table.json', import.meta.url));
 const files = readdirSync(DIR).filter((f) => f.endsWith('.trace.json')).sort();
 
 describe('the recorded traces in traces/', () => {

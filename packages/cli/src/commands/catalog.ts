@@ -99,7 +99,7 @@ export const catalog: CommandGroup = {
       },
       notes: [
         'mcp and openai print {"tools": [...]}: the live (non-retired) versions, of one role with --role.',
-        'snapshot prints { role: [{tool, effect, approval, retired}] }, as gatehouse pack check --snapshot does (packages/reference-tools/catalog.snapshot.json for the reference pack).',
+        'snapshot prints { role: [{tool, effect, approval, retired}] }, as gatehouse pack check --snapshot does (examples/customer-support/pack/catalog.snapshot.json for the reference pack).',
       ],
       async run(context) {
         const { options, out } = context;

@@ -36,9 +36,9 @@ export const customerSupportPack = defineToolPack({
       parse: httpUrl,
     },
   },
-  roles: new URL('../../../config/roles.json', import.meta.url),
-  policyTable: new URL('../../../config/policy-table.json', import.meta.url),
-  approvers: new URL('../../../config/approvers.json', import.meta.url),
+  roles: new URL('../../config/roles.json', import.meta.url),
+  policyTable: new URL('../../config/policy-table.json', import.meta.url),
+  approvers: new URL('../../config/approvers.json', import.meta.url),
   setup: (config): CustomerSupportDeps => ({ customers: new CustomersClient(config.CUSTOMERS_URL) }),
   tools: ({ customers }) => [
     getCustomerTool(customers),

@@ -11,7 +11,7 @@ import type { Roles } from '@gatehouse/governance';
 import { referenceCatalog } from '@gatehouse/reference-tools';
 
 const SNAPSHOT_FILE = new URL('../catalog.snapshot.json', import.meta.url);
-const ROLES_FILE = fileURLToPath(new URL('../../../config/roles.json', import.meta.url));
+const ROLES_FILE = fileURLToPath(new URL('../../config/roles.json', import.meta.url));
 
 const toolLists = (roles: Roles): Record<string, readonly string[]> =>
   Object.fromEntries(Object.entries(roles).map(([name, role]) => [name, role.tools]));
