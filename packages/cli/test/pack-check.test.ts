@@ -58,6 +58,13 @@ describe('gatehouse pack check', () => {
     expect(checked.err).toBe('');
   });
 
+  it('passes every check for the refunds example, a pack of another domain, by its directory', async () => {
+    const checked = await check(['./examples/refunds/pack'], {});
+    expect(checked.code).toBe(ExitCode.ok);
+    expect(checked.report.name).toBe('refunds');
+    expect(results(checked).filter(([, result]) => result !== 'ok')).toEqual([]);
+  });
+
   it('prints a table of check, result and count, and a summary line, without --json', async () => {
     const io = captureIo();
     expect(await runCli(['pack', 'check', '@gatehouse/reference-tools#customerSupportPack'], io)).toBe(ExitCode.ok);
