@@ -144,13 +144,13 @@ export async function executeWrite(
       deps.logger.warn({ ...logContext, code: authorized.error.code }, 'write refused before execution');
       return;
     }
-    const args = storedArguments(deps.catalog, tool, order.proposal_id, authorized.args);
-    if (!args.ok) {
+    const stored = storedArguments(deps.catalog, tool, order.proposal_id, authorized.args);
+    if (!stored.ok) {
       // Nothing ran and nothing was consumed: the key goes back, as for a refused authorization.
       await deps.idempotency.abandon(key, owner);
-      deps.metrics.outputViolation(tool.address, args.error.code);
-      await refuse(args.error);
-      deps.logger.warn({ ...logContext, code: args.error.code, field: args.error.field }, 'stored proposal refused by its proposal schema');
+      deps.metrics.outputViolation(tool.address, stored.error.code);
+      await refuse(stored.error);
+      deps.logger.warn({ ...logContext, code: stored.error.code, field: stored.error.field }, 'stored proposal refused by its proposal schema');
       return;
     }
     if ((await deps.approvals.consume(authorized.approval.approval_id, key)) === 'already_consumed') {
@@ -177,7 +177,7 @@ export async function executeWrite(
     const stopSlotLease = keepLease(() => deps.slots.renew(scopes, operationId, deps.leaseMs), deps.leaseMs);
     let settlement: Settlement;
     try {
-      settlement = await runLocked(args.value);
+      settlement = await runLocked(stored.value);
     } finally {
       stopSlotLease();
       deps.metrics.slotsReleased(order.tenant);
