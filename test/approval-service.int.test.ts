@@ -171,6 +171,9 @@ describe('the approval service: a person decides on the stored canonical proposa
     expect(detail.body.state).toBe('pending');
     expect((await approve(request.proposal_id, TOKENS.ops)).status).toBe(200);
     await h.events.waitFor('execute', (o) => o.proposal_id === request.proposal_id);
+    // Decisions and orders are separate topics, read by separate consumers: await the decision itself.
+    // Any decision published before it for this tenant sits before it on the same partition.
+    await h.events.waitFor('approvalsDecided', (d) => d.proposal_id === request.proposal_id);
     expect(decisionsOf(request.proposal_id).map((d) => d.decided_by)).toEqual([IDENTITIES.ops]);
   });
 
@@ -266,6 +269,7 @@ describe('the approval service: a person decides on the stored canonical proposa
     expect(second.approval?.approval_id).toBe(reply.body.approval_id);
     expect(second.idempotency_key).toBe(first.idempotency_key);
     expect(second.arguments).toBe(first.arguments);
+    await h.events.waitFor('approvalsDecided', (d) => d.proposal_id === request.proposal_id);
     expect(decisionsOf(request.proposal_id)).toHaveLength(1);
   });
 
