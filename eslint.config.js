@@ -83,7 +83,7 @@ export default tseslint.config(
   {
     // Plain Node ESM outside every tsconfig: launchers of compiled commands (packages/cli/bin) and
     // packs written in JavaScript that tests load by path.
-    files: ['packages/*/bin/*.mjs', 'packages/*/test/fixtures/**/*.mjs'],
+    files: ['packages/*/bin/*.mjs', 'services/*/bin/*.mjs', 'packages/*/test/fixtures/**/*.mjs'],
     ...tseslint.configs.disableTypeChecked,
     languageOptions: {
       ...tseslint.configs.disableTypeChecked.languageOptions,

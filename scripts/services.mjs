@@ -15,6 +15,7 @@ export const SERVICES = {
   policy: { main: 'services/policy/dist/main.js', ready: 'policy service ready', url: (env) => `http://127.0.0.1:${env.POLICY_PORT ?? 8091}` },
   approval: { main: 'services/approval/dist/main.js', ready: 'approval service ready', url: (env) => `http://127.0.0.1:${env.APPROVAL_PORT ?? 8093}` },
   executor: { main: 'services/executor/dist/main.js', ready: 'executor ready', url: () => null },
+  mcp: { main: 'services/mcp/dist/main.js', ready: 'mcp front door ready', url: (env) => `http://127.0.0.1:${env.MCP_PORT ?? 8095}/mcp` },
 };
 
 /** @typedef {import('node:child_process').ChildProcess} ChildProcess */

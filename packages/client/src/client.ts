@@ -31,6 +31,11 @@ export interface CallOptions {
   readonly onPending?: (notice: PendingNotice) => void;
   /** W3C trace context of the call; a fresh trace is started when none is given. */
   readonly traceparent?: string;
+  /**
+   * Stops waiting (a caller that went away): the promise resolves with OPERATION_CANCELLED at once.
+   * The command already published is not recalled; a write it causes still runs at most once.
+   */
+  readonly signal?: AbortSignal;
 }
 
 interface Waiter {
@@ -111,6 +116,10 @@ export class GatehouseClient {
     const tool = typeof target === 'string' ? target : toolAddress(target.name, target.version);
     const commandId = options.commandId ?? randomUUID();
     const timeoutMs = options.timeoutMs ?? this.defaultTimeoutMs;
+    if (options.signal?.aborted === true) {
+      const error = toolError('OPERATION_CANCELLED', 'the caller stopped waiting before the call was sent', { details: { source: 'client' } });
+      return { ok: false, commandId, tool, status: 'error', error };
+    }
     const sentAt = Date.now();
     const command: ToolCommand = {
       schema_version: 1,
@@ -123,12 +132,28 @@ export class GatehouseClient {
       deadline_at: sentAt + timeoutMs,
     };
     const settled = new Promise<CallResult>((resolve) => {
-      const timer = setTimeout(() => {
+      const giveUp = (error: CallResult & { ok: false }): void => {
+        const waiter = this.waiters.get(commandId);
+        if (waiter === undefined) return;
+        clearTimeout(waiter.timer);
         this.waiters.delete(commandId);
+        resolve(error);
+      };
+      const timer = setTimeout(() => {
         const error = toolError('TIMEOUT', `no result within ${timeoutMs} ms (client deadline)`, { details: { source: 'client' } });
-        resolve({ ok: false, commandId, tool, status: 'error', error });
+        giveUp({ ok: false, commandId, tool, status: 'error', error });
       }, timeoutMs);
       this.waiters.set(commandId, { resolve, onPending: options.onPending, timer });
+      options.signal?.addEventListener(
+        'abort',
+        () => {
+          const error = toolError('OPERATION_CANCELLED', 'the caller stopped waiting; a write already ordered still runs at most once', {
+            details: { source: 'client' },
+          });
+          giveUp({ ok: false, commandId, tool, status: 'error', error });
+        },
+        { once: true },
+      );
     });
     // Every call is traced: one the caller did not place in a trace starts its own.
     const headers = { traceparent: options.traceparent ?? newTraceparent() };

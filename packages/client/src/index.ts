@@ -2,6 +2,7 @@ export { toCallError, toCallResult } from './call-result.js';
 export type { CallError, CallResult, PendingNotice, UnknownCodeDetails } from './call-result.js';
 export { createClient, GatehouseClient } from './client.js';
 export type { CallOptions, ClientOptions, ToolDefinitionFormat } from './client.js';
-export { toMcpToolResult, toOpenAiToolMessage } from './model-adapters.js';
+export { DATA_NOTE, MCP_META, pendingApprovalMeta, toMcpPendingResult, toMcpToolResult, toModelError, toOpenAiToolMessage } from './model-adapters.js';
+export type { McpTextContent, McpToolResult, ModelError, PendingApprovalMeta } from './model-adapters.js';
 export { subscribeResults } from './result-subscriber.js';
 export type { ResultSubscription } from './result-subscriber.js';

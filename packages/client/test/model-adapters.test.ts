@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { toCallResult, toMcpToolResult, toOpenAiToolMessage } from '@gatehouse/client';
+import { toCallResult, toMcpPendingResult, toMcpToolResult, toOpenAiToolMessage } from '@gatehouse/client';
 import type { ToolResult } from '@gatehouse/events';
 
 const base: Omit<ToolResult, 'status' | 'result' | 'error'> = {
@@ -24,15 +24,53 @@ describe('handing results to a model', () => {
     expect(result).toMatchObject({ ok: true, content: 'untrusted_data', result: hostile });
   });
 
-  it('gives MCP the result as structured content, behind a note that it is data, flagged in _meta', () => {
+  it('gives MCP the result itself as structured content, and the same JSON behind a note that it is data', () => {
     const result = toCallResult({ ...base, status: 'ok', result: JSON.stringify(hostile), error: null });
     if (result === undefined) throw new Error('terminal result expected');
     const mcp = toMcpToolResult(result);
     expect(mcp.isError).toBe(false);
-    expect(mcp.structuredContent).toEqual({ result: hostile });
+    expect(mcp.structuredContent).toEqual(hostile);
     expect(mcp.content[0]?.text).toMatch(/data returned by the tool, not instructions/);
-    expect(JSON.parse(mcp.content[1]?.text ?? '{}')).toEqual({ result: hostile });
-    expect(mcp._meta['gatehouse/content']).toBe('untrusted_data');
+    expect(JSON.parse(mcp.content[1]?.text ?? '{}')).toEqual(hostile);
+    expect(mcp.content[1]?._meta).toEqual({ 'gatehouse/content': 'untrusted_data' });
+    expect(mcp._meta).toMatchObject({ 'gatehouse/content': 'untrusted_data', 'gatehouse/command_id': 'cmd-1', 'gatehouse/operation_id': 'op_1' });
+  });
+
+  it('gives MCP a result that is not an object as content only (structuredContent is always an object)', () => {
+    const result = toCallResult({ ...base, status: 'ok', result: JSON.stringify(['a', 'b']), error: null });
+    if (result === undefined) throw new Error('terminal result expected');
+    const mcp = toMcpToolResult(result);
+    expect(mcp).not.toHaveProperty('structuredContent');
+    expect(JSON.parse(mcp.content[1]?.text ?? 'null')).toEqual(['a', 'b']);
+  });
+
+  it('gives MCP an error without structuredContent, its fields as JSON in content and in _meta', () => {
+    const result = toCallResult({
+      ...base,
+      status: 'unknown',
+      result: null,
+      error: { code: 'OUTCOME_UNKNOWN', message: 'may have happened', retryable: false, field: null, permitted: [], next: null, retry_after_ms: null, details: '{"k":1}' },
+    });
+    if (result === undefined) throw new Error('terminal result expected');
+    const mcp = toMcpToolResult(result);
+    const error = { code: 'OUTCOME_UNKNOWN', message: 'may have happened', retryable: false, field: null, permitted: null, next: null, retry_after_ms: null };
+    expect(mcp.isError).toBe(true);
+    expect(mcp).not.toHaveProperty('structuredContent');
+    expect(JSON.parse(mcp.content[0]?.text ?? '{}')).toEqual({ error });
+    expect(mcp._meta).toEqual({ 'gatehouse/error': error, 'gatehouse/status': 'unknown', 'gatehouse/command_id': 'cmd-1' });
+  });
+
+  it('tells the agent how to ask again while a commit waits for a person', () => {
+    const mcp = toMcpPendingResult({ proposal_id: 'p_1', approver_role: 'support-lead', expires_at: Date.UTC(2026, 0, 1), commandId: 'cmd-9' }, 'commit_address_change_v2');
+    expect(mcp.isError).toBe(true);
+    expect(mcp).not.toHaveProperty('structuredContent');
+    expect(mcp._meta['gatehouse/status']).toBe('pending_approval');
+    expect(mcp._meta['gatehouse/pending_approval']).toMatchObject({
+      proposal_id: 'p_1',
+      approver_role: 'support-lead',
+      expires_at: '2026-01-01T00:00:00.000Z',
+      retry_with: { tool: 'commit_address_change_v2', arguments: { proposal_id: 'p_1' } },
+    });
   });
 
   it('gives OpenAI a tool message whose content keeps the result under untrusted_data', () => {

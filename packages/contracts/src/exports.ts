@@ -67,6 +67,14 @@ export interface McpTool {
     readonly idempotentHint: boolean;
     readonly openWorldHint: boolean;
   };
+  /** What a program (not the model) needs to route and retry the call. */
+  readonly _meta: {
+    readonly 'gatehouse/address': ToolAddress;
+    readonly 'gatehouse/effect': Effect;
+    /** Id of the policy rule that governs a write; null for a read. */
+    readonly 'gatehouse/approval': string | null;
+    readonly 'gatehouse/retry': ToolContract['retry'];
+  };
 }
 
 function mcpName(tool: ToolContract): string {
@@ -90,8 +98,14 @@ export function toMcpTool(tool: ToolContract): McpTool {
     openWorldHint: tool.external ?? false,
   };
   const base = { name: mcpName(tool), title, description: tool.description, inputSchema: tool.input };
+  const meta = {
+    'gatehouse/address': tool.address,
+    'gatehouse/effect': tool.effect,
+    'gatehouse/approval': tool.approval ?? null,
+    'gatehouse/retry': tool.retry,
+  };
   const objectOutput = isSchemaObject(tool.output) && tool.output['type'] === 'object';
-  return objectOutput ? { ...base, outputSchema: tool.output, annotations } : { ...base, annotations };
+  return objectOutput ? { ...base, outputSchema: tool.output, annotations, _meta: meta } : { ...base, annotations, _meta: meta };
 }
 
 /** The inverse of `toMcpTool(...).name`: `get_customer_v1` → `get_customer.v1`; undefined if not one. */

@@ -1,24 +1,60 @@
-// Converts a tool's input schema to the subset OpenAI function calling accepts with `strict: true`
-// (Structured Outputs guide, "Supported schemas", checked 2026): every object lists ALL its
-// properties in `required` and has `additionalProperties: false`; an optional property becomes
-// nullable; `oneOf` becomes `anyOf`. Kept: type, description, properties, required,
-// additionalProperties, items, enum, const, anyOf, $ref, $defs; strings: pattern, minLength,
-// maxLength, format (date-time, time, date, duration, email, hostname, ipv4, ipv6, uuid only);
-// numbers: minimum, maximum, exclusiveMinimum, exclusiveMaximum, multipleOf; arrays: minItems,
-// maxItems. Every other keyword is dropped (title, default, examples, uniqueItems, propertyNames,
-// min/maxProperties, dependentRequired, not, other formats …): that only loosens what the model is
-// told, and the boundary still validates against the full schema. Keywords whose removal would
-// change the shape (allOf, if/then/else, patternProperties, dependentSchemas, prefixItems, an
-// object that mixes properties with a union) cannot be converted and throw.
-import { isObjectSchema, isSchemaObject, propertiesOf, requiredOf } from './schema-walk.js';
+// Converts a tool's input schema to the subset OpenAI function calling accepts with `strict: true`.
+//
+// Source: OpenAI Structured Outputs guide, "Supported schemas"
+// (https://platform.openai.com/docs/guides/structured-outputs#supported-schemas), checked
+// 2026-11-30 against copies of the guide's text. The guide says: the root is an object and not
+// `anyOf`; every field is `required` (optional ones become a union with null); every object sets
+// `additionalProperties: false`; `anyOf` branches must each be valid under the subset; definitions
+// (`$defs`) and recursion (`$ref: "#"`, `#/$defs/…`) are supported. Supported constraints: strings
+// `pattern`, `format` (date-time, time, date, duration, email, hostname, ipv4, ipv6, uuid only);
+// numbers `multipleOf`, `maximum`, `exclusiveMaximum`, `minimum`, `exclusiveMinimum`; arrays
+// `minItems`, `maxItems`. Not supported: `allOf`, `not`, `dependentRequired`, `dependentSchemas`,
+// `if`, `then`, `else`.
+//
+// So every object lists ALL its properties in `required` and gets `additionalProperties: false`;
+// an optional property becomes nullable. Kept: type, description, properties, required,
+// additionalProperties, items, enum, const, anyOf, $ref, $defs, and the constraints above. Every
+// other keyword is dropped: `minLength` / `maxLength` (not in the guide's supported list; it names
+// them only among the keywords fine-tuned models "additionally" lack), title, default, examples,
+// uniqueItems, contains, propertyNames, min/maxProperties, dependentRequired, not, other formats …
+// Dropping only loosens what the model is told, and the boundary still validates against the full
+// schema. Keywords whose removal would change the shape throw: allOf, if/then/else,
+// patternProperties, dependentSchemas, prefixItems, an `additionalProperties` other than false, an
+// object that mixes properties with a union, and a root `anyOf` / `oneOf`.
+//
+// The guide's limits throw too, measured on the converted schema: at most 5000 object properties
+// in total and 10 levels of nesting; at most 120,000 characters across property names, definition
+// names, enum values and const values; at most 1000 enum values in total; and an enum of more than
+// 250 string values at most 15,000 characters.
+//
+// Where the guide is silent, this follows OpenAI's own SDKs: `oneOf` becomes `anyOf` (openai-agents-
+// python, src/agents/strict_schema.py); `definitions` is converted like `$defs` (openai-python,
+// src/openai/lib/_pydantic.py); a nesting level is one step into properties/<name>, items,
+// anyOf/<i> or $defs/<name> from the root at level 0, and `$ref` is not followed (openai-java,
+// openai-java-core/…/core/JsonSchemaValidator.kt, MAX_NESTING_DEPTH = 10); a non-string enum or
+// const value counts as the length of its JSON text.
+import { escapePointerToken, isObjectSchema, isSchemaObject, propertiesOf, requiredOf } from './schema-walk.js';
 import type { SchemaObject } from './schema-walk.js';
 
 const KEPT = new Set([
-  'type', 'description', 'enum', 'const', '$ref', 'pattern', 'minLength', 'maxLength', 'minimum', 'maximum',
-  'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf', 'minItems', 'maxItems',
+  'type', 'description', 'enum', 'const', '$ref', 'pattern', 'minimum', 'maximum', 'exclusiveMinimum',
+  'exclusiveMaximum', 'multipleOf', 'minItems', 'maxItems',
 ]);
 const FORMATS = new Set(['date-time', 'time', 'date', 'duration', 'email', 'hostname', 'ipv4', 'ipv6', 'uuid']);
 const UNCONVERTIBLE = ['allOf', 'if', 'then', 'else', 'patternProperties', 'dependentSchemas', 'prefixItems'];
+const DEFINITIONS = ['$defs', 'definitions'] as const;
+
+/** The guide's documented size limits ("Supported schemas", checked 2026-11-30). */
+export const STRICT_LIMITS = {
+  objectProperties: 5000,
+  nestingDepth: 10,
+  totalStringLength: 120_000,
+  enumValues: 1000,
+  /** An enum with more than this many string values … */
+  largeEnumValues: 250,
+  /** … may total at most this many characters. */
+  largeEnumStringLength: 15_000,
+} as const;
 
 export class StrictSchemaError extends Error {
   constructor(readonly pointer: string, reason: string) {
@@ -57,15 +93,24 @@ function convert(schema: unknown, pointer: string): unknown {
     out['anyOf'] = union.map((branch: unknown, i) => convert(branch, `${pointer}/${keyword}/${i}`));
   }
   if ('items' in schema) out['items'] = convert(schema['items'], `${pointer}/items`);
-  const defs = schema['$defs'];
-  if (isSchemaObject(defs)) {
-    out['$defs'] = Object.fromEntries(Object.entries(defs).map(([k, v]) => [k, convert(v, `${pointer}/$defs/${k}`)]));
+  for (const keyword of DEFINITIONS) {
+    const defs = schema[keyword];
+    if (!isSchemaObject(defs)) continue;
+    out[keyword] = Object.fromEntries(
+      Object.entries(defs).map(([k, v]) => [k, convert(v, `${pointer}/${keyword}/${escapePointerToken(k)}`)]),
+    );
+  }
+  if (isObjectSchema(schema)) {
+    const additional = schema['additionalProperties'];
+    if (additional !== undefined && additional !== false) {
+      throw new StrictSchemaError(`${pointer}/additionalProperties`, 'only additionalProperties: false is supported');
+    }
   }
   if (isObjectSchema(schema) && !Array.isArray(union)) {
     const required = new Set(requiredOf(schema));
     const properties: Record<string, unknown> = {};
     for (const [name, sub] of Object.entries(propertiesOf(schema))) {
-      const converted = convert(sub, `${pointer}/properties/${name}`);
+      const converted = convert(sub, `${pointer}/properties/${escapePointerToken(name)}`);
       properties[name] = required.has(name) ? converted : nullable(converted);
     }
     out['type'] = 'object';
@@ -76,8 +121,86 @@ function convert(schema: unknown, pointer: string): unknown {
   return out;
 }
 
-/** The strict-mode form of an input schema (root must be an object schema). */
+/** Length of an enum or const value as the limits count it: a string's own length, else its JSON text. */
+function textLength(value: unknown): number {
+  return typeof value === 'string' ? value.length : (JSON.stringify(value) ?? '').length;
+}
+
+interface Tally {
+  properties: number;
+  stringLength: number;
+  enumValues: number;
+}
+
+/** Walks the converted schema, counting what the guide limits; throws at a nesting level past the limit. */
+function measure(schema: unknown, pointer: string, depth: number, tally: Tally): void {
+  if (!isSchemaObject(schema)) return;
+  if (depth > STRICT_LIMITS.nestingDepth) {
+    throw new StrictSchemaError(
+      pointer,
+      `nesting depth ${depth} exceeds the limit of ${STRICT_LIMITS.nestingDepth} levels (counted on the converted schema)`,
+    );
+  }
+  const values = schema['enum'];
+  if (Array.isArray(values)) {
+    tally.enumValues += values.length;
+    let enumLength = 0;
+    let strings = 0;
+    for (const value of values as unknown[]) {
+      tally.stringLength += textLength(value);
+      if (typeof value === 'string') {
+        strings += 1;
+        enumLength += value.length;
+      }
+    }
+    if (strings > STRICT_LIMITS.largeEnumValues && enumLength > STRICT_LIMITS.largeEnumStringLength) {
+      throw new StrictSchemaError(
+        `${pointer}/enum`,
+        `an enum of ${strings} string values totals ${enumLength} characters; over ${STRICT_LIMITS.largeEnumValues} values ` +
+          `the limit is ${STRICT_LIMITS.largeEnumStringLength}`,
+      );
+    }
+  }
+  if ('const' in schema) tally.stringLength += textLength(schema['const']);
+  for (const keyword of ['properties', ...DEFINITIONS]) {
+    const map = schema[keyword];
+    if (!isSchemaObject(map)) continue;
+    for (const [name, sub] of Object.entries(map)) {
+      if (keyword === 'properties') tally.properties += 1;
+      tally.stringLength += name.length;
+      measure(sub, `${pointer}/${keyword}/${escapePointerToken(name)}`, depth + 1, tally);
+    }
+  }
+  measure(schema['items'], `${pointer}/items`, depth + 1, tally);
+  const branches = schema['anyOf'];
+  if (Array.isArray(branches)) branches.forEach((branch: unknown, i) => measure(branch, `${pointer}/anyOf/${i}`, depth + 1, tally));
+}
+
+function checkLimits(schema: Record<string, unknown>): void {
+  const tally: Tally = { properties: 0, stringLength: 0, enumValues: 0 };
+  measure(schema, '', 0, tally);
+  if (tally.properties > STRICT_LIMITS.objectProperties) {
+    throw new StrictSchemaError('', `${tally.properties} object properties exceed the limit of ${STRICT_LIMITS.objectProperties}`);
+  }
+  if (tally.stringLength > STRICT_LIMITS.totalStringLength) {
+    throw new StrictSchemaError(
+      '',
+      `property names, definition names, enum and const values total ${tally.stringLength} characters, over the limit of ` +
+        `${STRICT_LIMITS.totalStringLength}`,
+    );
+  }
+  if (tally.enumValues > STRICT_LIMITS.enumValues) {
+    throw new StrictSchemaError('', `${tally.enumValues} enum values exceed the limit of ${STRICT_LIMITS.enumValues}`);
+  }
+}
+
+/** The strict-mode form of an input schema (root must be an object schema, not a union). */
 export function toStrictParameters(input: SchemaObject | boolean): Record<string, unknown> {
   if (!isObjectSchema(input)) throw new StrictSchemaError('', 'the root must be an object schema');
-  return convert(input, '') as Record<string, unknown>;
+  for (const keyword of ['anyOf', 'oneOf']) {
+    if (keyword in input) throw new StrictSchemaError('', `the root must be an object, not ${keyword}`);
+  }
+  const out = convert(input, '') as Record<string, unknown>;
+  checkLimits(out);
+  return out;
 }

@@ -61,7 +61,8 @@ describe('toOpenAiFunction', () => {
         strict: true,
         parameters: {
           type: 'object',
-          properties: { customer_id: { type: 'string', minLength: 1 }, include_email: { type: ['boolean', 'null'] } },
+          // minLength is not in the guide's supported list: dropped, the boundary still checks it.
+          properties: { customer_id: { type: 'string' }, include_email: { type: ['boolean', 'null'] } },
           required: ['customer_id', 'include_email'],
           additionalProperties: false,
         },
@@ -82,7 +83,7 @@ describe('toOpenAiFunction', () => {
     }
   });
 
-  it('keeps supported constraints, drops the rest, and wraps optional enums as nullable', () => {
+  it('keeps supported constraints, drops the rest (string lengths included), and wraps optional enums as nullable', () => {
     const tool = defineTool(readSpec({
       name: 'kw_probe',
       input: {
@@ -98,7 +99,7 @@ describe('toOpenAiFunction', () => {
     const { parameters } = toOpenAiFunction(tool).function;
     expect(parameters['properties']).toEqual({
       when: { type: 'string', format: 'date', description: 'Calendar day.' },
-      site: { type: 'string', maxLength: 200 },
+      site: { type: 'string' },
       tags: { type: ['array', 'null'], items: { type: 'string', enum: ['a', 'b'] }, maxItems: 3 },
       level: { anyOf: [{ enum: ['low', 'high'] }, { type: 'null' }] },
     });
@@ -112,6 +113,16 @@ describe('toOpenAiFunction', () => {
     }));
     expect(() => toOpenAiFunction(tool)).toThrow(ContractError);
     expect(() => toOpenAiFunction(tool)).toThrow(/all_of_probe\.v1 \/input: cannot be expressed in OpenAI strict mode: allOf/);
+  });
+
+  it('refuses a schema past the documented size limits, naming where', () => {
+    let leaf: Record<string, unknown> = { type: 'string' };
+    for (let i = 0; i < 11; i++) leaf = { type: 'object', additionalProperties: false, required: ['n'], properties: { n: leaf } };
+    const tool = defineTool(readSpec({ name: 'deep_probe', input: leaf }));
+    expect(() => toOpenAiFunction(tool)).toThrow(ContractError);
+    expect(() => toOpenAiFunction(tool)).toThrow(
+      /deep_probe\.v1 \/input(\/properties\/n){11}: cannot be expressed in OpenAI strict mode: nesting depth 11 exceeds the limit of 10/,
+    );
   });
 });
 

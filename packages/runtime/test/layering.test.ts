@@ -33,7 +33,7 @@ describe('the layering of the workspace', () => {
 
   it('finds the packages, the services and the examples', () => {
     expect(all.filter((w) => w.layer === 'package').length).toBeGreaterThan(8);
-    expect(all.filter((w) => w.layer === 'service').map((w) => w.dir).sort()).toEqual(['services/approval', 'services/executor', 'services/policy']);
+    expect(all.filter((w) => w.layer === 'service').map((w) => w.dir).sort()).toEqual(['services/approval', 'services/executor', 'services/mcp', 'services/policy']);
     expect(all.filter((w) => w.layer === 'example').length).toBeGreaterThanOrEqual(4);
   });
 

@@ -13,5 +13,7 @@ export type { Redis, RedisErrorLog } from './redis-client.js';
 export { ResourceLock } from './resource-lock.js';
 export { isActive, RunRegistry } from './run-registry.js';
 export type { Run } from './run-registry.js';
+export { RUN_TOKEN_PREFIX, RunTokens, tokenSha256 } from './run-tokens.js';
+export type { TokenCheck } from './run-tokens.js';
 export { SlotPool } from './slot-pool.js';
 export type { SlotScope } from './slot-pool.js';

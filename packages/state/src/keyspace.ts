@@ -37,4 +37,19 @@ export class Keyspace {
   proposal(proposalId: string): string {
     return `${this.prefix}proposal:{${proposalId}}`;
   }
+
+  /** A run's MCP bearer token, by the sha256 of the token (the token itself is never stored). */
+  runToken(tokenSha256: string): string {
+    return `${this.prefix}runtoken:${tokenSha256}`;
+  }
+
+  /** A task of the MCP front door, scoped to the run that created it. */
+  mcpTask(runId: string, taskId: string): string {
+    return `${this.prefix}mcptask:{${runId}}:${taskId}`;
+  }
+
+  /** The tasks of a run, newest last (a sorted set scored by creation time). */
+  mcpTasksOfRun(runId: string): string {
+    return `${this.prefix}mcptasks:{${runId}}`;
+  }
 }

@@ -4,7 +4,7 @@ import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { toMcpTool, toOpenAiFunction } from '@gatehouse/contracts';
 import type { Catalog } from '@gatehouse/contracts';
 import { isActive } from '@gatehouse/state';
-import type { Run, RunRegistry } from '@gatehouse/state';
+import type { Run, RunRegistry, RunTokens } from '@gatehouse/state';
 import type { GatehouseMetrics, Logger } from '@gatehouse/telemetry';
 import { registerOperatorRoutes } from './operator-api.js';
 import type { OperatorApiOptions } from './operator-api.js';
@@ -13,6 +13,8 @@ import type { Health } from '@gatehouse/runtime';
 
 export interface ControlApiOptions {
   readonly runs: RunRegistry;
+  /** Issues the MCP bearer tokens of runs (`mcp_token: true` on registration, or POST /runs/:id/mcp-tokens). */
+  readonly runTokens: RunTokens;
   readonly catalog: Catalog;
   readonly roles: Roles;
   /** Bearer token of trusted callers (the code that starts agent runs). Agents never hold it. */
@@ -34,6 +36,7 @@ interface CreateRunBody {
   capabilities?: string[];
   environment: string;
   ttl_ms: number;
+  mcp_token?: boolean;
 }
 
 const createRunSchema = {
@@ -48,6 +51,7 @@ const createRunSchema = {
     capabilities: { type: 'array', maxItems: 200, uniqueItems: true, items: { type: 'string', maxLength: 128 } },
     environment: { type: 'string', enum: ['sandbox', 'staging', 'production'] },
     ttl_ms: { type: 'integer', minimum: 1000 },
+    mcp_token: { type: 'boolean' },
   },
 } as const;
 
@@ -113,7 +117,20 @@ export function buildControlApi(options: ControlApiOptions): FastifyInstance {
       return reply.code(409).send({ error: { code: 'RUN_EXISTS', message: `run ${run.run_id} already exists` } });
     }
     request.log.info({ run_id: run.run_id, tenant: run.tenant, role: run.role, tools: run.capabilities.length }, 'run registered');
+    // The token is shown once, in this answer; only its hash is kept.
+    if (body.mcp_token === true) return reply.code(201).send({ ...run, mcp_token: (await options.runTokens.issue(run)).token });
     return reply.code(201).send(run);
+  });
+
+  // Another token for an active run: for a second MCP client, or to replace one that leaked (stop the
+  // run to revoke every token it has).
+  app.post<{ Params: { id: string } }>('/runs/:id/mcp-tokens', async (request, reply) => {
+    if (!requireToken(request.headers.authorization)) return reply.code(401).send({ error: { code: 'UNAUTHORIZED', message: 'control token required' } });
+    const run = await options.runs.get(request.params.id);
+    if (run === undefined || !isActive(run)) return reply.code(404).send({ error: { code: 'RUN_NOT_FOUND', message: 'no such active run' } });
+    const issued = await options.runTokens.issue(run);
+    request.log.info({ run_id: run.run_id }, 'MCP token issued');
+    return reply.code(201).send({ run_id: run.run_id, mcp_token: issued.token, expires_at: issued.expires_at });
   });
 
   app.get<{ Querystring: { tenant?: string } }>('/runs', async (request, reply) => {

@@ -4,7 +4,7 @@ import { rolesGranting } from '@gatehouse/governance';
 import type { PolicyTable, Roles } from '@gatehouse/governance';
 import { consumerChecks, healthOf, startConsumption, startEventRuntime, withTeardown } from '@gatehouse/runtime';
 import type { StopOptions } from '@gatehouse/runtime';
-import { ApprovalStore, IdempotencyStore, Keyspace, ProposalStore, RateLimiter, RunRegistry } from '@gatehouse/state';
+import { ApprovalStore, IdempotencyStore, Keyspace, ProposalStore, RateLimiter, RunRegistry, RunTokens } from '@gatehouse/state';
 import type { Redis } from '@gatehouse/state';
 import { GatehouseMetrics } from '@gatehouse/telemetry';
 import type { Logger } from '@gatehouse/telemetry';
@@ -83,6 +83,7 @@ export async function startPolicyService(options: PolicyServiceOptions): Promise
 
     const api = buildControlApi({
       runs,
+      runTokens: new RunTokens(options.redis, keys, runs),
       catalog: options.catalog,
       roles: options.roles,
       controlToken: options.controlToken,

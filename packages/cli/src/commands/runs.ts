@@ -15,6 +15,8 @@ interface RunView {
   readonly created_at: number;
   readonly expires_at: number;
   readonly stopped_at: number | null;
+  /** Present once, in the answer to a registration that asked for it. */
+  readonly mcp_token?: string;
 }
 
 const ENVIRONMENTS = ['sandbox', 'staging', 'production'] as const;
@@ -56,8 +58,12 @@ export const runs: CommandGroup = {
         ttl: { type: 'string', value: 'duration', description: `how long the run lives: 900000, 90s, 15m, 2h (default ${DEFAULT_TTL})` },
         capability: { type: 'string', multiple: true, value: 'tool.vN', description: 'narrow the run to these tools; default: the role’s live tools' },
         'run-id': { type: 'string', value: 'id', description: 'choose the run id (default: generated)' },
+        'mcp-token': { type: 'boolean', description: 'also issue the run\'s MCP bearer token (shown once; stopping the run revokes it)' },
       },
-      notes: ['Example: gatehouse runs create --tenant acme --principal agent:support-bot --role support-agent --environment sandbox --ttl 15m'],
+      notes: [
+        'Example: gatehouse runs create --tenant acme --principal agent:support-bot --role support-agent --environment sandbox --ttl 15m',
+        'With --mcp-token the answer carries the token an MCP client sends as `Authorization: Bearer <token>` (docs/mcp.md).',
+      ],
       async run({ options, out, io }) {
         const environment = options.required('environment');
         if (!(ENVIRONMENTS as readonly string[]).includes(environment)) throw usageError(`--environment must be one of ${ENVIRONMENTS.join(', ')}, got "${environment}"`);
@@ -71,9 +77,10 @@ export const runs: CommandGroup = {
           ttl_ms: parseDuration(options.string('ttl') ?? DEFAULT_TTL, '--ttl'),
           ...(capabilities.length === 0 ? {} : { capabilities }),
           ...(runId === undefined ? {} : { run_id: runId }),
+          ...(options.flag('mcp-token') ? { mcp_token: true } : {}),
         };
         const run = await new HttpApi(controlApi(io.env)).post<RunView>('/runs', body);
-        out.result(run, () => out.fields(runFields(run, io.now())));
+        out.result(run, () => out.fields([...runFields(run, io.now()), ...(run.mcp_token === undefined ? [] : [['mcp token', run.mcp_token] as const])]));
       },
     },
     {

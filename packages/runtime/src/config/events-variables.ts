@@ -3,7 +3,7 @@ import { hostPortList, integer, text, url } from './value-kind.js';
 import { variable } from './variable.js';
 
 // Defaults come from @gatehouse/events, whose eventsConfigFromEnv still serves the client and the CLI.
-const KAFKA = ['policy', 'executor', 'approval', 'provision', 'cli', 'client'] as const;
+const KAFKA = ['policy', 'executor', 'approval', 'mcp', 'provision', 'cli', 'client'] as const;
 const TOPICS = ['policy', 'executor', 'approval', 'provision'] as const;
 
 /** Kafka, the schema registry and the topics every service provisions at start. */

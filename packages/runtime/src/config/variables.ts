@@ -3,6 +3,7 @@ import { APPROVAL_VARIABLES } from './approval-variables.js';
 import { CLI_VARIABLES } from './cli-variables.js';
 import { EVENTS_VARIABLES } from './events-variables.js';
 import { EXECUTOR_VARIABLES } from './executor-variables.js';
+import { MCP_VARIABLES } from './mcp-variables.js';
 import { POLICY_VARIABLES } from './policy-variables.js';
 import { SHARED_VARIABLES } from './shared-variables.js';
 import type { Variable } from './variable.js';
@@ -17,6 +18,7 @@ export const VARIABLES = {
   ...POLICY_VARIABLES,
   ...EXECUTOR_VARIABLES,
   ...APPROVAL_VARIABLES,
+  ...MCP_VARIABLES,
   ...CLI_VARIABLES,
 } satisfies Record<string, Variable<unknown>>;
 

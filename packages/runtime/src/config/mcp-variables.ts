@@ -1,0 +1,46 @@
+import { integer, port, text, url } from './value-kind.js';
+import { variable } from './variable.js';
+
+/** The MCP front door: where it listens, whom it answers, how long a call may wait. */
+export const MCP_VARIABLES = {
+  MCP_HOST: variable(text(), { readers: ['mcp'], default: '127.0.0.1', doc: 'listen address of the MCP endpoint (`/mcp`)' }),
+  MCP_PORT: variable(port(), { readers: ['mcp'], default: '8095', doc: 'listen port of the MCP endpoint' }),
+  MCP_PUBLIC_URL: variable(url({ schemes: ['http', 'https'], trimTrailingSlash: true }), {
+    readers: ['mcp'],
+    unset: '`http://<MCP_HOST>:<MCP_PORT>`',
+    doc: 'the base URL clients reach the front door at (behind a load balancer); named in `WWW-Authenticate` and the resource metadata',
+  }),
+  MCP_ALLOWED_HOSTS: variable(text(), {
+    readers: ['mcp'],
+    unset: 'the host of MCP_PUBLIC_URL, and `localhost`, `127.0.0.1`, `[::1]` at MCP_PORT',
+    doc: 'comma-separated `Host` headers the endpoint answers (any other is refused with 403: DNS rebinding)',
+  }),
+  MCP_ALLOWED_ORIGINS: variable(text(), {
+    readers: ['mcp'],
+    unset: 'the origins of the allowed hosts (`http://` and `https://`)',
+    doc: 'comma-separated `Origin` headers a browser-based client may send (a request with any other is refused with 403)',
+  }),
+  MCP_WAIT_MS: variable(integer(1_000, 600_000), {
+    readers: ['mcp'],
+    default: '45000',
+    defaultText: '`45000` (below the usual 60 s client timeout)',
+    doc: 'longest a `tools/call` request waits: a commit still waiting for a person is then answered `pending_approval`, anything else `TIMEOUT`',
+  }),
+  MCP_PROGRESS_MS: variable(integer(100, 60_000), {
+    readers: ['mcp'],
+    default: '5000',
+    doc: 'how often a call waiting for a person sends a progress notification (to a client that sent a progress token)',
+  }),
+  MCP_TASK_TTL_MS: variable(integer(60_000), {
+    readers: ['mcp'],
+    default: String(24 * 3600 * 1000),
+    defaultText: '`86400000` (24 hours)',
+    doc: 'how long an MCP task and its result are kept (tasks are stored in Redis, scoped to their run)',
+  }),
+  GATEHOUSE_MCP_TOKEN: variable(text({ minLength: 16 }), {
+    readers: ['mcp'],
+    unset: '*(required with `--stdio`)*',
+    secret: true,
+    doc: 'the run token the stdio transport acts with (`gatehouse runs create --mcp-token`); the HTTP endpoint takes a token per request instead',
+  }),
+};

@@ -1,0 +1,55 @@
+import { eventsConfigFromEnv } from '@gatehouse/events';
+import type { EventsConfig } from '@gatehouse/events';
+import { readConfig, variablesReadBy } from '@gatehouse/runtime';
+import type { Env } from '@gatehouse/runtime';
+
+export interface McpConfig {
+  /** Kafka and the registry, as the front door's client reaches them (it creates no topics). */
+  readonly events: EventsConfig;
+  readonly redisUrl: string;
+  readonly redisPrefix: string;
+  readonly toolPack: string | undefined;
+  readonly host: string;
+  readonly port: number;
+  /** Unset: the address listened on. */
+  readonly publicUrl: string | undefined;
+  /** Unset: loopback names at the port listened on, and the public URL's host. */
+  readonly allowedHosts: readonly string[] | undefined;
+  /** Unset: the allowed hosts' http and https origins. */
+  readonly allowedOrigins: readonly string[] | undefined;
+  readonly waitMs: number;
+  readonly progressMs: number;
+  readonly taskTtlMs: number;
+  /** The run token of the stdio transport. */
+  readonly stdioToken: string | undefined;
+}
+
+const VARIABLES = variablesReadBy('mcp');
+
+const list = (raw: string | undefined): string[] | undefined =>
+  raw === undefined ? undefined : raw.split(',').map((entry) => entry.trim().toLowerCase()).filter((entry) => entry !== '');
+
+/** Reads and checks the front door's settings once, at start-up. */
+export function mcpConfigFromEnv(env: Env = process.env): McpConfig {
+  const c = readConfig(VARIABLES, env);
+  const events = eventsConfigFromEnv({
+    KAFKA_BROKERS: c.KAFKA_BROKERS.join(','),
+    SCHEMA_REGISTRY_URL: c.SCHEMA_REGISTRY_URL,
+    GATEHOUSE_TOPIC_PREFIX: c.GATEHOUSE_TOPIC_PREFIX,
+  });
+  return {
+    events,
+    redisUrl: c.REDIS_URL,
+    redisPrefix: c.GATEHOUSE_REDIS_PREFIX,
+    toolPack: c.GATEHOUSE_TOOL_PACK,
+    host: c.MCP_HOST,
+    port: c.MCP_PORT,
+    publicUrl: c.MCP_PUBLIC_URL,
+    allowedHosts: list(c.MCP_ALLOWED_HOSTS),
+    allowedOrigins: list(c.MCP_ALLOWED_ORIGINS),
+    waitMs: c.MCP_WAIT_MS,
+    progressMs: c.MCP_PROGRESS_MS,
+    taskTtlMs: c.MCP_TASK_TTL_MS,
+    stdioToken: c.GATEHOUSE_MCP_TOKEN,
+  };
+}

@@ -1,0 +1,210 @@
+import { createServer } from 'node:http';
+import type { IncomingMessage, Server as HttpServer, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { Health } from '@gatehouse/runtime';
+import type { RunTokens } from '@gatehouse/state';
+import type { GatehouseMetrics, Logger } from '@gatehouse/telemetry';
+import { createRunServer } from './run-server.js';
+import type { FrontDoor } from './run-server.js';
+
+export interface HttpFrontOptions {
+  readonly host: string;
+  /** 0 picks a free port. */
+  readonly port: number;
+  /** The base URL clients use; undefined: the address listened on. */
+  readonly publicUrl: string | undefined;
+  /** Host headers answered; undefined: loopback names at the port listened on, and the public host. */
+  readonly allowedHosts: readonly string[] | undefined;
+  readonly allowedOrigins: readonly string[] | undefined;
+  readonly runTokens: RunTokens;
+  readonly door: FrontDoor;
+  readonly health: Health;
+  readonly metrics: GatehouseMetrics;
+  readonly logger: Logger;
+}
+
+export interface HttpFront {
+  /** The MCP endpoint: `<base>/mcp`. */
+  readonly url: string;
+  readonly stop: () => Promise<void>;
+}
+
+/** The largest JSON-RPC request body read; the boundary's own argument limit is far below it. */
+const MAX_BODY_BYTES = 1024 * 1024;
+const MCP_PATH = '/mcp';
+const METADATA_PATH = '/.well-known/oauth-protected-resource';
+
+function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', ...headers });
+  res.end(JSON.stringify(body));
+}
+
+/** A JSON-RPC error answered outside any request (its id is unknown). */
+const rpcError = (code: number, message: string): unknown => ({ jsonrpc: '2.0', error: { code, message }, id: null });
+
+async function readBody(req: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_BODY_BYTES) throw new BodyError(413, `the request body exceeds ${MAX_BODY_BYTES} bytes`);
+    chunks.push(chunk);
+  }
+  try {
+    return JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown;
+  } catch {
+    throw new BodyError(400, 'the request body is not JSON');
+  }
+}
+
+class BodyError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+function bearerOf(req: IncomingMessage): string | undefined {
+  const header = req.headers.authorization;
+  if (header === undefined) return undefined;
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  return match?.[1] ?? '';
+}
+
+function listen(server: HttpServer, host: string, port: number): Promise<AddressInfo> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve(server.address() as AddressInfo);
+    });
+  });
+}
+
+/**
+ * Streamable HTTP without server-side sessions: every POST to /mcp is checked (Host, Origin, the
+ * run's bearer token) and served by a server made for that run and that request, so any number of
+ * instances can stand behind a load balancer. What outlives a request (tasks) is in Redis.
+ */
+export async function startHttpFront(options: HttpFrontOptions): Promise<HttpFront> {
+  const log = options.logger.child({ front: 'http' });
+  let allowedHosts = new Set<string>();
+  let allowedOrigins = new Set<string>();
+  let base = '';
+
+  const handleMcp = async (req: IncomingMessage, res: ServerResponse): Promise<number> => {
+    // DNS rebinding: a page on another site must not reach a front door on this machine's loopback.
+    const host = (req.headers.host ?? '').toLowerCase();
+    if (!allowedHosts.has(host)) {
+      send(res, 403, rpcError(-32000, `Host ${host || '(none)'} is not served here (MCP_ALLOWED_HOSTS)`));
+      return 403;
+    }
+    const origin = req.headers.origin?.toLowerCase();
+    if (origin !== undefined && !allowedOrigins.has(origin)) {
+      send(res, 403, rpcError(-32000, `Origin ${origin} is not allowed (MCP_ALLOWED_ORIGINS)`));
+      return 403;
+    }
+    if (req.method !== 'POST') {
+      // No sessions: nothing to resume on a GET stream and nothing to end with a DELETE.
+      send(res, 405, rpcError(-32000, 'Method not allowed: this endpoint keeps no sessions; send requests with POST'), { allow: 'POST' });
+      return 405;
+    }
+    const metadata = `${base}${METADATA_PATH}${MCP_PATH}`;
+    const token = bearerOf(req);
+    if (token === undefined) {
+      send(res, 401, rpcError(-32001, 'Unauthorized: send the run\'s MCP token as Authorization: Bearer <token>'), {
+        'www-authenticate': `Bearer realm="gatehouse", resource_metadata="${metadata}"`,
+      });
+      return 401;
+    }
+    const check = await options.runTokens.check(token);
+    if (!check.ok) {
+      const why = check.reason === 'run_inactive' ? 'the run has expired or was stopped' : 'the token is not valid';
+      send(res, 401, rpcError(-32001, `Unauthorized: ${why}`), {
+        'www-authenticate': `Bearer realm="gatehouse", resource_metadata="${metadata}", error="invalid_token", error_description="${why}"`,
+      });
+      return 401;
+    }
+    let body: unknown;
+    try {
+      body = await readBody(req);
+    } catch (error) {
+      const status = error instanceof BodyError ? error.status : 400;
+      send(res, status, rpcError(-32700, error instanceof Error ? error.message : 'unreadable body'));
+      return status;
+    }
+    const server = createRunServer(check.run, options.door);
+    const transport = new StreamableHTTPServerTransport({}); // no sessionIdGenerator: stateless
+    res.on('close', () => {
+      void transport.close();
+      void server.close();
+    });
+    await server.connect(transport);
+    await transport.handleRequest(req, res, body);
+    return res.statusCode;
+  };
+
+  const route = async (req: IncomingMessage, res: ServerResponse): Promise<{ route: string | undefined; status: number }> => {
+    const path = (req.url ?? '/').split('?', 1)[0] ?? '/';
+    if (path === MCP_PATH) return { route: MCP_PATH, status: await handleMcp(req, res) };
+    if (req.method === 'GET' && (path === METADATA_PATH || path === `${METADATA_PATH}${MCP_PATH}`)) {
+      // RFC 9728 protected resource metadata. Tokens come from the control API when a run is
+      // registered (`gatehouse runs create --mcp-token`), not from an OAuth authorization server.
+      send(res, 200, {
+        resource: `${base}${MCP_PATH}`,
+        resource_name: 'Gatehouse',
+        bearer_methods_supported: ['header'],
+        authorization_servers: [],
+      });
+      return { route: METADATA_PATH, status: 200 };
+    }
+    if (req.method === 'GET' && path === '/healthz') {
+      const live = options.health.live();
+      send(res, live.statusCode, live.body);
+      return { route: path, status: live.statusCode };
+    }
+    if (req.method === 'GET' && path === '/readyz') {
+      const ready = await options.health.ready();
+      send(res, ready.statusCode, ready.body);
+      return { route: path, status: ready.statusCode };
+    }
+    if (req.method === 'GET' && path === '/metrics') {
+      res.writeHead(200, { 'content-type': options.metrics.contentType });
+      res.end(await options.metrics.scrape());
+      return { route: path, status: 200 };
+    }
+    send(res, 404, { error: { code: 'NOT_FOUND', message: 'no such route; the MCP endpoint is /mcp' } });
+    return { route: undefined, status: 404 };
+  };
+
+  const http = createServer((req, res) => {
+    const started = performance.now();
+    route(req, res).then(
+      ({ route: name, status }) => options.metrics.httpRequest(name, req.method ?? 'GET', status, performance.now() - started),
+      (error: unknown) => {
+        log.error({ err: error }, 'MCP request failed');
+        if (!res.headersSent) send(res, 500, rpcError(-32603, 'Internal error'));
+        else res.end();
+      },
+    );
+  });
+  const address = await listen(http, options.host, options.port);
+  const port = address.port;
+  const listenHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  base = options.publicUrl ?? `http://${listenHost}:${port}`;
+  allowedHosts = new Set(
+    options.allowedHosts ?? [`localhost:${port}`, `127.0.0.1:${port}`, `[::1]:${port}`, new URL(base).host.toLowerCase()],
+  );
+  allowedOrigins = new Set(options.allowedOrigins ?? [...allowedHosts].flatMap((h) => [`http://${h}`, `https://${h}`]));
+  return {
+    url: `${base}${MCP_PATH}`,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        http.close(() => resolve());
+        http.closeAllConnections();
+      }),
+  };
+}

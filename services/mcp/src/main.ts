@@ -1,0 +1,39 @@
+import { hostToolPack, loadToolPack, runMain } from '@gatehouse/runtime';
+import { createRedis } from '@gatehouse/state';
+import { createLogger } from '@gatehouse/telemetry';
+import { mcpConfigFromEnv } from './config.js';
+import { startMcpService } from './service.js';
+import { StdioTokenError } from './stdio-front.js';
+
+// `--stdio`: stdout carries the protocol, so every log line goes to stderr.
+const stdio = process.argv.includes('--stdio');
+const logger = createLogger('mcp', stdio ? { destination: process.stderr } : {});
+await runMain({
+  name: 'mcp front door',
+  logger,
+  start: async (teardown) => {
+    const config = mcpConfigFromEnv();
+    if (stdio && config.stdioToken === undefined) {
+      throw new StdioTokenError('--stdio serves one run: set GATEHOUSE_MCP_TOKEN to its token (gatehouse runs create --mcp-token)');
+    }
+    const pack = await hostToolPack(await loadToolPack(config.toolPack ?? ''), process.env);
+    const redis = createRedis(config.redisUrl, 'gatehouse-mcp', logger);
+    teardown.add(() => redis.quit());
+    const service = await startMcpService({
+      events: config.events,
+      redis,
+      redisPrefix: config.redisPrefix,
+      catalog: pack.catalog,
+      logger,
+      transport:
+        stdio && config.stdioToken !== undefined
+          ? { kind: 'stdio', token: config.stdioToken }
+          : { kind: 'http', host: config.host, port: config.port, publicUrl: config.publicUrl, allowedHosts: config.allowedHosts, allowedOrigins: config.allowedOrigins },
+      waitMs: config.waitMs,
+      progressMs: config.progressMs,
+      taskTtlMs: config.taskTtlMs,
+    });
+    teardown.add(() => service.stop());
+    return { url: service.url, pack: pack.name, tools: pack.catalog.tools().length };
+  },
+});

@@ -1,0 +1,92 @@
+import { readFileSync } from 'node:fs';
+import { createClient } from '@gatehouse/client';
+import type { Catalog } from '@gatehouse/contracts';
+import { topicNames } from '@gatehouse/events';
+import type { EventsConfig } from '@gatehouse/events';
+import { healthOf, redisReady, registryReady, withTeardown } from '@gatehouse/runtime';
+import { Keyspace, RunRegistry, RunTokens } from '@gatehouse/state';
+import type { Redis } from '@gatehouse/state';
+import { GatehouseMetrics } from '@gatehouse/telemetry';
+import type { Logger } from '@gatehouse/telemetry';
+import { startHttpFront } from './http-front.js';
+import type { FrontDoor } from './run-server.js';
+import { startStdioFront } from './stdio-front.js';
+
+export interface McpServiceOptions {
+  readonly events: EventsConfig;
+  readonly redis: Redis;
+  readonly redisPrefix: string;
+  readonly catalog: Catalog;
+  readonly logger: Logger;
+  /** Streamable HTTP on host:port, or one run on stdin/stdout with its token. */
+  readonly transport:
+    | {
+        readonly kind: 'http';
+        readonly host: string;
+        /** 0 picks a free port. */
+        readonly port: number;
+        readonly publicUrl?: string | undefined;
+        readonly allowedHosts?: readonly string[] | undefined;
+        readonly allowedOrigins?: readonly string[] | undefined;
+      }
+    | { readonly kind: 'stdio'; readonly token: string };
+  readonly waitMs: number;
+  readonly progressMs: number;
+  readonly taskTtlMs: number;
+  readonly clientId?: string;
+}
+
+export interface RunningMcpService {
+  /** The MCP endpoint (`…/mcp`), or `stdio`. */
+  readonly url: string;
+  stop(): Promise<void>;
+}
+
+const VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+
+/** Wires the front door: one Kafka client for every run it serves, the run tokens, the transport. */
+export async function startMcpService(options: McpServiceOptions): Promise<RunningMcpService> {
+  return withTeardown(async (teardown) => {
+    const client = await createClient({
+      config: options.events,
+      topics: topicNames(options.events.topicPrefix),
+      clientId: options.clientId ?? 'gatehouse-mcp',
+      logger: options.logger,
+      defaultTimeoutMs: options.waitMs,
+    });
+    teardown.add(() => client.close());
+    const keys = new Keyspace(options.redisPrefix);
+    const runTokens = new RunTokens(options.redis, keys, new RunRegistry(options.redis, keys));
+    const door: FrontDoor = {
+      client,
+      catalog: options.catalog,
+      redis: options.redis,
+      keys,
+      logger: options.logger,
+      waitMs: options.waitMs,
+      progressMs: options.progressMs,
+      taskTtlMs: options.taskTtlMs,
+      version: VERSION,
+    };
+    const transport = options.transport;
+    if (transport.kind === 'stdio') {
+      const stdio = await startStdioFront(transport.token, runTokens, door);
+      teardown.add(stdio.stop);
+      return { url: 'stdio', stop: () => teardown.close() };
+    }
+    const http = await startHttpFront({
+      host: transport.host,
+      port: transport.port,
+      publicUrl: transport.publicUrl,
+      allowedHosts: transport.allowedHosts,
+      allowedOrigins: transport.allowedOrigins,
+      runTokens,
+      door,
+      health: healthOf({ redis: redisReady(options.redis), registry: registryReady(options.events.registryUrl) }),
+      metrics: new GatehouseMetrics({ tools: options.catalog.tools() }),
+      logger: options.logger,
+    });
+    teardown.add(http.stop);
+    return { url: http.url, stop: () => teardown.close() };
+  });
+}

@@ -1,0 +1,42 @@
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { RunTokens } from '@gatehouse/state';
+import { createRunServer } from './run-server.js';
+import type { FrontDoor } from './run-server.js';
+
+export class StdioTokenError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'StdioTokenError';
+  }
+}
+
+/**
+ * One run on stdin and stdout, for a desktop client that starts the front door as a subprocess. The
+ * token is checked at start and again on every request, so stopping the run ends what it may do.
+ */
+export async function startStdioFront(token: string, runTokens: RunTokens, door: FrontDoor): Promise<{ stop: () => Promise<void> }> {
+  const check = await runTokens.check(token);
+  if (!check.ok) {
+    throw new StdioTokenError(
+      check.reason === 'run_inactive' ? 'GATEHOUSE_MCP_TOKEN names a run that has expired or was stopped' : 'GATEHOUSE_MCP_TOKEN is not a valid run token',
+    );
+  }
+  const server = createRunServer(check.run, door);
+  const transport = new StdioServerTransport();
+  await server.connect(transport);
+  // Every request is checked against the run as it is now (a stopped run gets a JSON-RPC error);
+  // messages are handed on in the order they came.
+  const serve = transport.onmessage;
+  let order = Promise.resolve();
+  transport.onmessage = (message: JSONRPCMessage) => {
+    order = order.then(async () => {
+      if ('id' in message && 'method' in message && !(await runTokens.check(token)).ok) {
+        await transport.send({ jsonrpc: '2.0', id: message.id, error: { code: -32001, message: 'Unauthorized: the run has expired or was stopped' } });
+        return;
+      }
+      serve?.(message);
+    }).catch(() => undefined);
+  };
+  return { stop: () => server.close() };
+}

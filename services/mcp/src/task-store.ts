@@ -1,0 +1,123 @@
+import { randomBytes } from 'node:crypto';
+import type { CreateTaskOptions, TaskStore } from '@modelcontextprotocol/sdk/experimental/tasks/interfaces.js';
+import type { Result, Task } from '@modelcontextprotocol/sdk/types.js';
+import { LuaScript } from '@gatehouse/state';
+import type { Keyspace, Redis } from '@gatehouse/state';
+
+interface StoredTask {
+  task: Task;
+  result?: Result;
+}
+
+// Moves a task that is not yet terminal to a new status (and result); refuses a terminal one, so a
+// cancelled task is never completed afterwards by the wait that was still running.
+const TRANSITION = new LuaScript(`
+local raw = redis.call('GET', KEYS[1])
+if not raw then return 0 end
+local stored = cjson.decode(raw)
+local status = stored.task.status
+if status == 'completed' or status == 'failed' or status == 'cancelled' then return 2 end
+stored.task.status = ARGV[1]
+stored.task.lastUpdatedAt = ARGV[2]
+if ARGV[3] ~= '' then stored.task.statusMessage = ARGV[3] end
+if ARGV[4] ~= '' then stored.result = cjson.decode(ARGV[4]) end
+redis.call('SET', KEYS[1], cjson.encode(stored), 'PX', ARGV[5])
+return 1
+`);
+
+const PAGE_SIZE = 50;
+
+/**
+ * MCP tasks in Redis, scoped to one run: any instance of the front door can answer tasks/get,
+ * tasks/result, tasks/list and tasks/cancel for a task another instance created, and a run never
+ * sees another run's tasks (the store is made per request for the run the token names).
+ */
+export class RunTaskStore implements TaskStore {
+  constructor(
+    private readonly redis: Redis,
+    private readonly keys: Keyspace,
+    private readonly runId: string,
+    /** The longest a task is kept; a client's shorter `ttl` is honoured. */
+    private readonly maxTtlMs: number,
+    private readonly pollIntervalMs = 1_000,
+  ) {}
+
+  async createTask(params: CreateTaskOptions): Promise<Task> {
+    const taskId = `task_${randomBytes(16).toString('hex')}`;
+    const now = new Date();
+    const ttl = Math.min(params.ttl ?? this.maxTtlMs, this.maxTtlMs);
+    const task: Task = {
+      taskId,
+      status: 'working',
+      ttl,
+      createdAt: now.toISOString(),
+      lastUpdatedAt: now.toISOString(),
+      pollInterval: params.pollInterval ?? this.pollIntervalMs,
+    };
+    const stored: StoredTask = { task };
+    await this.redis
+      .multi()
+      .set(this.keys.mcpTask(this.runId, taskId), JSON.stringify(stored), 'PX', ttl)
+      .zadd(this.keys.mcpTasksOfRun(this.runId), now.getTime(), taskId)
+      .pexpire(this.keys.mcpTasksOfRun(this.runId), this.maxTtlMs)
+      .exec();
+    return task;
+  }
+
+  private async read(taskId: string): Promise<StoredTask | undefined> {
+    const raw = await this.redis.get(this.keys.mcpTask(this.runId, taskId));
+    return raw === null ? undefined : (JSON.parse(raw) as StoredTask);
+  }
+
+  async getTask(taskId: string): Promise<Task | null> {
+    return (await this.read(taskId))?.task ?? null;
+  }
+
+  private async transition(taskId: string, status: Task['status'], statusMessage: string | undefined, result: Result | undefined): Promise<void> {
+    const stored = await this.read(taskId);
+    if (stored === undefined) throw new Error(`Task ${taskId} not found`);
+    const ttl = stored.task.ttl ?? this.maxTtlMs;
+    const outcome = (await TRANSITION.run(
+      this.redis,
+      1,
+      this.keys.mcpTask(this.runId, taskId),
+      status,
+      new Date().toISOString(),
+      statusMessage ?? '',
+      result === undefined ? '' : JSON.stringify(result),
+      String(ttl),
+    )) as number;
+    if (outcome === 0) throw new Error(`Task ${taskId} not found`);
+    if (outcome === 2) throw new Error(`Task ${taskId} has already finished`);
+  }
+
+  async storeTaskResult(taskId: string, status: 'completed' | 'failed', result: Result): Promise<void> {
+    await this.transition(taskId, status, undefined, result);
+  }
+
+  async getTaskResult(taskId: string): Promise<Result> {
+    const stored = await this.read(taskId);
+    if (stored?.result === undefined) throw new Error(`Task ${taskId} has no result`);
+    return stored.result;
+  }
+
+  async updateTaskStatus(taskId: string, status: Task['status'], statusMessage?: string): Promise<void> {
+    await this.transition(taskId, status, statusMessage, undefined);
+  }
+
+  /** The run's tasks, oldest first; the cursor is the last task id of the previous page. */
+  async listTasks(cursor?: string): Promise<{ tasks: Task[]; nextCursor?: string }> {
+    const index = this.keys.mcpTasksOfRun(this.runId);
+    let start = 0;
+    if (cursor !== undefined) {
+      const rank = await this.redis.zrank(index, cursor);
+      if (rank === null) throw new Error(`Invalid cursor: ${cursor}`);
+      start = rank + 1;
+    }
+    const ids = await this.redis.zrange(index, start, start + PAGE_SIZE);
+    const page = ids.slice(0, PAGE_SIZE);
+    const tasks = (await Promise.all(page.map((id) => this.getTask(id)))).filter((task): task is Task => task !== null);
+    const last = page.at(-1);
+    return ids.length > PAGE_SIZE && last !== undefined ? { tasks, nextCursor: last } : { tasks };
+  }
+}
