@@ -1,18 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult, Progress } from '@modelcontextprotocol/sdk/types.js';
-import { startMcpService } from '@gatehouse/mcp';
 import type { RunningMcpService } from '@gatehouse/mcp';
-import type { Run } from '@gatehouse/state';
-import { TOKENS } from './support/approval.js';
 import { CONTROL_TOKEN, startGatehouse } from './support/gatehouse.js';
 import type { Gatehouse } from './support/gatehouse.js';
+import { approveAsLead, connectHttp, createRunWithToken, startFrontDoor } from './support/mcp.js';
+import type { RunWithToken } from './support/mcp.js';
 import { pollUntil } from './support/poll.js';
-import { config, eventually, logger } from './support/stack.js';
+import { eventually } from './support/stack.js';
 import { armFaults, collect, currentVersion, shippingLine1 } from './support/writes.js';
-
-type RunWithToken = Run & { readonly mcp_token: string };
 
 interface ModelError {
   readonly code: string;
@@ -56,35 +52,18 @@ describe('the MCP front door: any MCP client calls a run\'s tools, approvals inc
   const clients: Client[] = [];
   let operator: Awaited<ReturnType<typeof collect<'operator'>>>;
 
-  async function createRun(role: string, overrides: Record<string, unknown> = {}): Promise<RunWithToken> {
-    const response = await fetch(`${g.policies[0]?.url ?? ''}/runs`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${CONTROL_TOKEN}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ tenant: 'acme', principal: 'agent:mcp-bot', role, environment: 'sandbox', ttl_ms: 600_000, mcp_token: true, ...overrides }),
-    });
-    expect(response.status).toBe(201);
-    return (await response.json()) as RunWithToken;
-  }
-
+  const createRun = (role: string): Promise<RunWithToken> => createRunWithToken(g, role);
   async function connect(run: RunWithToken, url = door.url): Promise<Client> {
-    const client = new Client({ name: 'gatehouse-test', version: '1.0.0' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { authorization: `Bearer ${run.mcp_token}` } } }));
+    const client = await connectHttp(url, run);
     clients.push(client);
     return client;
   }
-
-  const approve = async (proposalId: string): Promise<number> => {
-    const url = `${g.approval?.url ?? ''}/api/approvals/${proposalId}`;
-    await pollUntil(async () => ((await fetch(url, { headers: { authorization: `Bearer ${TOKENS.lead}` } })).status === 200 ? true : undefined), 20_000, 'the pending request', 25);
-    return (await fetch(`${url}/approve`, { method: 'POST', headers: { authorization: `Bearer ${TOKENS.lead}`, 'content-type': 'application/json' }, body: '{}' })).status;
-  };
+  const approve = (proposalId: string): Promise<number> => approveAsLead(g, proposalId);
 
   beforeAll(async () => {
     g = await startGatehouse('mcp', { approval: true, faults: true });
-    const common = { events: { ...config, topicPrefix: g.topicPrefix }, redis: g.redis, redisPrefix: g.redisPrefix, catalog: g.catalog, logger, progressMs: 200, taskTtlMs: 600_000 };
-    door = await startMcpService({ ...common, transport: { kind: 'http', host: '127.0.0.1', port: 0 }, waitMs: 30_000 });
-    shortDoor = await startMcpService({ ...common, transport: { kind: 'http', host: '127.0.0.1', port: 0 }, waitMs: 1_500 });
-    // The front doors publish on this Gatehouse's topics.
+    door = await startFrontDoor(g);
+    shortDoor = await startFrontDoor(g, { waitMs: 1_500 });
     agent = await createRun('support-agent');
     readonly = await createRun('support-readonly');
     ops = await createRun('ops-admin');

@@ -1,0 +1,55 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { startMcpService } from '@gatehouse/mcp';
+import type { McpServiceOptions, RunningMcpService } from '@gatehouse/mcp';
+import type { Run } from '@gatehouse/state';
+import { TOKENS } from './approval.js';
+import { CONTROL_TOKEN } from './gatehouse.js';
+import type { Gatehouse } from './gatehouse.js';
+import { pollUntil } from './poll.js';
+import { config, logger } from './stack.js';
+
+/** A run registered with `mcp_token: true`: the bearer token an MCP client sends. */
+export type RunWithToken = Run & { readonly mcp_token: string };
+
+/** Starts an MCP front door in this process over a test Gatehouse's topics and Redis prefix. */
+export function startFrontDoor(g: Gatehouse, overrides: Partial<Pick<McpServiceOptions, 'waitMs' | 'progressMs' | 'taskTtlMs' | 'transport'>> = {}): Promise<RunningMcpService> {
+  return startMcpService({
+    events: { ...config, topicPrefix: g.topicPrefix },
+    redis: g.redis,
+    redisPrefix: g.redisPrefix,
+    catalog: g.catalog,
+    logger,
+    transport: { kind: 'http', host: '127.0.0.1', port: 0 },
+    waitMs: 30_000,
+    progressMs: 200,
+    taskTtlMs: 600_000,
+    ...overrides,
+  });
+}
+
+/** Registers a run through the control API and asks for its MCP token. */
+export async function createRunWithToken(g: Gatehouse, role: string, overrides: Record<string, unknown> = {}): Promise<RunWithToken> {
+  const response = await fetch(`${g.policies[0]?.url ?? ''}/runs`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${CONTROL_TOKEN}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ tenant: 'acme', principal: 'agent:mcp-bot', role, environment: 'sandbox', ttl_ms: 600_000, mcp_token: true, ...overrides }),
+  });
+  if (response.status !== 201) throw new Error(`run registration answered ${response.status}: ${await response.text()}`);
+  return (await response.json()) as RunWithToken;
+}
+
+/** The SDK's own client, connected over Streamable HTTP with the run's token. */
+export async function connectHttp(url: string, run: RunWithToken): Promise<Client> {
+  const client = new Client({ name: 'gatehouse-test', version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { authorization: `Bearer ${run.mcp_token}` } } }));
+  return client;
+}
+
+/** Approves a pending proposal through the approval API as the test support lead; the HTTP status. */
+export async function approveAsLead(g: Gatehouse, proposalId: string): Promise<number> {
+  const url = `${g.approval?.url ?? ''}/api/approvals/${proposalId}`;
+  await pollUntil(async () => ((await fetch(url, { headers: { authorization: `Bearer ${TOKENS.lead}` } })).status === 200 ? true : undefined), 20_000, 'the pending request', 25);
+  const approved = await fetch(`${url}/approve`, { method: 'POST', headers: { authorization: `Bearer ${TOKENS.lead}`, 'content-type': 'application/json' }, body: '{}' });
+  return approved.status;
+}
