@@ -13,7 +13,7 @@ const env = {
 };
 /** Shutdown order: callers first (they finish in-flight work on SIGTERM), then what they call. */
 const STAGES = [
-  { label: 'front doors and consumers', names: ['policy', 'approval', 'executor-1', 'executor-2'] },
+  { label: 'front doors and consumers', names: ['mcp', 'policy', 'approval', 'executor-1', 'executor-2'] },
   { label: 'systems of record', names: ['customers'] },
 ];
 const GRACE_MS = 20_000;
@@ -22,7 +22,7 @@ say('Gatehouse — starting the local stack and services (Ctrl-C stops what this
 await requirePrerequisites();
 build(); // a fresh clone, or edited sources: compile (incrementally) before any service starts
 const started = stackUp();
-const services = createSupervisor({ names: ['customers', 'policy', 'approval', 'executor-1', 'executor-2'], env, say, graceMs: GRACE_MS });
+const services = createSupervisor({ names: ['customers', 'policy', 'approval', 'executor-1', 'executor-2', 'mcp'], env, say, graceMs: GRACE_MS });
 let stopping = false;
 const shutdown = async () => {
   if (stopping) {
@@ -58,5 +58,6 @@ if (up && !stopping) {
   say('');
   say('approval console   http://127.0.0.1:8093/   (demo approvers: the hosted pack’s README; the reference pack’s are in services/approval/README.md)');
   say('control API        http://127.0.0.1:8091/   (bearer GATEHOUSE_CONTROL_TOKEN)');
+  say('MCP front door     http://127.0.0.1:8095/mcp (bearer: a run\'s token, `gatehouse runs create --mcp-token`; docs/mcp.md)');
   say('logs               .stack/logs/<service>.log');
 }

@@ -209,7 +209,7 @@ function validateCompose() {
       if (s.environment?.KAFKA_BROKERS === undefined) fail(where, 'does not take the x-gatehouse-env settings');
     }
   }
-  const expected = [5432, 6379, 8081, 8090, 8091, 8093, 9092];
+  const expected = [5432, 6379, 8081, 8090, 8091, 8093, 8095, 9092];
   if (!isDeepStrictEqual([...published].sort((a, b) => a - b), expected)) fail('docker-compose.yml', `published ports ${published.join(',')} are not ${expected.join(',')}`);
   return Object.keys(services).length;
 }

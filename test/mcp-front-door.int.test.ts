@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { CallToolResult, Progress } from '@modelcontextprotocol/sdk/types.js';
 import type { RunningMcpService } from '@gatehouse/mcp';
 import { CONTROL_TOKEN, startGatehouse } from './support/gatehouse.js';
@@ -242,5 +243,55 @@ describe('the MCP front door: any MCP client calls a run\'s tools, approvals inc
     } finally {
       await armFaults(g, { statusDown: false });
     }
+  });
+
+  it('runs a commit as a task for a client that asks: working while it waits for a person, then the result', async () => {
+    const client = await connect(agent);
+    const proposalId = await previewMove(client, '13 Task Terrace');
+    const before = await currentVersion(g);
+    const stream = client.experimental.tasks.callToolStream({ name: 'commit_address_change_v2', arguments: { proposal_id: proposalId } }, CallToolResultSchema, { task: { ttl: 120_000 } });
+    const first = await stream.next();
+    if (first.done === true || first.value.type !== 'taskCreated') throw new Error(`expected taskCreated, got ${JSON.stringify(first.value)}`);
+    const taskId = first.value.task.taskId;
+    // Any instance answers for the task (it lives in Redis): ask the other front door.
+    const elsewhere = await connect(agent, shortDoor.url);
+    const waiting = await pollUntil(async () => {
+      const task = await elsewhere.experimental.tasks.getTask(taskId);
+      return task.statusMessage?.includes(proposalId) === true ? task : undefined;
+    }, 20_000, 'the task naming the proposal');
+    expect(waiting.status).toBe('working');
+    expect(waiting.statusMessage).toMatch(/support-lead until \d{4}-\d\d-\d\dT/);
+    // Tasks are scoped to their run: another run cannot see this one.
+    const stranger = await connect(await createRun('support-agent'));
+    await expect(stranger.experimental.tasks.getTask(taskId)).rejects.toThrow(/not found/i);
+    expect((await stranger.experimental.tasks.listTasks()).tasks).toEqual([]);
+    expect(await approve(proposalId)).toBe(200);
+    let result: CallToolResult | undefined;
+    for await (const message of stream) {
+      if (message.type === 'result') result = message.result as CallToolResult;
+      if (message.type === 'error') throw message.error;
+    }
+    expect(dataOf(result ?? { content: [] })).toMatchObject({ previous_version: before, new_version: before + 1 });
+    expect((await client.experimental.tasks.getTask(taskId)).status).toBe('completed');
+  });
+
+  it('stops waiting when a task is cancelled, and never recalls the write a person then approves', async () => {
+    const client = await connect(agent);
+    const proposalId = await previewMove(client, '14 Cancel Close');
+    const before = await currentVersion(g);
+    const stream = client.experimental.tasks.callToolStream({ name: 'commit_address_change_v2', arguments: { proposal_id: proposalId } }, CallToolResultSchema, { task: { ttl: 120_000 } });
+    const first = await stream.next();
+    if (first.done === true || first.value.type !== 'taskCreated') throw new Error('expected taskCreated');
+    const taskId = first.value.task.taskId;
+    await pollUntil(async () => ((await client.experimental.tasks.getTask(taskId)).statusMessage?.includes(proposalId) === true ? true : undefined), 20_000, 'the pending task');
+    expect((await client.experimental.tasks.cancelTask(taskId)).status).toBe('cancelled');
+    await stream.return(undefined);
+    expect(await approve(proposalId)).toBe(200);
+    // The approved write still runs once; the cancelled task stays cancelled.
+    await pollUntil(async () => ((await currentVersion(g)) === before + 1 ? true : undefined), 20_000, 'the approved write');
+    const again = (await client.callTool({ name: 'commit_address_change_v2', arguments: { proposal_id: proposalId } })) as CallToolResult;
+    expect(dataOf(again)).toMatchObject({ previous_version: before, new_version: before + 1 });
+    expect((await client.experimental.tasks.getTask(taskId)).status).toBe('cancelled');
+    expect(await currentVersion(g)).toBe(before + 1);
   });
 });
