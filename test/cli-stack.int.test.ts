@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CallResult, PendingNotice } from '@gatehouse/client';
 import { dlqTopicOf, DLQ_HEADER } from '@gatehouse/events';
+import { RunRegistry, RunTokens } from '@gatehouse/state';
 import type { Run } from '@gatehouse/state';
 import type { KafkaMessage } from 'kafkajs';
 import { IDENTITIES, TOKENS, waitUntil } from './support/approval.js';
@@ -101,6 +102,28 @@ describe('the gatehouse CLI against a running Gatehouse', () => {
       const listed = JSON.parse(json.stdout) as Run[];
       expect(listed.map((r) => r.run_id).sort()).toEqual([run.run_id, runId].sort());
       expect(listed.find((r) => r.run_id === runId)?.stopped_at).toEqual(expect.any(Number));
+    });
+
+    it('issues a run\'s MCP token once with --mcp-token; stopping the run revokes it', async () => {
+      const own = `cli-mcp-${randomUUID().slice(0, 8)}`;
+      const tokens = new RunTokens(g.redis, g.keys, new RunRegistry(g.redis, g.keys));
+      const created = await gatehouse(['runs', 'create', '--tenant', own, '--principal', 'agent:cli-bot', '--role', 'support-readonly', '--environment', 'sandbox', '--mcp-token', '--json'], env);
+      expect(created.code, created.stderr).toBe(0);
+      const run = JSON.parse(created.stdout) as Run & { mcp_token: string };
+      expect(run.mcp_token).toMatch(/^ghr_[\w-]{43}$/);
+      expect(await tokens.check(run.mcp_token)).toMatchObject({ ok: true, run: { run_id: run.run_id, tenant: own } });
+      const table = await gatehouse(['runs', 'create', '--tenant', own, '--principal', 'agent:cli-bot', '--role', 'support-readonly', '--environment', 'sandbox', '--mcp-token'], env);
+      expect(table.stdout).toMatch(/^mcp token:\s+ghr_[\w-]{43}$/m);
+      // Another token for the same run, from the control API; both stop working with the run.
+      const again = await fetch(`${env['GATEHOUSE_CONTROL_URL'] ?? ''}/runs/${run.run_id}/mcp-tokens`, { method: 'POST', headers: { authorization: `Bearer ${env['GATEHOUSE_CONTROL_TOKEN'] ?? ''}` } });
+      expect(again.status).toBe(201);
+      const second = ((await again.json()) as { mcp_token: string }).mcp_token;
+      expect(second).not.toBe(run.mcp_token);
+      expect((await tokens.check(second)).ok).toBe(true);
+      expect((await gatehouse(['runs', 'stop', run.run_id], env)).code).toBe(0);
+      expect(await tokens.check(run.mcp_token)).toEqual({ ok: false, reason: 'run_inactive' });
+      expect(await tokens.check(second)).toEqual({ ok: false, reason: 'run_inactive' });
+      expect(await tokens.check('ghr_not-a-token-of-any-run-000000000000000000000')).toEqual({ ok: false, reason: 'unknown' });
     });
 
     it('exits 1 when the service refuses, 3 when it cannot be reached and 2 on a usage error', async () => {
