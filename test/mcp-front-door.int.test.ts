@@ -64,7 +64,8 @@ describe('the MCP front door: any MCP client calls a run\'s tools, approvals inc
   beforeAll(async () => {
     g = await startGatehouse('mcp', { approval: true, faults: true });
     door = await startFrontDoor(g);
-    shortDoor = await startFrontDoor(g, { waitMs: 1_500 });
+    // Long enough for the pending notice to arrive on a loaded machine, short enough for a test.
+    shortDoor = await startFrontDoor(g, { waitMs: 4_000 });
     agent = await createRun('support-agent');
     readonly = await createRun('support-readonly');
     ops = await createRun('ops-admin');
@@ -268,7 +269,7 @@ describe('the MCP front door: any MCP client calls a run\'s tools, approvals inc
     expect(await approve(proposalId)).toBe(200);
     let result: CallToolResult | undefined;
     for await (const message of stream) {
-      if (message.type === 'result') result = message.result as CallToolResult;
+      if (message.type === 'result') result = message.result;
       if (message.type === 'error') throw message.error;
     }
     expect(dataOf(result ?? { content: [] })).toMatchObject({ previous_version: before, new_version: before + 1 });
@@ -292,6 +293,26 @@ describe('the MCP front door: any MCP client calls a run\'s tools, approvals inc
     const again = (await client.callTool({ name: 'commit_address_change_v2', arguments: { proposal_id: proposalId } })) as CallToolResult;
     expect(dataOf(again)).toMatchObject({ previous_version: before, new_version: before + 1 });
     expect((await client.experimental.tasks.getTask(taskId)).status).toBe('cancelled');
+    expect(await currentVersion(g)).toBe(before + 1);
+  });
+
+  it('stops waiting when the client cancels the request, and never recalls the write a person then approves', async () => {
+    const client = await connect(agent);
+    const proposalId = await previewMove(client, '15 Abandoned Avenue');
+    const before = await currentVersion(g);
+    const cancel = new AbortController();
+    const progress: Progress[] = [];
+    const abandoned = client.callTool({ name: 'commit_address_change_v2', arguments: { proposal_id: proposalId } }, undefined, {
+      signal: cancel.signal,
+      onprogress: (p) => progress.push(p),
+    });
+    await eventually(() => (progress.length > 0 ? true : undefined), 20_000, 'the commit waiting for a person');
+    cancel.abort('the user closed the chat');
+    await expect(abandoned).rejects.toThrow();
+    expect(await approve(proposalId)).toBe(200);
+    await pollUntil(async () => ((await currentVersion(g)) === before + 1 ? true : undefined), 20_000, 'the approved write');
+    const again = (await client.callTool({ name: 'commit_address_change_v2', arguments: { proposal_id: proposalId } })) as CallToolResult;
+    expect(dataOf(again)).toMatchObject({ previous_version: before, new_version: before + 1 });
     expect(await currentVersion(g)).toBe(before + 1);
   });
 });
