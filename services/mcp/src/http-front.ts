@@ -67,6 +67,14 @@ class BodyError extends Error {
   }
 }
 
+/** Whether a request may be sent notifications before its answer: it carries a progress token. */
+function wantsStream(body: unknown): boolean {
+  if (Array.isArray(body)) return true;
+  if (typeof body !== 'object' || body === null) return false;
+  const params = (body as { params?: { _meta?: { progressToken?: unknown } } }).params;
+  return params?._meta?.progressToken !== undefined;
+}
+
 function bearerOf(req: IncomingMessage): string | undefined {
   const header = req.headers.authorization;
   if (header === undefined) return undefined;
@@ -137,7 +145,9 @@ export async function startHttpFront(options: HttpFrontOptions): Promise<HttpFro
       return status;
     }
     const server = createRunServer(check.run, options.door);
-    const transport = new StreamableHTTPServerTransport({}); // no sessionIdGenerator: stateless
+    // No sessionIdGenerator: stateless. A request that can be told of progress gets an SSE stream;
+    // any other is answered with plain JSON, which costs a client less to read.
+    const transport = new StreamableHTTPServerTransport({ enableJsonResponse: !wantsStream(body) });
     res.on('close', () => {
       void transport.close();
       void server.close();

@@ -10,7 +10,7 @@ import { GatehouseMetrics } from '@gatehouse/telemetry';
 import type { Logger } from '@gatehouse/telemetry';
 import { startHttpFront } from './http-front.js';
 import type { FrontDoor } from './run-server.js';
-import { startStdioFront } from './stdio-front.js';
+import { requireLiveToken, startStdioFront } from './stdio-front.js';
 
 export interface McpServiceOptions {
   readonly events: EventsConfig;
@@ -47,6 +47,10 @@ const VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.
 /** Wires the front door: one Kafka client for every run it serves, the run tokens, the transport. */
 export async function startMcpService(options: McpServiceOptions): Promise<RunningMcpService> {
   return withTeardown(async (teardown) => {
+    const keys = new Keyspace(options.redisPrefix);
+    const runTokens = new RunTokens(options.redis, keys, new RunRegistry(options.redis, keys));
+    // A stdio front door serves one run: a token that names none is refused before Kafka is touched.
+    if (options.transport.kind === 'stdio') await requireLiveToken(runTokens, options.transport.token);
     const client = await createClient({
       config: options.events,
       topics: topicNames(options.events.topicPrefix),
@@ -55,8 +59,6 @@ export async function startMcpService(options: McpServiceOptions): Promise<Runni
       defaultTimeoutMs: options.waitMs,
     });
     teardown.add(() => client.close());
-    const keys = new Keyspace(options.redisPrefix);
-    const runTokens = new RunTokens(options.redis, keys, new RunRegistry(options.redis, keys));
     const door: FrontDoor = {
       client,
       catalog: options.catalog,

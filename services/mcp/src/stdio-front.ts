@@ -11,17 +11,22 @@ export class StdioTokenError extends Error {
   }
 }
 
+/** Throws StdioTokenError unless the token names a run that is still active. */
+export async function requireLiveToken(runTokens: RunTokens, token: string): Promise<void> {
+  const check = await runTokens.check(token);
+  if (check.ok) return;
+  throw new StdioTokenError(
+    check.reason === 'run_inactive' ? 'GATEHOUSE_MCP_TOKEN names a run that has expired or was stopped' : 'GATEHOUSE_MCP_TOKEN is not a valid run token',
+  );
+}
+
 /**
  * One run on stdin and stdout, for a desktop client that starts the front door as a subprocess. The
  * token is checked at start and again on every request, so stopping the run ends what it may do.
  */
 export async function startStdioFront(token: string, runTokens: RunTokens, door: FrontDoor): Promise<{ stop: () => Promise<void> }> {
   const check = await runTokens.check(token);
-  if (!check.ok) {
-    throw new StdioTokenError(
-      check.reason === 'run_inactive' ? 'GATEHOUSE_MCP_TOKEN names a run that has expired or was stopped' : 'GATEHOUSE_MCP_TOKEN is not a valid run token',
-    );
-  }
+  if (!check.ok) throw new StdioTokenError('GATEHOUSE_MCP_TOKEN no longer names an active run');
   const server = createRunServer(check.run, door);
   const transport = new StdioServerTransport();
   await server.connect(transport);
@@ -38,5 +43,7 @@ export async function startStdioFront(token: string, runTokens: RunTokens, door:
       serve?.(message);
     }).catch(() => undefined);
   };
+  // The client closing our stdin is how a desktop client ends the session: stop as on SIGTERM.
+  process.stdin.once('end', () => process.kill(process.pid, 'SIGTERM'));
   return { stop: () => server.close() };
 }
