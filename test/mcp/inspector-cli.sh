@@ -19,6 +19,7 @@ other=${3:-}
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cli="$root/node_modules/.bin/mcp-inspector-cli"
+package="$root/node_modules/@modelcontextprotocol/inspector-cli"
 if [[ ! -x $cli ]]; then
   echo "$cli is missing: run npm install at the repository root" >&2
   exit 2
@@ -27,8 +28,11 @@ fi
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
+# The CLI tests for "../package.json" relative to the working directory but imports it relative to
+# its own module (build/index.js, inspector-cli 1.0.3): from its build directory both name its own
+# package.json; from anywhere else it may import a file that does not exist.
 inspect() {
-  "$cli" --cli "$url" --transport http --header "Authorization: Bearer $token" "$@"
+  (cd "$package/build" && "$cli" --cli "$url" --transport http --header "Authorization: Bearer $token" "$@")
 }
 inspect --method tools/list >"$out/list"
 # --tool-arg values are read as JSON, so a string is quoted.
