@@ -1,8 +1,9 @@
 import { Worker } from 'node:worker_threads';
 import type { DriverSetup, LoadReport, LoadSpec } from './driver.js';
+import type { McpDriverSetup } from './mcp-driver.js';
 
 export type DriverRequest =
-  | { readonly id: number; readonly op: 'start'; readonly arm: string; readonly setup: DriverSetup }
+  | { readonly id: number; readonly op: 'start'; readonly arm: string; readonly setup: DriverSetup | McpDriverSetup }
   | { readonly id: number; readonly op: 'run'; readonly arm: string; readonly spec: LoadSpec }
   | { readonly id: number; readonly op: 'stop'; readonly arm: string };
 
@@ -29,7 +30,7 @@ export class DriverThread {
     });
   }
 
-  async start(arm: string, setup: DriverSetup): Promise<void> {
+  async start(arm: string, setup: DriverSetup | McpDriverSetup): Promise<void> {
     await this.ask({ op: 'start', arm, setup });
   }
 

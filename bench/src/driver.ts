@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { createKafka, EventSerde, topicNames } from '@gatehouse/events';
 import type { EventsConfig, ToolCommand } from '@gatehouse/events';
 import { createLogger } from '@gatehouse/telemetry';
@@ -10,6 +11,7 @@ import type { LatencySummary } from './stats.js';
 export type AnswerKind = 'commands' | 'results';
 
 export interface DriverSetup {
+  readonly kind: 'kafka';
   readonly config: EventsConfig;
   readonly topicPrefix: string;
   readonly runs: readonly { readonly runId: string; readonly tenant: string }[];
@@ -50,6 +52,71 @@ export interface LoadReport {
    * execute topic, executor) and completed_at → arrival (results topic, back to the client).
    */
   readonly stageMediansMs: { readonly toCompletion: number; readonly toClient: number } | null;
+  /** CPU from the first send until the drain ends: the whole process, and the driver thread's share. */
+  readonly cpu: ProcessCpu;
+}
+
+/**
+ * CPU over a load. `process.cpuUsage()` is process-wide: it holds the driver thread and everything
+ * on the main thread (the services, and in arm m the MCP front door) alike. The driver thread's own
+ * share is read from Linux's per-thread scheduler statistics, so what is left is the services'.
+ */
+export interface ProcessCpu {
+  /** User and system CPU of the whole process. */
+  readonly userMs: number;
+  readonly systemMs: number;
+  /** Time the driver thread was on a CPU; null where /proc/thread-self/schedstat is not readable. */
+  readonly driverThreadMs: number | null;
+  /** Answers counted in the load (ok or not). */
+  readonly calls: number;
+  /** (user + system) / calls. */
+  readonly msPerCall: number;
+  /** (user + system − driver thread) / calls: the services (and GC and I/O threads), without the load generator. */
+  readonly servicesMsPerCall: number | null;
+}
+
+export interface CpuMark {
+  readonly process: NodeJS.CpuUsage;
+  readonly threadNs: number | null;
+}
+
+/** Nanoseconds the calling thread has been on a CPU (the first field of schedstat), if Linux says. */
+function threadCpuNs(): number | null {
+  try {
+    const field = readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ', 1)[0];
+    const ns = Number(field);
+    return Number.isFinite(ns) ? ns : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Call on the driver thread when a load starts. */
+export function cpuMark(): CpuMark {
+  return { process: process.cpuUsage(), threadNs: threadCpuNs() };
+}
+
+/** The CPU used since `start` (on the driver thread, as cpuMark was), per answered call. */
+export function cpuSince(start: CpuMark, calls: number): ProcessCpu {
+  const used = process.cpuUsage(start.process);
+  const threadNs = threadCpuNs();
+  const userMs = used.user / 1000;
+  const systemMs = used.system / 1000;
+  const driverThreadMs = threadNs === null || start.threadNs === null ? null : (threadNs - start.threadNs) / 1e6;
+  const per = (ms: number) => (calls === 0 ? Number.NaN : ms / calls);
+  return {
+    userMs,
+    systemMs,
+    driverThreadMs,
+    calls,
+    msPerCall: per(userMs + systemMs),
+    servicesMsPerCall: driverThreadMs === null ? null : per(userMs + systemMs - driverThreadMs),
+  };
+}
+
+/** The `payload` that makes `{"seq":n,"payload":"…"}` about `argumentBytes` long. */
+export function argumentPadding(argumentBytes: number): string {
+  return 'x'.repeat(Math.max(0, argumentBytes - JSON.stringify({ seq: 1_000_000, payload: '' }).length));
 }
 
 interface Pending {
@@ -75,6 +142,8 @@ export class Driver {
   private queue: Message[] = [];
   private sending = false;
   private onAnswer: () => void = () => undefined;
+  /** Called when the last pending call is answered (set while a drain waits for it). */
+  private onEmpty: (() => void) | undefined;
   private seq = 0;
   private padding = '';
   private tool = '';
@@ -121,10 +190,11 @@ export class Driver {
     this.ok = 0;
     this.lastOkAt = 0;
     this.tool = spec.tool;
-    this.padding = 'x'.repeat(Math.max(0, spec.argumentBytes - JSON.stringify({ seq: 1_000_000, payload: '' }).length));
+    this.padding = argumentPadding(spec.argumentBytes);
     let sent = 0;
     let saturated = false;
     this.counting = true;
+    const cpuAtStart = cpuMark();
     const started = Date.now();
     const end = started + spec.durationMs;
 
@@ -165,14 +235,13 @@ export class Driver {
     }
     const windowMs = Date.now() - started;
     this.onAnswer = () => undefined;
-    const drained = Date.now() + spec.drainMs;
-    while (this.pending.size > 0 && Date.now() < drained) await sleep(20);
+    await this.untilAnswered(spec.drainMs);
+    const cpu = cpuSince(cpuAtStart, this.latencies.length);
     const unanswered = this.pending.size;
     for (let i = 0; i < unanswered; i += 1) this.latencies.push(Number.POSITIVE_INFINITY);
     // Counted as never answered; still waited for (bounded), so the next load starts on an idle system.
     this.counting = false;
-    const settled = Date.now() + spec.settleMs;
-    while (this.pending.size > 0 && Date.now() < settled) await sleep(50);
+    await this.untilAnswered(spec.settleMs);
     this.pending.clear();
     return {
       sent,
@@ -184,7 +253,22 @@ export class Driver {
       throughput: this.ok === 0 ? 0 : (this.ok * 1000) / Math.max(1, this.lastOkAt - started),
       latencyMs: summarize(this.latencies),
       stageMediansMs: this.toClient.length === 0 ? null : { toCompletion: median(this.toCompletion), toClient: median(this.toClient) },
+      cpu,
     };
+  }
+
+  /** Resolves when every pending call is answered, or after `ms` at the latest. */
+  private untilAnswered(ms: number): Promise<void> {
+    if (this.pending.size === 0) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.onEmpty = undefined;
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.onEmpty = done;
+    });
   }
 
   async stop(): Promise<void> {
@@ -247,6 +331,7 @@ export class Driver {
     const pending = this.pending.get(commandId);
     if (pending === undefined) return;
     this.pending.delete(commandId);
+    if (this.pending.size === 0) this.onEmpty?.();
     if (!this.counting) return;
     this.latencies.push(arrived - pending.sentAt);
     if (completedAt !== undefined) {

@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { DriverThread } from './driver-protocol.js';
 import type { LoadReport } from './driver.js';
 import { brokerSettings, machine, versions } from './environment.js';
+import { MCP_SETTINGS } from './front-door.js';
 import { EXECUTOR_SETTINGS, POLICY_SETTINGS } from './gatehouse.js';
 import { settingsOf, variantsOf } from './plan.js';
 import type { Setup } from './plan.js';
@@ -24,7 +25,7 @@ process.env['KAFKAJS_NO_PARTITIONER_WARNING'] = '1';
 
 const settings = settingsOf(process.argv.slice(2));
 const variants = variantsOf(settings);
-if (variants.length === 0) throw new Error('no arm selected (--only takes a comma list of a, b, c, d, e, open)');
+if (variants.length === 0) throw new Error('no arm selected (--only takes a comma list of a, b, c, m, d, e, open)');
 
 const kafka = benchKafka('bench-main');
 const redis = benchRedis('bench-main');
@@ -56,7 +57,7 @@ try {
         throw new Error(`${variant.id}: none of ${report.sent} calls was answered — is the stack up (npm run stack:status)?`);
       }
       if (!warmup) reps.get(variant.id)?.push(report);
-      say(`  ${variant.id.padEnd(10)} ${report.throughput.toFixed(0).padStart(6)} calls/s  p50 ${report.latencyMs.p50} ms  p99 ${report.latencyMs.p99} ms${report.stageMediansMs === null ? '' : `  (to completion ${report.stageMediansMs.toCompletion} ms, back ${report.stageMediansMs.toClient} ms)`}${report.unanswered > 0 ? `  ${report.unanswered} unanswered` : ''}`);
+      say(`  ${variant.id.padEnd(10)} ${report.throughput.toFixed(0).padStart(6)} calls/s  p50 ${report.latencyMs.p50} ms  p99 ${report.latencyMs.p99} ms${report.stageMediansMs === null ? '' : `  (to completion ${report.stageMediansMs.toCompletion} ms, back ${report.stageMediansMs.toClient} ms)`}  cpu ${report.cpu.msPerCall.toFixed(2)} ms/call${report.cpu.servicesMsPerCall === null ? '' : ` (services ${report.cpu.servicesMsPerCall.toFixed(2)})`}${report.unanswered > 0 ? `  ${report.unanswered} unanswered` : ''}`);
     }
   }
 
@@ -82,6 +83,7 @@ try {
           partitions: config.topicSettings.partitions,
           executor: EXECUTOR_SETTINGS,
           policy: POLICY_SETTINGS,
+          mcp: { ...MCP_SETTINGS, clients: settings.runs },
           logLevel: process.env['BENCH_LOG_LEVEL'] ?? 'info',
         },
         executorPeakRssMiB: rss,

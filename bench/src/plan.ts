@@ -7,6 +7,7 @@ export const Setup = {
   relayAvro: 'relay-avro',
   gatehouse: 'gatehouse',
   gatehouseOpen: 'gatehouse-open',
+  gatehouseMcp: 'gatehouse-mcp',
   scale1: 'scale-1',
   scale2: 'scale-2',
   scale3: 'scale-3',
@@ -14,13 +15,14 @@ export const Setup = {
 export type Setup = (typeof Setup)[keyof typeof Setup];
 
 /** The arms of the issue, by letter. */
-export const Arm = { a: 'a', b: 'b', c: 'c', d: 'd', e: 'e', open: 'open' } as const;
+export const Arm = { a: 'a', b: 'b', c: 'c', m: 'm', d: 'd', e: 'e', open: 'open' } as const;
 export type Arm = (typeof Arm)[keyof typeof Arm];
 
 export const ARM_TITLES: Readonly<Record<Arm, string>> = {
   a: '(a) raw kafkajs relay',
   b: '(b) relay + Avro/registry',
   c: '(c) Gatehouse read',
+  m: '(m) read via MCP front door',
   d: '(d) Gatehouse write',
   e: '(e) executors, 10 ms I/O',
   open: 'open loop, read',
@@ -112,6 +114,8 @@ export function variantsOf(settings: BenchSettings): Variant[] {
       { id: `a-${size}`, arm: 'a', setup: Setup.relayRaw, label: `${ARM_TITLES.a}, ${s}`, argumentBytes: size, spec: closed(benchNoop.address, size) },
       { id: `b-${size}`, arm: 'b', setup: Setup.relayAvro, label: `${ARM_TITLES.b}, ${s}`, argumentBytes: size, spec: closed(benchNoop.address, size) },
       { id: `c-${size}`, arm: 'c', setup: Setup.gatehouse, label: `${ARM_TITLES.c}, ${s}`, argumentBytes: size, spec: closed(benchNoop.address, size) },
+      // (c)'s read, called by MCP clients through the front door on a Gatehouse of its own.
+      { id: `m-${size}`, arm: 'm', setup: Setup.gatehouseMcp, label: `${ARM_TITLES.m}, ${s}`, argumentBytes: size, spec: closed(benchNoop.address, size) },
       { id: `d-${size}`, arm: 'd', setup: Setup.gatehouse, label: `${ARM_TITLES.d}, ${s}`, argumentBytes: size, spec: closed(benchWrite.address, size) },
     );
   }

@@ -15,6 +15,10 @@ export interface VariantResult {
   readonly p50Ms: Spread;
   readonly p99Ms: Spread;
   readonly p999Ms: Spread;
+  /** Process CPU (user + system) per answered call; see ProcessCpu. */
+  readonly cpuMsPerCall: Spread;
+  /** The same without the driver thread's CPU: the services' (and the front door's) share; null off Linux. */
+  readonly servicesCpuMsPerCall: Spread | null;
   readonly errors: Readonly<Record<string, number>>;
   readonly unanswered: number;
   /** Open loop: repetitions that stopped sending early, saturated. */
@@ -25,6 +29,7 @@ export interface VariantResult {
 export function resultOf(variant: Variant, reps: readonly LoadReport[]): VariantResult {
   const errors: Record<string, number> = {};
   for (const rep of reps) for (const [code, n] of Object.entries(rep.errors)) errors[code] = (errors[code] ?? 0) + n;
+  const servicesCpu = reps.flatMap((r) => (r.cpu.servicesMsPerCall === null ? [] : [r.cpu.servicesMsPerCall]));
   return {
     id: variant.id,
     arm: variant.arm,
@@ -36,6 +41,8 @@ export function resultOf(variant: Variant, reps: readonly LoadReport[]): Variant
     p50Ms: spreadOf(reps.map((r) => r.latencyMs.p50)),
     p99Ms: spreadOf(reps.map((r) => r.latencyMs.p99)),
     p999Ms: spreadOf(reps.map((r) => r.latencyMs.p999)),
+    cpuMsPerCall: spreadOf(reps.map((r) => r.cpu.msPerCall)),
+    servicesCpuMsPerCall: servicesCpu.length === reps.length && reps.length > 0 ? spreadOf(servicesCpu) : null,
     errors,
     unanswered: reps.reduce((n, r) => n + r.unanswered, 0),
     saturatedReps: reps.filter((r) => r.saturated).length,
@@ -89,6 +96,28 @@ export function targetsOf(results: readonly VariantResult[], peakRssMiB: number 
 const pad = (text: string, width: number) => (text.length >= width ? text : text + ' '.repeat(width - text.length));
 const padLeft = (text: string, width: number) => (text.length >= width ? text : ' '.repeat(width - text.length) + text);
 
+/** What the MCP front door adds: (m) against (c) at each size both ran, in the same run. */
+function mcpAgainstRead(results: readonly VariantResult[]): string[] {
+  const lines: string[] = [];
+  for (const m of results.filter((r) => r.arm === 'm')) {
+    const c = results.find((r) => r.id === `c-${m.argumentBytes}`);
+    if (c === undefined) continue;
+    const signed = (n: number, digits = 0) => `${n >= 0 ? '+' : '−'}${fmt(Math.abs(n), digits)}`;
+    const cpu = (mm: Spread, cc: Spread) => `${fmt(mm.median / cc.median, 2)}× (c) (${signed(mm.median - cc.median, 2)} ms)`;
+    if (lines.length === 0) {
+      lines.push('');
+      lines.push('What the MCP front door adds — (m) against (c), same run: HTTP + JSON-RPC + SSE framing per call on top of the same Kafka path');
+    }
+    lines.push(
+      `  ${pad(`${m.argumentBytes} B:`, 8)} calls/s ${fmt((m.throughput.median / c.throughput.median) * 100, 0)}% of (c)` +
+        `   p50 ${signed(m.p50Ms.median - c.p50Ms.median)} ms   p99 ${signed(m.p99Ms.median - c.p99Ms.median)} ms` +
+        `   CPU per call ${cpu(m.cpuMsPerCall, c.cpuMsPerCall)}` +
+        (m.servicesCpuMsPerCall === null || c.servicesCpuMsPerCall === null ? '' : `, services' share ${cpu(m.servicesCpuMsPerCall, c.servicesCpuMsPerCall)}`),
+    );
+  }
+  return lines;
+}
+
 /** The table `npm run bench` prints. */
 export function renderTable(results: readonly VariantResult[], targets: readonly Target[], repetitions: number): string {
   const lines: string[] = [];
@@ -97,7 +126,7 @@ export function renderTable(results: readonly VariantResult[], targets: readonly
   if (closed.length > 0) {
     lines.push(`Closed loop (calls in flight kept constant) — medians of ${repetitions} repetitions, spread = (max − min) / median`);
     lines.push(
-      [pad('arm', 40), padLeft('calls/s', 9), padLeft('spread', 8), padLeft('vs (a)', 8), padLeft('p50 ms', 8), padLeft('p99 ms', 8), padLeft('errors', 8)].join(' '),
+      [pad('arm', 40), padLeft('calls/s', 9), padLeft('spread', 8), padLeft('vs (a)', 8), padLeft('p50 ms', 8), padLeft('p99 ms', 8), padLeft('CPU ms', 8), padLeft('svc CPU', 8), padLeft('errors', 8)].join(' '),
     );
     for (const r of closed) {
       const relay = relayOf(r);
@@ -111,10 +140,17 @@ export function renderTable(results: readonly VariantResult[], targets: readonly
           padLeft(vsRelay, 8),
           padLeft(fmt(r.p50Ms.median), 8),
           padLeft(fmt(r.p99Ms.median), 8),
+          // Arm (e)'s executors are other processes: this process's CPU is not theirs.
+          padLeft(r.arm === 'e' ? '' : fmt(r.cpuMsPerCall.median, 2), 8),
+          padLeft(r.arm === 'e' || r.servicesCpuMsPerCall === null ? '' : fmt(r.servicesCpuMsPerCall.median, 2), 8),
           padLeft(String(errors), 8),
         ].join(' '),
       );
     }
+    lines.push('  CPU ms: CPU (user + system) of the bench process per answered call, first send to end of drain. The driver thread, the');
+    lines.push('  services of every arm and, in (m), the MCP front door and its clients all run in that one process: compare arms by ratio.');
+    lines.push('  svc CPU: the same less the driver thread\'s own CPU (Linux schedstat): the services\' share, in (m) with the front door.');
+    lines.push(...mcpAgainstRead(results));
   }
   const open = results.filter((r) => r.rate !== null);
   if (open.length > 0) {

@@ -3,6 +3,7 @@ import type { Kafka } from 'kafkajs';
 import { benchCatalog } from './bench-catalog.js';
 import type { DriverThread } from './driver-protocol.js';
 import { ExecutorFleet } from './executor-fleet.js';
+import { issueMcpTokens, startBenchFrontDoor } from './front-door.js';
 import { startBenchGatehouse } from './gatehouse.js';
 import { Setup } from './plan.js';
 import type { BenchSettings } from './plan.js';
@@ -36,7 +37,7 @@ export async function startSetup(setup: Setup, arm: ArmTopics, kafka: Kafka, red
   if (setup === Setup.relayRaw || setup === Setup.relayAvro) {
     const relay = await startRelay(kafka, arm.serde, setup === Setup.relayRaw ? 'raw' : 'avro', `${arm.prefix}relay`);
     await relay.joined;
-    await driver.start(setup, { config, topicPrefix: arm.prefix, runs: relayRuns(settings.runs), answers: setup === Setup.relayRaw ? 'commands' : 'results' });
+    await driver.start(setup, { kind: 'kafka', config, topicPrefix: arm.prefix, runs: relayRuns(settings.runs), answers: setup === Setup.relayRaw ? 'commands' : 'results' });
     return {
       setup,
       topicPrefix: arm.prefix,
@@ -63,7 +64,26 @@ export async function startSetup(setup: Setup, arm: ArmTopics, kafka: Kafka, red
     await fleet.start(processes);
   }
   const runs = await registerRuns(redis, gatehouse.redisPrefix, capabilities, settings.runs);
-  await driver.start(setup, { config, topicPrefix: arm.prefix, runs, answers: 'results' });
+
+  if (setup === Setup.gatehouseMcp) {
+    // Arm (m): (c)'s Gatehouse behind the MCP front door, both in this process; the MCP clients,
+    // one per run with its token, on the driver thread.
+    const frontDoor = await startBenchFrontDoor(arm, redis, gatehouse.redisPrefix);
+    await driver.start(setup, { kind: 'mcp', url: frontDoor.url, tokens: await issueMcpTokens(redis, gatehouse.redisPrefix, runs) });
+    return {
+      setup,
+      topicPrefix: arm.prefix,
+      redisPrefix: gatehouse.redisPrefix,
+      fleet: undefined,
+      stop: async () => {
+        await driver.stop(setup);
+        await frontDoor.stop();
+        await gatehouse.stop();
+      },
+    };
+  }
+
+  await driver.start(setup, { kind: 'kafka', config, topicPrefix: arm.prefix, runs, answers: 'results' });
   const running = fleet;
   return {
     setup,

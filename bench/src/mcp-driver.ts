@@ -1,0 +1,151 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import { parseToolAddress } from '@gatehouse/contracts';
+import { argumentPadding, cpuMark, cpuSince } from './driver.js';
+import type { LoadReport, LoadSpec } from './driver.js';
+import { summarize } from './stats.js';
+
+/** Arm (m): the MCP front door's endpoint and one bearer token per run. */
+export interface McpDriverSetup {
+  readonly kind: 'mcp';
+  readonly url: string;
+  /** A run's MCP token each; every token gets its own SDK client, as every agent run would. */
+  readonly tokens: readonly string[];
+}
+
+/** `bench_noop.v1` → `bench_noop_v1`, the name MCP lists the tool under. */
+function mcpName(address: string): string {
+  const parsed = parseToolAddress(address);
+  if (parsed === undefined) throw new Error(`${address} is not a tool address`);
+  return `${parsed.name}_v${parsed.version}`;
+}
+
+/** The Gatehouse error code of a result with isError, else what kind of failure it was. */
+function errorCodeOf(meta: unknown): string {
+  const error = (meta as Record<string, unknown> | undefined)?.['gatehouse/error'];
+  const code = (error as Record<string, unknown> | undefined)?.['code'];
+  return typeof code === 'string' ? code : 'tool_error';
+}
+
+/** Resolves when `work` settles or after `ms`, whichever is first. */
+function within(work: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const bound = new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.max(0, ms))));
+  return Promise.race([work.then(() => undefined), bound]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * The load generator of arm (m): the official MCP SDK client over Streamable HTTP, one client per
+ * run (a token names one run). A closed loop of `inFlight` calls is spread over the clients; each
+ * answer releases the next call on the same client. Calls are `tools/call` requests answered on an
+ * SSE stream by the front door, which publishes a ToolCommand and waits for its ToolResult.
+ */
+export class McpDriver {
+  private seq = 0;
+
+  private constructor(
+    private readonly clients: readonly Client[],
+    /** The tool names every client was offered by tools/list. */
+    private readonly listed: ReadonlySet<string>,
+  ) {}
+
+  static async start(setup: McpDriverSetup): Promise<McpDriver> {
+    const connecting = await Promise.allSettled(
+      setup.tokens.map(async (token) => {
+        const client = new Client({ name: 'gatehouse-bench', version: '1.0.0' });
+        await client.connect(new StreamableHTTPClientTransport(new URL(setup.url), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
+        return client;
+      }),
+    );
+    const clients = connecting.flatMap((c) => (c.status === 'fulfilled' ? [c.value] : []));
+    const failed = connecting.find((c) => c.status === 'rejected');
+    try {
+      if (failed !== undefined) throw failed.reason;
+      if (clients.length === 0) throw new Error('arm m needs at least one run token');
+      // Each client lists its run's tools once, as an MCP client does before calling them (the SDK
+      // then checks every result against the tool's output schema); all runs hold the same role.
+      const lists = await Promise.all(clients.map((c) => c.listTools()));
+      const listed = new Set(lists.flatMap((l) => l.tools.map((t) => t.name)));
+      return new McpDriver(clients, listed);
+    } catch (error) {
+      await Promise.allSettled(clients.map((c) => c.close()));
+      throw error;
+    }
+  }
+
+  async run(spec: LoadSpec): Promise<LoadReport> {
+    if (spec.mode.kind !== 'closed') throw new Error('the MCP arm runs closed loops only');
+    const name = mcpName(spec.tool);
+    if (!this.listed.has(name)) throw new Error(`the front door does not list ${name}`);
+    const payload = argumentPadding(spec.argumentBytes);
+    const latencies: number[] = [];
+    const errors: Record<string, number> = {};
+    let ok = 0;
+    let lastOkAt = 0;
+    let sent = 0;
+    let lastSentAt = 0;
+    let inFlight = 0;
+    let counting = true;
+
+    const cpuAtStart = cpuMark();
+    const started = Date.now();
+    const end = started + spec.durationMs;
+    const call = async (client: Client): Promise<void> => {
+      const seq = this.seq++;
+      const sentAt = Date.now();
+      sent += 1;
+      lastSentAt = sentAt;
+      inFlight += 1;
+      let code: string | undefined;
+      try {
+        const result = await client.callTool({ name, arguments: { seq, payload } });
+        if ('isError' in result && result.isError === true) code = errorCodeOf(result._meta);
+      } catch (error) {
+        // Never the arguments: a protocol error by its JSON-RPC code, anything else as the transport's.
+        code = error instanceof McpError ? `mcp_${error.code}` : 'transport';
+      }
+      inFlight -= 1;
+      const arrived = Date.now();
+      if (!counting) return;
+      latencies.push(arrived - sentAt);
+      if (code === undefined) {
+        ok += 1;
+        lastOkAt = arrived;
+      } else {
+        errors[code] = (errors[code] ?? 0) + 1;
+      }
+    };
+    // One chain per call kept in flight: each answer releases the next call until the window ends.
+    const chain = async (client: Client): Promise<void> => {
+      do {
+        await call(client);
+      } while (Date.now() < end);
+    };
+    const everything = Promise.all(Array.from({ length: spec.mode.inFlight }, (_, i) => chain(this.clients[i % this.clients.length] as Client)));
+
+    await within(everything, end + spec.drainMs - Date.now());
+    const cpu = cpuSince(cpuAtStart, latencies.length);
+    const unanswered = inFlight;
+    for (let i = 0; i < unanswered; i += 1) latencies.push(Number.POSITIVE_INFINITY);
+    // Counted as never answered; still waited for (bounded), so the next load starts on an idle system.
+    counting = false;
+    await within(everything, spec.settleMs);
+    return {
+      sent,
+      saturated: false,
+      ok,
+      errors,
+      unanswered,
+      windowMs: Math.max(0, lastSentAt - started),
+      throughput: ok === 0 ? 0 : (ok * 1000) / Math.max(1, lastOkAt - started),
+      latencyMs: summarize(latencies),
+      stageMediansMs: null,
+      cpu,
+    };
+  }
+
+  async stop(): Promise<void> {
+    await Promise.allSettled(this.clients.map((c) => c.close()));
+  }
+}
