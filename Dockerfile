@@ -3,13 +3,14 @@
 #   node services/policy/dist/main.js     policy service          (POLICY_PORT, 8091)
 #   node services/executor/dist/main.js   executor                (EXECUTOR_PORT, 8092)
 #   node services/approval/dist/main.js   approval API + console  (APPROVAL_PORT, 8093)
+#   node services/mcp/dist/main.js        MCP front door          (MCP_PORT, 8095; --stdio for one run)
 # The image carries no domain: every service hosts the tool pack GATEHOUSE_TOOL_PACK names, which a
 # team adds in an image of its own (docs/tool-packs.md). The `reference` target adds the reference
 # pack and its system of record, for docker compose and the demo:
 #   node examples/customer-support/customers/dist/main.js   (CUSTOMERS_PORT, 8090)
 # Build:  docker build -t gatehouse .          docker build --target reference -t gatehouse:reference .
 # Every service binds 127.0.0.1 unless told otherwise: set POLICY_HOST / EXECUTOR_HOST /
-# APPROVAL_HOST / CUSTOMERS_HOST to 0.0.0.0 in a container (docker-compose.yml and deploy/k8s do).
+# APPROVAL_HOST / MCP_HOST / CUSTOMERS_HOST to 0.0.0.0 in a container (docker-compose.yml and deploy/k8s do).
 
 # ---- manifests: only the package.json files, so `npm ci` below is cached until a dependency changes
 FROM node:20-bookworm-slim AS manifests
@@ -39,7 +40,7 @@ RUN node scripts/tsc.mjs -b \
  && find examples -mindepth 3 -maxdepth 3 \
       \( -name src -o -name test -o -name 'tsconfig*.json' -o -name '*.tsbuildinfo' \) -exec rm -rf {} + \
  && test -f services/approval/console/index.html \
- && for s in policy executor approval; do test -f "services/$s/dist/main.js"; done \
+ && for s in policy executor approval mcp; do test -f "services/$s/dist/main.js"; done \
  && test -f examples/customer-support/customers/dist/main.js
 
 # ---- runtime: compiled JavaScript, production dependencies and the data files read at start-up
