@@ -62,6 +62,12 @@ export interface ToolSpec<I extends JSONSchema = JSONSchema, O extends JSONSchem
   /** Talks to the world outside the tenant (email, payment): MCP `openWorldHint`. */
   readonly external?: boolean;
   readonly destructive?: boolean;
+  /**
+   * On a write: its system of record honours the `Idempotency-Key` — it stores the key in the
+   * write's own transaction and answers a repeat with the first answer. The executor may then send
+   * a write whose owner died again under the same key, instead of handing it to an operator.
+   */
+  readonly honoursIdempotencyKey?: boolean;
   /** Human title for tool listings; derived from the name when absent. */
   readonly title?: string;
 }

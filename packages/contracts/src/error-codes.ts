@@ -37,6 +37,8 @@ export const ErrorCode = {
   SELF_APPROVAL: { retryable: false, meaning: 'The principal that requested the change cannot approve it.' },
   OPERATION_CANCELLED: { retryable: false, meaning: 'The operation was cancelled before it completed.' },
   TOOL_VERSION_UNAVAILABLE: { retryable: true, meaning: 'The executor that took the order does not host this tool version (a rolling upgrade of the tool pack is under way); nothing ran, and `next` names the versions it hosts.' },
+  IDEMPOTENCY_KEY_MISSING: { retryable: false, meaning: 'A write order reached the executor without an idempotency key; nothing ran (the policy and approval services always give one).' },
+  APPROVAL_NOT_FOUND: { retryable: false, meaning: 'The approval a write order names is not in the approval store (it carried none, or the record is gone); nothing ran: preview and ask for approval again.' },
 } as const satisfies Record<string, ErrorCodeEntry>;
 
 export type ErrorCode = keyof typeof ErrorCode;

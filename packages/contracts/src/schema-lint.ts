@@ -79,6 +79,7 @@ function lintEffect(tool: ToolContract): string[] {
   if (tool.effect === 'read') {
     if (tool.retry === 'idempotent') p.push('/retry: a read is "safe" or "never"; "idempotent" is for writes');
     if (tool.destructive === true) p.push('/destructive: a read cannot be destructive');
+    if (tool.honoursIdempotencyKey === true) p.push('/honoursIdempotencyKey: only a write sends an idempotency key');
   }
   return p;
 }

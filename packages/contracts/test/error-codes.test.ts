@@ -33,13 +33,15 @@ const PINNED = [
   'SELF_APPROVAL',
   'OPERATION_CANCELLED',
   'TOOL_VERSION_UNAVAILABLE',
+  'IDEMPOTENCY_KEY_MISSING',
+  'APPROVAL_NOT_FOUND',
 ];
 
 describe('error code catalogue', () => {
   it('holds exactly the pinned codes in catalogue order, so none is removed, renamed or reordered', () => {
     expect(ERROR_CODE_LIST).toEqual(PINNED);
     expect(Object.keys(ErrorCode)).toEqual(PINNED);
-    expect(ERROR_CODE_LIST).toHaveLength(28);
+    expect(ERROR_CODE_LIST).toHaveLength(30);
   });
 
   it('gives every code a one-line meaning that ends with a period', () => {

@@ -4,6 +4,8 @@ import type { Approver } from './approvers.js';
 import type { DecisionPublisher } from './decision-publisher.js';
 import { ids } from './decision-publisher.js';
 import type { ApprovalState, RequestRepository, StoredRequest } from './request-repository.js';
+import { WITHDRAWN_REASON } from './sweeper.js';
+import type { RunIsActive } from './sweeper.js';
 
 /** A refusal of an approver's action, as the HTTP API answers it. */
 export interface DeskError {
@@ -64,6 +66,8 @@ export class ApprovalDesk {
     private readonly validityMs: number,
     private readonly logger: Logger,
     private readonly metrics?: GatehouseMetrics,
+    /** Stopping a run withdraws its pending requests: nobody can approve them afterwards. */
+    private readonly runIsActive?: RunIsActive,
   ) {}
 
   async approve(approver: Approver, proposalId: string): Promise<DeskOutcome> {
@@ -104,6 +108,13 @@ export class ApprovalDesk {
     if (problem !== undefined) {
       this.logger.info({ ...ids(row), approver: approver.identity, code: problem.code }, 'decision refused');
       return fail(problem);
+    }
+    if (this.runIsActive !== undefined && !(await this.runIsActive(row.request.run_id))) {
+      // The sweeper withdraws these within a tick; a person who got there first must not approve.
+      const withdrawn = await this.repository.withdrawRun(row.request.run_id, WITHDRAWN_REASON);
+      for (const each of withdrawn) await this.publish(each);
+      this.logger.info({ ...ids(row), approver: approver.identity }, 'decision refused: the run is no longer active; its requests are withdrawn');
+      return fail({ status: 409, code: 'RUN_NOT_FOUND', message: `the run ${row.request.run_id} was stopped or has expired; its requests are withdrawn`, state: 'rejected' });
     }
     return { ok: true, row, published: false };
   }

@@ -209,6 +209,31 @@ export class RequestRepository {
     return row === undefined ? undefined : toStored(row);
   }
 
+  /** Runs that have pending requests (at most `limit`), for the sweeper's check that they are still active. */
+  async runsWithPending(limit: number): Promise<string[]> {
+    const result = await this.pool.query<{ run_id: string }>(
+      `SELECT DISTINCT run_id FROM ${this.t.requests} WHERE state = 'pending' AND expires_at > now() LIMIT $1`,
+      [limit],
+    );
+    return result.rows.map((row) => row.run_id);
+  }
+
+  /**
+   * Withdraws every pending request of a run that was stopped (or has expired): each becomes
+   * `rejected` by `gatehouse`, the reason saying so, and its refusal goes to the agent.
+   */
+  async withdrawRun(runId: string, reason: string): Promise<StoredRequest[]> {
+    const result = await this.pool.query<Row>(
+      `UPDATE ${this.t.requests}
+          SET state = 'rejected', decided_by = 'gatehouse', decided_at = now(), reason = $2, publish_claimed_at = now(),
+              decision_id = 'dec_' || replace(gen_random_uuid()::text, '-', '')
+        WHERE run_id = $1 AND state = 'pending'
+        RETURNING ${COLUMNS}`,
+      [runId, reason],
+    );
+    return result.rows.map(toStored);
+  }
+
   /** Expires up to `limit` pending requests whose time ran out. Silence is never consent. */
   async expireDue(limit: number): Promise<StoredRequest[]> {
     const result = await this.pool.query<Row>(

@@ -3,7 +3,7 @@ import type { Catalog } from '@gatehouse/contracts';
 import type { EventsConfig, Topics } from '@gatehouse/events';
 import { consumerChecks, healthOf, postgresReady, startConsumption, startEventRuntime, withTeardown } from '@gatehouse/runtime';
 import type { StopOptions } from '@gatehouse/runtime';
-import { ApprovalStore, Keyspace } from '@gatehouse/state';
+import { ApprovalStore, isActive, Keyspace, RunRegistry } from '@gatehouse/state';
 import type { Redis } from '@gatehouse/state';
 import { GatehouseMetrics } from '@gatehouse/telemetry';
 import type { Logger } from '@gatehouse/telemetry';
@@ -83,7 +83,15 @@ export async function startApprovalService(options: ApprovalServiceOptions): Pro
     teardown.add(runtime.stop);
 
     const repository = new RequestRepository(pool, options.schema);
-    const approvals = new ApprovalStore(options.redis, new Keyspace(options.redisPrefix));
+    const keys = new Keyspace(options.redisPrefix);
+    const approvals = new ApprovalStore(options.redis, keys);
+    const runs = new RunRegistry(options.redis, keys);
+    // A run stopped or expired withdraws its requests; one whose record is not there is not judged
+    // here (the request still expires on its own, and the executor proves the approval).
+    const runIsActive = async (runId: string): Promise<boolean> => {
+      const run = await runs.get(runId);
+      return run === undefined || isActive(run);
+    };
     const decisions = new DecisionPublisher(repository, runtime.publisher, approvals, options.catalog, logger.child({ component: 'outbox' }), metrics);
     const sweeper = startSweeper({
       repository,
@@ -92,6 +100,7 @@ export async function startApprovalService(options: ApprovalServiceOptions): Pro
       intervalMs: options.sweepMs,
       staleClaimMs: options.outboxRetryMs ?? 10_000,
       metrics,
+      runIsActive,
     });
     teardown.add(() => sweeper.stop());
     // Decisions a previous process committed but did not confirm published go out before new work.
@@ -108,7 +117,7 @@ export async function startApprovalService(options: ApprovalServiceOptions): Pro
     });
     teardown.add(consumption.stop);
 
-    const desk = new ApprovalDesk(repository, decisions, options.approvalValidityMs, logger.child({ component: 'desk' }), metrics);
+    const desk = new ApprovalDesk(repository, decisions, options.approvalValidityMs, logger.child({ component: 'desk' }), metrics, runIsActive);
     const api = buildApi({
       repository,
       desk,

@@ -3,6 +3,12 @@ import type { DecisionPublisher } from './decision-publisher.js';
 import { ids } from './decision-publisher.js';
 import type { RequestRepository, StoredRequest } from './request-repository.js';
 
+/** Whether a run may still make calls; the sweeper withdraws the pending requests of one that may not. */
+export type RunIsActive = (runId: string) => Promise<boolean>;
+
+/** Why a withdrawn request was rejected: shown in the console and in the agent's answer. */
+export const WITHDRAWN_REASON = 'withdrawn: the run was stopped (or expired) before anyone decided';
+
 export interface SweeperOptions {
   readonly repository: RequestRepository;
   readonly decisions: DecisionPublisher;
@@ -12,6 +18,8 @@ export interface SweeperOptions {
   readonly staleClaimMs: number;
   readonly batch?: number;
   readonly metrics?: GatehouseMetrics;
+  /** Stopping a run withdraws its pending requests: checked every tick. */
+  readonly runIsActive?: RunIsActive;
 }
 
 export interface RunningSweeper {
@@ -21,8 +29,8 @@ export interface RunningSweeper {
 }
 
 /**
- * Every tick: expires pending requests whose time ran out (silence is never consent) and publishes
- * their decision; then retries the outbox, decisions committed but never confirmed published.
+ * Every tick: expires pending requests whose time ran out (silence is never consent), withdraws
+ * those of runs that were stopped, and publishes their decision; then retries the outbox, decisions committed but never confirmed published.
  * Ticks never overlap; a failure is logged and the next tick tries again.
  */
 export function startSweeper(options: SweeperOptions): RunningSweeper {
@@ -50,6 +58,14 @@ export function startSweeper(options: SweeperOptions): RunningSweeper {
         logger.info({ ...ids(row), command_id: row.command_id }, 'approval request expired unanswered');
       }
       await publishAll(expired, 'expiry');
+      if (options.runIsActive !== undefined) {
+        for (const runId of await repository.runsWithPending(batch)) {
+          if (await options.runIsActive(runId)) continue;
+          const withdrawn = await repository.withdrawRun(runId, WITHDRAWN_REASON);
+          for (const row of withdrawn) logger.info({ ...ids(row), command_id: row.command_id }, 'approval request withdrawn: its run is no longer active');
+          await publishAll(withdrawn, 'withdrawal');
+        }
+      }
       await publishAll(await repository.claimUnpublished(options.staleClaimMs, batch), 'outbox');
     } catch (error) {
       logger.error({ err: error }, 'sweep failed');

@@ -16,13 +16,13 @@ const no = (error: ToolError): Authorized => ({ ok: false, error });
  * exactly these canonical arguments — re-hashed here.
  */
 export async function authorize(order: ExecutionOrder, approvals: ApprovalStore, proposals: ProposalStore, now: number): Promise<Authorized> {
-  if (order.approval === null) return no(toolError('UNAUTHORIZED_APPROVER', 'A write reached the executor without an approval'));
+  if (order.approval === null) return no(toolError('APPROVAL_NOT_FOUND', 'A write reached the executor without an approval'));
   // Both records are read at once (one round trip); the checks below still run in their order.
   const [found, stored] = await Promise.all([
     approvals.get(order.approval.approval_id),
     order.proposal_id === null ? Promise.resolve(undefined) : proposals.get(order.proposal_id),
   ]);
-  if (found === undefined) return no(toolError('UNAUTHORIZED_APPROVER', 'The approval this write names does not exist'));
+  if (found === undefined) return no(toolError('APPROVAL_NOT_FOUND', 'The approval this write names is not in the approval store'));
   const approval = found.record;
   if (approval.expires_at <= now) return no(toolError('APPROVAL_EXPIRED', 'The approval expired before the write could run'));
   if (approval.required_role !== null && !approval.approver_roles.includes(approval.required_role)) {

@@ -3,10 +3,11 @@ import { toolError } from '@gatehouse/contracts';
 import type { Catalog, ToolError, ToolImplementation } from '@gatehouse/contracts';
 import { errorResult, fromStoredOutcome, okResult, toStoredOutcome } from '@gatehouse/events';
 import type { ConsumedRecord, EventPublisher, ExecutionOrder, ResultAddress, ToolResult } from '@gatehouse/events';
-import type { ApprovalStore, IdempotencyStore, ProposalStore, ResourceLock, SlotPool } from '@gatehouse/state';
+import type { ApprovalStore, IdempotencyStore, ProposalStore, ResourceLock, RunRegistry, SlotPool } from '@gatehouse/state';
 import { carriedHeaders, sentAtOf, traceIdOf } from '@gatehouse/telemetry';
 import type { GatehouseMetrics, Logger } from '@gatehouse/telemetry';
 import { claimOrWait, keepLease } from './claim-wait.js';
+import { runStoppedError } from './run-state.js';
 import { executeRead } from './read-path.js';
 import { executeWrite } from './write-path.js';
 import type { SlotLimits } from './write-path.js';
@@ -17,6 +18,8 @@ export interface OrderHandlerDeps {
   readonly idempotency: IdempotencyStore;
   readonly proposals: ProposalStore;
   readonly approvals: ApprovalStore;
+  /** Stopping a run is the kill switch: an order of a stopped run that has not started never runs. */
+  readonly runs: RunRegistry;
   readonly slots: SlotPool;
   readonly locks: ResourceLock;
   readonly limits: SlotLimits;
@@ -101,6 +104,12 @@ export function orderHandler(deps: OrderHandlerDeps) {
     }
     if (order.deadline_at !== null && Date.now() > order.deadline_at) {
       await answer(refuse(toolError('TIMEOUT', 'The call’s deadline passed before it could start', { retryable: false })));
+      return;
+    }
+    const stopped = await runStoppedError(deps.runs, order.run_id);
+    if (stopped !== undefined) {
+      await answer(refuse(stopped));
+      log.info({ ...context, code: stopped.code }, 'refused: the run is no longer active');
       return;
     }
 

@@ -2,7 +2,7 @@ import type { EventsConfig, ParallelConsumerStats, Topics } from '@gatehouse/eve
 import type { Catalog, ToolImplementation } from '@gatehouse/contracts';
 import { consumerChecks, healthOf, startConsumption, startEventRuntime, startOpsServer, withTeardown } from '@gatehouse/runtime';
 import type { StopOptions } from '@gatehouse/runtime';
-import { ApprovalStore, IdempotencyStore, Keyspace, ProposalStore, ResourceLock, SlotPool } from '@gatehouse/state';
+import { ApprovalStore, IdempotencyStore, Keyspace, ProposalStore, ResourceLock, RunRegistry, SlotPool } from '@gatehouse/state';
 import type { Redis } from '@gatehouse/state';
 import { GatehouseMetrics } from '@gatehouse/telemetry';
 import type { Logger } from '@gatehouse/telemetry';
@@ -69,6 +69,7 @@ export async function startExecutor(options: ExecutorServiceOptions): Promise<Ru
         idempotency: new IdempotencyStore(options.redis, keys),
         proposals: new ProposalStore(options.redis, keys),
         approvals: new ApprovalStore(options.redis, keys),
+        runs: new RunRegistry(options.redis, keys),
         slots: new SlotPool(options.redis, keys),
         locks: new ResourceLock(options.redis, keys),
         limits: options.limits ?? { tenantDefault: 8, tenants: {}, run: 4 },

@@ -12,8 +12,10 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 
 /**
  * Asks the tool's status query what happened under the key. A few asks a short pause apart, since
- * a write still in flight at the service can land after the first ask. Nothing is invented: when
- * the service cannot tell (or cannot be asked), the outcome is unknown.
+ * a write still in flight at the service can land after the first ask. Each ask gets a live deadline
+ * of its own (the tool's timeout): the write's signal may have fired already — that is often why we
+ * ask — and a status query that honours its signal must still be able to answer. Nothing is
+ * invented: when the service cannot tell (or cannot be asked), the outcome is unknown.
  */
 export async function settleAmbiguous(implementation: ToolImplementation, key: string, context: ExecutionContext, catalog: Catalog): Promise<Settled> {
   if (implementation.status === undefined) return { kind: 'unknown', statusDown: false, detail: 'the tool has no status query' };
@@ -22,7 +24,7 @@ export async function settleAmbiguous(implementation: ToolImplementation, key: s
   for (let ask = 0; ask < ASKS; ask += 1) {
     if (ask > 0) await sleep(PAUSE_MS);
     try {
-      const answer = await implementation.status(key, context);
+      const answer = await implementation.status(key, { ...context, signal: AbortSignal.timeout(implementation.contract.timeoutMs) });
       statusDown = false;
       if (answer.state === 'succeeded') {
         const valid = catalog.validateOutput(implementation.contract, answer.result);

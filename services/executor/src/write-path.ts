@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { canonicalJson, isToolFailure, toolError, ToolFailure } from '@gatehouse/contracts';
+import { canonicalJson, isToolFailure, sha256Hex, toolError, ToolFailure } from '@gatehouse/contracts';
 import type { Catalog, ExecutionContext, ToolError, ToolImplementation } from '@gatehouse/contracts';
 import { errorResult, fromStoredOutcome, okResult, toStoredOutcome } from '@gatehouse/events';
 import type { EventPublisher, ExecutionOrder, OperatorHandoff, ResultAddress, ToolResult } from '@gatehouse/events';
-import type { ApprovalStore, IdempotencyStore, ProposalStore, ResourceLock, SlotPool, SlotScope } from '@gatehouse/state';
+import type { ApprovalStore, IdempotencyStore, ProposalStore, ResourceLock, RunRegistry, SlotPool, SlotScope } from '@gatehouse/state';
 import { sentAtOf, traceIdOf } from '@gatehouse/telemetry';
 import type { GatehouseMetrics, Logger } from '@gatehouse/telemetry';
 import type { IHeaders } from 'kafkajs';
@@ -11,6 +11,7 @@ import { authorize } from './approval-check.js';
 import { claimOrWait, keepLease } from './claim-wait.js';
 import { storedArguments } from './stored-arguments.js';
 import { runHandler } from './run-handler.js';
+import { runStoppedError } from './run-state.js';
 import { settleAmbiguous } from './status-protocol.js';
 
 
@@ -25,6 +26,7 @@ export interface WritePathDeps {
   readonly idempotency: IdempotencyStore;
   readonly proposals: ProposalStore;
   readonly approvals: ApprovalStore;
+  readonly runs: RunRegistry;
   readonly slots: SlotPool;
   readonly locks: ResourceLock;
   readonly limits: SlotLimits;
@@ -37,12 +39,24 @@ export interface WritePathDeps {
 
 const VERSION_CONFLICT = 'VERSION_CONFLICT';
 
-/** A write's answer and the state stored under its key, with what to log once it is out. */
+/**
+ * A write's answer and the state stored under its key, with what to log once it is out. `released`:
+ * the system of record shows nothing was applied and an identical call may succeed (a retryable
+ * refusal), so the key is given back rather than stored and the proposal reopened: a retry runs.
+ */
 interface Settlement {
   readonly result: ToolResult;
-  readonly state: 'succeeded' | 'failed' | 'unknown';
+  readonly state: 'succeeded' | 'failed' | 'unknown' | 'released';
   readonly afterwards?: () => void;
 }
+
+/** A write's operation id, derived from its idempotency key: every owner of the key names it alike. */
+export function writeOperationId(idempotencyKey: string): string {
+  return `op_${sha256Hex(idempotencyKey).slice(0, 24)}`;
+}
+
+const stateOfStored = (status: ToolResult['status']): 'succeeded' | 'failed' | 'unknown' =>
+  status === 'ok' ? 'succeeded' : status === 'unknown' ? 'unknown' : 'failed';
 
 /**
  * A write, at most once: claim the idempotency key (a stored outcome answers any retry; a key
@@ -67,14 +81,15 @@ export async function executeWrite(
   const refuse = (error: ToolError) => publish(errorResult(address, error, { argumentsSha256: order.arguments_sha256 }));
 
   if (order.idempotency_key === null) {
-    await refuse(toolError('UNAUTHORIZED_APPROVER', 'A write reached the executor without an idempotency key'));
+    await refuse(toolError('IDEMPOTENCY_KEY_MISSING', 'A write reached the executor without an idempotency key'));
     return;
   }
   const key = order.idempotency_key;
   const deadline = order.deadline_at ?? Date.now() + tool.timeoutMs * 4;
-  const operationId = `op_${randomUUID().replace(/-/g, '').slice(0, 16)}`;
+  // The same for whichever executor ends up answering: a repeated answer is the same answer.
+  const operationId = writeOperationId(key);
   // One owner token per delivery: two copies of an order in this very process must not both run.
-  const owner = `${deps.executorId}/${operationId}`;
+  const owner = `${deps.executorId}/${randomUUID().replace(/-/g, '').slice(0, 16)}`;
   const claim = await claimOrWait(deps.idempotency, key, order.arguments_sha256, owner, deps.leaseMs, Math.min(deadline, Date.now() + deps.leaseMs * 3), order.command_id);
   switch (claim.kind) {
     case 'stored':
@@ -118,24 +133,58 @@ export async function executeWrite(
     deadlineAt: order.deadline_at,
   };
   const finish = async (result: ToolResult, state: 'succeeded' | 'failed' | 'unknown'): Promise<void> => {
+    const outcome = toStoredOutcome(result, record.origin);
+    // Staged with the claim before it goes out: an owner that dies between publishing and finishing
+    // leaves the answer for the next owner to repeat, never a second, different one.
+    await deps.idempotency.stage(key, owner, outcome);
     await publish(result);
     deps.metrics.handlerDuration(order.tool, result.duration_ms);
-    await deps.idempotency.finish(key, owner, state, toStoredOutcome(result, record.origin));
+    await deps.idempotency.finish(key, owner, state, outcome);
   };
   const conclude = async (settlement: Settlement): Promise<void> => {
-    await finish(settlement.result, settlement.state);
+    if (settlement.state === 'released') {
+      await releaseUnapplied();
+      await deps.idempotency.abandon(key, owner);
+      await publish(settlement.result);
+    } else {
+      await finish(settlement.result, settlement.state);
+    }
     settlement.afterwards?.();
   };
   const extras = (durationMs: number | null) => ({ operationId, argumentsSha256: order.arguments_sha256, durationMs });
   const stopClaimLease = keepLease(() => deps.idempotency.renew(key, owner, deps.leaseMs), deps.leaseMs);
   try {
     if (claim.kind === 'orphaned') {
+      if (claim.staged !== undefined) {
+        // The previous owner had its answer ready (and may have published it): repeat exactly that.
+        const { outcome, result } = fromStoredOutcome(claim.staged, address, order.arguments_sha256);
+        const repeated = { ...result, command_id: outcome.command_id };
+        await publish(repeated);
+        await deps.idempotency.finish(key, owner, stateOfStored(outcome.status), claim.staged);
+        if (outcome.command_id !== order.command_id) await publish(result);
+        deps.logger.info({ ...logContext, idempotency_key: key, previous_owner: claim.previousOwner }, 'answered with the answer the previous owner staged');
+        return;
+      }
       // A previous executor died mid-write: the system of record knows what happened, we do not.
       const settled = await settleAmbiguous(implementation, key, context, deps.catalog);
-      await conclude(await judge(settled, `previous owner ${claim.previousOwner} stopped mid-write`, 'owner_lost'));
-      return;
+      const resend = settled.kind === 'unknown' && !settled.statusDown && tool.honoursIdempotencyKey === true;
+      if (!resend) {
+        await conclude(await judge(settled, `previous owner ${claim.previousOwner} stopped mid-write`, 'owner_lost'));
+        return;
+      }
+      // The system of record never saw the key and honours it: sending the write again under the
+      // same key applies it at most once. It goes the whole way again, approval proof included.
+      deps.logger.info({ ...logContext, idempotency_key: key, previous_owner: claim.previousOwner }, 'orphaned write unknown to its system of record; sending it again under its key');
     }
 
+    // A stopped run's write that has not started never starts (one that started finishes).
+    const stopped = await runStoppedError(deps.runs, order.run_id);
+    if (stopped !== undefined) {
+      await deps.idempotency.abandon(key, owner);
+      await refuse(stopped);
+      deps.logger.info({ ...logContext, code: stopped.code }, 'write refused: the run is no longer active');
+      return;
+    }
     const authorized = await authorize(order, deps.approvals, deps.proposals, Date.now());
     if (!authorized.ok) {
       // Nothing ran: give the key back so the legitimate order under it can still run.
@@ -216,6 +265,15 @@ export async function executeWrite(
     } catch (error) {
       const failure = isToolFailure(error) ? error : new ToolFailure(toolError('UPSTREAM_ERROR', 'handler failed'), { ambiguous: true });
       if (!failure.ambiguous) {
+        if (failure.error.retryable) {
+          // The system of record refused before applying anything (a 503 while it stops, say), and
+          // says an identical call may succeed: that must be true, so the key is not kept for this answer.
+          return {
+            result: errorResult(address, failure.error, extras(Date.now() - started)),
+            state: 'released',
+            afterwards: () => deps.logger.info({ ...logContext, code: failure.error.code, idempotency_key: key }, 'write refused by the system of record; nothing applied, the key is free for a retry'),
+          };
+        }
         if (failure.error.code === VERSION_CONFLICT) {
           deps.metrics.versionConflict(tool.address);
           await releaseUnapplied();

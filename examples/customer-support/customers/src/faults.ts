@@ -10,6 +10,8 @@ export type Fault =
   | { readonly kind: 'drop-after-commit' }
   | { readonly kind: 'malformed-success' }
   | { readonly kind: 'status-down' }
+  /** 503 before the write is even read: nothing is applied (a service that is stopping). */
+  | { readonly kind: 'unavailable' }
   | { readonly kind: 'delay'; readonly ms: number };
 
 /** The body sent by `malformed-success`: a 200 that is not JSON at all. */
@@ -79,7 +81,7 @@ export class Faults {
 }
 
 function parseFault(value: string): Fault {
-  if (value === 'drop-after-commit' || value === 'malformed-success' || value === 'status-down') return { kind: value };
+  if (value === 'drop-after-commit' || value === 'malformed-success' || value === 'status-down' || value === 'unavailable') return { kind: value };
   const delay = /^delay:(\d{1,6})$/.exec(value);
   if (delay?.[1] !== undefined) return { kind: 'delay', ms: Number(delay[1]) };
   throw new ServiceError('INVALID_REQUEST', `unknown x-fault "${value}"`, { field: 'x-fault' });
@@ -104,6 +106,9 @@ export function registerFaultHooks(app: CustomersApp, faults: Faults): void {
   app.addHook('preHandler', async (request) => {
     if (request.routeOptions.config.tenantless === true) return;
     const fault = faults.of(request);
+    if (fault?.kind === 'unavailable' && request.routeOptions.config.write === true) {
+      throw new ServiceError('UNAVAILABLE', 'the customers service is stopping; nothing was applied');
+    }
     if (fault?.kind === 'delay') await sleep(fault.ms);
     if (request.routeOptions.config.write === true && faults.writeDelayMs > 0) await sleep(faults.writeDelayMs);
   });

@@ -80,8 +80,8 @@ export const faultsBody = {
   additionalProperties: false,
   properties: {
     statusDown: { type: 'boolean' },
-    /** Faults for the next writes, in arrival order: drop-after-commit, malformed-success, delay:<ms>. */
-    nextWrites: { type: 'array', maxItems: 1000, items: { type: 'string', pattern: '^(drop-after-commit|malformed-success|delay:[0-9]{1,6})$' } },
+    /** Faults for the next writes, in arrival order: drop-after-commit, malformed-success, unavailable, delay:<ms>. */
+    nextWrites: { type: 'array', maxItems: 1000, items: { type: 'string', pattern: '^(drop-after-commit|malformed-success|unavailable|delay:[0-9]{1,6})$' } },
     /** A delay every write takes before its handler, for concurrency tests. */
     writeDelayMs: { type: 'integer', minimum: 0, maximum: 60000 },
   },

@@ -69,6 +69,8 @@ const addressChange = definePreviewCommit({
     output: committedView,
     retry: 'idempotent',
     approval: 'address-change',
+    // The customers service stores the key in the write's transaction and replays its answer.
+    honoursIdempotencyKey: true,
     timeoutMs: 5_000,
     cancel: 'none',
     maxResultBytes: 4_096,
