@@ -1,10 +1,28 @@
 // Starts Gatehouse's services as child processes (the way they run in production), each logging
 // JSON to .stack/logs/<name>.log, and resolves once every one has said it is ready.
 import { spawn } from 'node:child_process';
+import { generateKeyPairSync } from 'node:crypto';
 import { createWriteStream, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 
 const root = new URL('..', import.meta.url).pathname;
+
+/**
+ * The key pair the services sign and trust execution orders with, unless the environment gives
+ * one: made fresh for each `npm start` or demo, so no key is ever committed or reused.
+ */
+const SIGNING = process.env.GATEHOUSE_SIGNING_KEY && process.env.GATEHOUSE_TRUSTED_KEYS
+  ? { GATEHOUSE_SIGNING_KEY: process.env.GATEHOUSE_SIGNING_KEY, GATEHOUSE_TRUSTED_KEYS: process.env.GATEHOUSE_TRUSTED_KEYS }
+  : localSigningPair();
+
+function localSigningPair() {
+  const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+  const id = `local-${Date.now().toString(36)}`;
+  return {
+    GATEHOUSE_SIGNING_KEY: `${id}:${privateKey.export({ type: 'pkcs8', format: 'der' }).toString('base64')}`,
+    GATEHOUSE_TRUSTED_KEYS: `${id}:${publicKey.export({ type: 'spki', format: 'der' }).toString('base64')}`,
+  };
+}
 
 /** The tool pack `npm start` and the demo host by default: the reference domain. */
 export const REFERENCE_PACK = '@gatehouse/reference-tools';
@@ -41,7 +59,7 @@ export function launch(instance, { env, logsDir = join(root, '.stack', 'logs'), 
   const child = spawn(process.execPath, [service.main], {
     cwd: root,
     // The services host the reference tool pack unless GATEHOUSE_TOOL_PACK names another.
-    env: { GATEHOUSE_TOOL_PACK: REFERENCE_PACK, ...process.env, ...env, ...(kind === 'executor' ? { EXECUTOR_ID: `${instance}-${process.pid}` } : {}) },
+    env: { GATEHOUSE_TOOL_PACK: REFERENCE_PACK, ...process.env, ...SIGNING, ...env, ...(kind === 'executor' ? { EXECUTOR_ID: `${instance}-${process.pid}` } : {}) },
     stdio: ['ignore', 'pipe', 'pipe'],
     detached,
   });

@@ -10,6 +10,7 @@ import { startGatehouse } from './support/gatehouse.js';
 import type { Gatehouse } from './support/gatehouse.js';
 import { eventually } from './support/stack.js';
 import { collect, currentVersion, preview, shippingLine1 } from './support/writes.js';
+import { signedHeaders } from './support/signing.js';
 
 type Who = keyof typeof TOKENS;
 
@@ -88,7 +89,7 @@ describe('writes go through a person who approves the exact canonical proposal',
     const approvedOrder = await eventually(() => orders.events.find((o: ExecutionOrder) => o.proposal_id === proposalId && o.approval?.approved_by === IDENTITIES.lead), 20_000, 'the approved order');
     const replay = { ...approvedOrder, command_id: `replay-${proposalId}` };
     const publisher = await EventPublisher.connect(g.kafka, g.serde);
-    await publisher.publish('execute', replay.tenant, replay);
+    await publisher.publish('execute', replay.tenant, replay, signedHeaders(replay));
     await publisher.disconnect();
     const replayed = await eventually(() => results.events.find((r: ToolResult) => r.command_id === replay.command_id), 20_000, 'the replay answer');
     expect(replayed.status).toBe('ok');
@@ -172,7 +173,8 @@ describe('writes go through a person who approves the exact canonical proposal',
       approval: legit.approval === null ? null : { ...legit.approval, arguments_sha256: forgedArgs.sha256 },
     };
     const publisher = await EventPublisher.connect(g.kafka, g.serde);
-    await publisher.publish('execute', forged.tenant, forged);
+    // Signed with a trusted key, as if an issuer's key had leaked: the stores still refuse it.
+    await publisher.publish('execute', forged.tenant, forged, signedHeaders(forged));
     await publisher.disconnect();
 
     const result = await settled;

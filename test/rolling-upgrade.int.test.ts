@@ -8,6 +8,7 @@ import type { Run } from '@gatehouse/state';
 import { startGatehouse } from './support/gatehouse.js';
 import type { Gatehouse } from './support/gatehouse.js';
 import { config, logger } from './support/stack.js';
+import { TEST_TRUSTED_KEYS } from './support/signing.js';
 
 // One tool in two versions. The policy service's pack has both (it was upgraded first); the
 // executor's pack still has v1 only — a rolling upgrade half-way.
@@ -49,6 +50,7 @@ describe('a rolling upgrade in which the policy service hosts a tool version the
       redisPrefix: g.redisPrefix,
       catalog: stale,
       implementations: oldPack,
+      trustedKeys: TEST_TRUSTED_KEYS,
       logger,
       executorId: 'rolling-old-executor',
       groupId: 'rolling-executor',

@@ -11,6 +11,7 @@ import type { Gatehouse } from './support/gatehouse.js';
 import { pollUntil } from './support/poll.js';
 import { eventually } from './support/stack.js';
 import { approvedOrder, collect, currentVersion, preview } from './support/writes.js';
+import { signedHeaders } from './support/signing.js';
 
 // Stopping a run is the kill switch: after `POST /runs/:id/stop` says "stopped", nothing of that run
 // that has not started runs — not a write a person has yet to approve, not an order already queued.
@@ -35,7 +36,7 @@ describe('stopping a run stops what it has not started', () => {
   async function send(order: ExecutionOrder): Promise<void> {
     const publisher = await EventPublisher.connect(g.kafka, g.serde);
     try {
-      await publisher.publish('execute', order.tenant, order);
+      await publisher.publish('execute', order.tenant, order, signedHeaders(order));
     } finally {
       await publisher.disconnect();
     }

@@ -9,6 +9,7 @@ import { CONTROL_TOKEN, startGatehouse } from './support/gatehouse.js';
 import type { Gatehouse } from './support/gatehouse.js';
 import { sandboxAllowsWrites } from './support/test-policy.js';
 import { approvedOrder, armFaults, collect, commit, currentVersion, preview, shippingLine1 } from './support/writes.js';
+import { signedHeaders } from './support/signing.js';
 
 // The seeds' fault list: the service commits and the answer is lost or mangled, the status query is
 // down, two proposals race for one version. In each, PostgreSQL is the truth the agent's answer must match.
@@ -130,7 +131,7 @@ describe('writes happen once and are reported honestly under faults', () => {
     const order = await approvedOrder(g, run, { customer_id: 'C-1842', expected_version: before, destination: { kind: 'new', line1: '6 Echo Road', city: 'York', country: 'GB' } }, before);
     const publisher = await EventPublisher.connect(g.kafka, g.serde);
     try {
-      await publisher.publishMany('execute', Array.from({ length: 5 }, () => ({ key: order.tenant, event: order })));
+      await publisher.publishMany('execute', Array.from({ length: 5 }, () => ({ key: order.tenant, event: order, headers: signedHeaders(order) })));
     } finally {
       await publisher.disconnect();
     }
@@ -152,7 +153,7 @@ describe('writes happen once and are reported honestly under faults', () => {
     const reuse = { ...forged, idempotency_key: order.idempotency_key };
     const again = await EventPublisher.connect(g.kafka, g.serde);
     try {
-      await again.publish('execute', reuse.tenant, reuse);
+      await again.publish('execute', reuse.tenant, reuse, signedHeaders(reuse));
     } finally {
       await again.disconnect();
     }

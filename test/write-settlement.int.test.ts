@@ -10,6 +10,7 @@ import type { Gatehouse } from './support/gatehouse.js';
 import { eventually } from './support/stack.js';
 import { sandboxAllowsWrites } from './support/test-policy.js';
 import { approvedOrder, armFaults, collect, currentVersion, shippingLine1 } from './support/writes.js';
+import { signedHeaders } from './support/signing.js';
 
 const COMMIT = 'commit_address_change.v2';
 
@@ -68,7 +69,7 @@ describe('ambiguous writes are settled whenever the system of record can tell', 
   async function send(...orders: ExecutionOrder[]): Promise<void> {
     const publisher = await EventPublisher.connect(g.kafka, g.serde);
     try {
-      for (const order of orders) await publisher.publish('execute', order.tenant, order);
+      for (const order of orders) await publisher.publish('execute', order.tenant, order, signedHeaders(order));
     } finally {
       await publisher.disconnect();
     }

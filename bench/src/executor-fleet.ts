@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { redisUrlFromEnv } from '@gatehouse/state';
 import { AssignerProtocol } from 'kafkajs';
 import type { Kafka } from 'kafkajs';
-import { EXECUTOR_SETTINGS } from './gatehouse.js';
+import { BENCH_SIGNING, EXECUTOR_SETTINGS } from './gatehouse.js';
 import { config, PARTITIONS } from './stack.js';
 
 const ENTRYPOINT = fileURLToPath(new URL('./executor-process.js', import.meta.url));
@@ -95,6 +95,7 @@ export class ExecutorFleet {
         GATEHOUSE_REDIS_PREFIX: this.options.redisPrefix,
         EXECUTOR_GROUP_ID: this.options.groupId,
         EXECUTOR_ID: id,
+        GATEHOUSE_TRUSTED_KEYS: BENCH_SIGNING.trustedKey,
         EXECUTOR_CONCURRENCY: String(this.options.concurrency),
         EXECUTOR_TENANT_CONCURRENCY: String(EXECUTOR_SETTINGS.perTenantConcurrency),
         EXECUTOR_LEASE_MS: String(EXECUTOR_SETTINGS.leaseMs),

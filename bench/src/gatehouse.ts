@@ -3,6 +3,7 @@ import { startExecutor } from '@gatehouse/executor';
 import type { RunningExecutor } from '@gatehouse/executor';
 import { startPolicyService } from '@gatehouse/policy';
 import type { RunningPolicyService } from '@gatehouse/policy';
+import { generateSigningKey, parseSigningKey, parseTrustedKeys } from '@gatehouse/events';
 import type { Redis } from '@gatehouse/state';
 import type { Kafka } from 'kafkajs';
 import { benchCatalog } from './bench-catalog.js';
@@ -20,6 +21,11 @@ export const EXECUTOR_SETTINGS = {
 
 /** Settings of the policy service of every arm. */
 export const POLICY_SETTINGS = { concurrency: 64, maxArgumentBytes: 64 * 1024 } as const;
+
+/** The bench's order-signing pair: the policy service signs, every executor (in-process or not) trusts. */
+export const BENCH_SIGNING = generateSigningKey('bench');
+const SIGNING_KEY = parseSigningKey(BENCH_SIGNING.signingKey);
+const TRUSTED_KEYS = parseTrustedKeys(BENCH_SIGNING.trustedKey);
 
 /** A Gatehouse on one arm's topics: its policy service in this process, executors here or elsewhere. */
 export interface BenchGatehouse {
@@ -53,6 +59,7 @@ export async function startBenchGatehouse(kafka: Kafka, arm: ArmTopics, redis: R
     table,
     logger: serviceLogger,
     controlToken: randomUUID(),
+    signingKey: SIGNING_KEY,
     host: '127.0.0.1',
     port: 0,
     maxArgumentBytes: POLICY_SETTINGS.maxArgumentBytes,
@@ -71,6 +78,7 @@ export async function startBenchGatehouse(kafka: Kafka, arm: ArmTopics, redis: R
         redisPrefix,
         catalog,
         implementations,
+        trustedKeys: TRUSTED_KEYS,
         logger: serviceLogger,
         executorId: `${arm.label}-exec-${i}`,
         groupId: executorGroupId,

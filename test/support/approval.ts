@@ -11,6 +11,7 @@ import { ApprovalStore, createRedis, Keyspace, redisUrlFromEnv } from '@gatehous
 import type { Redis } from '@gatehouse/state';
 import { config, eventually, freshTopics, logger } from './stack.js';
 import type { TestTopics } from './stack.js';
+import { TEST_SIGNING_KEY } from './signing.js';
 
 export const DATABASE_URL = process.env['DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/gatehouse';
 
@@ -160,6 +161,7 @@ export async function startApprovalHarness(label: string, options: { sweepMs?: n
       redis,
       redisPrefix,
       approvers,
+      signingKey: TEST_SIGNING_KEY,
       catalog,
       logger,
       host: '127.0.0.1',

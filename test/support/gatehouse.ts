@@ -20,6 +20,7 @@ import { startTestService } from '../customers-harness.js';
 import { DATABASE_URL, testApprovers } from './approval.js';
 import type { TestService } from '../customers-harness.js';
 import { config, logger, uniquePrefix } from './stack.js';
+import { TEST_SIGNING_KEY, TEST_TRUSTED_KEYS } from './signing.js';
 
 export const CONTROL_TOKEN = 'test-control-token-0123456789';
 
@@ -100,6 +101,7 @@ export async function startGatehouse(label: string, options: GatehouseOptions = 
         ...(options.grantValidityMs === undefined ? {} : { grantValidityMs: options.grantValidityMs }),
         logger,
         controlToken: CONTROL_TOKEN,
+        signingKey: TEST_SIGNING_KEY,
         host: '127.0.0.1',
         port: 0,
         maxArgumentBytes: 64 * 1024,
@@ -119,6 +121,7 @@ export async function startGatehouse(label: string, options: GatehouseOptions = 
       redisPrefix,
       catalog,
       implementations,
+      trustedKeys: TEST_TRUSTED_KEYS,
       logger,
       executorId: `${label}-${id}`,
       groupId: `${label}-executor`,
@@ -145,6 +148,7 @@ export async function startGatehouse(label: string, options: GatehouseOptions = 
       redis,
       redisPrefix,
       approvers: testApprovers(),
+      signingKey: TEST_SIGNING_KEY,
       catalog,
       logger,
       host: '127.0.0.1',

@@ -46,3 +46,5 @@ export { HEADER_BYTES, MAGIC_BYTE, readWireHeader, writeWireFormat } from './wir
 export type { WireHeader } from './wire-format.js';
 export { fromStoredOutcome, toStoredOutcome } from './stored-outcome.js';
 export type { StoredOutcome } from './stored-outcome.js';
+export { generateSigningKey, KEY_ID_HEADER, OrderSigner, orderSigningPayload, parseSigningKey, parseTrustedKeys, SIGNATURE_HEADER, SigningKeyError, verifyOrder } from './order-signing.js';
+export type { OrderCheck, OrderHeaders, OrderRefusal, SigningKey, TrustedKeys } from './order-signing.js';

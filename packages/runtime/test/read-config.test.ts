@@ -1,6 +1,7 @@
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import { ConfigError, readConfig, SERVICES, variablesReadBy } from '@gatehouse/runtime';
 import type { Env, Refusal, VariableName } from '@gatehouse/runtime';
+import { generateSigningKey } from '@gatehouse/events';
 
 /** The refusals of reading `names` from `env`; fails the test when nothing is refused. */
 function refusals(names: readonly VariableName[], env: Env): readonly Refusal[] {
@@ -17,9 +18,13 @@ function reasonOf(name: VariableName, raw: string): string | undefined {
   return refusals([name], { [name]: raw }).find((r) => r.variable === name)?.reason;
 }
 
+// The services' signing keys are required: a pair for the tests that read a whole service's settings.
+const PAIR = generateSigningKey('unit');
+const KEYS = { GATEHOUSE_SIGNING_KEY: PAIR.signingKey, GATEHOUSE_TRUSTED_KEYS: PAIR.trustedKey };
+
 describe('readConfig', () => {
   it('gives every variable its default when the environment is empty', () => {
-    const config = readConfig(variablesReadBy('executor'), {});
+    const config = readConfig(variablesReadBy('executor'), KEYS);
     expect(config).toMatchObject({
       KAFKA_BROKERS: ['127.0.0.1:9092'],
       SCHEMA_REGISTRY_URL: 'http://127.0.0.1:8081/apis/ccompat/v7',
@@ -44,7 +49,7 @@ describe('readConfig', () => {
 
   it('treats an empty value as unset in every service, so GATEHOUSE_REDIS_PREFIX="" means gh: everywhere', () => {
     for (const service of SERVICES) {
-      const config = readConfig(variablesReadBy(service), { GATEHOUSE_REDIS_PREFIX: '', GATEHOUSE_CONTROL_TOKEN: 'a-control-token-of-some-length' });
+      const config = readConfig(variablesReadBy(service), { ...KEYS, GATEHOUSE_REDIS_PREFIX: '', GATEHOUSE_CONTROL_TOKEN: 'a-control-token-of-some-length' });
       expect(config.GATEHOUSE_REDIS_PREFIX).toBe('gh:');
     }
     expect(readConfig(['POLICY_GROUP_ID', 'POLICY_PORT', 'KAFKA_BROKERS'], { POLICY_GROUP_ID: '', POLICY_PORT: '', KAFKA_BROKERS: '' })).toEqual({
@@ -105,7 +110,7 @@ describe('readConfig', () => {
   it('throws one CONFIG_INVALID error, not retryable, that names every refused variable and why', () => {
     let caught: unknown;
     try {
-      readConfig(variablesReadBy('executor'), { GATEHOUSE_TENANT_SLOT_LIMITS: '{', EXECUTOR_PORT: 'http', GATEHOUSE_REDIS_PREFXI: 'x:' });
+      readConfig(variablesReadBy('executor'), { ...KEYS, GATEHOUSE_TENANT_SLOT_LIMITS: '{', EXECUTOR_PORT: 'http', GATEHOUSE_REDIS_PREFXI: 'x:' });
     } catch (error) {
       caught = error;
     }

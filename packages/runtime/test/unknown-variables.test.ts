@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, readConfig, TOOLING_VARIABLES, variablesReadBy } from '@gatehouse/runtime';
 import type { Env } from '@gatehouse/runtime';
+import { generateSigningKey } from '@gatehouse/events';
 
-const TOKEN = { GATEHOUSE_CONTROL_TOKEN: 'a-control-token-of-some-length' };
+const TOKEN = { GATEHOUSE_CONTROL_TOKEN: 'a-control-token-of-some-length', GATEHOUSE_SIGNING_KEY: generateSigningKey('unit').signingKey };
 
 function refusedNames(env: Env): string[] {
   try {

@@ -19,6 +19,8 @@ export const APPROVAL_DECISIONS = ['approved', 'rejected', 'expired'] as const;
 export const RETRY_CLASSES = ['safe', 'idempotent', 'never'] as const;
 export const UNKNOWN_REASONS = ['owner_lost', 'timeout', 'ambiguous_answer', 'status_unavailable'] as const;
 export const OUTPUT_VIOLATION_CODES = ['OUTPUT_INVALID', 'RESULT_TOO_LARGE'] as const;
+/** Why an executor refused an order as untrusted (the verifier's reasons). */
+export const UNTRUSTED_ORDER_REASONS = ['unsigned', 'unknown_key', 'bad_signature', 'arguments_altered', 'expired'] as const;
 
 /** 1 ms to 30 s: a refusal at the policy service is milliseconds, a slow write tens of seconds. */
 export const LATENCY_BUCKETS_SECONDS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30] as const;
@@ -39,6 +41,7 @@ export const METRICS = {
   consumerLag: { name: 'gatehouse_consumer_lag', help: 'Records of a partition not yet committed by the consumer group (log end offset minus committed offset).', labelNames: ['group', 'topic', 'partition'] },
   endToEndLatency: { name: 'gatehouse_end_to_end_latency_seconds', help: 'From the command\u2019s sent_at to its result being published, by the stage that published it.', labelNames: ['stage', ...TOOL, 'status'] },
   handlerDuration: { name: 'gatehouse_handler_duration_seconds', help: 'Time a tool handler ran, by tool.', labelNames: TOOL },
+  untrustedOrders: { name: 'gatehouse_untrusted_orders_total', help: 'Execution orders an executor refused because no trusted key vouched for them (nothing ran), by reason.', labelNames: ['reason'] },
   httpRequests: { name: 'gatehouse_http_requests_total', help: 'HTTP requests served, by route pattern, method and status.', labelNames: ['route', 'method', 'status'] },
   httpDuration: { name: 'gatehouse_http_request_duration_seconds', help: 'HTTP request duration by route pattern and method.', labelNames: ['route', 'method'] },
 } as const;
@@ -92,6 +95,7 @@ export class GatehouseMetrics {
   readonly #consumerLag: Gauge<Labels<'consumerLag'>>;
   readonly #endToEndLatency: Histogram<Labels<'endToEndLatency'>>;
   readonly #handlerDuration: Histogram<Labels<'handlerDuration'>>;
+  readonly #untrustedOrders: Counter<Labels<'untrustedOrders'>>;
   readonly #httpRequests: Counter<Labels<'httpRequests'>>;
   readonly #httpDuration: Histogram<Labels<'httpDuration'>>;
 
@@ -111,6 +115,7 @@ export class GatehouseMetrics {
     const buckets = [...LATENCY_BUCKETS_SECONDS];
     this.#endToEndLatency = new Histogram({ ...METRICS.endToEndLatency, buckets, registers });
     this.#handlerDuration = new Histogram({ ...METRICS.handlerDuration, buckets, registers });
+    this.#untrustedOrders = new Counter({ ...METRICS.untrustedOrders, registers });
     this.#httpRequests = new Counter({ ...METRICS.httpRequests, registers });
     this.#httpDuration = new Histogram({ ...METRICS.httpDuration, buckets, registers });
     this.#scraped = Registry.merge([processRegistry(), this.registry]);
@@ -150,6 +155,11 @@ export class GatehouseMetrics {
 
   approvalDecision(tool: string, decision: string): void {
     this.#approvalDecisions.inc({ ...this.#tools.of(tool), decision: oneOf(APPROVAL_DECISIONS, decision) });
+  }
+
+  /** An order refused because no trusted key vouched for it. */
+  untrustedOrder(reason: string): void {
+    this.#untrustedOrders.inc({ reason: oneOf(UNTRUSTED_ORDER_REASONS, reason) });
   }
 
   versionConflict(tool: string): void {

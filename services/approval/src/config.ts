@@ -1,4 +1,4 @@
-import type { EventsConfig } from '@gatehouse/events';
+import type { EventsConfig, SigningKey } from '@gatehouse/events';
 import { eventsConfigOf, readConfig, variablesReadBy } from '@gatehouse/runtime';
 import type { Env } from '@gatehouse/runtime';
 
@@ -16,6 +16,7 @@ export interface ApprovalConfig {
   readonly toolPack: string | undefined;
   /** A file that replaces the pack's approvers, when set. */
   readonly approversFile: string | undefined;
+  readonly signingKey: SigningKey;
   /** How long an approval may be used after it is given (never past the request's expiry). */
   readonly approvalValidityMs: number;
   /** How often lapsed requests are expired and unpublished decisions retried. */
@@ -62,6 +63,7 @@ export function approvalConfigFromEnv(env: Env = process.env): ApprovalConfig {
     port: c.APPROVAL_PORT,
     toolPack: c.GATEHOUSE_TOOL_PACK,
     approversFile: c.GATEHOUSE_APPROVERS_FILE,
+    signingKey: c.GATEHOUSE_SIGNING_KEY,
     approvalValidityMs: c.APPROVAL_VALIDITY_MS,
     sweepMs: c.APPROVAL_SWEEP_MS,
     outboxRetryMs: c.APPROVAL_OUTBOX_RETRY_MS,

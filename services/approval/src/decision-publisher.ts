@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Catalog } from '@gatehouse/contracts';
-import type { EventPublisher } from '@gatehouse/events';
+import type { EventPublisher, ExecutionOrder, OrderSigner } from '@gatehouse/events';
 import type { ApprovalStore } from '@gatehouse/state';
 import { sentAtOf, traceIdOf } from '@gatehouse/telemetry';
 import type { CarriedHeaders, GatehouseMetrics, Logger } from '@gatehouse/telemetry';
@@ -21,8 +21,14 @@ export class DecisionPublisher {
     private readonly approvals: ApprovalStore,
     private readonly catalog: Catalog,
     private readonly logger: Logger,
+    /** Signs every execution order this service issues; the executor runs no other. */
+    private readonly signer: OrderSigner,
     private readonly metrics?: GatehouseMetrics,
   ) {}
+
+  private async publishOrder(tenant: string, order: ExecutionOrder, headers: CarriedHeaders | undefined): Promise<void> {
+    await this.publisher.publish('execute', tenant, order, { ...headers, ...this.signer.headersFor(order) });
+  }
 
   /** The preview tool that makes a fresh proposal for this commit tool, if the catalog names one. */
   previewOf(tool: string): string | undefined {
@@ -37,7 +43,7 @@ export class DecisionPublisher {
       await this.saveApproval(row);
       await this.publisher.publish('approvalsDecided', tenant, decisionEvent(row), headers);
       const orderId = row.order_id ?? `ord_${randomUUID()}`;
-      await this.publisher.publish('execute', tenant, executionOrder(row, row.command_id, orderId, Date.now()), headers);
+      await this.publishOrder(tenant, executionOrder(row, row.command_id, orderId, Date.now()), headers);
     } else {
       await this.publisher.publish('approvalsDecided', tenant, decisionEvent(row), headers);
       await this.publishRefusal(row, row.command_id, headers);
@@ -55,7 +61,7 @@ export class DecisionPublisher {
     if (row.state === 'approved') {
       // The executor's idempotency key (run:proposal:commit) answers with the stored result.
       await this.saveApproval(row);
-      await this.publisher.publish('execute', tenant, executionOrder(row, commandId, `ord_${randomUUID()}`, Date.now()), headers);
+      await this.publishOrder(tenant, executionOrder(row, commandId, `ord_${randomUUID()}`, Date.now()), headers);
     } else if (row.state === 'rejected' || row.state === 'expired') {
       await this.publishRefusal(row, commandId, headers);
     }

@@ -26,6 +26,7 @@ await runMain({
       redis,
       redisPrefix: config.redisPrefix,
       approvers,
+      signingKey: config.signingKey,
       catalog: pack.catalog,
       logger,
       host: config.host,

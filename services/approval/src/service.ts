@@ -1,6 +1,7 @@
 import pg from 'pg';
 import type { Catalog } from '@gatehouse/contracts';
-import type { EventsConfig, Topics } from '@gatehouse/events';
+import { OrderSigner } from '@gatehouse/events';
+import type { EventsConfig, SigningKey, Topics } from '@gatehouse/events';
 import { consumerChecks, healthOf, postgresReady, startConsumption, startEventRuntime, withTeardown } from '@gatehouse/runtime';
 import type { StopOptions } from '@gatehouse/runtime';
 import { ApprovalStore, isActive, Keyspace, RunRegistry } from '@gatehouse/state';
@@ -28,6 +29,8 @@ export interface ApprovalServiceOptions {
   readonly redis: Redis;
   readonly redisPrefix: string;
   readonly approvers: Approvers;
+  /** What this service signs the execution orders of approved writes with (GATEHOUSE_SIGNING_KEY). */
+  readonly signingKey: SigningKey;
   /** Names the preview tool of each commit tool, for `next` in a refusal. */
   readonly catalog: Catalog;
   readonly logger: Logger;
@@ -92,7 +95,7 @@ export async function startApprovalService(options: ApprovalServiceOptions): Pro
       const run = await runs.get(runId);
       return run === undefined || isActive(run);
     };
-    const decisions = new DecisionPublisher(repository, runtime.publisher, approvals, options.catalog, logger.child({ component: 'outbox' }), metrics);
+    const decisions = new DecisionPublisher(repository, runtime.publisher, approvals, options.catalog, logger.child({ component: 'outbox' }), new OrderSigner(options.signingKey), metrics);
     const sweeper = startSweeper({
       repository,
       decisions,

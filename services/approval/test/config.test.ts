@@ -2,9 +2,10 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { APPROVAL_ENV_DEFAULTS, approvalConfigFromEnv } from '@gatehouse/approval';
 import { isVariableName, VARIABLES } from '@gatehouse/runtime';
+import { generateSigningKey } from '@gatehouse/events';
 
 // Every service hosts a tool pack; these tests read configuration only and load none.
-const PACK = { GATEHOUSE_TOOL_PACK: '@acme/tools' };
+const PACK = { GATEHOUSE_TOOL_PACK: '@acme/tools', GATEHOUSE_SIGNING_KEY: generateSigningKey('unit').signingKey };
 
 describe('approval configuration', () => {
   it('uses the documented defaults', () => {

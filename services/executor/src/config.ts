@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import type { EventsConfig } from '@gatehouse/events';
+import type { EventsConfig, TrustedKeys } from '@gatehouse/events';
 import { eventsConfigOf, readConfig, variablesReadBy } from '@gatehouse/runtime';
 import type { Env } from '@gatehouse/runtime';
 import type { SlotLimits } from './write-path.js';
@@ -20,6 +20,8 @@ export interface ExecutorConfig {
   readonly limits: SlotLimits;
   readonly port: number;
   readonly host: string;
+  /** The keys whose orders this executor runs (GATEHOUSE_TRUSTED_KEYS). */
+  readonly trustedKeys: TrustedKeys;
 }
 
 const VARIABLES = variablesReadBy('executor');
@@ -48,5 +50,6 @@ export function executorConfigFromEnv(env: Env = process.env): ExecutorConfig {
     },
     port: c.EXECUTOR_PORT,
     host: c.EXECUTOR_HOST,
+    trustedKeys: c.GATEHOUSE_TRUSTED_KEYS,
   };
 }

@@ -42,6 +42,7 @@ export async function executorMain(load: (config: ExecutorConfig) => HostedTools
         redisPrefix: config.redisPrefix,
         catalog,
         implementations,
+        trustedKeys: config.trustedKeys,
         logger,
         executorId: config.executorId,
         groupId: config.groupId,

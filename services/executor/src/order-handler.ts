@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { toolError } from '@gatehouse/contracts';
 import type { Catalog, ToolError, ToolImplementation } from '@gatehouse/contracts';
-import { errorResult, fromStoredOutcome, okResult, toStoredOutcome } from '@gatehouse/events';
-import type { ConsumedRecord, EventPublisher, ExecutionOrder, ResultAddress, ToolResult } from '@gatehouse/events';
+import { errorResult, fromStoredOutcome, okResult, toStoredOutcome, verifyOrder } from '@gatehouse/events';
+import type { ConsumedRecord, EventPublisher, ExecutionOrder, ResultAddress, ToolResult, TrustedKeys } from '@gatehouse/events';
 import type { ApprovalStore, IdempotencyStore, ProposalStore, ResourceLock, RunRegistry, SlotPool } from '@gatehouse/state';
 import { carriedHeaders, sentAtOf, traceIdOf } from '@gatehouse/telemetry';
 import type { GatehouseMetrics, Logger } from '@gatehouse/telemetry';
@@ -15,6 +15,8 @@ import type { SlotLimits } from './write-path.js';
 export interface OrderHandlerDeps {
   readonly catalog: Catalog;
   readonly implementations: ReadonlyMap<string, ToolImplementation>;
+  /** Only the policy and approval services order executions: their public keys. */
+  readonly trustedKeys: TrustedKeys;
   readonly idempotency: IdempotencyStore;
   readonly proposals: ProposalStore;
   readonly approvals: ApprovalStore;
@@ -53,6 +55,17 @@ export function orderHandler(deps: OrderHandlerDeps) {
       deps.metrics.executed(result, sentAtOf(headers));
     };
     const refuse = (error: ToolError): ToolResult => errorResult(address, error, { argumentsSha256: order.arguments_sha256 });
+
+    // Whoever can write to the topic is not thereby trusted: an order runs only if a trusted key
+    // signed exactly this order (its arguments re-hashed). Deadlines are judged below, per path,
+    // as before, so the verifier is not asked about them.
+    const trusted = verifyOrder(order, record.headers, deps.trustedKeys, Number.NEGATIVE_INFINITY);
+    if (!trusted.ok) {
+      deps.metrics.untrustedOrder(trusted.reason);
+      await publish(refuse(toolError('ORDER_NOT_TRUSTED', `The execution order was refused (${trusted.reason}); nothing ran`, { details: { reason: trusted.reason } })));
+      log.warn({ ...context, code: 'ORDER_NOT_TRUSTED', reason: trusted.reason }, 'refused an order no trusted key vouches for');
+      return;
+    }
 
     const implementation = deps.implementations.get(order.tool);
     if (implementation === undefined || implementation.contract.effect !== order.effect) {

@@ -1,4 +1,4 @@
-import type { EventsConfig, ParallelConsumerStats, Topics } from '@gatehouse/events';
+import type { EventsConfig, ParallelConsumerStats, Topics, TrustedKeys } from '@gatehouse/events';
 import type { Catalog, ToolImplementation } from '@gatehouse/contracts';
 import { consumerChecks, healthOf, startConsumption, startEventRuntime, startOpsServer, withTeardown } from '@gatehouse/runtime';
 import type { StopOptions } from '@gatehouse/runtime';
@@ -16,6 +16,8 @@ export interface ExecutorServiceOptions {
   readonly redisPrefix: string;
   readonly catalog: Catalog;
   readonly implementations: readonly ToolImplementation[];
+  /** Only orders signed by one of these keys run: the policy and approval services' public keys. */
+  readonly trustedKeys: TrustedKeys;
   readonly logger: Logger;
   readonly executorId: string;
   readonly groupId: string;
@@ -66,6 +68,7 @@ export async function startExecutor(options: ExecutorServiceOptions): Promise<Ru
       handle: orderHandler({
         catalog: options.catalog,
         implementations: hostedImplementations(options.catalog, options.implementations),
+        trustedKeys: options.trustedKeys,
         idempotency: new IdempotencyStore(options.redis, keys),
         proposals: new ProposalStore(options.redis, keys),
         approvals: new ApprovalStore(options.redis, keys),

@@ -1,10 +1,14 @@
 import { hostname } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { executorConfigFromEnv } from '@gatehouse/executor';
+import { generateSigningKey } from '@gatehouse/events';
+
+// The executor needs the keys whose orders it runs; these tests read configuration only.
+const TRUSTED = { GATEHOUSE_TRUSTED_KEYS: generateSigningKey('unit').trustedKey };
 
 describe('executor configuration', () => {
   it('uses the documented defaults', () => {
-    expect(executorConfigFromEnv({})).toMatchObject({
+    expect(executorConfigFromEnv(TRUSTED)).toMatchObject({
       redisPrefix: 'gh:',
       executorId: `${hostname()}-${process.pid}`,
       groupId: 'gatehouse-executor',
@@ -20,12 +24,12 @@ describe('executor configuration', () => {
   });
 
   it('prefixes the default group with the topic prefix and takes an explicit one as is', () => {
-    expect(executorConfigFromEnv({ GATEHOUSE_TOPIC_PREFIX: 'staging.' }).groupId).toBe('staging.gatehouse-executor');
-    expect(executorConfigFromEnv({ GATEHOUSE_TOPIC_PREFIX: 'staging.', EXECUTOR_GROUP_ID: 'mine' }).groupId).toBe('mine');
+    expect(executorConfigFromEnv({ ...TRUSTED, GATEHOUSE_TOPIC_PREFIX: 'staging.' }).groupId).toBe('staging.gatehouse-executor');
+    expect(executorConfigFromEnv({ ...TRUSTED, GATEHOUSE_TOPIC_PREFIX: 'staging.', EXECUTOR_GROUP_ID: 'mine' }).groupId).toBe('mine');
   });
 
   it('treats empty values as unset, so GATEHOUSE_REDIS_PREFIX="" means gh: as in the approval service', () => {
-    expect(executorConfigFromEnv({ GATEHOUSE_REDIS_PREFIX: '', EXECUTOR_GROUP_ID: '', EXECUTOR_HOST: '', EXECUTOR_ID: '' })).toMatchObject({
+    expect(executorConfigFromEnv({ ...TRUSTED, GATEHOUSE_REDIS_PREFIX: '', EXECUTOR_GROUP_ID: '', EXECUTOR_HOST: '', EXECUTOR_ID: '' })).toMatchObject({
       redisPrefix: 'gh:',
       groupId: 'gatehouse-executor',
       host: '127.0.0.1',
@@ -34,17 +38,17 @@ describe('executor configuration', () => {
   });
 
   it('reads per-tenant slot limits as a JSON object', () => {
-    expect(executorConfigFromEnv({ GATEHOUSE_TENANT_SLOT_LIMITS: '{"acme": 2, "globex": 16}' }).limits.tenants).toEqual({ acme: 2, globex: 16 });
+    expect(executorConfigFromEnv({ ...TRUSTED, GATEHOUSE_TENANT_SLOT_LIMITS: '{"acme": 2, "globex": 16}' }).limits.tenants).toEqual({ acme: 2, globex: 16 });
   });
 
   it('refuses malformed slot limits naming the variable, a JSON syntax error included', () => {
-    expect(() => executorConfigFromEnv({ GATEHOUSE_TENANT_SLOT_LIMITS: '{acme: 2}' })).toThrow(/GATEHOUSE_TENANT_SLOT_LIMITS: not a JSON object/);
-    expect(() => executorConfigFromEnv({ GATEHOUSE_TENANT_SLOT_LIMITS: '[]' })).toThrow(/GATEHOUSE_TENANT_SLOT_LIMITS: not a JSON object \(got an array\)/);
-    expect(() => executorConfigFromEnv({ GATEHOUSE_TENANT_SLOT_LIMITS: '{"acme": 0}' })).toThrow(/GATEHOUSE_TENANT_SLOT_LIMITS: the value of "acme"/);
+    expect(() => executorConfigFromEnv({ ...TRUSTED, GATEHOUSE_TENANT_SLOT_LIMITS: '{acme: 2}' })).toThrow(/GATEHOUSE_TENANT_SLOT_LIMITS: not a JSON object/);
+    expect(() => executorConfigFromEnv({ ...TRUSTED, GATEHOUSE_TENANT_SLOT_LIMITS: '[]' })).toThrow(/GATEHOUSE_TENANT_SLOT_LIMITS: not a JSON object \(got an array\)/);
+    expect(() => executorConfigFromEnv({ ...TRUSTED, GATEHOUSE_TENANT_SLOT_LIMITS: '{"acme": 0}' })).toThrow(/GATEHOUSE_TENANT_SLOT_LIMITS: the value of "acme"/);
   });
 
   it('accepts ports 0..65535 and refuses the rest', () => {
-    expect(executorConfigFromEnv({ EXECUTOR_PORT: '0' }).port).toBe(0);
-    expect(() => executorConfigFromEnv({ EXECUTOR_PORT: '70000' })).toThrow(/EXECUTOR_PORT: out of range/);
+    expect(executorConfigFromEnv({ ...TRUSTED, EXECUTOR_PORT: '0' }).port).toBe(0);
+    expect(() => executorConfigFromEnv({ ...TRUSTED, EXECUTOR_PORT: '70000' })).toThrow(/EXECUTOR_PORT: out of range/);
   });
 });

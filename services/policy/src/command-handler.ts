@@ -1,5 +1,5 @@
 import { addressOf, errorResult, pendingResult } from '@gatehouse/events';
-import type { ConsumedRecord, EventPublisher, ToolCommand } from '@gatehouse/events';
+import type { ConsumedRecord, EventPublisher, OrderSigner, ToolCommand } from '@gatehouse/events';
 import type { IHeaders } from 'kafkajs';
 import { carriedHeaders as carryContext, traceIdOf } from '@gatehouse/telemetry';
 import type { GatehouseMetrics, Logger } from '@gatehouse/telemetry';
@@ -15,14 +15,15 @@ export function carriedHeaders(headers: IHeaders | undefined, sentAt?: number): 
 }
 
 /** decode (done by the consumer) → check → decide → act → report, for one command. */
-export function commandHandler(deps: DecideDeps, publisher: EventPublisher, logger: Logger, metrics: GatehouseMetrics) {
+export function commandHandler(deps: DecideDeps, publisher: EventPublisher, logger: Logger, metrics: GatehouseMetrics, signer: OrderSigner) {
   return async (command: ToolCommand, record: ConsumedRecord): Promise<void> => {
     const started = Date.now();
     const decision = await decide(command, deps);
     const headers = carriedHeaders(record.headers, command.sent_at);
     const context = { command_id: command.command_id, run_id: command.run_id, tenant: command.tenant, tool: command.tool, trace_id: traceIdOf(record.headers) };
     if (decision.kind === 'execute') {
-      await publisher.publish('execute', decision.order.tenant, decision.order, headers);
+      // Signed: the executor runs only orders its trusted keys vouch for.
+      await publisher.publish('execute', decision.order.tenant, decision.order, { ...headers, ...signer.headersFor(decision.order) });
       metrics.policyDecision(decision.order.tool, 'routed');
       logger.info({ ...context, arguments_sha256: decision.order.arguments_sha256, ms: Date.now() - started }, 'routed to execution');
       return;

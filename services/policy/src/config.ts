@@ -1,4 +1,4 @@
-import type { EventsConfig } from '@gatehouse/events';
+import type { EventsConfig, SigningKey } from '@gatehouse/events';
 import { eventsConfigOf, readConfig, variablesReadBy } from '@gatehouse/runtime';
 import type { Env } from '@gatehouse/runtime';
 
@@ -9,6 +9,7 @@ export interface PolicyConfig {
   readonly host: string;
   readonly port: number;
   readonly controlToken: string;
+  readonly signingKey: SigningKey;
   /** The tool pack to host (GATEHOUSE_TOOL_PACK). */
   readonly toolPack: string | undefined;
   /** Files that replace the pack's roles and policy table, when set. */
@@ -36,6 +37,7 @@ export function policyConfigFromEnv(env: Env = process.env): PolicyConfig {
     host: c.POLICY_HOST,
     port: c.POLICY_PORT,
     controlToken: c.GATEHOUSE_CONTROL_TOKEN,
+    signingKey: c.GATEHOUSE_SIGNING_KEY,
     toolPack: c.GATEHOUSE_TOOL_PACK,
     rolesFile: c.GATEHOUSE_ROLES_FILE,
     policyTableFile: c.GATEHOUSE_POLICY_TABLE_FILE,

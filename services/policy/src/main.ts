@@ -25,6 +25,7 @@ await runMain({
       table: pack.policyTable,
       logger,
       controlToken: config.controlToken,
+      signingKey: config.signingKey,
       host: config.host,
       port: config.port,
       maxArgumentBytes: config.maxArgumentBytes,

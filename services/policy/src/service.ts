@@ -1,4 +1,5 @@
-import type { EventsConfig, Topics } from '@gatehouse/events';
+import { OrderSigner } from '@gatehouse/events';
+import type { EventsConfig, SigningKey, Topics } from '@gatehouse/events';
 import type { Catalog } from '@gatehouse/contracts';
 import { rolesGranting } from '@gatehouse/governance';
 import type { PolicyTable, Roles } from '@gatehouse/governance';
@@ -21,6 +22,8 @@ export interface PolicyServiceOptions {
   readonly table: PolicyTable;
   readonly logger: Logger;
   readonly controlToken: string;
+  /** What this service signs its execution orders with (GATEHOUSE_SIGNING_KEY). */
+  readonly signingKey: SigningKey;
   readonly host: string;
   /** 0 picks a free port. */
   readonly port: number;
@@ -73,7 +76,7 @@ export async function startPolicyService(options: PolicyServiceOptions): Promise
       runtime,
       role: 'commands',
       groupId: options.groupId,
-      handle: commandHandler(deps, runtime.publisher, logger.child({ component: 'decide' }), metrics),
+      handle: commandHandler(deps, runtime.publisher, logger.child({ component: 'decide' }), metrics, new OrderSigner(options.signingKey)),
       logger,
       metrics,
       maxConcurrency: options.concurrency,

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { policyConfigFromEnv } from '@gatehouse/policy';
+import { generateSigningKey } from '@gatehouse/events';
 
-const TOKEN = { GATEHOUSE_CONTROL_TOKEN: 'a-control-token-of-some-length' };
+const TOKEN = { GATEHOUSE_CONTROL_TOKEN: 'a-control-token-of-some-length', GATEHOUSE_SIGNING_KEY: generateSigningKey('unit').signingKey };
 
 describe('policy configuration', () => {
   it('uses the documented defaults', () => {

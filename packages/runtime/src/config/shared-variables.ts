@@ -1,6 +1,6 @@
 import { REDIS_URL_DEFAULT } from '@gatehouse/state';
 import { SERVICES } from './component.js';
-import { integer, oneOf, text, url } from './value-kind.js';
+import { integer, oneOf, signingKey, text, trustedKeys, url } from './value-kind.js';
 import { variable } from './variable.js';
 
 /** Settings the services must agree on, so one value feeds every service that reads it. */
@@ -15,6 +15,17 @@ export const SHARED_VARIABLES = {
     readers: [...SERVICES, 'cli'],
     unset: '*(required to start a service)*',
     doc: 'the tool pack the services host: a package name (`@acme/billing-tools`) or a path to a pack\'s package or module; `#name` picks one of several exports',
+  }),
+  GATEHOUSE_SIGNING_KEY: variable(signingKey(), {
+    readers: ['policy', 'approval'],
+    required: 'only the policy and approval services order executions, and they sign every order (`node scripts/signing-key.mjs <key id>` makes a pair)',
+    secret: true,
+    doc: 'the Ed25519 key this service signs its execution orders with, under a key id',
+  }),
+  GATEHOUSE_TRUSTED_KEYS: variable(trustedKeys(), {
+    readers: ['executor'],
+    required: 'the executor runs only orders signed by a key it trusts',
+    doc: 'the public keys whose orders the executor runs; list the old and the new key while rotating',
   }),
   GATEHOUSE_REDIS_PREFIX: variable(text(), {
     readers: SERVICES,

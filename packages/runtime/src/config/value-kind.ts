@@ -1,3 +1,6 @@
+import { parseSigningKey, parseTrustedKeys } from '@gatehouse/events';
+import type { SigningKey, TrustedKeys } from '@gatehouse/events';
+
 /** What parsing one set, non-empty value gives: the typed value, or why it is refused. */
 export type Parsed<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly reason: string; readonly cause?: unknown };
 
@@ -126,6 +129,34 @@ export function jsonIntegerMap(min: number): ValueKind<Readonly<Record<string, n
         map[key] = value;
       }
       return ok(map);
+    },
+  };
+}
+
+/** `<key id>:<base64 PKCS#8 Ed25519 private key>`: what an issuer of execution orders signs with. */
+export function signingKey(): ValueKind<SigningKey> {
+  return {
+    describe: '`<key id>:<base64 PKCS#8 Ed25519 key>`',
+    parse: (raw) => {
+      try {
+        return ok(parseSigningKey(raw));
+      } catch (error) {
+        return refused(error instanceof Error ? error.message : 'not a signing key');
+      }
+    },
+  };
+}
+
+/** Comma-separated `<key id>:<base64 SPKI Ed25519 public key>`: the keys whose orders an executor runs. */
+export function trustedKeys(): ValueKind<TrustedKeys> {
+  return {
+    describe: 'comma-separated `<key id>:<base64 SPKI Ed25519 key>`',
+    parse: (raw) => {
+      try {
+        return ok(parseTrustedKeys(raw));
+      } catch (error) {
+        return refused(error instanceof Error ? error.message : 'not a list of public keys');
+      }
     },
   };
 }
