@@ -2,7 +2,7 @@
 // the SDK's own client over Streamable HTTP with the run's bearer token — against the whole system
 // (the local stack and every service as its own process), approval included. Prints what the model
 // would be shown; exits 0 only if every step gave the expected result.
-import { randomUUID } from 'node:crypto';
+import { APPROVAL, bold, checklist, CONTROL, DEMO_APPROVER, demoEnv, dim, http, out, show, waitFor } from './demo-kit.mjs';
 import { requirePrerequisites } from './prerequisites.mjs';
 import { startServices } from './services.mjs';
 import { build, stackDown, stackUp } from './stack-lifecycle.mjs';
@@ -12,33 +12,10 @@ build();
 const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
 const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
 
-const CONTROL_TOKEN = process.env.GATEHOUSE_CONTROL_TOKEN ?? `demo-control-token-${randomUUID()}`;
-// A demo approver of the reference pack (examples/customer-support/config/approvers.json) — not for production.
-const DEMO_APPROVER = { identity: 'demo-lead@acme.example', token: 'demo-lead-cda8e496f077ea72ce5d11ff7f871b3e' };
-const session = randomUUID().replace(/-/g, '').slice(0, 8);
-const env = {
-  GATEHOUSE_CONTROL_TOKEN: CONTROL_TOKEN,
-  GATEHOUSE_TOPIC_PREFIX: 'demo-mcp.',
-  GATEHOUSE_REDIS_PREFIX: `demo-mcp-${session}:`,
-  CUSTOMERS_DB_SCHEMA: `demo_mcp_customers_${session}`,
-  APPROVALS_DB_SCHEMA: `demo_mcp_approvals_${session}`,
-  MCP_PROGRESS_MS: '1000',
-  LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
-};
-const CONTROL = 'http://127.0.0.1:8091';
-const APPROVAL = 'http://127.0.0.1:8093';
+const { controlToken: CONTROL_TOKEN, env: sessionEnv } = demoEnv('demo-mcp', { MCP_PROGRESS_MS: '1000' });
+const env = { GATEHOUSE_CONTROL_TOKEN: CONTROL_TOKEN, ...sessionEnv };
 const MCP = 'http://127.0.0.1:8095/mcp';
-
-const out = (line = '') => process.stdout.write(`${line}\n`);
-const dim = (text) => (process.stdout.isTTY ? `\x1b[2m${text}\x1b[0m` : text);
-const bold = (text) => (process.stdout.isTTY ? `\x1b[1m${text}\x1b[0m` : text);
-const show = (value) => JSON.stringify(value);
-const steps = [];
-
-function check(name, ok, detail) {
-  steps.push({ name, ok });
-  out(`   ${ok ? '✔' : '✖'} ${name}${ok ? '' : ` — ${detail}`}`);
-}
+const { check, summary } = checklist();
 
 /** What the model is shown of a result: its text content, and (for the program) _meta's status. */
 function modelSees(result) {
@@ -46,16 +23,6 @@ function modelSees(result) {
   const shown = texts.at(-1) ?? '';
   out(`   model ← ${result.isError ? bold('isError ') : ''}${shown.length > 160 ? `${shown.slice(0, 160)}…` : shown}`);
   if (texts.length > 1) out(dim(`           (after the note: "${texts[0]}")`));
-}
-
-async function http(method, url, token, body) {
-  const response = await fetch(url, {
-    method,
-    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await response.text();
-  return { status: response.status, body: text === '' ? null : JSON.parse(text) };
 }
 
 async function createRun(role, principal) {
@@ -130,14 +97,10 @@ async function main() {
       },
       resetTimeoutOnProgress: true,
     });
-    const shown = await (async () => {
-      for (let i = 0; i < 400; i += 1) {
-        const r = await http('GET', `${APPROVAL}/api/approvals/${proposalId}`, DEMO_APPROVER.token);
-        if (r.status === 200) return r.body;
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
-      throw new Error('the approval request never reached the approval service');
-    })();
+    const shown = await waitFor(async () => {
+      const r = await http('GET', `${APPROVAL}/api/approvals/${proposalId}`, DEMO_APPROVER.token);
+      return r.status === 200 ? r.body : undefined;
+    }, 20_000, 'the pending request in the approval service');
     const change = shown.request.diff.changes[0];
     out(`   ${bold('demo approver')} ${DEMO_APPROVER.identity} (demo identity, not for production) sees: ${change.field}: ${change.before} → ${change.after}`);
     const approvedStatus = (await http('POST', `${APPROVAL}/api/approvals/${proposalId}/approve`, DEMO_APPROVER.token, {})).status;
@@ -163,10 +126,9 @@ async function main() {
     out(`   HTTP ${refused.status}  WWW-Authenticate: ${refused.headers.get('www-authenticate')}`);
     check('401 with WWW-Authenticate', refused.status === 401 && (refused.headers.get('www-authenticate') ?? '').startsWith('Bearer '), String(refused.status));
 
-    const failed = steps.filter((s) => !s.ok);
-    out(`\n${failed.length === 0 ? bold(`All ${steps.length} MCP steps gave the expected result.`) : bold(`${failed.length} of ${steps.length} steps did not: ${failed.map((f) => f.name).join('; ')}`)}`);
+    const passed = summary('MCP steps gave the expected result');
     await cleanup();
-    process.exit(failed.length === 0 ? 0 : 1);
+    process.exit(passed ? 0 : 1);
   } catch (error) {
     out(`✖ demo aborted: ${error instanceof Error ? error.message : String(error)}`);
     await cleanup();

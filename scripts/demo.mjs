@@ -1,7 +1,7 @@
 // `npm run demo`: a scripted agent session against the whole system — the local stack and every
 // service as its own process — printed as a transcript. Exits 0 only if every step gave the
 // expected typed result.
-import { randomUUID } from 'node:crypto';
+import { APPROVAL, bold, checklist, CONTROL, DEMO_APPROVER, demoEnv, dim, http, out, show, waitFor } from './demo-kit.mjs';
 import { requirePrerequisites } from './prerequisites.mjs';
 import { startServices } from './services.mjs';
 import { build, stackDown, stackUp } from './stack-lifecycle.mjs';
@@ -14,34 +14,10 @@ const { createClient } = await import('@gatehouse/client');
 const { createKafka, DeadLetters, EventPublisher, EventSerde, eventsConfigFromEnv, startEventConsumer, topicNames } = await import('@gatehouse/events');
 const { createLogger } = await import('@gatehouse/telemetry');
 
-const CONTROL_TOKEN = process.env.GATEHOUSE_CONTROL_TOKEN ?? `demo-control-token-${randomUUID()}`;
-// A demo approver of the reference pack (examples/customer-support/config/approvers.json) — not for production (see services/approval/README.md).
-const DEMO_APPROVER = { identity: 'demo-lead@acme.example', token: 'demo-lead-cda8e496f077ea72ce5d11ff7f871b3e' };
-const session = randomUUID().replace(/-/g, '').slice(0, 8);
-const env = {
-  GATEHOUSE_CONTROL_TOKEN: CONTROL_TOKEN,
-  GATEHOUSE_TOPIC_PREFIX: 'demo.',
-  GATEHOUSE_REDIS_PREFIX: `demo-${session}:`,
-  CUSTOMERS_DB_SCHEMA: `demo_customers_${session}`,
-  APPROVALS_DB_SCHEMA: `demo_approvals_${session}`,
-  CUSTOMERS_FAULTS: '1',
-  EXPORT_STEP_MS: '300',
-  LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
-};
-const CONTROL = 'http://127.0.0.1:8091';
-const APPROVAL = 'http://127.0.0.1:8093';
+const { session, controlToken: CONTROL_TOKEN, env: sessionEnv } = demoEnv('demo', { CUSTOMERS_FAULTS: '1', EXPORT_STEP_MS: '300' });
+const env = { GATEHOUSE_CONTROL_TOKEN: CONTROL_TOKEN, ...sessionEnv };
 const CUSTOMERS = 'http://127.0.0.1:8090';
-
-const out = (line = '') => process.stdout.write(`${line}\n`);
-const dim = (text) => (process.stdout.isTTY ? `\x1b[2m${text}\x1b[0m` : text);
-const bold = (text) => (process.stdout.isTTY ? `\x1b[1m${text}\x1b[0m` : text);
-const show = (value) => JSON.stringify(value);
-const steps = [];
-
-function check(name, ok, detail) {
-  steps.push({ name, ok });
-  out(`   ${ok ? '✔' : '✖'} ${name}${ok ? '' : ` — ${detail}`}`);
-}
+const { check, summary } = checklist();
 
 function agentSays(tool, args) {
   out(`   agent → ${bold(tool)} ${show(args)}`);
@@ -50,32 +26,6 @@ function agentSays(tool, args) {
 function gatehouseSays(result) {
   if (result.ok) out(`   gatehouse ← ok ${dim(`(op ${result.operationId}, data not instructions)`)} ${show(result.result)}`);
   else out(`   gatehouse ← ${result.status} ${bold(result.error.code)} retryable=${result.error.retryable} ${show({ message: result.error.message, field: result.error.field, permitted: result.error.permitted, next: result.error.next, retry_after_ms: result.error.retryAfterMs })}`);
-}
-
-async function http(method, url, token, body) {
-  const response = await fetch(url, {
-    method,
-    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await response.text();
-  return { status: response.status, body: text === '' ? null : JSON.parse(text) };
-}
-
-async function createRun(role, principal) {
-  const { status, body } = await http('POST', `${CONTROL}/runs`, CONTROL_TOKEN, { tenant: 'acme', principal, role, environment: 'production', ttl_ms: 3_600_000 });
-  if (status !== 201) throw new Error(`run registration answered ${status}: ${show(body)}`);
-  return body;
-}
-
-async function waitFor(check, timeoutMs, what) {
-  const started = Date.now();
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() - started > timeoutMs) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }
 
 /** Approves a pending proposal in the approval API, as the labelled demo approver. */
@@ -231,10 +181,9 @@ async function main() {
     out(`   operator ← handoff ${show({ handoff_id: handoff.handoff_id, reason: handoff.reason, idempotency_key: handoff.idempotency_key })}`);
     check('OUTCOME_UNKNOWN, not retryable, and an OperatorHandoff on gatehouse.operator', !unknown.ok && unknown.status === 'unknown' && unknown.error.code === 'OUTCOME_UNKNOWN' && handoff !== undefined, show(unknown));
 
-    const failed = steps.filter((s) => !s.ok);
-    out(`\n${failed.length === 0 ? bold(`All ${steps.length} steps gave the expected typed result.`) : bold(`${failed.length} of ${steps.length} steps did not: ${failed.map((f) => f.name).join('; ')}`)}`);
+    const passed = summary('steps gave the expected typed result');
     await cleanup();
-    process.exit(failed.length === 0 ? 0 : 1);
+    process.exit(passed ? 0 : 1);
   } catch (error) {
     out(`✖ demo aborted: ${error instanceof Error ? error.message : String(error)}`);
     await cleanup();

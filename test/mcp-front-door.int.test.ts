@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { CallToolResult, Progress } from '@modelcontextprotocol/sdk/types.js';
+import type { ModelError } from '@gatehouse/client';
 import type { RunningMcpService } from '@gatehouse/mcp';
 import { CONTROL_TOKEN, startGatehouse } from './support/gatehouse.js';
 import type { Gatehouse } from './support/gatehouse.js';
@@ -11,15 +12,6 @@ import { pollUntil } from './support/poll.js';
 import { eventually } from './support/stack.js';
 import { armFaults, collect, currentVersion, shippingLine1 } from './support/writes.js';
 
-interface ModelError {
-  readonly code: string;
-  readonly message: string;
-  readonly retryable: boolean;
-  readonly field: string | null;
-  readonly permitted: readonly string[] | null;
-  readonly next: string | null;
-  readonly retry_after_ms: number | null;
-}
 
 /** The error an isError result carries, read from its content as a model would, checked against _meta. */
 function errorOf(result: CallToolResult): ModelError {

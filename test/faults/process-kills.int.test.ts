@@ -76,6 +76,9 @@ describe('kill -9 of an executor and of a policy instance during 5,000 calls', (
     // Under load a tool may time out (TIMEOUT, typed); no other kind of answer is acceptable.
     expect(Object.keys(figures.codes).filter((c) => c !== 'ok' && !isErrorCode(c))).toEqual([]);
     expect(figures.handoffs).toBeGreaterThanOrEqual(figures.codes['OUTCOME_UNKNOWN'] ?? 0);
+    // The status query is up and the customers service honours the Idempotency-Key: a write whose
+    // executor died is settled by asking, or sent again under its key — never handed to a person.
+    expect(figures.handoffs).toBe(0);
     expect(figures.slotsInUse).toBe(0);
     expect(rig.results.undecodable).toBe(0);
   }, 600_000);
