@@ -28,6 +28,12 @@ function gatehouseSays(result) {
   else out(`   gatehouse ← ${result.status} ${bold(result.error.code)} retryable=${result.error.retryable} ${show({ message: result.error.message, field: result.error.field, permitted: result.error.permitted, next: result.error.next, retry_after_ms: result.error.retryAfterMs })}`);
 }
 
+async function createRun(role, principal) {
+  const { status, body } = await http('POST', `${CONTROL}/runs`, CONTROL_TOKEN, { tenant: 'acme', principal, role, environment: 'production', ttl_ms: 3_600_000 });
+  if (status !== 201) throw new Error(`run registration answered ${status}: ${show(body)}`);
+  return body;
+}
+
 /** Approves a pending proposal in the approval API, as the labelled demo approver. */
 async function approveAsDemoApprover(proposalId) {
   const shown = await waitFor(async () => {
