@@ -44,7 +44,7 @@ const LAYERING_ZONES = [
 
 export default tseslint.config(
   {
-    ignores: ['**/dist/**', '**/node_modules/**', '.stack/**', 'test-artifacts/**', 'deploy/**/*.mjs', 'scripts/**', 'eslint.config.js'],
+    ignores: ['**/dist/**', '**/node_modules/**', '.stack/**', 'test-artifacts/**', 'eslint.config.js'],
   },
   ...tseslint.configs.recommendedTypeChecked,
   {
@@ -88,6 +88,20 @@ export default tseslint.config(
     languageOptions: {
       ...tseslint.configs.disableTypeChecked.languageOptions,
       globals: { process: 'readonly', URL: 'readonly' },
+    },
+    rules: { ...tseslint.configs.disableTypeChecked.rules, 'no-undef': 'error' },
+  },
+  {
+    // The repository's own Node scripts (demo, start, test runner, stack): plain ESM, run directly,
+    // so a name they do not define is caught here rather than when a demo runs.
+    files: ['scripts/**/*.mjs', 'deploy/**/*.mjs'],
+    ...tseslint.configs.disableTypeChecked,
+    languageOptions: {
+      ...tseslint.configs.disableTypeChecked.languageOptions,
+      globals: Object.fromEntries(
+        ['process', 'console', 'Buffer', 'URL', 'fetch', 'setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'AbortController', 'AbortSignal', 'performance']
+          .map((name) => [name, 'readonly']),
+      ),
     },
     rules: { ...tseslint.configs.disableTypeChecked.rules, 'no-undef': 'error' },
   },

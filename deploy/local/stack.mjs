@@ -80,8 +80,11 @@ async function up() {
   }
   const failed = results.filter((r) => !r.ok);
   const started = results.filter((r) => r.action === 'started').map((r) => r.name);
-  const components = Object.fromEntries(results.map(({ name, ok, note, address, ...rest }) =>
-    [name, { ...rest, address: shown(address), ...(note && { note }) }]));
+  // `ok` stays out of the report: `failed` above already says it.
+  const components = Object.fromEntries(results.map(({ name, note, address, ...rest }) => {
+    delete rest.ok;
+    return [name, { ...rest, address: shown(address), ...(note && { note }) }];
+  }));
   const report = { started, components };
   await writeFile(join(STACK, 'started.json'), `${JSON.stringify(report, null, 2)}\n`);
   say(`${'total'.padEnd(10)} ${results.length - failed.length}/${results.length} up in ${secs(Date.now() - t0)}` +

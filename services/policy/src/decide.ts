@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { toolError } from '@gatehouse/contracts';
 import { checkCall } from '@gatehouse/governance';
 import type { BoundaryDeps, ReadVerdict, Refusal } from '@gatehouse/governance';
 import type { ExecutionOrder, ToolCommand } from '@gatehouse/events';
@@ -20,6 +21,11 @@ export interface DecideDeps extends BoundaryDeps, WriteDeps {
  */
 export async function decide(command: ToolCommand, deps: DecideDeps): Promise<Decision> {
   const now = deps.now?.() ?? Date.now();
+  // No work starts after the call's deadline: not a check of the call, and not an order.
+  if (command.deadline_at !== null && command.deadline_at <= now) {
+    const error = toolError('TIMEOUT', 'The call’s deadline passed before it reached the boundary; nothing ran', { retryable: false });
+    return { kind: 'refuse', error, argumentsSha256: null };
+  }
   const verdict = await checkCall(command, deps, now);
   if (verdict.kind === 'refuse') return verdict;
   if (verdict.kind === 'read') return { kind: 'execute', order: readOrder(command, verdict, now) };

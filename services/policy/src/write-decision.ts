@@ -91,7 +91,8 @@ function execute(command: ToolCommand, { run, tool, proposal }: WriteVerdict, ke
       proposal_id: proposal.proposal_id,
       approval: grant,
       idempotency_key: key,
-      deadline_at: Math.min(run.expires_at, grant?.expires_at ?? Number.POSITIVE_INFINITY),
+      // The earliest of the run's end, the grant's and the call's own deadline: no stage extends it.
+      deadline_at: Math.min(run.expires_at, grant?.expires_at ?? Number.POSITIVE_INFINITY, command.deadline_at ?? Number.POSITIVE_INFINITY),
       issued_at: now,
     },
   };

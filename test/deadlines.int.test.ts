@@ -1,0 +1,77 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EventPublisher } from '@gatehouse/events';
+import type { ToolCommand } from '@gatehouse/events';
+import { referenceCatalog } from '@gatehouse/reference-tools';
+import type { Run } from '@gatehouse/state';
+import { startGatehouse } from './support/gatehouse.js';
+import type { Gatehouse } from './support/gatehouse.js';
+import { eventually } from './support/stack.js';
+import { sandboxAllowsWrites } from './support/test-policy.js';
+import { collect, currentVersion, preview } from './support/writes.js';
+
+// The command's deadline_at means what the schema says: no work starts after it, and no later stage
+// extends it.
+describe('a call\'s deadline holds at every stage', () => {
+  let g: Gatehouse;
+  let run: Run;
+  let results: Awaited<ReturnType<typeof collect<'results'>>>;
+  let orders: Awaited<ReturnType<typeof collect<'execute'>>>;
+
+  beforeAll(async () => {
+    const catalog = referenceCatalog();
+    g = await startGatehouse('deadline', { catalog, table: sandboxAllowsWrites(catalog) });
+    run = await g.createRun('support-agent');
+    results = await collect(g, 'results');
+    orders = await collect(g, 'execute');
+  });
+  afterAll(async () => {
+    await results?.stop();
+    await orders?.stop();
+    await g?.stop();
+  });
+
+  function command(tool: string, args: unknown, deadlineAt: number): ToolCommand {
+    const now = Date.now();
+    return { schema_version: 1, command_id: `cmd-${randomUUID()}`, run_id: run.run_id, tenant: run.tenant, tool, arguments: JSON.stringify(args), sent_at: now, deadline_at: deadlineAt };
+  }
+
+  async function send(...commands: ToolCommand[]): Promise<void> {
+    const publisher = await EventPublisher.connect(g.kafka, g.serde);
+    try {
+      for (const c of commands) await publisher.publish('commands', c.tenant, c);
+    } finally {
+      await publisher.disconnect();
+    }
+  }
+
+  it('refuses a read and a write whose deadline has passed at the boundary: TIMEOUT, no order, no row changed', async () => {
+    const before = await currentVersion(g);
+    const proposalId = await preview(g, run, '1 Late Lane');
+    const late = Date.now() - 60_000;
+    const read = command('get_customer.v1', { customer_id: 'C-1842' }, late);
+    const write = command('commit_address_change.v2', { proposal_id: proposalId }, late);
+    await send(read, write);
+    for (const c of [read, write]) {
+      const answer = await eventually(() => results.events.find((r) => r.command_id === c.command_id), 20_000, `the answer to ${c.tool}`);
+      expect(answer.error).toMatchObject({ code: 'TIMEOUT', retryable: false });
+    }
+    // Orders are keyed by tenant: once a later order of this tenant is read, any earlier one would have been.
+    const sentinel = command('get_customer.v1', { customer_id: 'C-1842' }, Date.now() + 30_000);
+    await send(sentinel);
+    await eventually(() => orders.events.find((o) => o.command_id === sentinel.command_id), 20_000, 'the sentinel order');
+    expect(orders.events.filter((o) => o.command_id === read.command_id || o.command_id === write.command_id)).toEqual([]);
+    expect(await currentVersion(g)).toBe(before);
+  });
+
+  it('keeps the call\'s deadline on the order of an allowed write', async () => {
+    const proposalId = await preview(g, run, '2 Prompt Place');
+    const deadline = Date.now() + 30_000;
+    const write = command('commit_address_change.v2', { proposal_id: proposalId }, deadline);
+    await send(write);
+    const order = await eventually(() => orders.events.find((o) => o.command_id === write.command_id), 20_000, 'the order');
+    expect(order.deadline_at).toBe(deadline);
+    const answer = await eventually(() => results.events.find((r) => r.command_id === write.command_id), 20_000, 'the answer');
+    expect(answer.status, JSON.stringify(answer.error)).toBe('ok');
+  });
+});
