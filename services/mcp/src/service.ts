@@ -50,7 +50,7 @@ export async function startMcpService(options: McpServiceOptions): Promise<Runni
     const keys = new Keyspace(options.redisPrefix);
     const runTokens = new RunTokens(options.redis, keys, new RunRegistry(options.redis, keys));
     // A stdio front door serves one run: a token that names none is refused before Kafka is touched.
-    if (options.transport.kind === 'stdio') await requireLiveToken(runTokens, options.transport.token);
+    const stdioRun = options.transport.kind === 'stdio' ? await requireLiveToken(runTokens, options.transport.token) : undefined;
     const client = await createClient({
       config: options.events,
       topics: topicNames(options.events.topicPrefix),
@@ -72,7 +72,7 @@ export async function startMcpService(options: McpServiceOptions): Promise<Runni
     };
     const transport = options.transport;
     if (transport.kind === 'stdio') {
-      const stdio = await startStdioFront(transport.token, runTokens, door);
+      const stdio = await startStdioFront(stdioRun ?? (await requireLiveToken(runTokens, transport.token)), transport.token, runTokens, door);
       teardown.add(stdio.stop);
       return { url: 'stdio', stop: () => teardown.close() };
     }

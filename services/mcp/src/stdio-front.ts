@@ -1,6 +1,6 @@
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import type { RunTokens } from '@gatehouse/state';
+import type { Run, RunTokens } from '@gatehouse/state';
 import { createRunServer } from './run-server.js';
 import type { FrontDoor } from './run-server.js';
 
@@ -11,10 +11,10 @@ export class StdioTokenError extends Error {
   }
 }
 
-/** Throws StdioTokenError unless the token names a run that is still active. */
-export async function requireLiveToken(runTokens: RunTokens, token: string): Promise<void> {
+/** The run the token names; throws StdioTokenError unless that run is still active. */
+export async function requireLiveToken(runTokens: RunTokens, token: string): Promise<Run> {
   const check = await runTokens.check(token);
-  if (check.ok) return;
+  if (check.ok) return check.run;
   throw new StdioTokenError(
     check.reason === 'run_inactive' ? 'GATEHOUSE_MCP_TOKEN names a run that has expired or was stopped' : 'GATEHOUSE_MCP_TOKEN is not a valid run token',
   );
@@ -22,12 +22,11 @@ export async function requireLiveToken(runTokens: RunTokens, token: string): Pro
 
 /**
  * One run on stdin and stdout, for a desktop client that starts the front door as a subprocess. The
- * token is checked at start and again on every request, so stopping the run ends what it may do.
+ * token was checked at start (`requireLiveToken`, which gave `run`) and is checked again on every
+ * request, so stopping the run ends what it may do.
  */
-export async function startStdioFront(token: string, runTokens: RunTokens, door: FrontDoor): Promise<{ stop: () => Promise<void> }> {
-  const check = await runTokens.check(token);
-  if (!check.ok) throw new StdioTokenError('GATEHOUSE_MCP_TOKEN no longer names an active run');
-  const server = createRunServer(check.run, door);
+export async function startStdioFront(run: Run, token: string, runTokens: RunTokens, door: FrontDoor): Promise<{ stop: () => Promise<void> }> {
+  const server = createRunServer(run, door);
   const transport = new StdioServerTransport();
   await server.connect(transport);
   // Every request is checked against the run as it is now (a stopped run gets a JSON-RPC error);
