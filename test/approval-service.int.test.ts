@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RequestDetail, RequestSummary } from '@gatehouse/approval';
 import { approvalRequest, IDENTITIES, startApprovalHarness, TOKENS } from './support/approval.js';
+import { verifyDecision } from '@gatehouse/events';
 import { eventually } from './support/stack.js';
+import { TEST_TRUSTED_KEYS } from './support/signing.js';
 import type { ApprovalHarness } from './support/approval.js';
 
 interface ErrorBody {
@@ -90,6 +92,9 @@ describe('the approval service: a person decides on the stored canonical proposa
       target_version: 17,
     });
     expect(decision.decision_id).toMatch(/^dec_/);
+    // Signed by the service, so a reader of the audit topic can tell it from a forgery.
+    expect(verifyDecision(decision, h.events.headersOf(decision), TEST_TRUSTED_KEYS)).toMatchObject({ ok: true });
+    expect(verifyDecision({ ...decision, decided_by: 'mallory' }, h.events.headersOf(decision), TEST_TRUSTED_KEYS)).toMatchObject({ ok: false, reason: 'bad_signature' });
     expect(decision.decided_at).toBeGreaterThanOrEqual(before - 1_000);
     const expiresAt = decision.approval_expires_at ?? 0;
     expect(expiresAt - decision.decided_at).toBe(10 * 60_000);

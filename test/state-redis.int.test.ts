@@ -1,21 +1,52 @@
-import { randomUUID } from 'node:crypto';
-import { afterAll, describe, expect, it } from 'vitest';
-import { createRedis, IdempotencyStore, isActive, Keyspace, LuaScript, ProposalStore, RateLimiter, redisUrlFromEnv, ResourceLock, RunRegistry, SlotPool } from '@gatehouse/state';
-import type { Proposal, Run } from '@gatehouse/state';
+import { createHash, randomUUID } from 'node:crypto';
+import { Cluster } from 'ioredis';
+import type { Redis as RedisServer } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  ApprovalStore,
+  CommandClaims,
+  createRedis,
+  IdempotencyStore,
+  isActive,
+  Keyspace,
+  LuaScript,
+  ProposalStore,
+  RateLimiter,
+  redisUrlFromEnv,
+  ResourceLock,
+  RunRegistry,
+  SlotPool,
+} from '@gatehouse/state';
+import type { ApprovalRecord, Proposal, Redis, Run } from '@gatehouse/state';
+import { pollUntil } from './support/poll.js';
+import { REDIS_CLUSTER_URL } from './support/stack-control.js';
 
-const url = redisUrlFromEnv();
-const a = createRedis(url, 'test-state-a');
-const b = createRedis(url, 'test-state-b');
+/** Every store runs the same on one server and on a Redis Cluster (REDIS_URL with `cluster`). */
+const BACKENDS = [
+  { backend: 'one Redis server', url: redisUrlFromEnv() },
+  { backend: 'a three-node Redis Cluster', url: REDIS_CLUSTER_URL },
+];
+
 /** Alternates between instances, as two processes would. */
 function either<T>(items: readonly T[], i: number): T {
   return items[i % items.length] as T;
 }
 const keys = () => new Keyspace(`t-${randomUUID().slice(0, 8)}:`);
 
-afterAll(async () => {
-  await a.quit();
-  await b.quit();
-});
+/** The servers behind a connection: the one server, or every master of the cluster. */
+function servers(redis: Redis): RedisServer[] {
+  return redis instanceof Cluster ? redis.nodes('master') : [redis];
+}
+
+/** On how many of the connection's servers a script is loaded. */
+async function loadedOn(redis: Redis, sha1: string): Promise<number> {
+  const answers = await Promise.all(servers(redis).map((s) => s.script('EXISTS', sha1) as Promise<number[]>));
+  return answers.filter((a) => a[0] === 1).length;
+}
+
+async function flushScripts(redis: Redis): Promise<void> {
+  await Promise.all(servers(redis).map((s) => s.script('FLUSH')));
+}
 
 function run(overrides: Partial<Run> = {}): Run {
   const now = Date.now();
@@ -33,213 +64,395 @@ function run(overrides: Partial<Run> = {}): Run {
   };
 }
 
-describe('RunRegistry', () => {
-  it('registers a run once and never lets the same id be overwritten or widened', async () => {
-    const runs = new RunRegistry(a, keys());
-    const first = run();
-    expect(await runs.create(first)).toBe(true);
-    expect(await runs.create({ ...first, capabilities: ['delete_all.v1'] })).toBe(false);
-    expect(await runs.get(first.run_id)).toEqual(first);
-    expect(await runs.list('acme')).toEqual([first]);
-    expect(await runs.list('globex')).toEqual([]);
-  });
+describe.each(BACKENDS)('state on $backend', ({ url }) => {
+  let a: Redis;
+  let b: Redis;
 
-  it('stops a run so it is no longer active, and says so only once', async () => {
-    const runs = new RunRegistry(a, keys());
-    const r = run();
-    await runs.create(r);
-    expect(await runs.stop(r.run_id)).toBe('stopped');
-    expect(await runs.stop(r.run_id)).toBe('already_stopped');
-    expect(await runs.stop('nope')).toBe('not_found');
-    const stopped = await runs.get(r.run_id);
-    expect(stopped && isActive(stopped)).toBe(false);
-    expect(isActive(r)).toBe(true);
-    expect(isActive(run({ expires_at: Date.now() - 1 }))).toBe(false);
-  });
-});
-
-describe('RateLimiter', () => {
-  it('allows exactly the limit across two instances racing, and tells the rest when to retry', async () => {
-    const space = keys();
-    const limiters = [new RateLimiter(a, space), new RateLimiter(b, space)];
-    const decisions = await Promise.all(
-      Array.from({ length: 40 }, (_, i) => either(limiters, i).take('get_customer.v1', 'tenant:acme', { limit: 7, windowMs: 10_000 }, `call-${i}`)),
-    );
-    const allowed = decisions.filter((d) => d?.allowed === true);
-    const refused = decisions.filter((d) => d?.allowed === false);
-    expect(allowed).toHaveLength(7);
-    expect(refused).toHaveLength(33);
-    for (const d of refused) {
-      if (d?.allowed !== false) continue;
-      expect(d.retryAfterMs).toBeGreaterThan(0);
-      expect(d.retryAfterMs).toBeLessThanOrEqual(10_000);
-    }
-    const other = await limiters[0]?.take('get_customer.v1', 'tenant:globex', { limit: 7, windowMs: 10_000 }, 'g-1');
-    expect(other?.allowed).toBe(true);
-  });
-
-  it('gives a redelivered call the answer it had, even when the window is full', async () => {
-    const limiter = new RateLimiter(a, keys());
-    const limit = { limit: 1, windowMs: 10_000 };
-    expect(await limiter.take('t.v1', 'run:r', limit, 'call-1')).toEqual({ allowed: true });
-    expect((await limiter.take('t.v1', 'run:r', limit, 'call-2')).allowed).toBe(false);
-    expect(await limiter.take('t.v1', 'run:r', limit, 'call-1')).toEqual({ allowed: true });
-  });
-});
-
-describe('IdempotencyStore', () => {
-  it('runs a key once and answers every later claim with the stored outcome', async () => {
-    const store = new IdempotencyStore(a, keys());
-    expect(await store.claim('run9:p_7f31:commit', 'h1', 'exec-1', 5_000)).toEqual({ kind: 'claimed' });
-    expect(await store.claim('run9:p_7f31:commit', 'h1', 'exec-2', 5_000)).toMatchObject({ kind: 'in_progress', owner: 'exec-1' });
-    expect(await store.finish('run9:p_7f31:commit', 'exec-2', 'succeeded', 'wrong owner')).toBe(false);
-    expect(await store.finish('run9:p_7f31:commit', 'exec-1', 'succeeded', '{"new_version":18}')).toBe(true);
-    expect(await store.claim('run9:p_7f31:commit', 'h1', 'exec-3', 5_000)).toEqual({
-      kind: 'stored',
-      state: 'succeeded',
-      outcome: '{"new_version":18}',
+  beforeAll(async () => {
+    a = createRedis(url, 'test-state-a');
+    b = createRedis(url, 'test-state-b');
+    // A backend that is not there fails here, by name, not in every test below.
+    await Promise.all([a.ping(), b.ping()]).catch((error: unknown) => {
+      throw new Error(`Redis at ${url} does not answer (node deploy/local/stack.mjs up starts it): ${String(error)}`);
     });
-    expect(await store.claim('run9:p_7f31:commit', 'h2', 'exec-3', 5_000)).toEqual({ kind: 'reused' });
-    expect(await store.get('run9:p_7f31:commit')).toMatchObject({ state: 'succeeded', arguments_sha256: 'h1', owner: 'exec-1' });
+  });
+  afterAll(async () => {
+    await Promise.all([a.quit(), b.quit()]);
   });
 
-  it('hands a key whose owner died to exactly one new owner as orphaned, never as a fresh claim', async () => {
-    const store = new IdempotencyStore(a, keys());
-    await store.claim('k', 'h', 'dead-exec', 30);
-    let first: Awaited<ReturnType<IdempotencyStore['claim']>> | undefined;
-    const started = Date.now();
-    do {
-      first = await store.claim('k', 'h', 'exec-2', 5_000);
-      if (first.kind !== 'in_progress') break;
-      await new Promise((resolve) => setTimeout(resolve, 5));
-    } while (Date.now() - started < 2_000);
-    expect(first).toEqual({ kind: 'orphaned', previousOwner: 'dead-exec' });
-    expect(await store.claim('k', 'h', 'exec-3', 5_000)).toMatchObject({ kind: 'in_progress', owner: 'exec-2' });
+  describe('RunRegistry', () => {
+    it('registers a run once and never lets the same id be overwritten or widened', async () => {
+      const runs = new RunRegistry(a, keys());
+      const first = run();
+      expect(await runs.create(first)).toBe(true);
+      expect(await runs.create({ ...first, capabilities: ['delete_all.v1'] })).toBe(false);
+      expect(await runs.get(first.run_id)).toEqual(first);
+      expect(await runs.list('acme')).toEqual([first]);
+      expect(await runs.list('globex')).toEqual([]);
+    });
+
+    it('stops a run so it is no longer active, and says so only once', async () => {
+      const runs = new RunRegistry(a, keys());
+      const r = run();
+      await runs.create(r);
+      expect(await runs.stop(r.run_id)).toBe('stopped');
+      expect(await runs.stop(r.run_id)).toBe('already_stopped');
+      expect(await runs.stop('nope')).toBe('not_found');
+      const stopped = await runs.get(r.run_id);
+      expect(stopped && isActive(stopped)).toBe(false);
+      expect(isActive(r)).toBe(true);
+      expect(isActive(run({ expires_at: Date.now() - 1 }))).toBe(false);
+    });
   });
 
-  it('gives the next owner the answer a dead owner staged, and drops it once the key is finished', async () => {
-    const space = keys();
-    const store = new IdempotencyStore(a, space);
-    expect(await store.claim('cmd:c-1', 'h', 'dead-exec', 30, 'c-1')).toEqual({ kind: 'claimed' });
-    expect(await store.claim('cmd:c-1', 'h', 'exec-2', 5_000, 'c-1')).toMatchObject({ kind: 'in_progress', owner: 'dead-exec', commandId: 'c-1' });
-    expect(await store.stage('cmd:c-1', 'exec-2', '{"status":"ok"}')).toBe(false);
-    expect(await store.stage('cmd:c-1', 'dead-exec', '{"status":"ok"}')).toBe(true);
-    await new Promise((resolve) => setTimeout(resolve, 40));
-    expect(await store.claim('cmd:c-1', 'h', 'exec-2', 5_000, 'c-1')).toEqual({ kind: 'orphaned', previousOwner: 'dead-exec', staged: '{"status":"ok"}' });
-    expect(await store.finish('cmd:c-1', 'exec-2', 'succeeded', 'ok')).toBe(true);
-    expect(await a.hexists(space.idempotency('cmd:c-1'), 'staged')).toBe(0);
-    expect(await store.claim('cmd:c-1', 'h', 'exec-3', 5_000, 'c-1')).toEqual({ kind: 'stored', state: 'succeeded', outcome: 'ok' });
+  describe('RateLimiter', () => {
+    it('allows exactly the limit across two instances racing, and tells the rest when to retry', async () => {
+      const space = keys();
+      const limiters = [new RateLimiter(a, space), new RateLimiter(b, space)];
+      const decisions = await Promise.all(
+        Array.from({ length: 40 }, (_, i) => either(limiters, i).take('get_customer.v1', 'tenant:acme', { limit: 7, windowMs: 10_000 }, `call-${i}`)),
+      );
+      const allowed = decisions.filter((d) => d?.allowed === true);
+      const refused = decisions.filter((d) => d?.allowed === false);
+      expect(allowed).toHaveLength(7);
+      expect(refused).toHaveLength(33);
+      for (const d of refused) {
+        if (d?.allowed !== false) continue;
+        expect(d.retryAfterMs).toBeGreaterThan(0);
+        expect(d.retryAfterMs).toBeLessThanOrEqual(10_000);
+      }
+      const other = await limiters[0]?.take('get_customer.v1', 'tenant:globex', { limit: 7, windowMs: 10_000 }, 'g-1');
+      expect(other?.allowed).toBe(true);
+    });
+
+    it('gives a redelivered call the answer it had, even when the window is full', async () => {
+      const limiter = new RateLimiter(a, keys());
+      const limit = { limit: 1, windowMs: 10_000 };
+      expect(await limiter.take('t.v1', 'run:r', limit, 'call-1')).toEqual({ allowed: true });
+      expect((await limiter.take('t.v1', 'run:r', limit, 'call-2')).allowed).toBe(false);
+      expect(await limiter.take('t.v1', 'run:r', limit, 'call-1')).toEqual({ allowed: true });
+    });
   });
 
-  it('keeps an unknown outcome until an operator resolves it', async () => {
-    const store = new IdempotencyStore(a, keys());
-    await store.claim('u', 'h', 'exec-1', 5_000);
-    await store.finish('u', 'exec-1', 'unknown', '{"code":"OUTCOME_UNKNOWN"}');
-    expect(await store.claim('u', 'h', 'exec-2', 5_000)).toEqual({ kind: 'unknown', outcome: '{"code":"OUTCOME_UNKNOWN"}' });
-    expect(await store.resolveUnknown('u', 'succeeded', '{"new_version":18}', 'ops@acme')).toBe('resolved');
-    expect(await store.resolveUnknown('u', 'failed', '{}', 'ops@acme')).toBe('not_unknown');
-    expect(await store.resolveUnknown('missing', 'failed', '{}', 'ops@acme')).toBe('not_found');
-    expect(await store.claim('u', 'h', 'exec-2', 5_000)).toEqual({ kind: 'stored', state: 'succeeded', outcome: '{"new_version":18}' });
-  });
-});
-
-describe('SlotPool', () => {
-  it('never grants more leases than the limit of any scope, across instances', async () => {
-    const space = keys();
-    const pools = [new SlotPool(a, space), new SlotPool(b, space)];
-    const scopes = [{ scope: 'tenant:acme', limit: 4 }, { scope: 'run:r1', limit: 10 }];
-    const got = await Promise.all(Array.from({ length: 20 }, (_, i) => either(pools, i).tryAcquire(scopes, `lease-${i}`, 10_000)));
-    expect(got.filter(Boolean)).toHaveLength(4);
-    expect(await pools[0]?.inUse('tenant:acme')).toBe(4);
-    expect(await pools[0]?.inUse('run:r1')).toBe(4);
-    const holder = got.findIndex(Boolean);
-    await pools[0]?.release(scopes, `lease-${holder}`);
-    expect(await pools[1]?.tryAcquire(scopes, 'late', 10_000)).toBe(true);
-  });
-
-  it('reclaims the slot of a lease that was never renewed (a dead executor)', async () => {
-    const pool = new SlotPool(a, keys());
-    const scopes = [{ scope: 'tenant:acme', limit: 1 }];
-    expect(await pool.tryAcquire(scopes, 'dead', 40)).toBe(true);
-    expect(await pool.tryAcquire(scopes, 'alive', 10_000)).toBe(false);
-    expect(await pool.acquire(scopes, 'alive', 10_000, Date.now() + 5_000)).toBe(true);
-    expect(await pool.inUse('tenant:acme')).toBe(1);
-  });
-
-  it('gives up waiting at the deadline', async () => {
-    const pool = new SlotPool(a, keys());
-    const scopes = [{ scope: 'tenant:acme', limit: 1 }];
-    await pool.tryAcquire(scopes, 'holder', 10_000);
-    const started = Date.now();
-    expect(await pool.acquire(scopes, 'waiter', 10_000, started + 150)).toBe(false);
-    expect(Date.now() - started).toBeLessThan(1_000);
-  });
-});
-
-describe('ResourceLock', () => {
-  it('serializes one resource and only lets the holder unlock it', async () => {
-    const space = keys();
-    const [l1, l2] = [new ResourceLock(a, space), new ResourceLock(b, space)];
-    expect(await l1.tryLock('customer:C-1842', 't1', 10_000)).toBe(true);
-    expect(await l2.tryLock('customer:C-1842', 't2', 10_000)).toBe(false);
-    expect(await l2.tryLock('customer:C-7', 't2', 10_000)).toBe(true);
-    expect(await l2.unlock('customer:C-1842', 't2')).toBe(false);
-    expect(await l1.unlock('customer:C-1842', 't1')).toBe(true);
-    expect(await l2.lock('customer:C-1842', 't2', 10_000, Date.now() + 1_000)).toBe(true);
-  });
-});
-
-describe('LuaScript', () => {
-  it('runs a script by its digest, and loads it again after Redis forgot its scripts', async () => {
-    const script = new LuaScript(`return {KEYS[1], ARGV[1], '${randomUUID()}'}`);
-    const uncached = createRedis(url, 'test-state-lua');
-    try {
-      // Never loaded: EVALSHA answers NOSCRIPT and the text goes over once.
-      expect((await uncached.script('EXISTS', script.sha1)) as number[]).toEqual([0]);
-      const first = (await script.run(uncached, 1, 'k', 'v')) as string[];
-      expect(first.slice(0, 2)).toEqual(['k', 'v']);
-      expect((await uncached.script('EXISTS', script.sha1)) as number[]).toEqual([1]);
-      // As after a restart: the cache is empty again, and the call still succeeds.
-      await uncached.script('FLUSH');
-      expect((await script.run(uncached, 1, 'k2', 'v2')) as string[]).toEqual(['k2', 'v2', first[2]]);
-      // And the idempotency protocol keeps working across the flush.
+  describe('IdempotencyStore', () => {
+    it('runs a key once and answers every later claim with the stored outcome', async () => {
       const store = new IdempotencyStore(a, keys());
-      await a.script('FLUSH');
-      expect(await store.claim('op-1', 'sha', 'owner-1', 5_000)).toEqual({ kind: 'claimed' });
-      expect(await store.finish('op-1', 'owner-1', 'succeeded', 'ok')).toBe(true);
-    } finally {
-      await uncached.quit();
-    }
+      expect(await store.claim('run9:p_7f31:commit', 'h1', 'exec-1', 5_000)).toEqual({ kind: 'claimed' });
+      expect(await store.claim('run9:p_7f31:commit', 'h1', 'exec-2', 5_000)).toMatchObject({ kind: 'in_progress', owner: 'exec-1' });
+      expect(await store.finish('run9:p_7f31:commit', 'exec-2', 'succeeded', 'wrong owner')).toBe(false);
+      expect(await store.finish('run9:p_7f31:commit', 'exec-1', 'succeeded', '{"new_version":18}')).toBe(true);
+      expect(await store.claim('run9:p_7f31:commit', 'h1', 'exec-3', 5_000)).toEqual({
+        kind: 'stored',
+        state: 'succeeded',
+        outcome: '{"new_version":18}',
+      });
+      expect(await store.claim('run9:p_7f31:commit', 'h2', 'exec-3', 5_000)).toEqual({ kind: 'reused' });
+      expect(await store.get('run9:p_7f31:commit')).toMatchObject({ state: 'succeeded', arguments_sha256: 'h1', owner: 'exec-1' });
+    });
+
+    it('hands a key whose owner died to exactly one new owner as orphaned, never as a fresh claim', async () => {
+      const store = new IdempotencyStore(a, keys());
+      await store.claim('k', 'h', 'dead-exec', 30);
+      let first: Awaited<ReturnType<IdempotencyStore['claim']>> | undefined;
+      const started = Date.now();
+      do {
+        first = await store.claim('k', 'h', 'exec-2', 5_000);
+        if (first.kind !== 'in_progress') break;
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      } while (Date.now() - started < 2_000);
+      expect(first).toEqual({ kind: 'orphaned', previousOwner: 'dead-exec' });
+      expect(await store.claim('k', 'h', 'exec-3', 5_000)).toMatchObject({ kind: 'in_progress', owner: 'exec-2' });
+    });
+
+    it('gives the next owner the answer a dead owner staged, and drops it once the key is finished', async () => {
+      const space = keys();
+      const store = new IdempotencyStore(a, space);
+      expect(await store.claim('cmd:c-1', 'h', 'dead-exec', 30, 'c-1')).toEqual({ kind: 'claimed' });
+      expect(await store.claim('cmd:c-1', 'h', 'exec-2', 5_000, 'c-1')).toMatchObject({ kind: 'in_progress', owner: 'dead-exec', commandId: 'c-1' });
+      expect(await store.stage('cmd:c-1', 'exec-2', '{"status":"ok"}')).toBe(false);
+      expect(await store.stage('cmd:c-1', 'dead-exec', '{"status":"ok"}')).toBe(true);
+      await new Promise((resolve) => setTimeout(resolve, 40));
+      expect(await store.claim('cmd:c-1', 'h', 'exec-2', 5_000, 'c-1')).toEqual({ kind: 'orphaned', previousOwner: 'dead-exec', staged: '{"status":"ok"}' });
+      expect(await store.finish('cmd:c-1', 'exec-2', 'succeeded', 'ok')).toBe(true);
+      expect(await a.hexists(space.idempotency('cmd:c-1'), 'staged')).toBe(0);
+      expect(await store.claim('cmd:c-1', 'h', 'exec-3', 5_000, 'c-1')).toEqual({ kind: 'stored', state: 'succeeded', outcome: 'ok' });
+    });
+
+    it('keeps an unknown outcome until an operator resolves it', async () => {
+      const store = new IdempotencyStore(a, keys());
+      await store.claim('u', 'h', 'exec-1', 5_000);
+      await store.finish('u', 'exec-1', 'unknown', '{"code":"OUTCOME_UNKNOWN"}');
+      expect(await store.claim('u', 'h', 'exec-2', 5_000)).toEqual({ kind: 'unknown', outcome: '{"code":"OUTCOME_UNKNOWN"}' });
+      expect(await store.resolveUnknown('u', 'succeeded', '{"new_version":18}', 'ops@acme')).toBe('resolved');
+      expect(await store.resolveUnknown('u', 'failed', '{}', 'ops@acme')).toBe('not_unknown');
+      expect(await store.resolveUnknown('missing', 'failed', '{}', 'ops@acme')).toBe('not_found');
+      expect(await store.claim('u', 'h', 'exec-2', 5_000)).toEqual({ kind: 'stored', state: 'succeeded', outcome: '{"new_version":18}' });
+    });
+
+    it('gives a claimed key back only to its owner, so the legitimate call can claim it afresh', async () => {
+      const store = new IdempotencyStore(a, keys());
+      await store.claim('g', 'h', 'exec-1', 5_000);
+      expect(await store.abandon('g', 'exec-2')).toBe(false);
+      expect(await store.abandon('g', 'exec-1')).toBe(true);
+      expect(await store.get('g')).toBeUndefined();
+      expect(await store.claim('g', 'h', 'exec-2', 5_000)).toEqual({ kind: 'claimed' });
+      expect(await store.renew('g', 'exec-1', 5_000)).toBe(false);
+      expect(await store.renew('g', 'exec-2', 5_000)).toBe(true);
+    });
+  });
+
+  describe('SlotPool', () => {
+    it('never grants more leases than the limit of any scope, across instances', async () => {
+      const space = keys();
+      const pools = [new SlotPool(a, space), new SlotPool(b, space)];
+      const scopes = [{ scope: 'tenant:acme', limit: 4 }, { scope: 'run:r1', limit: 10 }];
+      const got = await Promise.all(Array.from({ length: 20 }, (_, i) => either(pools, i).tryAcquire(scopes, `lease-${i}`, 10_000)));
+      expect(got.filter(Boolean)).toHaveLength(4);
+      expect(await pools[0]?.inUse('tenant:acme')).toBe(4);
+      expect(await pools[0]?.inUse('run:r1')).toBe(4);
+      const holder = got.findIndex(Boolean);
+      await pools[0]?.release(scopes, `lease-${holder}`);
+      expect(await pools[0]?.inUse('tenant:acme')).toBe(3);
+      expect(await pools[0]?.inUse('run:r1')).toBe(3);
+      expect(await pools[1]?.tryAcquire(scopes, 'late', 10_000)).toBe(true);
+    });
+
+    it('renews a lease every scope still holds, and says so when one lost it', async () => {
+      const pool = new SlotPool(a, keys());
+      const scopes = [{ scope: 'tenant:acme', limit: 1 }, { scope: 'run:r2', limit: 1 }];
+      expect(await pool.tryAcquire(scopes, 'held', 40)).toBe(true);
+      expect(await pool.renew(scopes, 'held', 10_000)).toBe(true);
+      await new Promise((resolve) => setTimeout(resolve, 60));
+      // Renewed past the first lease's 40 ms: the slot is still taken.
+      expect(await pool.tryAcquire(scopes, 'other', 10_000)).toBe(false);
+      await pool.release(scopes, 'held');
+      expect(await pool.renew(scopes, 'held', 10_000)).toBe(false);
+      expect(await pool.renew(scopes, 'never', 10_000)).toBe(false);
+    });
+
+    it('reclaims the slot of a lease that was never renewed (a dead executor)', async () => {
+      const pool = new SlotPool(a, keys());
+      const scopes = [{ scope: 'tenant:acme', limit: 1 }];
+      expect(await pool.tryAcquire(scopes, 'dead', 40)).toBe(true);
+      expect(await pool.tryAcquire(scopes, 'alive', 10_000)).toBe(false);
+      expect(await pool.acquire(scopes, 'alive', 10_000, Date.now() + 5_000)).toBe(true);
+      expect(await pool.inUse('tenant:acme')).toBe(1);
+    });
+
+    it('gives up waiting at the deadline', async () => {
+      const pool = new SlotPool(a, keys());
+      const scopes = [{ scope: 'tenant:acme', limit: 1 }];
+      await pool.tryAcquire(scopes, 'holder', 10_000);
+      const started = Date.now();
+      expect(await pool.acquire(scopes, 'waiter', 10_000, started + 150)).toBe(false);
+      expect(Date.now() - started).toBeLessThan(1_000);
+    });
+  });
+
+  describe('CommandClaims', () => {
+    const sha = (c: string): string => c.repeat(64);
+    const kind = async (claim: Promise<{ kind: string }>): Promise<string> => (await claim).kind;
+
+    it('answers a command_id once: a copy in flight waits, a copy after the answer and another payload get nothing', async () => {
+      const space = keys();
+      const [c1, c2] = [new CommandClaims(a, space), new CommandClaims(b, space)];
+      expect(await kind(c1.claim('acme', 'cmd-1', sha('a'), 60_000))).toBe('first');
+      expect(await kind(c2.claim('acme', 'cmd-1', sha('a'), 60_000))).toBe('in_flight');
+      expect(await kind(c2.claim('acme', 'cmd-1', sha('b'), 60_000))).toBe('reused');
+      // The same id under another tenant is another command.
+      expect(await kind(c2.claim('globex', 'cmd-1', sha('b'), 60_000))).toBe('first');
+      expect(await c1.stage('acme', 'cmd-1', sha('a'), '[{"decided":1}]', 60_000)).toBe(true);
+      await c1.answered('acme', 'cmd-1', sha('a'));
+      expect(await kind(c2.claim('acme', 'cmd-1', sha('a'), 60_000))).toBe('answered');
+      expect(await kind(c2.claim('acme', 'cmd-1', sha('b'), 60_000))).toBe('reused');
+      // An answered claim is never released, nor staged again.
+      await c2.release('acme', 'cmd-1', sha('a'));
+      expect(await c2.stage('acme', 'cmd-1', sha('a'), '[]', 60_000)).toBe(false);
+      expect(await kind(c2.claim('acme', 'cmd-1', sha('a'), 60_000))).toBe('answered');
+    });
+
+    it('gives a taken-over command its staged decision, never a new one, and lets an undecided claim go', async () => {
+      const space = keys();
+      const quick = new CommandClaims(a, space, 200);
+      expect(await kind(quick.claim('acme', 'cmd-2', sha('a'), 60_000))).toBe('first');
+      await quick.release('acme', 'cmd-2', sha('b'));
+      expect(await kind(quick.claim('acme', 'cmd-2', sha('a'), 60_000))).toBe('in_flight');
+      // A failed worker that had not decided lets go: the retry claims it at once.
+      await quick.release('acme', 'cmd-2', sha('a'));
+      expect(await kind(quick.claim('acme', 'cmd-2', sha('a'), 60_000))).toBe('first');
+      // Its lease runs out before it decides: another worker takes over and decides.
+      expect(await pollUntil(async () => ((await quick.claim('acme', 'cmd-2', sha('a'), 60_000)).kind === 'unfinished' ? true : undefined), 5_000, 'the lease to run out')).toBe(true);
+      const decision = '[{"role":"results","key":"run-1","event":{"status":"ok","note":"a:b:c"}}]';
+      expect(await quick.stage('acme', 'cmd-2', sha('a'), decision, 60_000)).toBe(true);
+      // The worker it took over from, slow but alive, stages too late: its decision is not the command's.
+      expect(await quick.stage('acme', 'cmd-2', sha('a'), '[{"late":1}]', 60_000)).toBe(false);
+      // That worker dies after staging: whoever comes next gets the staged decision, byte for byte.
+      const next = await pollUntil(async () => {
+        const claim = await quick.claim('acme', 'cmd-2', sha('a'), 60_000);
+        return claim.kind === 'staged' ? claim : undefined;
+      }, 5_000, 'the staged claim to be taken over');
+      expect(next).toEqual({ kind: 'staged', decision });
+      // A worker that failed after staging keeps the decision and ends its lease at once.
+      expect(await kind(quick.claim('acme', 'cmd-2', sha('a'), 60_000))).toBe('in_flight');
+      await quick.release('acme', 'cmd-2', sha('a'));
+      expect(await quick.claim('acme', 'cmd-2', sha('a'), 60_000)).toEqual({ kind: 'staged', decision });
+    });
+
+    it('lets a worker whose claim Redis lost (a restart without persistence) stage its decision, once', async () => {
+      const space = keys();
+      const claims = new CommandClaims(a, space);
+      expect(await kind(claims.claim('acme', 'cmd-3', sha('a'), 60_000))).toBe('first');
+      // Where the claim lives: the hash of the length-prefixed tenant and the id, never the raw strings.
+      expect(await a.del(space.commandClaim(createHash('sha256').update('4:acme').update('cmd-3').digest('hex')))).toBe(1);
+      expect(await claims.stage('acme', 'cmd-3', sha('a'), '[{"d":1}]', 60_000)).toBe(true);
+      expect(await kind(claims.claim('acme', 'cmd-3', sha('a'), 60_000))).toBe('in_flight');
+      expect(await claims.stage('acme', 'cmd-3', sha('a'), '[{"d":2}]', 60_000)).toBe(false);
+    });
+  });
+
+  describe('ResourceLock', () => {
+    it('serializes one resource and only lets the holder unlock it', async () => {
+      const space = keys();
+      const [l1, l2] = [new ResourceLock(a, space), new ResourceLock(b, space)];
+      expect(await l1.tryLock('customer:C-1842', 't1', 10_000)).toBe(true);
+      expect(await l2.tryLock('customer:C-1842', 't2', 10_000)).toBe(false);
+      expect(await l2.tryLock('customer:C-7', 't2', 10_000)).toBe(true);
+      expect(await l2.unlock('customer:C-1842', 't2')).toBe(false);
+      expect(await l1.unlock('customer:C-1842', 't1')).toBe(true);
+      expect(await l2.lock('customer:C-1842', 't2', 10_000, Date.now() + 1_000)).toBe(true);
+    });
+  });
+
+  describe('LuaScript', () => {
+    it('runs a script by its digest, and loads it again after Redis forgot its scripts', async () => {
+      const script = new LuaScript(`return {KEYS[1], ARGV[1], '${randomUUID()}'}`);
+      const uncached = createRedis(url, 'test-state-lua');
+      try {
+        // Never loaded: EVALSHA answers NOSCRIPT and the text goes over once, to the server of the key.
+        expect(await loadedOn(uncached, script.sha1)).toBe(0);
+        const first = (await script.run(uncached, 1, 'k', 'v')) as string[];
+        expect(first.slice(0, 2)).toEqual(['k', 'v']);
+        expect(await loadedOn(uncached, script.sha1)).toBe(1);
+        // As after a restart: the cache is empty again, and the call still succeeds.
+        await flushScripts(uncached);
+        expect((await script.run(uncached, 1, 'k2', 'v2')) as string[]).toEqual(['k2', 'v2', first[2]]);
+        // And the idempotency protocol keeps working across the flush.
+        const store = new IdempotencyStore(a, keys());
+        await flushScripts(a);
+        expect(await store.claim('op-1', 'sha', 'owner-1', 5_000)).toEqual({ kind: 'claimed' });
+        expect(await store.finish('op-1', 'owner-1', 'succeeded', 'ok')).toBe(true);
+      } finally {
+        await uncached.quit();
+      }
+    });
+  });
+
+  describe('ProposalStore', () => {
+    it('is consumed once: the same key may ask again, another key is refused, and a release re-opens it', async () => {
+      const store = new ProposalStore(a, keys());
+      const now = Date.now();
+      const proposal: Proposal = {
+        proposal_id: `p_${randomUUID().slice(0, 8)}`,
+        tool: 'commit_address_change.v2',
+        arguments: '{}',
+        arguments_sha256: 'h',
+        target: { type: 'customer', id: 'C-1', version: 1 },
+        effect: 'test',
+        diff: { changes: [], recipients: [], amount: null, affected_records: 1, irreversible: [] },
+        environment: 'sandbox',
+        run_id: 'run-1',
+        tenant: 'acme',
+        principal: 'agent:a',
+        created_at: now,
+        expires_at: now + 60_000,
+      };
+      await store.save(proposal);
+      await expect(store.save(proposal)).rejects.toThrow(/already exists/);
+      expect(await store.consume(proposal.proposal_id, 'key-1')).toBe('consumed');
+      expect(await store.consume(proposal.proposal_id, 'key-1')).toBe('consumed');
+      expect(await store.consume(proposal.proposal_id, 'key-2')).toBe('already_consumed');
+      expect(await store.release(proposal.proposal_id, 'key-2')).toBe(false);
+      expect(await store.release(proposal.proposal_id, 'key-1')).toBe(true);
+      expect(await store.consume(proposal.proposal_id, 'key-2')).toBe('consumed');
+      expect(await store.consume('p_missing', 'key-1')).toBe('missing');
+      expect((await store.get(proposal.proposal_id))?.proposal).toEqual(proposal);
+    });
+  });
+
+  describe('ApprovalStore', () => {
+    it('keeps an approval written once, and lets one idempotency key consume it', async () => {
+      const store = new ApprovalStore(b, keys());
+      const now = Date.now();
+      const record: ApprovalRecord = {
+        approval_id: `a_${randomUUID().slice(0, 8)}`,
+        proposal_id: 'p_1',
+        arguments_sha256: 'h',
+        target_type: 'customer',
+        target_id: 'C-1',
+        target_version: 1,
+        approved_by: 'lead@acme',
+        approver_roles: ['support-lead'],
+        required_role: 'support-lead',
+        approved_at: now,
+        expires_at: now + 60_000,
+      };
+      await store.save(record);
+      await expect(store.save({ ...record, approved_by: 'mallory' })).rejects.toThrow(/already exists/);
+      expect(await store.get(record.approval_id)).toEqual({ record, consumedBy: null });
+      expect(await store.consume(record.approval_id, 'key-1')).toBe('consumed');
+      expect(await store.consume(record.approval_id, 'key-1')).toBe('consumed');
+      expect(await store.consume(record.approval_id, 'key-2')).toBe('already_consumed');
+      expect(await store.consume('a_missing', 'key-1')).toBe('missing');
+      expect(await store.get(record.approval_id)).toEqual({ record, consumedBy: 'key-1' });
+    });
+  });
+
+  describe('keys used together', () => {
+    it('writes an MCP task and its run’s task index in one transaction, as the front door does', async () => {
+      const space = keys();
+      const runId = `run-${randomUUID()}`;
+      const replies = await a
+        .multi()
+        .set(space.mcpTask(runId, 'task_1'), '{}', 'PX', 10_000)
+        .zadd(space.mcpTasksOfRun(runId), Date.now(), 'task_1')
+        .pexpire(space.mcpTasksOfRun(runId), 10_000)
+        .exec();
+      expect(replies?.map(([error]) => error)).toEqual([null, null, null]);
+      expect(await b.zrange(space.mcpTasksOfRun(runId), 0, -1)).toEqual(['task_1']);
+    });
   });
 });
 
-describe('ProposalStore', () => {
-  it('is consumed once: the same key may ask again, another key is refused, and a release re-opens it', async () => {
-    const store = new ProposalStore(a, keys());
-    const now = Date.now();
-    const proposal: Proposal = {
-      proposal_id: `p_${randomUUID().slice(0, 8)}`,
-      tool: 'commit_address_change.v2',
-      arguments: '{}',
-      arguments_sha256: 'h',
-      target: { type: 'customer', id: 'C-1', version: 1 },
-      effect: 'test',
-      diff: { changes: [], recipients: [], amount: null, affected_records: 1, irreversible: [] },
-      environment: 'sandbox',
-      run_id: 'run-1',
-      tenant: 'acme',
-      principal: 'agent:a',
-      created_at: now,
-      expires_at: now + 60_000,
+describe('a three-node Redis Cluster', () => {
+  const cluster = createRedis(REDIS_CLUSTER_URL, 'test-state-cluster');
+  afterAll(async () => {
+    await cluster.quit();
+  });
+
+  it('is what createRedis connects to for a URL with a cluster parameter, and spreads records over every node', async () => {
+    expect(cluster).toBeInstanceOf(Cluster);
+    if (!(cluster instanceof Cluster)) return;
+    await cluster.ping();
+    const masters = cluster.nodes('master');
+    expect(masters).toHaveLength(3);
+    const space = keys();
+    const runs = new RunRegistry(cluster, space);
+    const created = Array.from({ length: 30 }, () => run());
+    await Promise.all(created.map((r) => runs.create(r)));
+    // Asked directly, a node answers only for the slots it serves (MOVED for the others).
+    const heldBy = async (node: RedisServer): Promise<number> => {
+      const found = await Promise.all(created.map((r) => node.exists(space.run(r.run_id)).catch(() => 0)));
+      return found.reduce((n, x) => n + x, 0);
     };
-    await store.save(proposal);
-    expect(await store.consume(proposal.proposal_id, 'key-1')).toBe('consumed');
-    expect(await store.consume(proposal.proposal_id, 'key-1')).toBe('consumed');
-    expect(await store.consume(proposal.proposal_id, 'key-2')).toBe('already_consumed');
-    expect(await store.release(proposal.proposal_id, 'key-2')).toBe(false);
-    expect(await store.release(proposal.proposal_id, 'key-1')).toBe(true);
-    expect(await store.consume(proposal.proposal_id, 'key-2')).toBe('consumed');
-    expect(await store.consume('p_missing', 'key-1')).toBe('missing');
+    const held = await Promise.all(masters.map(heldBy));
+    expect(held.reduce((n, x) => n + x, 0)).toBe(30);
+    expect(held.every((n) => n > 0)).toBe(true);
+  });
+
+  it('hashes a write’s tenant and run slot sets to one slot, and a task with its index', async () => {
+    const space = keys();
+    const slotOf = async (key: string): Promise<number> => (await cluster.call('CLUSTER', 'KEYSLOT', key)) as number;
+    expect(await slotOf(space.clusterSlots('tenant:acme'))).toBe(await slotOf(space.clusterSlots('run:run-9')));
+    expect(await slotOf(space.mcpTask('run-9', 'task_1'))).toBe(await slotOf(space.mcpTasksOfRun('run-9')));
   });
 });
-

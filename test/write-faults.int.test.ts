@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EventPublisher } from '@gatehouse/events';
+import { EventPublisher, verifyResolution } from '@gatehouse/events';
 import type { OperatorHandoff, ToolResult } from '@gatehouse/events';
 import { IdempotencyStore, ProposalStore } from '@gatehouse/state';
 import type { Run } from '@gatehouse/state';
@@ -9,7 +9,7 @@ import { CONTROL_TOKEN, startGatehouse } from './support/gatehouse.js';
 import type { Gatehouse } from './support/gatehouse.js';
 import { sandboxAllowsWrites } from './support/test-policy.js';
 import { approvedOrder, armFaults, collect, commit, currentVersion, preview, shippingLine1 } from './support/writes.js';
-import { signedHeaders } from './support/signing.js';
+import { signedHeaders, TEST_TRUSTED_KEYS } from './support/signing.js';
 
 // The seeds' fault list: the service commits and the answer is lost or mangled, the status query is
 // down, two proposals race for one version. In each, PostgreSQL is the truth the agent's answer must match.
@@ -100,6 +100,9 @@ describe('writes happen once and are reported honestly under faults', () => {
       'the final result',
     );
     expect(JSON.parse(final.result ?? '{}')).toMatchObject({ previous_version: before, new_version: before + 1 });
+    // The operator's answer is signed by the policy service; an altered copy is not.
+    expect(verifyResolution(final, results.headersOf(final), TEST_TRUSTED_KEYS)).toMatchObject({ ok: true });
+    expect(verifyResolution({ ...final, result: '{"new_version":0}' }, results.headersOf(final), TEST_TRUSTED_KEYS)).toMatchObject({ ok: false, reason: 'bad_signature' });
     expect((await new IdempotencyStore(g.redis, g.keys).get(key))?.state).toBe('succeeded');
     const twice = await fetch(`${control}/operations/${encodeURIComponent(key)}/resolve`, {
       method: 'POST',

@@ -1,18 +1,21 @@
 #!/usr/bin/env node
-// Gatehouse local stack: brings up the four backing services the services and integration tests
+// Gatehouse local stack: brings up the backing services the services and integration tests
 // need, without Docker, on 127.0.0.1:
 //   kafka     Apache Kafka 4.4.0, single-node KRaft, jars from Maven Central  (stack-kafka.mjs)
 //   registry  Apicurio Registry 3.3.3, in-memory, Confluent-compatible API   (stack-registry.mjs)
 //   redis     an already-running Redis, else `redis-server --daemonize`       (stack-services.mjs)
 //   postgres  an already-running PostgreSQL, else `pg_ctlcluster ... start`   (stack-services.mjs)
+//   redis-aof      a Redis of its own on 6380 with an append-only file       (stack-redis.mjs)
+//   redis-cluster  a three-node Redis Cluster of its own on 7000-7002         (stack-redis.mjs)
 //
 //   node deploy/local/stack.mjs up [name...] [--json] start what is not running; wait until ready
 //   node deploy/local/stack.mjs down [name...]     stop what *this script* started (pid files)
-//   node deploy/local/stack.mjs status [--json]    exit 0 when all four are up
+//   node deploy/local/stack.mjs status [--json]    exit 0 when all are up
 //
-// Addresses come from KAFKA_BROKERS, SCHEMA_REGISTRY_URL, REDIS_URL and DATABASE_URL; a variable
-// set explicitly means "external: only check it". Jars live in the cache dir (GATEHOUSE_CACHE_DIR,
-// default ~/.cache/gatehouse); pids, logs, configs and Kafka data in <repo>/.stack/.
+// Addresses come from KAFKA_BROKERS, SCHEMA_REGISTRY_URL, REDIS_URL, REDIS_AOF_URL, REDIS_CLUSTER_URL
+// and DATABASE_URL; a variable set explicitly means "external: only check it". Jars live in the
+// cache dir (GATEHOUSE_CACHE_DIR, default ~/.cache/gatehouse); pids, logs, configs and Kafka and
+// Redis data in <repo>/.stack/.
 // `up --json` prints {"started":[...],"components":{...}} on stdout (human lines go to stderr)
 // and writes the same to .stack/started.json so a test runner can `down` exactly what it started.
 import { writeFile } from 'node:fs/promises';
@@ -21,8 +24,9 @@ import { STACK, StackError, ensureDirs, ourPid, removePid, terminate } from './s
 import { kafka } from './stack-kafka.mjs';
 import { registry } from './stack-registry.mjs';
 import { redis, postgres } from './stack-services.mjs';
+import { redisAof, redisCluster } from './stack-redis.mjs';
 
-const COMPONENTS = [postgres, redis, kafka, registry];
+const COMPONENTS = [postgres, redis, redisAof, redisCluster, kafka, registry];
 const args = process.argv.slice(2);
 const json = args.includes('--json');
 const [command, ...names] = args.filter((a) => a !== '--json');
@@ -33,8 +37,11 @@ const secs = (ms) => `${(ms / 1000).toFixed(1)}s`;
 /** Hide passwords in URLs before printing them. */
 const shown = (address) => address.replace(/(\/\/[^:/@]*:)[^@/]*@/, '$1***@');
 const addrWidth = Math.max(...COMPONENTS.map((c) => shown(c.address()).length));
+const nameWidth = Math.max(10, ...COMPONENTS.map((c) => c.name.length));
+/** The pid of our running process for `c` (a component of several processes names one of them). */
+const ownedPid = (c) => (c.ownPid ? c.ownPid() : ourPid(c.name, c.pattern));
 /** name, action, version, address, rest: padded columns. */
-const row = (...cols) => cols.map((c, i) => (i < cols.length - 1 ? String(c).padEnd([10, 16, 7, addrWidth][i] ?? 0) : c)).join(' ');
+const row = (...cols) => cols.map((c, i) => (i < cols.length - 1 ? String(c).padEnd([nameWidth, 16, 7, addrWidth][i] ?? 0) : c)).join(' ');
 
 // ---------------------------------------------------------------- up
 
@@ -42,10 +49,10 @@ const row = (...cols) => cols.map((c, i) => (i < cols.length - 1 ? String(c).pad
 async function upOne(c) {
   const t0 = Date.now();
   const base = { version: c.version, address: c.address() };
-  const note = (msg) => say(`${c.name.padEnd(10)} ${msg}`);
+  const note = (msg) => say(`${c.name.padEnd(nameWidth)} ${msg}`);
   try {
     let result;
-    const pid = await ourPid(c.name, c.pattern);
+    const pid = await ownedPid(c);
     if (process.env[c.envVar]) {
       if (!(await c.probe())) throw new StackError(`${c.envVar}=${shown(c.address())} is set but not reachable.`);
       result = { action: 'external', owner: 'external' };
@@ -87,7 +94,7 @@ async function up() {
   }));
   const report = { started, components };
   await writeFile(join(STACK, 'started.json'), `${JSON.stringify(report, null, 2)}\n`);
-  say(`${'total'.padEnd(10)} ${results.length - failed.length}/${results.length} up in ${secs(Date.now() - t0)}` +
+  say(`${'total'.padEnd(nameWidth)} ${results.length - failed.length}/${results.length} up in ${secs(Date.now() - t0)}` +
     (started.length ? ` (started: ${started.join(', ')})` : ''));
   for (const r of failed) say(`\n${r.name}: ${r.error}`);
   if (json) process.stdout.write(`${JSON.stringify(report)}\n`);
@@ -98,7 +105,7 @@ async function up() {
 
 async function downOne(c) {
   const t0 = Date.now();
-  const pid = await ourPid(c.name, c.pattern);
+  const pid = await ownedPid(c);
   if (!pid) return row(c.name, 'not ours', c.version, 'nothing to stop');
   const how = c.stop ? await c.stop(pid) : await terminate(pid, c.pattern);
   await removePid(c.name);
@@ -116,7 +123,7 @@ async function down() {
 // ---------------------------------------------------------------- status
 
 async function statusOne(c) {
-  const [pid, isUp] = await Promise.all([ourPid(c.name, c.pattern), c.probe()]);
+  const [pid, isUp] = await Promise.all([ownedPid(c), c.probe()]);
   const owner = pid ? `ours (pid ${pid})` : isUp ? 'external' : '-';
   return { name: c.name, state: isUp ? 'up' : 'down', owner, address: c.address(), ...(pid && { pid }) };
 }
@@ -125,7 +132,7 @@ async function status() {
   await ensureDirs();
   const results = await Promise.all(COMPONENTS.map((c) => statusOne(c)));
   const allUp = results.every((r) => r.state === 'up');
-  const line = (...cols) => `${cols[0].padEnd(10)} ${cols[1].padEnd(6)} ${cols[2].padEnd(18)} ${cols[3]}`;
+  const line = (...cols) => `${cols[0].padEnd(nameWidth)} ${cols[1].padEnd(6)} ${cols[2].padEnd(18)} ${cols[3]}`;
   say(line('COMPONENT', 'STATE', 'OWNER', 'ADDRESS'));
   for (const r of results) say(line(r.name, r.state, r.owner, shown(r.address)));
   if (json) {

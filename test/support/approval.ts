@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { IHeaders } from 'kafkajs';
 import pg from 'pg';
 import type { Pool } from 'pg';
 import { Approvers, startApprovalService, tablesIn, tokenSha256 } from '@gatehouse/approval';
@@ -93,6 +94,8 @@ export function approvalRequest(overrides: Partial<ApprovalRequest> = {}): Appro
 /** Every event of some topics, decoded, as they arrive. */
 export interface EventLog {
   readonly seen: { readonly [R in TopicRole]: EventByRole[R][] };
+  /** The record headers an event arrived with (its signature, trace context). */
+  headersOf(event: object): IHeaders | undefined;
   waitFor<R extends TopicRole>(role: R, match: (event: EventByRole[R]) => boolean, what?: string): Promise<EventByRole[R]>;
   stop(): Promise<void>;
 }
@@ -129,16 +132,20 @@ async function watch(topics: TestTopics, roles: readonly TopicRole[]): Promise<E
   await consumer.connect();
   for (const role of roles) await consumer.subscribe({ topic: topics.topics[role], fromBeginning: true });
   const byTopic = new Map(roles.map((role) => [topics.topics[role], role]));
+  const headers = new WeakMap<object, IHeaders | undefined>();
   await consumer.run({
     eachMessage: async ({ topic, message }) => {
       const role = byTopic.get(topic);
       if (role === undefined) return;
       const decoded = await topics.serde.decode(role, message.value);
-      if (decoded.ok) (seen[role] as unknown[]).push(decoded.value);
+      if (!decoded.ok) return;
+      headers.set(decoded.value, message.headers);
+      (seen[role] as unknown[]).push(decoded.value);
     },
   });
   return {
     seen,
+    headersOf: (event) => headers.get(event),
     waitFor: (role, match, what = `an event on ${role}`) => eventually(() => seen[role].find(match), 20_000, what),
     stop: () => consumer.disconnect(),
   };

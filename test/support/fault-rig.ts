@@ -21,6 +21,8 @@ export const RIG = {
 export interface FaultRigOptions {
   /** Run the policy service as this many OS processes instead of one in-process instance. */
   readonly policyProcesses?: number;
+  /** The Redis every part of the rig uses (its REDIS_URL while the rig runs), in place of the environment's. */
+  readonly redisUrl?: string;
 }
 
 /**
@@ -47,6 +49,33 @@ export interface FaultRig {
 }
 
 export async function startFaultRig(label: string, options: FaultRigOptions = {}): Promise<FaultRig> {
+  // The in-process services and the executor processes all read REDIS_URL when they start.
+  const environmentRedisUrl = process.env['REDIS_URL'];
+  const restoreRedisUrl = (): void => {
+    if (environmentRedisUrl === undefined) delete process.env['REDIS_URL'];
+    else process.env['REDIS_URL'] = environmentRedisUrl;
+  };
+  if (options.redisUrl === undefined) return startRig(label, options);
+  process.env['REDIS_URL'] = options.redisUrl;
+  try {
+    const rig = await startRig(label, options);
+    return {
+      ...rig,
+      async stop() {
+        try {
+          await rig.stop();
+        } finally {
+          restoreRedisUrl();
+        }
+      },
+    };
+  } catch (error) {
+    restoreRedisUrl();
+    throw error;
+  }
+}
+
+async function startRig(label: string, options: FaultRigOptions): Promise<FaultRig> {
   const catalog = referenceCatalog();
   const policyProcesses = options.policyProcesses ?? 0;
   const g = await startGatehouse(label, {

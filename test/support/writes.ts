@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { IHeaders } from 'kafkajs';
 import type { CallResult } from '@gatehouse/client';
 import { canonicalArguments } from '@gatehouse/contracts';
 import { DeadLetters, EventPublisher, startEventConsumer } from '@gatehouse/events';
@@ -43,8 +44,12 @@ export async function armFaults(g: Gatehouse, body: { nextWrites?: string[]; sta
 }
 
 /** Collects every event published on one of the Gatehouse's topics from now on. */
-export async function collect<R extends TopicRole>(g: Gatehouse, role: R): Promise<{ events: EventByRole[R][]; stop(): Promise<void> }> {
+export async function collect<R extends TopicRole>(
+  g: Gatehouse,
+  role: R,
+): Promise<{ events: EventByRole[R][]; headersOf(event: EventByRole[R]): IHeaders | undefined; stop(): Promise<void> }> {
   const events: EventByRole[R][] = [];
+  const headers = new WeakMap<object, IHeaders | undefined>();
   const publisher = await EventPublisher.connect(g.kafka, g.serde);
   const running = await startEventConsumer({
     kafka: g.kafka,
@@ -54,7 +59,8 @@ export async function collect<R extends TopicRole>(g: Gatehouse, role: R): Promi
     fromBeginning: true,
     deadLetters: new DeadLetters(publisher),
     logger,
-    handle: (event) => {
+    handle: (event, record) => {
+      headers.set(event, record.headers);
       events.push(event);
       return Promise.resolve();
     },
@@ -62,6 +68,7 @@ export async function collect<R extends TopicRole>(g: Gatehouse, role: R): Promi
   await running.joined;
   return {
     events,
+    headersOf: (event) => headers.get(event),
     stop: async () => {
       await running.stop();
       await publisher.disconnect();

@@ -1,10 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import type { Consumer } from 'kafkajs';
 import { toolAddress, toolError } from '@gatehouse/contracts';
 import type { ToolArgs, ToolContract, ToolResultOf } from '@gatehouse/contracts';
-import { createKafka, eventsConfigFromEnv, EventPublisher, EventSerde, topicNames, topicOffsets } from '@gatehouse/events';
-import type { EventsConfig, ToolCommand, ToolResult, Topics } from '@gatehouse/events';
-import { createLogger, newTraceparent } from '@gatehouse/telemetry';
+import { createKafka, DeadLetters, eventsConfigFromEnv, EventPublisher, EventSerde, startReplyReader, topicNames } from '@gatehouse/events';
+import type { EventsConfig, ReplyReader, ToolCommand, ToolResult, Topics } from '@gatehouse/events';
+import { createLogger, newTraceparent, REPLY_PARTITION_HEADER } from '@gatehouse/telemetry';
 import type { Logger } from '@gatehouse/telemetry';
 import { toCallResult } from './call-result.js';
 import type { CallResult, PendingNotice } from './call-result.js';
@@ -18,6 +17,23 @@ export interface ClientOptions {
   readonly logger?: Logger;
   /** Deadline of a call when the caller gives none (default 30 s). */
   readonly defaultTimeoutMs?: number;
+  /**
+   * The results partition this instance reads, where every answer to its commands is routed.
+   * Default: the partition the fewest live instances read when this one starts. Give each instance
+   * its own (a StatefulSet ordinal, say) to be sure it reads nothing but its own answers.
+   */
+  readonly replyPartition?: number;
+}
+
+/** What this instance has read of the results topic. */
+export interface ClientStats {
+  readonly replyPartition: number;
+  /** Result records fetched: this instance's answers, plus those of any instance sharing its partition. */
+  readonly recordsRead: number;
+  /** Result records that did not decode, sent to the results DLQ (never dropped quietly). */
+  readonly deadLettered: number;
+  /** Publishes of a command that failed and were tried again under the same command_id. */
+  readonly publishRetries: number;
 }
 
 export interface CallOptions {
@@ -39,6 +55,7 @@ export interface CallOptions {
 }
 
 interface Waiter {
+  tool: string;
   resolve: (result: CallResult) => void;
   onPending: ((notice: PendingNotice) => void) | undefined;
   timer: NodeJS.Timeout;
@@ -52,10 +69,12 @@ export type ToolDefinitionFormat = 'mcp' | 'openai';
  */
 export class GatehouseClient {
   private readonly waiters = new Map<string, Waiter>();
+  private reader: ReplyReader | undefined;
+  private replyPartitionHeader = '';
+  private publishRetries = 0;
 
   private constructor(
     private readonly publisher: EventPublisher,
-    private readonly consumer: Consumer,
     private readonly controlUrl: string,
     private readonly defaultTimeoutMs: number,
     private readonly log: Logger,
@@ -70,35 +89,27 @@ export class GatehouseClient {
     await serde.register('commands');
     await serde.register('results');
     const publisher = await EventPublisher.connect(kafka, serde);
-
-    // Results published after this instant must all be seen: note the ends of the topic first, then
-    // join a group of our own and start reading there.
-    const admin = kafka.admin();
-    await admin.connect();
-    const ends = await topicOffsets(admin, topics.results);
-    await admin.disconnect();
-
-    const consumer = kafka.consumer({ groupId: `gatehouse-client-${randomUUID()}`, allowAutoTopicCreation: false });
     const client = new GatehouseClient(
       publisher,
-      consumer,
       (options.controlUrl ?? process.env['GATEHOUSE_CONTROL_URL'] ?? 'http://127.0.0.1:8091').replace(/\/+$/, ''),
       options.defaultTimeoutMs ?? 30_000,
       logger,
     );
-    let onJoin: () => void = () => undefined;
-    const joined = new Promise<void>((resolve) => (onJoin = resolve));
-    consumer.on(consumer.events.GROUP_JOIN, () => onJoin());
-    await consumer.connect();
-    await consumer.subscribe({ topic: topics.results, fromBeginning: false });
-    await consumer.run({
-      eachMessage: async ({ message }) => {
-        const decoded = await serde.decode('results', message.value);
-        if (decoded.ok) client.settle(decoded.value);
-      },
-    });
-    await joined;
-    for (const end of ends) consumer.seek({ topic: topics.results, partition: end.partition, offset: end.offset });
+    try {
+      // Answers are routed to the partition this instance reads: it reads its own, not every tenant's.
+      client.reader = await startReplyReader({
+        kafka,
+        serde,
+        deadLetters: new DeadLetters(publisher),
+        logger,
+        ...(options.replyPartition === undefined ? {} : { partition: options.replyPartition }),
+        handle: (result) => client.settle(result),
+      });
+    } catch (error) {
+      await publisher.disconnect().catch(() => undefined);
+      throw error;
+    }
+    client.replyPartitionHeader = String(client.reader.partition);
     return client;
   }
 
@@ -143,7 +154,7 @@ export class GatehouseClient {
         const error = toolError('TIMEOUT', `no result within ${timeoutMs} ms (client deadline)`, { details: { source: 'client' } });
         giveUp({ ok: false, commandId, tool, status: 'error', error });
       }, timeoutMs);
-      this.waiters.set(commandId, { resolve, onPending: options.onPending, timer });
+      this.waiters.set(commandId, { tool, resolve, onPending: options.onPending, timer });
       options.signal?.addEventListener(
         'abort',
         () => {
@@ -155,10 +166,68 @@ export class GatehouseClient {
         { once: true },
       );
     });
-    // Every call is traced: one the caller did not place in a trace starts its own.
-    const headers = { traceparent: options.traceparent ?? newTraceparent() };
-    await this.publisher.publish('commands', options.tenant, command, headers);
+    // Every call is traced: one the caller did not place in a trace starts its own. Its answers
+    // come back on the partition this instance reads.
+    const headers = { traceparent: options.traceparent ?? newTraceparent(), [REPLY_PARTITION_HEADER]: this.replyPartitionHeader };
+    await this.send(command, headers, options.signal);
     return settled;
+  }
+
+  /** What this instance has read of the results topic, and how often a publish was tried again. */
+  stats(): ClientStats {
+    const reader = this.reader;
+    if (reader === undefined) throw new Error('the client is not started');
+    return { replyPartition: reader.partition, recordsRead: reader.recordsRead, deadLettered: reader.deadLettered, publishRetries: this.publishRetries };
+  }
+
+  /**
+   * Publishes a command until the broker acknowledges it or the call's deadline passes. A failed
+   * publish is ambiguous — the command may have been written — so it is sent again under the same
+   * command_id: the boundary answers a command_id once, and the caller gets that one answer.
+   */
+  private async send(command: ToolCommand, headers: Record<string, string>, signal: AbortSignal | undefined): Promise<void> {
+    const deadline = command.deadline_at ?? Number.POSITIVE_INFINITY;
+    // Answered meanwhile (an earlier attempt did land), given up, cancelled, or the client closed.
+    const settledOrCancelled = (): boolean => !this.waiters.has(command.command_id) || signal?.aborted === true;
+    for (let attempt = 0; ; attempt += 1) {
+      try {
+        await this.publisher.publish('commands', command.tenant, command, headers);
+        return;
+      } catch (error) {
+        if (!transientKafkaError(error)) {
+          // Not the broker being away: a command that cannot be encoded, refused by an ACL, too
+          // large. Sending it again cannot help; the caller gets the cause, not a deadline later.
+          this.forget(command.command_id);
+          throw error;
+        }
+        const backoff = Math.min(2_000, 100 * 2 ** attempt) * (0.5 + Math.random() / 2);
+        if (settledOrCancelled()) return;
+        if (Date.now() + backoff >= deadline) {
+          const message = `the command could not be published before the call's deadline: ${(error as Error).message}`;
+          this.giveUp(command, toolError('TIMEOUT', message, { details: { source: 'client' } }));
+          return;
+        }
+        this.publishRetries += 1;
+        this.log.warn({ commandId: command.command_id, attempt: attempt + 1, err: { message: (error as Error).message } }, 'publishing a command failed; sending it again under the same command_id');
+        await new Promise((resolve) => setTimeout(resolve, backoff));
+        if (settledOrCancelled()) return;
+      }
+    }
+  }
+
+  private forget(commandId: string): void {
+    const waiter = this.waiters.get(commandId);
+    if (waiter === undefined) return;
+    clearTimeout(waiter.timer);
+    this.waiters.delete(commandId);
+  }
+
+  private giveUp(command: ToolCommand, error: ReturnType<typeof toolError>): void {
+    const waiter = this.waiters.get(command.command_id);
+    if (waiter === undefined) return;
+    clearTimeout(waiter.timer);
+    this.waiters.delete(command.command_id);
+    waiter.resolve({ ok: false, commandId: command.command_id, tool: command.tool, status: 'error', error });
   }
 
   /** The run's tools as MCP or OpenAI function-calling definitions, from the control API. */
@@ -169,10 +238,16 @@ export class GatehouseClient {
     return body.tools;
   }
 
+  /** Stops the client. A call still waiting resolves with OPERATION_CANCELLED; a write it ordered still runs at most once. */
   async close(): Promise<void> {
-    for (const waiter of this.waiters.values()) clearTimeout(waiter.timer);
+    const waiting = [...this.waiters];
     this.waiters.clear();
-    await this.consumer.disconnect();
+    for (const [commandId, waiter] of waiting) {
+      clearTimeout(waiter.timer);
+      const error = toolError('OPERATION_CANCELLED', 'the client closed while the call waited; a write already ordered still runs at most once', { details: { source: 'client' } });
+      waiter.resolve({ ok: false, commandId, tool: waiter.tool, status: 'error', error });
+    }
+    await this.reader?.stop();
     await this.publisher.disconnect();
   }
 
@@ -190,6 +265,31 @@ export class GatehouseClient {
     this.log.debug({ commandId: event.command_id, tool: event.tool, status: event.status }, 'call settled');
     waiter.resolve(result);
   }
+}
+
+// Broker answers that the same command will get again however often it is sent.
+const PERMANENT = new Set(['TOPIC_AUTHORIZATION_FAILED', 'CLUSTER_AUTHORIZATION_FAILED', 'MESSAGE_TOO_LARGE', 'RECORD_LIST_TOO_LARGE', 'INVALID_RECORD', 'INVALID_REQUIRED_ACKS']);
+
+/** The type of a kafkajs error or of any error it wraps, if one is permanent. */
+function permanentType(error: unknown, depth = 0): string | undefined {
+  if (typeof error !== 'object' || error === null || depth > 5) return undefined;
+  const e = error as { type?: unknown; name?: unknown; cause?: unknown; originalError?: unknown; errors?: unknown };
+  if (typeof e.type === 'string' && PERMANENT.has(e.type)) return e.type;
+  if (e.name === 'KafkaJSSASLAuthenticationError') return 'SASL_AUTHENTICATION_FAILED';
+  for (const inner of [e.cause, e.originalError, ...(Array.isArray(e.errors) ? (e.errors as unknown[]) : [])]) {
+    const found = permanentType(inner, depth + 1);
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}
+
+/**
+ * A failure of the broker or the way to it (kafkajs names all of its errors so), which a later
+ * attempt may not meet — as opposed to a command that cannot be encoded or that the broker refuses
+ * for good (an ACL, the size limit, the credentials).
+ */
+function transientKafkaError(error: unknown): boolean {
+  return error instanceof Error && error.name.startsWith('KafkaJS') && permanentType(error) === undefined;
 }
 
 export function createClient(options: ClientOptions = {}): Promise<GatehouseClient> {

@@ -2,6 +2,11 @@ import { EventsError } from './events-error.js';
 
 export interface TopicSettings {
   readonly partitions: number;
+  /**
+   * Partitions of the results topic (default: `partitions`). Each agent-runtime instance reads the
+   * one its answers are routed to, so this bounds how many instances read only their own answers.
+   */
+  readonly resultsPartitions?: number;
   readonly replicationFactor: number;
   readonly retentionMs: number;
   readonly dlqRetentionMs: number;
@@ -9,11 +14,27 @@ export interface TopicSettings {
   readonly maxMessageBytes: number;
 }
 
+/** The SASL mechanisms a client can authenticate with (kafkajs' names). */
+export const SASL_MECHANISMS = ['scram-sha-256', 'scram-sha-512', 'plain'] as const;
+export type SaslMechanism = (typeof SASL_MECHANISMS)[number];
+
+/** Who a client is to the brokers: each Gatehouse service has a principal of its own (docs/kafka-security.md). */
+export interface KafkaSasl {
+  readonly mechanism: SaslMechanism;
+  readonly username: string;
+  /** Never logged, never echoed in a refusal. */
+  readonly password: string;
+}
+
 export interface EventsConfig {
   readonly brokers: readonly string[];
   readonly registryUrl: string;
   readonly topicPrefix: string;
   readonly topicSettings: TopicSettings;
+  /** Absent: the brokers' listener asks for no authentication. */
+  readonly sasl?: KafkaSasl;
+  /** True: TLS to the brokers, trusting Node's CAs (plus `NODE_EXTRA_CA_CERTS`). Absent: plaintext. */
+  readonly ssl?: boolean;
 }
 
 export const EVENTS_ENV_DEFAULTS = {
@@ -21,10 +42,12 @@ export const EVENTS_ENV_DEFAULTS = {
   SCHEMA_REGISTRY_URL: 'http://127.0.0.1:8081/apis/ccompat/v7',
   GATEHOUSE_TOPIC_PREFIX: '',
   GATEHOUSE_TOPIC_PARTITIONS: '6',
+  GATEHOUSE_RESULTS_PARTITIONS: '24',
   GATEHOUSE_TOPIC_REPLICATION: '1',
   GATEHOUSE_TOPIC_RETENTION_MS: String(7 * 24 * 3600 * 1000),
   GATEHOUSE_DLQ_RETENTION_MS: String(14 * 24 * 3600 * 1000),
   GATEHOUSE_MAX_MESSAGE_BYTES: String(4 * 1024 * 1024),
+  KAFKA_SSL: 'false',
 } as const;
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -70,22 +93,66 @@ function registryUrl(env: Env): string {
   return raw.replace(/\/+$/, '');
 }
 
+function optional(env: Env, name: string): string | undefined {
+  const value = env[name];
+  return value === undefined || value === '' ? undefined : value;
+}
+
+/** `A is` or `A and B are`, for a refusal that names variables. */
+function listed(names: readonly string[]): string {
+  return names.length === 1 ? `${names[0]} is` : `${names.join(' and ')} are`;
+}
+
+/**
+ * The SASL credentials, if any. A mechanism needs a username and a password, and credentials need
+ * a mechanism: either half alone would fail later, at the broker, with a less clear error.
+ */
+function sasl(env: Env): KafkaSasl | undefined {
+  const mechanism = optional(env, 'KAFKA_SASL_MECHANISM');
+  const credentials = { KAFKA_SASL_USERNAME: optional(env, 'KAFKA_SASL_USERNAME'), KAFKA_SASL_PASSWORD: optional(env, 'KAFKA_SASL_PASSWORD') };
+  const set = Object.entries(credentials).filter(([, value]) => value !== undefined).map(([name]) => name);
+  if (mechanism === undefined) {
+    if (set.length === 0) return undefined;
+    throw new EventsError('CONFIG_INVALID', `${listed(set)} set but KAFKA_SASL_MECHANISM is not (one of ${SASL_MECHANISMS.join(', ')})`);
+  }
+  const known = SASL_MECHANISMS.find((m) => m === mechanism);
+  if (known === undefined) {
+    throw new EventsError('CONFIG_INVALID', `KAFKA_SASL_MECHANISM must be one of ${SASL_MECHANISMS.join(', ')}, got "${mechanism}"`);
+  }
+  const { KAFKA_SASL_USERNAME: username, KAFKA_SASL_PASSWORD: password } = credentials;
+  if (username === undefined || password === undefined) {
+    const missing = Object.keys(credentials).filter((name) => !set.includes(name));
+    throw new EventsError('CONFIG_INVALID', `${listed(missing)} required when KAFKA_SASL_MECHANISM is set`);
+  }
+  return { mechanism: known, username, password };
+}
+
+function ssl(env: Env): boolean {
+  const raw = read(env, 'KAFKA_SSL');
+  if (raw !== 'true' && raw !== 'false') throw new EventsError('CONFIG_INVALID', `KAFKA_SSL must be true or false, got "${raw}"`);
+  return raw === 'true';
+}
+
 /**
  * Reads and checks the event settings once, at start-up. The services read the same variables
  * through @gatehouse/runtime's schema; this reader serves what must not depend on the runtime
  * (the agent client, the CLI, scripts). A runtime test holds the two readers together.
  */
 export function eventsConfigFromEnv(env: Env = process.env): EventsConfig {
+  const auth = sasl(env);
   return {
     brokers: brokers(env),
     registryUrl: registryUrl(env),
     topicPrefix: read(env, 'GATEHOUSE_TOPIC_PREFIX'),
     topicSettings: {
       partitions: positiveInt(env, 'GATEHOUSE_TOPIC_PARTITIONS'),
+      resultsPartitions: positiveInt(env, 'GATEHOUSE_RESULTS_PARTITIONS'),
       replicationFactor: positiveInt(env, 'GATEHOUSE_TOPIC_REPLICATION'),
       retentionMs: positiveInt(env, 'GATEHOUSE_TOPIC_RETENTION_MS'),
       dlqRetentionMs: positiveInt(env, 'GATEHOUSE_DLQ_RETENTION_MS'),
       maxMessageBytes: positiveInt(env, 'GATEHOUSE_MAX_MESSAGE_BYTES'),
     },
+    ...(auth === undefined ? {} : { sasl: auth }),
+    ...(ssl(env) ? { ssl: true } : {}),
   };
 }

@@ -1,6 +1,6 @@
 import type { Consumer, IHeaders, Kafka, KafkaMessage } from 'kafkajs';
 import type { Logger } from '@gatehouse/telemetry';
-import type { DeadLetters } from './dead-letters.js';
+import type { DeadLetters, OriginRecord } from './dead-letters.js';
 import type { EventSerde } from './serde.js';
 import type { EventByRole, TopicRole } from './topics.js';
 
@@ -11,6 +11,8 @@ export interface ConsumedRecord {
   readonly key: string | null;
   readonly timestamp: string;
   readonly headers: IHeaders | undefined;
+  /** The record as it arrived, for a handler that dead-letters an event it decoded but will not act on. */
+  readonly origin?: OriginRecord;
 }
 
 export type EventHandler<R extends TopicRole> = (event: EventByRole[R], record: ConsumedRecord) => Promise<void>;
@@ -55,6 +57,7 @@ export async function startEventConsumer<R extends TopicRole>(options: EventCons
   consumer.on(consumer.events.GROUP_JOIN, () => onJoin());
 
   const take = async (partition: number, message: KafkaMessage): Promise<void> => {
+    const origin: OriginRecord = { topic, partition, offset: message.offset, timestamp: message.timestamp, key: message.key, value: message.value, headers: message.headers };
     const record: ConsumedRecord = {
       topic,
       partition,
@@ -62,6 +65,7 @@ export async function startEventConsumer<R extends TopicRole>(options: EventCons
       key: message.key === null ? null : message.key.toString('utf8'),
       timestamp: message.timestamp,
       headers: message.headers,
+      origin,
     };
     const decoded = await serde.decode(role, message.value);
     if (decoded.ok) {
@@ -69,7 +73,7 @@ export async function startEventConsumer<R extends TopicRole>(options: EventCons
       return;
     }
     await deadLetters.send(
-      { topic, partition, offset: message.offset, timestamp: message.timestamp, key: message.key, value: message.value, headers: message.headers },
+      origin,
       decoded.reason,
       decoded.message,
     );

@@ -32,7 +32,7 @@ export { provisionTopics } from './provisioning.js';
 export type { ProvisionResult } from './provisioning.js';
 export { awaitTopicsServed, topicOffsets } from './topic-readiness.js';
 export type { PartitionOffsets } from './topic-readiness.js';
-export { EventPublisher, producerStateLost } from './publisher.js';
+export { EventPublisher, producerStateLost, replyAwarePartitioner } from './publisher.js';
 export { addressOf, errorResult, okResult, pendingResult, toErrorEvent } from './results.js';
 export type { ResultAddress } from './results.js';
 export type { Outgoing } from './publisher.js';
@@ -46,5 +46,21 @@ export { HEADER_BYTES, MAGIC_BYTE, readWireHeader, writeWireFormat } from './wir
 export type { WireHeader } from './wire-format.js';
 export { fromStoredOutcome, toStoredOutcome } from './stored-outcome.js';
 export type { StoredOutcome } from './stored-outcome.js';
-export { generateSigningKey, KEY_ID_HEADER, OrderSigner, orderSigningPayload, parseSigningKey, parseTrustedKeys, SIGNATURE_HEADER, SigningKeyError, verifyOrder } from './order-signing.js';
+export {
+  decisionSigningPayload,
+  generateSigningKey,
+  KEY_ID_HEADER,
+  OrderSigner,
+  orderSigningPayload,
+  parseSigningKey,
+  parseTrustedKeys,
+  resolutionSigningPayload,
+  SIGNATURE_HEADER,
+  SigningKeyError,
+  verifyDecision,
+  verifyOrder,
+  verifyResolution,
+} from './order-signing.js';
 export type { OrderCheck, OrderHeaders, OrderRefusal, SigningKey, TrustedKeys } from './order-signing.js';
+export { replyGroupPrefix, startReplyReader } from './reply-reader.js';
+export type { ReplyReader, ReplyReaderOptions } from './reply-reader.js';

@@ -15,7 +15,7 @@ import { createPrivateKey, createPublicKey, generateKeyPairSync, sign, verify } 
 import type { KeyObject } from 'node:crypto';
 import type { IHeaders } from 'kafkajs';
 import { canonicalJson, sha256Hex } from '@gatehouse/contracts';
-import type { ApprovalGrant, ExecutionOrder } from './event-types.js';
+import type { ApprovalDecision, ApprovalGrant, ExecutionOrder, ToolResult } from './event-types.js';
 
 export const SIGNATURE_HEADER = 'gatehouse-signature';
 export const KEY_ID_HEADER = 'gatehouse-key-id';
@@ -23,6 +23,8 @@ export const KEY_ID_HEADER = 'gatehouse-key-id';
 // Signed bytes start with what they are, so a signature over an order can never be replayed as a
 // signature over some other message a Gatehouse key might sign one day (and vice versa).
 const DOMAIN_PREFIX = 'gatehouse.execution-order.v1\n';
+const DECISION_PREFIX = 'gatehouse.approval-decision.v1\n';
+const RESOLUTION_PREFIX = 'gatehouse.operator-resolution.v1\n';
 
 const KEY_ID = /^[a-z0-9][a-z0-9._-]{0,63}$/;
 const ED25519_SIGNATURE_BYTES = 64;
@@ -92,6 +94,51 @@ export function orderSigningPayload(order: ExecutionOrder): Buffer {
     issued_at: order.issued_at,
   };
   return Buffer.from(DOMAIN_PREFIX + canonicalJson(signed), 'utf8');
+}
+
+/**
+ * The bytes the approval service signs for an `ApprovalDecision` on `gatehouse.approvals.decided`:
+ * every field of the decision, picked one by one like the order's.
+ */
+export function decisionSigningPayload(decision: ApprovalDecision): Buffer {
+  const signed = {
+    decision_id: decision.decision_id,
+    proposal_id: decision.proposal_id,
+    command_id: decision.command_id,
+    run_id: decision.run_id,
+    tenant: decision.tenant,
+    tool: decision.tool,
+    decision: decision.decision,
+    decided_by: decision.decided_by,
+    decided_at: decision.decided_at,
+    reason: decision.reason,
+    arguments_sha256: decision.arguments_sha256,
+    target_type: decision.target_type,
+    target_id: decision.target_id,
+    target_version: decision.target_version,
+    approval_expires_at: decision.approval_expires_at,
+  };
+  return Buffer.from(DECISION_PREFIX + canonicalJson(signed), 'utf8');
+}
+
+/**
+ * The bytes the policy service signs for an operator's resolution of an unknown outcome: the final
+ * `ToolResult` it publishes, whose `result` or `error` says what the system of record showed.
+ */
+export function resolutionSigningPayload(result: ToolResult): Buffer {
+  const signed = {
+    command_id: result.command_id,
+    run_id: result.run_id,
+    tenant: result.tenant,
+    tool: result.tool,
+    status: result.status,
+    operation_id: result.operation_id,
+    result: result.result,
+    error: result.error,
+    arguments_sha256: result.arguments_sha256,
+    completed_at: result.completed_at,
+  };
+  return Buffer.from(RESOLUTION_PREFIX + canonicalJson(signed), 'utf8');
 }
 
 function assertKeyId(keyId: string, where: string): void {
@@ -185,7 +232,21 @@ export class OrderSigner {
 
   /** The headers to publish `order` with. */
   headersFor(order: ExecutionOrder): Record<string, string> {
-    const signature = sign(null, orderSigningPayload(order), this.privateKey);
+    return this.headersOver(orderSigningPayload(order));
+  }
+
+  /** The headers to publish an approval decision with. */
+  headersForDecision(decision: ApprovalDecision): Record<string, string> {
+    return this.headersOver(decisionSigningPayload(decision));
+  }
+
+  /** The headers to publish an operator's resolution (the final result) with. */
+  headersForResolution(result: ToolResult): Record<string, string> {
+    return this.headersOver(resolutionSigningPayload(result));
+  }
+
+  private headersOver(payload: Buffer): Record<string, string> {
+    const signature = sign(null, payload, this.privateKey);
     return { [SIGNATURE_HEADER]: signature.toString('base64'), [KEY_ID_HEADER]: this.keyId };
   }
 }
@@ -234,6 +295,28 @@ function signatureBytes(text: string): Buffer | undefined {
  * passed. Never throws on what a record carries.
  */
 export function verifyOrder(order: ExecutionOrder, headers: OrderHeaders | undefined, trusted: TrustedKeys, now: number = Date.now()): OrderCheck {
+  const signed = verifySigned(() => orderSigningPayload(order), 'order', headers, trusted);
+  if (!signed.ok) return signed;
+  if (sha256Hex(order.arguments) !== order.arguments_sha256) return refuse('arguments_altered', 'the arguments do not hash to the signed arguments_sha256');
+
+  if (order.deadline_at !== null && order.deadline_at < now) {
+    return refuse('expired', `deadline_at ${order.deadline_at} passed ${now - order.deadline_at} ms ago`);
+  }
+  return signed;
+}
+
+/** Whether an approval decision was signed by a trusted key (as the approval service signs each one). */
+export function verifyDecision(decision: ApprovalDecision, headers: OrderHeaders | undefined, trusted: TrustedKeys): OrderCheck {
+  return verifySigned(() => decisionSigningPayload(decision), 'decision', headers, trusted);
+}
+
+/** Whether an operator's resolution was signed by a trusted key (as the policy service signs each one). */
+export function verifyResolution(result: ToolResult, headers: OrderHeaders | undefined, trusted: TrustedKeys): OrderCheck {
+  return verifySigned(() => resolutionSigningPayload(result), 'resolution', headers, trusted);
+}
+
+/** Signed at all, by a trusted key id, with a valid signature over `payload`. Never throws on what a record carries. */
+function verifySigned(payloadOf: () => Buffer, what: string, headers: OrderHeaders | undefined, trusted: TrustedKeys): OrderCheck {
   const signatureHeader = headerValue(headers, SIGNATURE_HEADER);
   const keyIdHeader = headerValue(headers, KEY_ID_HEADER);
   if (signatureHeader.kind === 'absent') return refuse('unsigned', `no ${SIGNATURE_HEADER} header`);
@@ -250,17 +333,11 @@ export function verifyOrder(order: ExecutionOrder, headers: OrderHeaders | undef
 
   let payload: Buffer;
   try {
-    payload = orderSigningPayload(order);
+    payload = payloadOf();
   } catch (error) {
-    // No issuer could have signed an order without a canonical form.
-    return refuse('bad_signature', `the order has no signable form: ${error instanceof Error ? error.message : String(error)}`);
+    // No issuer could have signed an event without a canonical form.
+    return refuse('bad_signature', `the ${what} has no signable form: ${error instanceof Error ? error.message : String(error)}`);
   }
-  if (!verify(null, payload, publicKey, signature)) return refuse('bad_signature', `the signature does not match the order under key id "${keyId}"`);
-
-  if (sha256Hex(order.arguments) !== order.arguments_sha256) return refuse('arguments_altered', 'the arguments do not hash to the signed arguments_sha256');
-
-  if (order.deadline_at !== null && order.deadline_at < now) {
-    return refuse('expired', `deadline_at ${order.deadline_at} passed ${now - order.deadline_at} ms ago`);
-  }
+  if (!verify(null, payload, publicKey, signature)) return refuse('bad_signature', `the signature does not match the ${what} under key id "${keyId}"`);
   return { ok: true, keyId };
 }

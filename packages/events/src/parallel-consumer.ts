@@ -1,7 +1,7 @@
 import type { Consumer, Kafka, KafkaMessage } from 'kafkajs';
 import type { Logger } from '@gatehouse/telemetry';
 import type { ConsumedRecord, EventHandler } from './consumer.js';
-import type { DeadLetters } from './dead-letters.js';
+import type { DeadLetters, OriginRecord } from './dead-letters.js';
 import { KeyScheduler } from './key-scheduler.js';
 import { OffsetTracker } from './offset-tracker.js';
 import type { EventSerde } from './serde.js';
@@ -82,10 +82,11 @@ export async function startParallelConsumer<R extends TopicRole>(options: Parall
   });
 
   const decodeAndHandle = async (partition: number, message: KafkaMessage): Promise<void> => {
+    const origin: OriginRecord = { topic, partition, offset: message.offset, timestamp: message.timestamp, key: message.key, value: message.value, headers: message.headers };
     const decoded = await serde.decode(role, message.value);
     if (!decoded.ok) {
       await deadLetters.send(
-        { topic, partition, offset: message.offset, timestamp: message.timestamp, key: message.key, value: message.value, headers: message.headers },
+        origin,
         decoded.reason,
         decoded.message,
       );
@@ -99,6 +100,7 @@ export async function startParallelConsumer<R extends TopicRole>(options: Parall
       key: message.key === null ? null : message.key.toString('utf8'),
       timestamp: message.timestamp,
       headers: message.headers,
+      origin,
     };
     await handle(decoded.value, record);
   };

@@ -18,7 +18,8 @@ export async function provisionTopics(admin: Admin, topics: Topics, settings: To
   const wanted: ITopicConfig[] = [];
   for (const role of TOPIC_ROLES) {
     const topic = topics[role];
-    wanted.push(topicConfig(topic, settings, settings.retentionMs));
+    const partitions = role === 'results' ? (settings.resultsPartitions ?? settings.partitions) : settings.partitions;
+    wanted.push(topicConfig(topic, { ...settings, partitions }, settings.retentionMs));
     wanted.push(topicConfig(dlqTopicOf(topic), settings, settings.dlqRetentionMs));
   }
   const present = new Set(await admin.listTopics());

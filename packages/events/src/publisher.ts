@@ -1,5 +1,6 @@
 import { Partitioners } from 'kafkajs';
-import type { IHeaders, Kafka, Message, Producer, TopicMessages } from 'kafkajs';
+import type { ICustomPartitioner, IHeaders, Kafka, Message, Producer, TopicMessages } from 'kafkajs';
+import { replyPartitionOf } from '@gatehouse/telemetry';
 import type { EventSerde } from './serde.js';
 import type { EventByRole, TopicRole } from './topics.js';
 
@@ -39,6 +40,25 @@ export function producerStateLost(error: unknown, depth = 0): boolean {
 }
 
 /**
+ * Kafka's default partitioner (Java-compatible murmur2 of the key), except for results that carry a
+ * reply partition: those go to the partition the asking agent-runtime instance reads, so each
+ * instance reads its own answers rather than everyone's. A reply partition the topic does not have
+ * is ignored (the key decides), so a hostile or stale header can only cost reads, never an answer.
+ */
+export function replyAwarePartitioner(resultsTopic: string): ICustomPartitioner {
+  return () => {
+    const byKey = Partitioners.DefaultPartitioner();
+    return (args) => {
+      if (args.topic === resultsTopic) {
+        const partition = replyPartitionOf(args.message.headers);
+        if (partition !== undefined && args.partitionMetadata.some((p) => p.partitionId === partition)) return partition;
+      }
+      return byKey(args);
+    };
+  };
+}
+
+/**
  * Typed, idempotent publishing of Gatehouse events (acks from all in-sync replicas). Every
  * publish resolves once its own records are acknowledged; concurrent publishes are batched. A
  * producer whose idempotence state the broker no longer accepts is replaced, and the batch sent
@@ -61,14 +81,13 @@ export class EventPublisher {
   }
 
   static async connect(kafka: Kafka, serde: EventSerde): Promise<EventPublisher> {
-    const producer = EventPublisher.newProducer(kafka);
+    const producer = EventPublisher.newProducer(kafka, serde.topics.results);
     await producer.connect();
     return new EventPublisher(kafka, producer, serde);
   }
 
-  private static newProducer(kafka: Kafka): Producer {
-    // The partitioner kafkajs uses by default (Java-compatible murmur2), named so it does not warn about it.
-    return kafka.producer({ idempotent: true, allowAutoTopicCreation: false, createPartitioner: Partitioners.DefaultPartitioner });
+  private static newProducer(kafka: Kafka, resultsTopic: string): Producer {
+    return kafka.producer({ idempotent: true, allowAutoTopicCreation: false, createPartitioner: replyAwarePartitioner(resultsTopic) });
   }
 
   /** The producer in use now; it changes when one is replaced, so do not keep it. */
@@ -130,7 +149,7 @@ export class EventPublisher {
   private replaceProducer(): Promise<void> {
     this.replacing ??= (async () => {
       const old = this.current;
-      const fresh = EventPublisher.newProducer(this.kafka);
+      const fresh = EventPublisher.newProducer(this.kafka, this.serde.topics.results);
       await fresh.connect();
       this.current = fresh;
       this.replacements += 1;

@@ -14,9 +14,14 @@ export interface StoredOutcome {
   readonly result: string | null;
   readonly error: ToolResult['error'];
   readonly duration_ms: number | null;
+  /**
+   * The headers the command's events carried (trace context, reply partition), so an answer given
+   * later — an operator's resolution — reaches the same trace and the asking instance's partition.
+   */
+  readonly headers?: Readonly<Record<string, string>>;
 }
 
-export function toStoredOutcome(result: ToolResult, origin: string): string {
+export function toStoredOutcome(result: ToolResult, origin: string, headers?: Readonly<Record<string, unknown>>): string {
   const outcome: StoredOutcome = {
     command_id: result.command_id,
     run_id: result.run_id,
@@ -28,8 +33,15 @@ export function toStoredOutcome(result: ToolResult, origin: string): string {
     result: result.result,
     error: result.error,
     duration_ms: result.duration_ms,
+    ...(headers === undefined ? {} : { headers: textHeaders(headers) }),
   };
   return JSON.stringify(outcome);
+}
+
+function textHeaders(headers: Readonly<Record<string, unknown>>): Record<string, string> {
+  const kept: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) if (typeof value === 'string') kept[name] = value;
+  return kept;
 }
 
 /** The stored result, answered to the command that asks now (a retry carries a new command id). */

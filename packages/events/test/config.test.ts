@@ -6,7 +6,7 @@ describe('event settings from the environment', () => {
     const config = eventsConfigFromEnv({});
     expect(config.brokers).toEqual(['127.0.0.1:9092']);
     expect(config.registryUrl).toBe('http://127.0.0.1:8081/apis/ccompat/v7');
-    expect(config.topicSettings).toEqual({ partitions: 6, replicationFactor: 1, retentionMs: 604_800_000, dlqRetentionMs: 1_209_600_000, maxMessageBytes: 4_194_304 });
+    expect(config.topicSettings).toEqual({ partitions: 6, resultsPartitions: 24, replicationFactor: 1, retentionMs: 604_800_000, dlqRetentionMs: 1_209_600_000, maxMessageBytes: 4_194_304 });
   });
 
   it('takes a user cluster, trimming the registry URL', () => {

@@ -1,5 +1,7 @@
 export { ApprovalStore } from './approval-store.js';
 export type { ApprovalRecord } from './approval-store.js';
+export { CommandClaims } from './command-claims.js';
+export type { CommandClaim } from './command-claims.js';
 export { IdempotencyState, IdempotencyStore } from './idempotency-store.js';
 export type { Claim, IdempotencyOptions, IdempotencyRecord } from './idempotency-store.js';
 export { Keyspace } from './keyspace.js';
@@ -8,8 +10,8 @@ export { ProposalStore } from './proposal-store.js';
 export type { Proposal, ProposalState, StoredProposal } from './proposal-store.js';
 export { RateLimiter } from './rate-limiter.js';
 export type { RateDecision, RateLimit } from './rate-limiter.js';
-export { createRedis, REDIS_URL_DEFAULT, redisUrlFromEnv } from './redis-client.js';
-export type { Redis, RedisErrorLog } from './redis-client.js';
+export { createRedis, readRedisUrl, REDIS_URL_DEFAULT, redisUrlFromEnv } from './redis-client.js';
+export type { Redis, RedisErrorLog, RedisNodeAddress, RedisTarget, RedisUrlReading } from './redis-client.js';
 export { ResourceLock } from './resource-lock.js';
 export { isActive, RunRegistry } from './run-registry.js';
 export type { Run } from './run-registry.js';

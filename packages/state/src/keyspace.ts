@@ -1,7 +1,11 @@
 /**
  * Every Redis key Gatehouse writes, under one prefix (GATEHOUSE_REDIS_PREFIX, default `gh:`) so that
- * deployments or tests sharing a server never see each other's state. Hash tags keep the keys a
- * Lua script touches together in one cluster slot.
+ * deployments or tests sharing a server never see each other's state.
+ *
+ * On a Redis Cluster, every key one script, transaction or pipeline touches must hash to one slot.
+ * Each such key carries a hash tag (`{…}`: the cluster hashes only what is between the first `{`
+ * and the next `}`): a record and its index share the run id (`mcpTask`, `mcpTasksOfRun`), and all
+ * slot sets on a cluster share `{slots}`. A prefix must therefore hold no `{` of its own.
  */
 export class Keyspace {
   constructor(readonly prefix = 'gh:') {}
@@ -14,6 +18,14 @@ export class Keyspace {
     return `${this.prefix}runs:${tenant}`;
   }
 
+  /**
+   * The boundary's claim of a command_id. Command ids and tenants come from the runtime unchecked,
+   * so the key holds their hash (`claimId`), never the raw strings.
+   */
+  commandClaim(claimId: string): string {
+    return `${this.prefix}cmd:{${claimId}}`;
+  }
+
   idempotency(key: string): string {
     return `${this.prefix}idem:{${key}}`;
   }
@@ -22,8 +34,19 @@ export class Keyspace {
     return `${this.prefix}rate:${tool}:${scope}`;
   }
 
+  /** A scope's concurrency slots on a single Redis server (the names every executor already uses). */
   slots(scope: string): string {
     return `${this.prefix}slots:${scope}`;
+  }
+
+  /**
+   * A scope's concurrency slots on a Redis Cluster. A write takes its tenant's and its run's slots
+   * in one script, so every scope's set carries the one tag `{slots}` (one hash slot). The sets stay
+   * small: a member per write running now. Single servers keep the names above, so executors of
+   * the previous release and of this one count the same slots during a rolling upgrade.
+   */
+  clusterSlots(scope: string): string {
+    return `${this.prefix}slots:{slots}:${scope}`;
   }
 
   lock(resource: string): string {

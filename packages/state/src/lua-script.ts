@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { Redis } from './redis-client.js';
 
 /**
  * A Lua script run by its SHA1 (EVALSHA), so each call sends a 40-byte digest instead of the

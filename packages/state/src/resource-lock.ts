@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { Redis } from './redis-client.js';
 import type { Keyspace } from './keyspace.js';
 import { LuaScript } from './lua-script.js';
 

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { Redis } from './redis-client.js';
 import type { Keyspace } from './keyspace.js';
 import { isActive } from './run-registry.js';
 import type { Run, RunRegistry } from './run-registry.js';

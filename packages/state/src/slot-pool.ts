@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { Redis } from './redis-client.js';
 import type { Keyspace } from './keyspace.js';
 import { LuaScript } from './lua-script.js';
 
@@ -19,13 +19,17 @@ end
 return 1
 `);
 
+// Extends the lease in every scope that still holds it; answers how many do.
 const RENEW = new LuaScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local kept = 0
 for i = 1, #KEYS do
-  kept = kept + redis.call('ZADD', KEYS[i], 'XX', 'CH', now + tonumber(ARGV[2]), ARGV[1])
-  redis.call('PEXPIRE', KEYS[i], tonumber(ARGV[2]) * 4)
+  if redis.call('ZSCORE', KEYS[i], ARGV[1]) then
+    redis.call('ZADD', KEYS[i], now + tonumber(ARGV[2]), ARGV[1])
+    redis.call('PEXPIRE', KEYS[i], tonumber(ARGV[2]) * 4)
+    kept = kept + 1
+  end
 end
 return kept
 `);
@@ -47,7 +51,7 @@ export class SlotPool {
   ) {}
 
   async tryAcquire(scopes: readonly SlotScope[], leaseId: string, leaseMs: number): Promise<boolean> {
-    const keys = scopes.map((s) => this.keys.slots(s.scope));
+    const keys = scopes.map((s) => this.key(s.scope));
     const limits = scopes.map((s) => String(s.limit));
     return (await ACQUIRE.run(this.redis, keys.length, ...keys, leaseId, String(leaseMs), ...limits)) === 1;
   }
@@ -64,19 +68,26 @@ export class SlotPool {
     }
   }
 
-  async renew(scopes: readonly SlotScope[], leaseId: string, leaseMs: number): Promise<boolean> {
-    const keys = scopes.map((s) => this.keys.slots(s.scope));
-    return ((await RENEW.run(this.redis, keys.length, ...keys, leaseId, String(leaseMs))) as number) === 0;
+  /** A scope's slot set: hash-tagged on a cluster, where one script takes several scopes' sets. */
+  private key(scope: string): string {
+    return this.redis.isCluster ? this.keys.clusterSlots(scope) : this.keys.slots(scope);
   }
 
+  /** Extends a lease; false when some scope no longer holds it (it expired and was reclaimed). */
+  async renew(scopes: readonly SlotScope[], leaseId: string, leaseMs: number): Promise<boolean> {
+    const keys = scopes.map((s) => this.key(s.scope));
+    return ((await RENEW.run(this.redis, keys.length, ...keys, leaseId, String(leaseMs))) as number) === keys.length;
+  }
+
+  /** One pipeline: on a cluster every scope's set is in one hash slot (Keyspace.clusterSlots), so a cluster takes it too. */
   async release(scopes: readonly SlotScope[], leaseId: string): Promise<void> {
     const pipeline = this.redis.pipeline();
-    for (const s of scopes) pipeline.zrem(this.keys.slots(s.scope), leaseId);
+    for (const s of scopes) pipeline.zrem(this.key(s.scope), leaseId);
     await pipeline.exec();
   }
 
   /** Live leases in a scope (expired ones are not counted). */
   async inUse(scope: string, now = Date.now()): Promise<number> {
-    return this.redis.zcount(this.keys.slots(scope), now, '+inf');
+    return this.redis.zcount(this.key(scope), now, '+inf');
   }
 }

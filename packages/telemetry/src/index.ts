@@ -14,6 +14,6 @@ export type { ConsumerLagOptions, LagAdmin, RunningConsumerLag } from './consume
 export { checkReadiness } from './readiness.js';
 export type { Readiness, ReadinessCheck } from './readiness.js';
 export {
-  carriedHeaders, newTraceparent, SENT_AT_HEADER, sentAtOf, traceIdOf, traceIdOfTraceparent, TRACEPARENT_HEADER, TRACESTATE_HEADER,
+  carriedHeaders, newTraceparent, REPLY_PARTITION_HEADER, replyPartitionOf, SENT_AT_HEADER, sentAtOf, traceIdOf, traceIdOfTraceparent, TRACEPARENT_HEADER, TRACESTATE_HEADER,
 } from './trace-context.js';
 export type { CarriedHeaders, RecordHeaders } from './trace-context.js';

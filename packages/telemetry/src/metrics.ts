@@ -42,6 +42,7 @@ export const METRICS = {
   endToEndLatency: { name: 'gatehouse_end_to_end_latency_seconds', help: 'From the command\u2019s sent_at to its result being published, by the stage that published it.', labelNames: ['stage', ...TOOL, 'status'] },
   handlerDuration: { name: 'gatehouse_handler_duration_seconds', help: 'Time a tool handler ran, by tool.', labelNames: TOOL },
   untrustedOrders: { name: 'gatehouse_untrusted_orders_total', help: 'Execution orders an executor refused because no trusted key vouched for them (nothing ran), by reason.', labelNames: ['reason'] },
+  duplicateCommands: { name: 'gatehouse_duplicate_commands_total', help: 'Commands the boundary did not answer because their command_id was already claimed: the same command again (redelivered or re-sent), or a different payload under a used id (kept in the commands DLQ).', labelNames: ['reason'] },
   httpRequests: { name: 'gatehouse_http_requests_total', help: 'HTTP requests served, by route pattern, method and status.', labelNames: ['route', 'method', 'status'] },
   httpDuration: { name: 'gatehouse_http_request_duration_seconds', help: 'HTTP request duration by route pattern and method.', labelNames: ['route', 'method'] },
 } as const;
@@ -96,6 +97,7 @@ export class GatehouseMetrics {
   readonly #endToEndLatency: Histogram<Labels<'endToEndLatency'>>;
   readonly #handlerDuration: Histogram<Labels<'handlerDuration'>>;
   readonly #untrustedOrders: Counter<Labels<'untrustedOrders'>>;
+  readonly #duplicateCommands: Counter<Labels<'duplicateCommands'>>;
   readonly #httpRequests: Counter<Labels<'httpRequests'>>;
   readonly #httpDuration: Histogram<Labels<'httpDuration'>>;
 
@@ -116,6 +118,7 @@ export class GatehouseMetrics {
     this.#endToEndLatency = new Histogram({ ...METRICS.endToEndLatency, buckets, registers });
     this.#handlerDuration = new Histogram({ ...METRICS.handlerDuration, buckets, registers });
     this.#untrustedOrders = new Counter({ ...METRICS.untrustedOrders, registers });
+    this.#duplicateCommands = new Counter({ ...METRICS.duplicateCommands, registers });
     this.#httpRequests = new Counter({ ...METRICS.httpRequests, registers });
     this.#httpDuration = new Histogram({ ...METRICS.httpDuration, buckets, registers });
     this.#scraped = Registry.merge([processRegistry(), this.registry]);
@@ -160,6 +163,11 @@ export class GatehouseMetrics {
   /** An order refused because no trusted key vouched for it. */
   untrustedOrder(reason: string): void {
     this.#untrustedOrders.inc({ reason: oneOf(UNTRUSTED_ORDER_REASONS, reason) });
+  }
+
+  /** A command left unanswered because its command_id was claimed before: `repeat` (same payload) or `reused_id` (another payload). */
+  duplicateCommand(reason: 'repeat' | 'reused_id'): void {
+    this.#duplicateCommands.inc({ reason });
   }
 
   versionConflict(tool: string): void {

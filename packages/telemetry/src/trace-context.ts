@@ -10,6 +10,11 @@ export const TRACEPARENT_HEADER = 'traceparent';
 export const TRACESTATE_HEADER = 'tracestate';
 /** When the runtime sent the command (epoch ms, decimal), set by the policy service from `sent_at`. */
 export const SENT_AT_HEADER = 'gatehouse-sent-at';
+/**
+ * The results partition the agent-runtime instance behind a command reads (decimal), set by the
+ * client; every result the command causes is published to that partition.
+ */
+export const REPLY_PARTITION_HEADER = 'gatehouse-reply-partition';
 
 // W3C Trace Context: version 00, a 16-byte trace id and an 8-byte parent id, neither all zeros.
 const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-[0-9a-f]{2}$/;
@@ -53,9 +58,16 @@ export function sentAtOf(headers: RecordHeaders | undefined): number | undefined
   return Number(raw);
 }
 
+/** The reply partition a record carries; undefined unless it is a small decimal number. */
+export function replyPartitionOf(headers: RecordHeaders | undefined): number | undefined {
+  const raw = text(headers?.[REPLY_PARTITION_HEADER]);
+  if (raw === undefined || !/^[0-9]{1,5}$/.test(raw)) return undefined;
+  return Number(raw);
+}
+
 /**
  * The headers that travel from a record to every event it causes: a valid `traceparent` (with its
- * `tracestate`) and the command's send time. `sentAt` replaces any carried send time (the policy
+ * `tracestate`), the reply partition and the command's send time. `sentAt` replaces any carried send time (the policy
  * service stamps it from the command it checked). Undefined when there is nothing to carry.
  */
 export function carriedHeaders(headers: RecordHeaders | undefined, sentAt?: number): CarriedHeaders | undefined {
@@ -66,6 +78,8 @@ export function carriedHeaders(headers: RecordHeaders | undefined, sentAt?: numb
     const tracestate = text(headers?.[TRACESTATE_HEADER]);
     if (tracestate !== undefined && tracestate.length <= TRACESTATE_MAX) carried[TRACESTATE_HEADER] = tracestate;
   }
+  const replyPartition = replyPartitionOf(headers);
+  if (replyPartition !== undefined) carried[REPLY_PARTITION_HEADER] = String(replyPartition);
   const stamp = sentAt ?? sentAtOf(headers);
   if (stamp !== undefined && Number.isSafeInteger(stamp) && stamp >= 0) carried[SENT_AT_HEADER] = String(stamp);
   return Object.keys(carried).length === 0 ? undefined : carried;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { carriedHeaders, newTraceparent, SENT_AT_HEADER, sentAtOf, traceIdOf } from '@gatehouse/telemetry';
+import { carriedHeaders, newTraceparent, REPLY_PARTITION_HEADER, replyPartitionOf, SENT_AT_HEADER, sentAtOf, traceIdOf } from '@gatehouse/telemetry';
 
 const TRACEPARENT = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
 
@@ -31,5 +31,12 @@ describe('trace context', () => {
   it('drops a malformed traceparent and carries nothing when nothing is left', () => {
     expect(carriedHeaders({ traceparent: 'garbage', tracestate: 'v=1' })).toBeUndefined();
     expect(sentAtOf({ [SENT_AT_HEADER]: '12abc' })).toBeUndefined();
+  });
+
+  it('carries the reply partition a command was sent with, and nothing that is not a small number', () => {
+    expect(carriedHeaders({ [REPLY_PARTITION_HEADER]: Buffer.from('7') })).toEqual({ [REPLY_PARTITION_HEADER]: '7' });
+    expect(replyPartitionOf(carriedHeaders({ traceparent: TRACEPARENT, [REPLY_PARTITION_HEADER]: '12' }))).toBe(12);
+    for (const bad of ['-1', '1e3', ' 3', '123456', '', 'x']) expect(replyPartitionOf({ [REPLY_PARTITION_HEADER]: bad }), bad).toBeUndefined();
+    expect(carriedHeaders({ [REPLY_PARTITION_HEADER]: 'x' })).toBeUndefined();
   });
 });

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Catalog } from '@gatehouse/contracts';
-import type { EventByRole, EventSerde, Topics } from '@gatehouse/events';
-import type { Kafka } from 'kafkajs';
+import { verifyDecision, verifyOrder } from '@gatehouse/events';
+import type { EventByRole, EventSerde, Topics, TrustedKeys } from '@gatehouse/events';
+import type { IHeaders, Kafka } from 'kafkajs';
 import { buildTrace } from './build-trace.js';
 import type { RunEvents } from './build-trace.js';
 import { TraceError } from './trace-error.js';
@@ -27,6 +28,12 @@ export interface RecordTraceOptions {
    */
   readonly until?: { readonly idleMs?: number; readonly maxMs?: number };
   readonly recordedAt?: Date;
+  /**
+   * The keys of the services that sign orders and approval decisions. When given, an order or a
+   * decision no trusted key signed is left out: a trace tells what Gatehouse did, not what someone
+   * who could write to its topics claims it did.
+   */
+  readonly trustedKeys?: TrustedKeys;
 }
 
 type Ends = ReadonlyMap<string, bigint>;
@@ -75,10 +82,21 @@ async function readRunEvents(options: RecordTraceOptions): Promise<RunEvents> {
   let failure: TraceError | undefined;
   let wake: () => void = () => undefined;
 
-  const take = async <R extends Role>(role: R, value: Buffer | null): Promise<void> => {
+  const trusted = options.trustedKeys;
+  const vouchedFor = <R extends Role>(role: R, event: EventByRole[R], headers: IHeaders | undefined): boolean => {
+    if (trusted === undefined) return true;
+    // An order is checked for its signature only: one past its deadline was still issued.
+    if (role === 'execute') {
+      const check = verifyOrder(event as EventByRole['execute'], headers, trusted, 0);
+      return check.ok;
+    }
+    if (role === 'approvalsDecided') return verifyDecision(event as EventByRole['approvalsDecided'], headers, trusted).ok;
+    return true;
+  };
+  const take = async <R extends Role>(role: R, value: Buffer | null, headers: IHeaders | undefined): Promise<void> => {
     const decoded = await serde.decode(role, value);
     // Undecodable records are the DLQ's business; they belong to no run.
-    if (decoded.ok && decoded.value.run_id === runId) sink[role].push(decoded.value);
+    if (decoded.ok && decoded.value.run_id === runId && vouchedFor(role, decoded.value, headers)) sink[role].push(decoded.value);
   };
 
   const groupId = `gatehouse-trace-${randomUUID()}`;
@@ -91,7 +109,7 @@ async function readRunEvents(options: RecordTraceOptions): Promise<RunEvents> {
       eachMessage: async ({ topic, partition, message }) => {
         const role = roleOf.get(topic);
         try {
-          if (role !== undefined) await take(role, message.value);
+          if (role !== undefined) await take(role, message.value, message.headers);
         } catch (cause) {
           failure ??= new TraceError('READ_FAILED', `a record of ${topic} could not be decoded`, { cause });
         }

@@ -30,6 +30,12 @@ export class DecisionPublisher {
     await this.publisher.publish('execute', tenant, order, { ...headers, ...this.signer.headersFor(order) });
   }
 
+  /** Signed like an order: whoever reads the audit topic can tell this service's decisions from a forgery. */
+  private async publishDecision(row: StoredRequest, headers: CarriedHeaders | undefined): Promise<void> {
+    const decision = decisionEvent(row);
+    await this.publisher.publish('approvalsDecided', row.request.tenant, decision, { ...headers, ...this.signer.headersForDecision(decision) });
+  }
+
   /** The preview tool that makes a fresh proposal for this commit tool, if the catalog names one. */
   previewOf(tool: string): string | undefined {
     return this.catalog.get(tool)?.previewedBy;
@@ -41,11 +47,11 @@ export class DecisionPublisher {
     const headers = row.carried_headers ?? undefined;
     if (row.state === 'approved') {
       await this.saveApproval(row);
-      await this.publisher.publish('approvalsDecided', tenant, decisionEvent(row), headers);
+      await this.publishDecision(row, headers);
       const orderId = row.order_id ?? `ord_${randomUUID()}`;
       await this.publishOrder(tenant, executionOrder(row, row.command_id, orderId, Date.now()), headers);
     } else {
-      await this.publisher.publish('approvalsDecided', tenant, decisionEvent(row), headers);
+      await this.publishDecision(row, headers);
       await this.publishRefusal(row, row.command_id, headers);
     }
     await this.repository.markPublished(row.proposal_id);

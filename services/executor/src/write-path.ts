@@ -133,7 +133,7 @@ export async function executeWrite(
     deadlineAt: order.deadline_at,
   };
   const finish = async (result: ToolResult, state: 'succeeded' | 'failed' | 'unknown'): Promise<void> => {
-    const outcome = toStoredOutcome(result, record.origin);
+    const outcome = toStoredOutcome(result, record.origin, headers);
     // Staged with the claim before it goes out: an owner that dies between publishing and finishing
     // leaves the answer for the next owner to repeat, never a second, different one.
     await deps.idempotency.stage(key, owner, outcome);

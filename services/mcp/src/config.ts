@@ -34,6 +34,10 @@ export function mcpConfigFromEnv(env: Env = process.env): McpConfig {
   const c = readConfig(VARIABLES, env);
   const events = eventsConfigFromEnv({
     KAFKA_BROKERS: c.KAFKA_BROKERS.join(','),
+    KAFKA_SASL_MECHANISM: c.KAFKA_SASL_MECHANISM,
+    KAFKA_SASL_USERNAME: c.KAFKA_SASL_USERNAME,
+    KAFKA_SASL_PASSWORD: c.KAFKA_SASL_PASSWORD,
+    KAFKA_SSL: c.KAFKA_SSL,
     SCHEMA_REGISTRY_URL: c.SCHEMA_REGISTRY_URL,
     GATEHOUSE_TOPIC_PREFIX: c.GATEHOUSE_TOPIC_PREFIX,
   });

@@ -1,5 +1,7 @@
-import { addressOf, errorResult, pendingResult } from '@gatehouse/events';
-import type { ConsumedRecord, EventPublisher, OrderSigner, ToolCommand } from '@gatehouse/events';
+import { createHash } from 'node:crypto';
+import { addressOf, DeadLetters, errorResult, pendingResult } from '@gatehouse/events';
+import type { ApprovalRequest, ConsumedRecord, EventPublisher, ExecutionOrder, OrderSigner, ToolCommand, ToolResult } from '@gatehouse/events';
+import type { CommandClaims } from '@gatehouse/state';
 import type { IHeaders } from 'kafkajs';
 import { carriedHeaders as carryContext, traceIdOf } from '@gatehouse/telemetry';
 import type { GatehouseMetrics, Logger } from '@gatehouse/telemetry';
@@ -7,43 +9,140 @@ import { decide } from './decide.js';
 import type { DecideDeps } from './decide.js';
 
 /**
- * Headers that travel from the command to every event it causes: W3C trace context, and the
- * command's `sent_at` for the end-to-end latency measured where its result is published.
+ * Headers that travel from the command to every event it causes: W3C trace context, the reply
+ * partition of the asking instance, and the command's `sent_at` for the end-to-end latency
+ * measured where its result is published.
  */
 export function carriedHeaders(headers: IHeaders | undefined, sentAt?: number): IHeaders | undefined {
   return carryContext(headers, sentAt);
 }
 
-/** decode (done by the consumer) → check → decide → act → report, for one command. */
-export function commandHandler(deps: DecideDeps, publisher: EventPublisher, logger: Logger, metrics: GatehouseMetrics, signer: OrderSigner) {
+// How long a command_id stays claimed: past the call's deadline by a margin that covers a
+// redelivery after a rebalance, and never longer than a day.
+const CLAIM_AFTER_DEADLINE_MS = 10 * 60 * 1000;
+const CLAIM_MAX_MS = 24 * 3600 * 1000;
+// A copy of a command another worker is handling waits for it, at most this long per round.
+const BUSY_BACKOFF_MAX_MS = 1_000;
+
+/** What a command_id is claimed with: the hash of everything the runtime chose for the call. */
+export function commandPayloadSha256(command: ToolCommand): string {
+  return createHash('sha256').update(JSON.stringify([command.tool, command.arguments])).digest('hex');
+}
+
+/** One event a decision publishes, as staged with the claim before it is published. */
+interface Publication {
+  readonly role: 'execute' | 'approvalsRequested' | 'results';
+  readonly key: string;
+  readonly event: ExecutionOrder | ApprovalRequest | ToolResult;
+  readonly headers: IHeaders | undefined;
+}
+
+/** decode (done by the consumer) → claim → check → decide → stage → publish → answered, for one command. */
+export function commandHandler(
+  deps: DecideDeps & { readonly claims: CommandClaims },
+  publisher: EventPublisher,
+  logger: Logger,
+  metrics: GatehouseMetrics,
+  signer: OrderSigner,
+) {
+  const deadLetters = new DeadLetters(publisher);
+
+  const publishAll = async (publications: readonly Publication[]): Promise<void> => {
+    // In order: an approval request before the pending answer that points people at it.
+    for (const p of publications) await publisher.publish(p.role, p.key, p.event, p.headers);
+  };
+
   return async (command: ToolCommand, record: ConsumedRecord): Promise<void> => {
     const started = Date.now();
+    const context = { command_id: command.command_id, run_id: command.run_id, tenant: command.tenant, tool: command.tool, trace_id: traceIdOf(record.headers) };
+    // One command_id, one answer. The claim is per tenant and run (a run id cannot be guessed, so no
+    // one can claim another run's ids first). A copy of a handled command (redelivered, or re-sent
+    // by a client whose publish failed ambiguously) gets nothing more; another payload under a used
+    // id gets no answer at all and is kept in the commands DLQ for operators.
+    const claimId = `${command.run_id}/${command.command_id}`;
+    const payloadSha256 = commandPayloadSha256(command);
+    const ttlMs = Math.min(CLAIM_MAX_MS, Math.max(0, (command.deadline_at ?? started + CLAIM_MAX_MS) - started) + CLAIM_AFTER_DEADLINE_MS);
+    let claim = await deps.claims.claim(command.tenant, claimId, payloadSha256, ttlMs);
+    for (let backoff = 50; claim.kind === 'in_flight'; backoff = Math.min(backoff * 2, BUSY_BACKOFF_MAX_MS)) {
+      // Another worker took a copy a moment ago: wait until it has answered (nothing more to do)
+      // or its lease ran out (it died, and this copy takes over).
+      await new Promise((resolve) => setTimeout(resolve, backoff));
+      claim = await deps.claims.claim(command.tenant, claimId, payloadSha256, ttlMs);
+    }
+    if (claim.kind === 'answered') {
+      metrics.duplicateCommand('repeat');
+      logger.info({ ...context, payload_sha256: payloadSha256 }, 'command already answered; this copy is ignored');
+      return;
+    }
+    if (claim.kind === 'reused') {
+      metrics.duplicateCommand('reused_id');
+      const message = 'the command_id was already used by a command with another tool or arguments; this one is not answered';
+      if (record.origin !== undefined) await deadLetters.send(record.origin, 'command_id_reused', message);
+      logger.warn({ ...context, payload_sha256: payloadSha256 }, message);
+      return;
+    }
+    try {
+      if (claim.kind === 'staged') {
+        // Decided by a worker that stopped before it surely published: the same decision again.
+        await publishAll(JSON.parse(claim.decision) as Publication[]);
+        logger.info({ ...context }, 'staged decision of a taken-over command published again');
+      } else if (!(await decideAndPublish(command, record, { claimId, payloadSha256, ttlMs }, context, started))) {
+        return;
+      }
+    } catch (error) {
+      // The consumer retries this record: an undecided claim is let go, a staged one is kept.
+      await deps.claims.release(command.tenant, claimId, payloadSha256).catch(() => undefined);
+      throw error;
+    }
+    await deps.claims.answered(command.tenant, claimId, payloadSha256);
+  };
+
+  /**
+   * check → decide → stage → publish → report, for a command this worker has claimed; false when
+   * another worker (which took the claim over from a slow one) staged its decision first and answers.
+   */
+  async function decideAndPublish(
+    command: ToolCommand,
+    record: ConsumedRecord,
+    { claimId, payloadSha256, ttlMs }: { readonly claimId: string; readonly payloadSha256: string; readonly ttlMs: number },
+    context: Record<string, unknown>,
+    started: number,
+  ): Promise<boolean> {
     const decision = await decide(command, deps);
     const headers = carriedHeaders(record.headers, command.sent_at);
-    const context = { command_id: command.command_id, run_id: command.run_id, tenant: command.tenant, tool: command.tool, trace_id: traceIdOf(record.headers) };
+    let publications: Publication[];
     if (decision.kind === 'execute') {
       // Signed: the executor runs only orders its trusted keys vouch for.
-      await publisher.publish('execute', decision.order.tenant, decision.order, { ...headers, ...signer.headersFor(decision.order) });
+      publications = [{ role: 'execute', key: decision.order.tenant, event: decision.order, headers: { ...headers, ...signer.headersFor(decision.order) } }];
+    } else if (decision.kind === 'approval') {
+      // The request first: a pending answer must never exist without the request a person can act on.
+      const pending = pendingResult(addressOf(command), decision.pending, { argumentsSha256: decision.request.arguments_sha256 });
+      publications = [
+        { role: 'approvalsRequested', key: decision.request.tenant, event: decision.request, headers },
+        { role: 'results', key: command.run_id, event: pending, headers },
+      ];
+    } else {
+      const result = errorResult(addressOf(command), decision.error, { argumentsSha256: decision.argumentsSha256 });
+      publications = [{ role: 'results', key: command.run_id, event: result, headers }];
+    }
+    // Staged before it is published: whoever takes over from here publishes this decision, not a new one.
+    if (!(await deps.claims.stage(command.tenant, claimId, payloadSha256, JSON.stringify(publications), ttlMs))) {
+      logger.warn({ ...context }, 'another worker’s decision of this command was staged first; that one answers');
+      return false;
+    }
+    await publishAll(publications);
+    if (decision.kind === 'execute') {
       metrics.policyDecision(decision.order.tool, 'routed');
       logger.info({ ...context, arguments_sha256: decision.order.arguments_sha256, ms: Date.now() - started }, 'routed to execution');
-      return;
-    }
-    if (decision.kind === 'approval') {
-      // The request first: a pending answer must never exist without the request a person can act on.
-      await publisher.publish('approvalsRequested', decision.request.tenant, decision.request, headers);
-      const pending = pendingResult(addressOf(command), decision.pending, { argumentsSha256: decision.request.arguments_sha256 });
-      await publisher.publish('results', command.run_id, pending, headers);
+    } else if (decision.kind === 'approval') {
       metrics.policyDecision(decision.request.tool, 'approval_requested');
       logger.info({ ...context, proposal_id: decision.request.proposal_id, rule: decision.request.rule_id, arguments_sha256: decision.request.arguments_sha256 }, 'approval requested');
-      return;
+    } else {
+      metrics.policyDecision(command.tool, 'refused', decision.error);
+      const result = publications[0]?.event as ToolResult;
+      metrics.resultPublished('policy', result, command.sent_at);
+      logger.info({ ...context, code: decision.error.code, field: decision.error.field, arguments_sha256: decision.argumentsSha256 }, 'refused');
     }
-    const result = errorResult(addressOf(command), decision.error, { argumentsSha256: decision.argumentsSha256 });
-    await publisher.publish('results', command.run_id, result, headers);
-    metrics.policyDecision(command.tool, 'refused', decision.error);
-    metrics.resultPublished('policy', result, command.sent_at);
-    logger.info(
-      { ...context, code: decision.error.code, field: decision.error.field, arguments_sha256: decision.argumentsSha256 },
-      'refused',
-    );
-  };
+    return true;
+  }
 }

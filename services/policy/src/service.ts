@@ -5,7 +5,7 @@ import { rolesGranting } from '@gatehouse/governance';
 import type { PolicyTable, Roles } from '@gatehouse/governance';
 import { consumerChecks, healthOf, startConsumption, startEventRuntime, withTeardown } from '@gatehouse/runtime';
 import type { StopOptions } from '@gatehouse/runtime';
-import { ApprovalStore, IdempotencyStore, Keyspace, ProposalStore, RateLimiter, RunRegistry, RunTokens } from '@gatehouse/state';
+import { ApprovalStore, CommandClaims, IdempotencyStore, Keyspace, ProposalStore, RateLimiter, RunRegistry, RunTokens } from '@gatehouse/state';
 import type { Redis } from '@gatehouse/state';
 import { GatehouseMetrics } from '@gatehouse/telemetry';
 import type { Logger } from '@gatehouse/telemetry';
@@ -69,14 +69,16 @@ export async function startPolicyService(options: PolicyServiceOptions): Promise
       proposals: new ProposalStore(options.redis, keys),
       approvals: new ApprovalStore(options.redis, keys),
       idempotency: new IdempotencyStore(options.redis, keys),
+      claims: new CommandClaims(options.redis, keys),
       grantValidityMs: options.grantValidityMs ?? 10 * 60 * 1000,
       proposalTtlMs: options.proposalTtlMs ?? 15 * 60 * 1000,
     };
+    const signer = new OrderSigner(options.signingKey);
     const consumption = await startConsumption({
       runtime,
       role: 'commands',
       groupId: options.groupId,
-      handle: commandHandler(deps, runtime.publisher, logger.child({ component: 'decide' }), metrics, new OrderSigner(options.signingKey)),
+      handle: commandHandler(deps, runtime.publisher, logger.child({ component: 'decide' }), metrics, signer),
       logger,
       metrics,
       maxConcurrency: options.concurrency,
@@ -96,7 +98,8 @@ export async function startPolicyService(options: PolicyServiceOptions): Promise
       health: healthOf(consumerChecks(runtime, consumption, options.redis)),
       operations: {
         idempotency: deps.idempotency,
-        publish: (result) => runtime.publisher.publish('results', result.run_id, result),
+        publish: (result, headers) => runtime.publisher.publish('results', result.run_id, result, headers),
+        signer,
       },
     });
     teardown.add(() => api.close());

@@ -1,5 +1,5 @@
 import { EVENTS_ENV_DEFAULTS } from '@gatehouse/events';
-import { hostPortList, integer, text, url } from './value-kind.js';
+import { hostPortList, integer, oneOf, text, url } from './value-kind.js';
 import { variable } from './variable.js';
 
 // Defaults come from @gatehouse/events, whose eventsConfigFromEnv still serves the client and the CLI.
@@ -12,6 +12,27 @@ export const EVENTS_VARIABLES = {
     readers: KAFKA,
     default: EVENTS_ENV_DEFAULTS.KAFKA_BROKERS,
     doc: 'Kafka bootstrap brokers',
+  }),
+  KAFKA_SASL_MECHANISM: variable(oneOf(['scram-sha-256', 'scram-sha-512', 'plain']), {
+    readers: KAFKA,
+    unset: 'no authentication',
+    doc: 'SASL mechanism this program authenticates to the brokers with; needs `KAFKA_SASL_USERNAME` and `KAFKA_SASL_PASSWORD` (docs/kafka-security.md)',
+  }),
+  KAFKA_SASL_USERNAME: variable(text(), {
+    readers: KAFKA,
+    unset: '*(required with `KAFKA_SASL_MECHANISM`)*',
+    doc: 'the Kafka principal this program is (`User:<name>`): one per service, each with only the ACLs it needs',
+  }),
+  KAFKA_SASL_PASSWORD: variable(text(), {
+    readers: KAFKA,
+    unset: '*(required with `KAFKA_SASL_MECHANISM`)*',
+    secret: true,
+    doc: "that principal's password (SCRAM or PLAIN)",
+  }),
+  KAFKA_SSL: variable(oneOf(['true', 'false']), {
+    readers: KAFKA,
+    default: EVENTS_ENV_DEFAULTS.KAFKA_SSL,
+    doc: "TLS to the brokers, trusting Node's CAs and `NODE_EXTRA_CA_CERTS`",
   }),
   SCHEMA_REGISTRY_URL: variable(url({ schemes: ['http', 'https'], trimTrailingSlash: true }), {
     readers: KAFKA,
@@ -27,6 +48,11 @@ export const EVENTS_VARIABLES = {
     readers: TOPICS,
     default: EVENTS_ENV_DEFAULTS.GATEHOUSE_TOPIC_PARTITIONS,
     doc: 'partitions of each topic created; caps how many instances share the work (partitions are only ever added)',
+  }),
+  GATEHOUSE_RESULTS_PARTITIONS: variable(integer(1), {
+    readers: TOPICS,
+    default: EVENTS_ENV_DEFAULTS.GATEHOUSE_RESULTS_PARTITIONS,
+    doc: 'partitions of the results topic created; each agent-runtime instance reads only the partition its answers are routed to, so keep it at or above the number of instances',
   }),
   GATEHOUSE_TOPIC_REPLICATION: variable(integer(1), {
     readers: TOPICS,

@@ -1,15 +1,30 @@
-import { REDIS_URL_DEFAULT } from '@gatehouse/state';
+import { readRedisUrl, REDIS_URL_DEFAULT } from '@gatehouse/state';
 import { SERVICES } from './component.js';
 import { integer, oneOf, signingKey, text, trustedKeys, url } from './value-kind.js';
+import type { ValueKind } from './value-kind.js';
 import { variable } from './variable.js';
+
+/** REDIS_URL: one Redis server, or a Redis Cluster through its `cluster` parameter, read as @gatehouse/state reads it. */
+function redisUrl(): ValueKind<string> {
+  const base = url({ schemes: ['redis', 'rediss'] });
+  return {
+    describe: `${base.describe}; \`?cluster=host:port,…\` for a Redis Cluster`,
+    parse: (raw) => {
+      const parsed = base.parse(raw);
+      if (!parsed.ok) return parsed;
+      const reading = readRedisUrl(raw);
+      return reading.ok ? parsed : { ok: false, reason: reading.reason };
+    },
+  };
+}
 
 /** Settings the services must agree on, so one value feeds every service that reads it. */
 export const SHARED_VARIABLES = {
-  REDIS_URL: variable(url({ schemes: ['redis', 'rediss'] }), {
+  REDIS_URL: variable(redisUrl(), {
     readers: SERVICES,
     default: REDIS_URL_DEFAULT,
     secret: true,
-    doc: 'Redis: runs, idempotency records, slots, proposals and approvals (may carry a password)',
+    doc: 'Redis: runs, idempotency records, slots, proposals and approvals (may carry a password). With a `cluster` parameter, a Redis Cluster: the URL\'s host and the listed nodes are its seeds, its user, password and scheme apply to every node (`redis://:pw@10.0.0.1:6379?cluster=10.0.0.2:6379,10.0.0.3:6379`)',
   }),
   GATEHOUSE_TOOL_PACK: variable(text(), {
     readers: [...SERVICES, 'cli'],

@@ -1,0 +1,139 @@
+import { createHash } from 'node:crypto';
+import type { Redis } from './redis-client.js';
+import type { Keyspace } from './keyspace.js';
+import { LuaScript } from './lua-script.js';
+
+/**
+ * What the boundary knows of a command_id when a command arrives:
+ * - `first`: never seen; it is now claimed with the command's payload hash.
+ * - `in_flight`: the same command is being handled right now by another worker: try again shortly.
+ * - `unfinished`: claimed with the same payload, but whoever took it stopped before deciding (its
+ *   lease ran out): it is taken over and decided afresh — nothing of it was published.
+ * - `staged`: decided, but whoever decided stopped before it was surely published: it is taken
+ *   over, and the staged decision (`decision`) is published again, never decided a second time.
+ * - `answered`: the same command was already handled: a redelivery or a client's re-send, which
+ *   gets no second order and no second answer.
+ * - `reused`: the command_id was claimed by a different payload: this one gets no answer at all,
+ *   since any answer would be a second answer to that command_id.
+ */
+export type CommandClaim =
+  | { readonly kind: 'first' | 'in_flight' | 'unfinished' | 'answered' | 'reused' }
+  | { readonly kind: 'staged'; readonly decision: string };
+
+// The value is `<state>:<payload sha256>:<lease end, ms>[:<staged decision>]`, state c (claimed),
+// s (decided, its decision staged) or a (answered). The clock is the server's, so every instance
+// judges a lease alike.
+const HEAD = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local v = redis.call('GET', KEYS[1])
+local state, sha, lease, staged
+if v then
+  state = string.sub(v, 1, 1)
+  sha = string.sub(v, 3, 66)
+  local rest = string.sub(v, 68)
+  local colon = string.find(rest, ':', 1, true)
+  if colon then
+    lease = tonumber(string.sub(rest, 1, colon - 1)) or 0
+    staged = string.sub(rest, colon + 1)
+  else
+    lease = tonumber(rest) or 0
+  end
+end
+`;
+
+const CLAIM = new LuaScript(`${HEAD}
+local leased = ':' .. (now + tonumber(ARGV[3]))
+if not v then
+  redis.call('SET', KEYS[1], 'c:' .. ARGV[1] .. leased, 'PX', ARGV[2])
+  return {'first'}
+end
+if sha ~= ARGV[1] then return {'reused'} end
+if state == 'a' then return {'answered'} end
+if lease > now then return {'in_flight'} end
+if state == 's' then
+  redis.call('SET', KEYS[1], 's:' .. sha .. leased .. ':' .. staged, 'KEEPTTL', 'XX')
+  return {'staged', staged}
+end
+redis.call('SET', KEYS[1], 'c:' .. sha .. leased, 'KEEPTTL', 'XX')
+return {'unfinished'}
+`);
+
+// Records the decision of a claimed command before it is published: the one point where a
+// decision becomes the command's. Exactly one stage succeeds per claim, so of two workers that
+// both decided (one slow, one that took over) only one publishes. A claim Redis lost (a restart
+// without persistence) is made again, staged, by the worker that still holds its decision.
+const STAGE = new LuaScript(`${HEAD}
+if not v then
+  redis.call('SET', KEYS[1], 's:' .. ARGV[1] .. ':' .. (now + tonumber(ARGV[4])) .. ':' .. ARGV[2], 'PX', ARGV[3])
+  return 1
+end
+if state ~= 'c' or sha ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], 's:' .. sha .. ':' .. lease .. ':' .. ARGV[2], 'KEEPTTL', 'XX')
+return 1
+`);
+
+// A handling that failed: a claim not yet decided is let go; a staged one keeps its decision, and
+// its lease ends now, so the retry publishes that decision at once.
+const RELEASE = new LuaScript(`${HEAD}
+if not v or sha ~= ARGV[1] then return 0 end
+if state == 'c' then redis.call('DEL', KEYS[1]) return 1 end
+if state == 's' then redis.call('SET', KEYS[1], 's:' .. sha .. ':0:' .. staged, 'KEEPTTL', 'XX') return 1 end
+return 0
+`);
+
+/** How long a claim protects a command being handled before another worker may take it over. */
+const LEASE_MS_DEFAULT = 10_000;
+
+/**
+ * One answer per command_id: the boundary claims each command_id with the hash of its payload,
+ * stages its decision before publishing it, and marks it answered once published. Whoever takes
+ * over a claim publishes the staged decision again rather than deciding anew, so a command never
+ * gets two different answers (a second decision could differ: a deadline or a rate window passes).
+ */
+export class CommandClaims {
+  constructor(
+    private readonly redis: Redis,
+    private readonly keys: Keyspace,
+    /** How long a claim protects a command being handled before another worker may take it over. */
+    private readonly leaseMs = LEASE_MS_DEFAULT,
+  ) {}
+
+  /** Claims `commandId` of `tenant` for `payloadSha256`, remembered for `ttlMs`. */
+  async claim(tenant: string, commandId: string, payloadSha256: string, ttlMs: number): Promise<CommandClaim> {
+    const ttl = Math.max(1, Math.ceil(ttlMs));
+    const [kind, decision] = (await CLAIM.run(this.redis, 1, this.key(tenant, commandId), payloadSha256, String(ttl), String(this.leaseMs))) as [string, string?];
+    if (kind === 'staged') return { kind, decision: decision ?? '' };
+    return { kind: kind as Exclude<CommandClaim['kind'], 'staged'> };
+  }
+
+  /**
+   * Records the decision (what will be published) of a command this worker claimed; false when
+   * another worker's decision was staged first (that one is the command's, and that worker
+   * publishes it). `ttlMs` as for `claim`, should the claim have to be made again.
+   */
+  async stage(tenant: string, commandId: string, payloadSha256: string, decision: string, ttlMs: number): Promise<boolean> {
+    const ttl = Math.max(1, Math.ceil(ttlMs));
+    return ((await STAGE.run(this.redis, 1, this.key(tenant, commandId), payloadSha256, decision, String(ttl), String(this.leaseMs))) as number) === 1;
+  }
+
+  /** Marks the command handled: its decision is published, so a later copy gets nothing. */
+  async answered(tenant: string, commandId: string, payloadSha256: string): Promise<void> {
+    await this.redis.set(this.key(tenant, commandId), `a:${payloadSha256}:0`, 'KEEPTTL', 'XX');
+  }
+
+  /**
+   * After a handling failed: a claim not yet decided is given up, so the retry claims it `first`
+   * at once; a staged decision is kept and its lease ended, so the retry publishes it. An answered
+   * claim is never touched.
+   */
+  async release(tenant: string, commandId: string, payloadSha256: string): Promise<void> {
+    await RELEASE.run(this.redis, 1, this.key(tenant, commandId), payloadSha256);
+  }
+
+  // Tenant and id are length-prefixed: no two (tenant, id) pairs hash alike, whatever they hold.
+  private key(tenant: string, commandId: string): string {
+    const hash = createHash('sha256').update(`${tenant.length}:${tenant}`).update(commandId).digest('hex');
+    return this.keys.commandClaim(hash);
+  }
+}
