@@ -121,6 +121,22 @@ export function decisionSigningPayload(decision: ApprovalDecision): Buffer {
   return Buffer.from(DECISION_PREFIX + canonicalJson(signed), 'utf8');
 }
 
+// Picked one by one like the grant's: a field a later schema adds to errors must not change what
+// an older reader verifies.
+function signedError(error: ToolResult['error']): Record<string, unknown> | null {
+  if (error === null) return null;
+  return {
+    code: error.code,
+    message: error.message,
+    retryable: error.retryable,
+    field: error.field,
+    permitted: [...error.permitted],
+    next: error.next,
+    retry_after_ms: error.retry_after_ms,
+    details: error.details,
+  };
+}
+
 /**
  * The bytes the policy service signs for an operator's resolution of an unknown outcome: the final
  * `ToolResult` it publishes, whose `result` or `error` says what the system of record showed.
@@ -134,7 +150,7 @@ export function resolutionSigningPayload(result: ToolResult): Buffer {
     status: result.status,
     operation_id: result.operation_id,
     result: result.result,
-    error: result.error,
+    error: signedError(result.error),
     arguments_sha256: result.arguments_sha256,
     completed_at: result.completed_at,
   };

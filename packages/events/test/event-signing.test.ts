@@ -83,6 +83,18 @@ describe('signed operator resolutions', () => {
     expect(verifyResolution(resolution, headers, trusted)).toEqual({ ok: true, keyId: 'policy-1' });
     expect(verifyResolution({ ...resolution, result: '{"new_version":99}' }, headers, trusted)).toMatchObject({ ok: false, reason: 'bad_signature' });
     expect(verifyResolution({ ...resolution, status: 'error' }, headers, trusted)).toMatchObject({ ok: false, reason: 'bad_signature' });
+    const failed: ToolResult = {
+      ...resolution,
+      status: 'error',
+      result: null,
+      error: { code: 'UPSTREAM_ERROR', message: 'the write did not happen', retryable: false, field: null, permitted: [], next: null, retry_after_ms: null, details: '{"evidence":"row 7"}' },
+    };
+    const failedHeaders = policySigner.headersForResolution(failed);
+    expect(verifyResolution(failed, failedHeaders, trusted)).toMatchObject({ ok: true });
+    for (const altered of [{ code: 'NOT_FOUND' }, { retryable: true }, { details: '{"evidence":"row 8"}' }, { permitted: ['x'] }]) {
+      const error = { ...(failed.error as NonNullable<ToolResult['error']>), ...altered };
+      expect(verifyResolution({ ...failed, error }, failedHeaders, trusted), JSON.stringify(altered)).toMatchObject({ ok: false, reason: 'bad_signature' });
+    }
     expect(signedFields(resolutionSigningPayload(resolution))).toEqual(
       ['arguments_sha256', 'command_id', 'completed_at', 'error', 'operation_id', 'result', 'run_id', 'status', 'tenant', 'tool'],
     );
