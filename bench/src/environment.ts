@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { createRequire } from 'node:module';
+import { pathToFileURL } from 'node:url';
 import type { ConfigResourceTypes, Kafka } from 'kafkajs';
 import { config, PARTITIONS } from './stack.js';
 
@@ -64,11 +65,22 @@ export function versions(): Record<string, string> {
   };
   return {
     kafkajs: versionOf('kafkajs'),
+    '@platformatic/kafka': platformaticVersion(),
     avsc: versionOf('avsc'),
     ioredis: versionOf('ioredis'),
     kafka: STACK_VERSIONS.kafka,
     apicurioRegistry: STACK_VERSIONS.apicurioRegistry,
   };
+}
+
+/** Its exports map hides package.json: read the one beside the entry point (dist/index.js). */
+function platformaticVersion(): string {
+  try {
+    const entry = createRequire(import.meta.url).resolve('@platformatic/kafka');
+    return (JSON.parse(readFileSync(new URL('../package.json', pathToFileURL(entry)), 'utf8')) as { version: string }).version;
+  } catch {
+    return 'unknown';
+  }
 }
 
 export interface BrokerSettings {

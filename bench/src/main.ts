@@ -10,6 +10,7 @@ import { MCP_SETTINGS } from './front-door.js';
 import { EXECUTOR_SETTINGS, POLICY_SETTINGS } from './gatehouse.js';
 import { settingsOf, variantsOf } from './plan.js';
 import type { Setup } from './plan.js';
+import { unavailableClients } from './relay-clients.js';
 import { renderTable, resultOf, targetsOf } from './report.js';
 import { deleteKeys, deleteTopics, provisionSetup, startSetup } from './setups.js';
 import type { RunningSetup } from './setups.js';
@@ -25,7 +26,10 @@ process.env['KAFKAJS_NO_PARTITIONER_WARNING'] = '1';
 
 const settings = settingsOf(process.argv.slice(2));
 const variants = variantsOf(settings);
-if (variants.length === 0) throw new Error('no arm selected (--only takes a comma list of a, b, c, m, d, e, open)');
+if (variants.length === 0) throw new Error('no arm selected (--only takes a comma list of a, a2, b, c, m, d, e, open)');
+// Arm (a′) measures the clients it can install; it names the others and why.
+const unavailable = variants.some((v) => v.arm === 'a2') ? unavailableClients() : [];
+for (const u of unavailable) say(`(a′) ${u.client}: ${u.reason}`);
 
 const kafka = benchKafka('bench-main');
 const redis = benchRedis('bench-main');
@@ -33,11 +37,17 @@ const driver = new DriverThread();
 const environment = { machine: machine(), loadAverageAtStart: loadavg(), versions: versions(), broker: await brokerSettings(kafka) };
 
 const setups = new Map<Setup, RunningSetup>();
+/** Topic prefixes of every provisioned setup, deleted at the end even when a setup failed to start. */
+const topicPrefixes: string[] = [];
 try {
   const wanted = [...new Set(variants.map((v) => v.setup))];
   say(`creating the topics of ${wanted.join(', ')}`);
   const arms = [];
-  for (const setup of wanted) arms.push({ setup, topics: await provisionSetup(setup, kafka) });
+  for (const setup of wanted) {
+    const topics = await provisionSetup(setup, kafka);
+    topicPrefixes.push(topics.prefix);
+    arms.push({ setup, topics });
+  }
   // Then together: starting is mostly waiting (group joins, executor processes).
   say('starting the services and drivers');
   const starting = await Promise.allSettled(arms.map((a) => startSetup(a.setup, a.topics, kafka, redis, driver, settings)));
@@ -67,7 +77,7 @@ try {
   const results = variants.map((v) => resultOf(v, reps.get(v.id) ?? []));
   const targets = targetsOf(results, peakRssMiB);
 
-  const table = renderTable(results, targets, settings.repetitions);
+  const table = renderTable(results, targets, settings.repetitions, unavailable);
   process.stdout.write(`\n${table}\n`);
   mkdirSync(RESULTS_DIR, { recursive: true });
   const file = `${RESULTS_DIR}${new Date(started).toISOString().replace(/[:.]/g, '-')}${settings.quick ? '-quick' : ''}.json`;
@@ -87,6 +97,7 @@ try {
           logLevel: process.env['BENCH_LOG_LEVEL'] ?? 'info',
         },
         executorPeakRssMiB: rss,
+        unavailableClients: unavailable,
         targets,
         results,
         table,
@@ -98,7 +109,7 @@ try {
   process.stdout.write(`\nresults: ${file}\n`);
 } finally {
   for (const setup of setups.values()) await setup.stop().catch((error: unknown) => say(`stopping ${setup.setup}: ${String(error)}`));
-  await deleteTopics(kafka, [...setups.values()].map((s) => s.topicPrefix)).catch((error: unknown) => say(`deleting topics: ${String(error)}`));
+  await deleteTopics(kafka, topicPrefixes).catch((error: unknown) => say(`deleting topics: ${String(error)}`));
   await deleteKeys(redis, [...setups.values()].flatMap((s) => (s.redisPrefix === undefined ? [] : [s.redisPrefix])));
   await driver.close();
   await redis.quit();

@@ -5,6 +5,7 @@ import type { LoadSpec } from './driver.js';
 export const Setup = {
   relayRaw: 'relay-raw',
   relayAvro: 'relay-avro',
+  relayPlatformatic: 'relay-platformatic',
   gatehouse: 'gatehouse',
   gatehouseOpen: 'gatehouse-open',
   gatehouseMcp: 'gatehouse-mcp',
@@ -14,12 +15,13 @@ export const Setup = {
 } as const;
 export type Setup = (typeof Setup)[keyof typeof Setup];
 
-/** The arms of the issue, by letter. */
-export const Arm = { a: 'a', b: 'b', c: 'c', m: 'm', d: 'd', e: 'e', open: 'open' } as const;
+/** The arms of the issue, by letter; a2 is (a′), arm (a) with another Kafka client. */
+export const Arm = { a: 'a', a2: 'a2', b: 'b', c: 'c', m: 'm', d: 'd', e: 'e', open: 'open' } as const;
 export type Arm = (typeof Arm)[keyof typeof Arm];
 
 export const ARM_TITLES: Readonly<Record<Arm, string>> = {
   a: '(a) raw kafkajs relay',
+  a2: '(a′) raw relay, platformatic',
   b: '(b) relay + Avro/registry',
   c: '(c) Gatehouse read',
   m: '(m) read via MCP front door',
@@ -112,6 +114,8 @@ export function variantsOf(settings: BenchSettings): Variant[] {
     const s = sizeLabel(size);
     variants.push(
       { id: `a-${size}`, arm: 'a', setup: Setup.relayRaw, label: `${ARM_TITLES.a}, ${s}`, argumentBytes: size, spec: closed(benchNoop.address, size) },
+      // (a)'s relay with @platformatic/kafka in both hops, the driver unchanged.
+      { id: `a2-${size}`, arm: 'a2', setup: Setup.relayPlatformatic, label: `${ARM_TITLES.a2}, ${s}`, argumentBytes: size, spec: closed(benchNoop.address, size) },
       { id: `b-${size}`, arm: 'b', setup: Setup.relayAvro, label: `${ARM_TITLES.b}, ${s}`, argumentBytes: size, spec: closed(benchNoop.address, size) },
       { id: `c-${size}`, arm: 'c', setup: Setup.gatehouse, label: `${ARM_TITLES.c}, ${s}`, argumentBytes: size, spec: closed(benchNoop.address, size) },
       // (c)'s read, called by MCP clients through the front door on a Gatehouse of its own.

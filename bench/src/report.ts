@@ -1,5 +1,6 @@
 import type { LoadReport } from './driver.js';
 import type { Variant } from './plan.js';
+import type { UnavailableClient } from './relay-clients.js';
 import { spreadOf } from './stats.js';
 import type { Spread } from './stats.js';
 
@@ -118,8 +119,28 @@ function mcpAgainstRead(results: readonly VariantResult[]): string[] {
   return lines;
 }
 
+/** What another Kafka client does with (a)'s relay: (a′) against (a) at each size both ran, in the same run. */
+function clientsAgainstRelay(results: readonly VariantResult[], unavailable: readonly UnavailableClient[]): string[] {
+  const lines: string[] = [];
+  const signed = (n: number, digits = 0) => `${n >= 0 ? '+' : '−'}${fmt(Math.abs(n), digits)}`;
+  const cpu = (other: Spread, kafkajs: Spread) => `${fmt(other.median / kafkajs.median, 2)}× (a) (${signed(other.median - kafkajs.median, 2)} ms)`;
+  for (const other of results.filter((r) => r.arm === 'a2')) {
+    const a = results.find((r) => r.id === `a-${other.argumentBytes}`);
+    if (a === undefined) continue;
+    lines.push(
+      `  ${pad(`@platformatic/kafka, ${other.argumentBytes} B:`, 30)} calls/s ${fmt((other.throughput.median / a.throughput.median) * 100, 0)}% of (a)` +
+        `   p50 ${signed(other.p50Ms.median - a.p50Ms.median)} ms   p99 ${signed(other.p99Ms.median - a.p99Ms.median)} ms` +
+        `   CPU per call ${cpu(other.cpuMsPerCall, a.cpuMsPerCall)}` +
+        (other.servicesCpuMsPerCall === null || a.servicesCpuMsPerCall === null ? '' : `, relay's share ${cpu(other.servicesCpuMsPerCall, a.servicesCpuMsPerCall)}`),
+    );
+  }
+  if (results.some((r) => r.arm === 'a2')) for (const u of unavailable) lines.push(`  ${u.client}: ${u.reason}`);
+  if (lines.length === 0) return [];
+  return ['', "Other Kafka clients — (a′) against (a), same run: (a)'s two-hop relay with another client in both hops, the same kafkajs driver", ...lines];
+}
+
 /** The table `npm run bench` prints. */
-export function renderTable(results: readonly VariantResult[], targets: readonly Target[], repetitions: number): string {
+export function renderTable(results: readonly VariantResult[], targets: readonly Target[], repetitions: number, unavailable: readonly UnavailableClient[] = []): string {
   const lines: string[] = [];
   const closed = results.filter((r) => r.rate === null);
   const relayOf = (r: VariantResult) => results.find((x) => x.id === `a-${r.argumentBytes}`);
@@ -151,6 +172,7 @@ export function renderTable(results: readonly VariantResult[], targets: readonly
     lines.push('  services of every arm and, in (m), the MCP front door and its clients all run in that one process: compare arms by ratio.');
     lines.push('  svc CPU: the same less the driver thread\'s own CPU (Linux schedstat): the services\' share, in (m) with the front door.');
     lines.push(...mcpAgainstRead(results));
+    lines.push(...clientsAgainstRelay(results, unavailable));
   }
   const open = results.filter((r) => r.rate !== null);
   if (open.length > 0) {

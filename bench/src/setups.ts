@@ -7,6 +7,7 @@ import { issueMcpTokens, startBenchFrontDoor } from './front-door.js';
 import { startBenchGatehouse } from './gatehouse.js';
 import { Setup } from './plan.js';
 import type { BenchSettings } from './plan.js';
+import { startPlatformaticRelay } from './relay-platformatic.js';
 import { startRelay } from './relay.js';
 import { config, freshTopics, registerRuns } from './stack.js';
 import type { ArmTopics, BenchRun } from './stack.js';
@@ -34,10 +35,13 @@ export async function provisionSetup(setup: Setup, kafka: Kafka): Promise<ArmTop
 export async function startSetup(setup: Setup, arm: ArmTopics, kafka: Kafka, redis: Redis, driver: DriverThread, settings: BenchSettings): Promise<RunningSetup> {
   const capabilities = benchCatalog().catalog.tools().map((t) => t.address);
 
-  if (setup === Setup.relayRaw || setup === Setup.relayAvro) {
-    const relay = await startRelay(kafka, arm.serde, setup === Setup.relayRaw ? 'raw' : 'avro', `${arm.prefix}relay`);
+  if (setup === Setup.relayRaw || setup === Setup.relayAvro || setup === Setup.relayPlatformatic) {
+    const relay =
+      setup === Setup.relayPlatformatic
+        ? await startPlatformaticRelay(arm.topics, `${arm.prefix}relay`)
+        : await startRelay(kafka, arm.serde, setup === Setup.relayRaw ? 'raw' : 'avro', `${arm.prefix}relay`);
     await relay.joined;
-    await driver.start(setup, { kind: 'kafka', config, topicPrefix: arm.prefix, runs: relayRuns(settings.runs), answers: setup === Setup.relayRaw ? 'commands' : 'results' });
+    await driver.start(setup, { kind: 'kafka', config, topicPrefix: arm.prefix, runs: relayRuns(settings.runs), answers: setup === Setup.relayAvro ? 'results' : 'commands' });
     return {
       setup,
       topicPrefix: arm.prefix,
