@@ -127,4 +127,9 @@ describe('readConfig', () => {
   it('shows only the first 80 characters of a long refused value', () => {
     expect(reasonOf('POLICY_CONCURRENCY', '9'.repeat(200))).toMatch(/got "9{80}…"$/);
   });
+
+  it('refuses a Redis prefix with braces, which would split the keys a script uses together across Cluster slots', () => {
+    expect(() => readConfig(variablesReadBy('executor'), { ...KEYS, GATEHOUSE_REDIS_PREFIX: 'gh{x}:' })).toThrow(/GATEHOUSE_REDIS_PREFIX/);
+    expect(readConfig(variablesReadBy('executor'), { ...KEYS, GATEHOUSE_REDIS_PREFIX: 'tenant-a:' }).GATEHOUSE_REDIS_PREFIX).toBe('tenant-a:');
+  });
 });

@@ -42,10 +42,10 @@ export const SHARED_VARIABLES = {
     required: 'the executor runs only orders signed by a key it trusts',
     doc: 'the public keys whose orders the executor runs; list the old and the new key while rotating',
   }),
-  GATEHOUSE_REDIS_PREFIX: variable(text(), {
+  GATEHOUSE_REDIS_PREFIX: variable(text({ pattern: { regex: /^[^{}]*$/, says: 'text without braces' } }), {
     readers: SERVICES,
     default: 'gh:',
-    doc: 'prefix of every Redis key; empty means the default, so every service uses the same keys',
+    doc: 'prefix of every Redis key, without `{` or `}` (they would move keys a script uses together into different Redis Cluster slots); empty means the default, so every service uses the same keys',
   }),
   GATEHOUSE_PROPOSAL_TTL_MS: variable(integer(1), {
     readers: ['policy', 'executor'],
