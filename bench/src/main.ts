@@ -11,6 +11,8 @@ import { EXECUTOR_SETTINGS, POLICY_SETTINGS } from './gatehouse.js';
 import { settingsOf, variantsOf } from './plan.js';
 import type { Setup } from './plan.js';
 import { unavailableClients } from './relay-clients.js';
+import { describeWindow, RedisCounter } from './redis-stats.js';
+import type { RedisWindow } from './redis-stats.js';
 import { renderTable, resultOf, targetsOf } from './report.js';
 import { deleteKeys, deleteTopics, provisionSetup, startSetup } from './setups.js';
 import type { RunningSetup } from './setups.js';
@@ -33,6 +35,8 @@ for (const u of unavailable) say(`(a′) ${u.client}: ${u.reason}`);
 
 const kafka = benchKafka('bench-main');
 const redis = benchRedis('bench-main');
+// Counts what the in-process services send on `redis` (they all share it) and reads Redis' own statistics.
+const redisCounter = RedisCounter.open(redis);
 const driver = new DriverThread();
 const environment = { machine: machine(), loadAverageAtStart: loadavg(), versions: versions(), broker: await brokerSettings(kafka) };
 
@@ -55,29 +59,44 @@ try {
   const failed = starting.find((o) => o.status === 'rejected');
   if (failed !== undefined) throw failed.reason;
 
+  // Nothing in flight: what Redis runs that no call causes (any window holds it too); 0 expected.
+  const redisIdle = await redisCounter.idle(1_000);
+  if (Object.keys(redisIdle.ran).length > 0) say(`Redis ran commands with no call in flight (${JSON.stringify(redisIdle.ran)} in ${redisIdle.ms} ms): its per-call figures include them`);
+
   const reps = new Map<string, LoadReport[]>(variants.map((v) => [v.id, []]));
+  const redisWindows = new Map<string, RedisWindow[]>(variants.map((v) => [v.id, []]));
   for (let round = 0; round <= settings.repetitions; round += 1) {
     const warmup = round === 0;
     say(warmup ? 'warm-up round (discarded)' : `round ${round} of ${settings.repetitions}`);
     for (const variant of variants) {
       const spec = warmup ? { ...variant.spec, durationMs: settings.warmupMs } : variant.spec;
+      const before = warmup ? undefined : await redisCounter.mark();
       const report = await driver.run(variant.setup, spec);
+      let redisLine = '';
+      if (before !== undefined) {
+        // Executor processes (arm e) send on connections of their own: only Redis' count is whole.
+        const partial = setups.get(variant.setup)?.fleet !== undefined;
+        const answered = report.ok + Object.values(report.errors).reduce((n, e) => n + e, 0);
+        const window = redisCounter.window(before, await redisCounter.mark(), answered, partial);
+        redisWindows.get(variant.id)?.push(window);
+        redisLine = `  ${describeWindow(window)}`;
+      }
       // Not one answer: the stack is down or was restarted under the run; its figures would be noise.
       if (report.sent > 0 && report.unanswered === report.sent) {
         throw new Error(`${variant.id}: none of ${report.sent} calls was answered — is the stack up (npm run stack:status)?`);
       }
       if (!warmup) reps.get(variant.id)?.push(report);
-      say(`  ${variant.id.padEnd(10)} ${report.throughput.toFixed(0).padStart(6)} calls/s  p50 ${report.latencyMs.p50} ms  p99 ${report.latencyMs.p99} ms${report.stageMediansMs === null ? '' : `  (to completion ${report.stageMediansMs.toCompletion} ms, back ${report.stageMediansMs.toClient} ms)`}  cpu ${report.cpu.msPerCall.toFixed(2)} ms/call${report.cpu.servicesMsPerCall === null ? '' : ` (services ${report.cpu.servicesMsPerCall.toFixed(2)})`}${report.unanswered > 0 ? `  ${report.unanswered} unanswered` : ''}`);
+      say(`  ${variant.id.padEnd(10)} ${report.throughput.toFixed(0).padStart(6)} calls/s  p50 ${report.latencyMs.p50} ms  p99 ${report.latencyMs.p99} ms${report.stageMediansMs === null ? '' : `  (to completion ${report.stageMediansMs.toCompletion} ms, back ${report.stageMediansMs.toClient} ms)`}  cpu ${report.cpu.msPerCall.toFixed(2)} ms/call${report.cpu.servicesMsPerCall === null ? '' : ` (services ${report.cpu.servicesMsPerCall.toFixed(2)})`}${report.unanswered > 0 ? `  ${report.unanswered} unanswered` : ''}${redisLine}`);
     }
   }
 
   const fleets = [...setups.values()].flatMap((s) => (s.fleet === undefined ? [] : [s.fleet]));
   const rss = fleets.flatMap((f) => f.peakRssMiB());
   const peakRssMiB = rss.length === 0 ? null : Math.max(...rss);
-  const results = variants.map((v) => resultOf(v, reps.get(v.id) ?? []));
+  const results = variants.map((v) => resultOf(v, reps.get(v.id) ?? [], redisWindows.get(v.id) ?? []));
   const targets = targetsOf(results, peakRssMiB);
 
-  const table = renderTable(results, targets, settings.repetitions, unavailable);
+  const table = renderTable(results, targets, settings.repetitions, unavailable, redisIdle);
   process.stdout.write(`\n${table}\n`);
   mkdirSync(RESULTS_DIR, { recursive: true });
   const file = `${RESULTS_DIR}${new Date(started).toISOString().replace(/[:.]/g, '-')}${settings.quick ? '-quick' : ''}.json`;
@@ -97,6 +116,7 @@ try {
           logLevel: process.env['BENCH_LOG_LEVEL'] ?? 'info',
         },
         executorPeakRssMiB: rss,
+        redisIdle,
         unavailableClients: unavailable,
         targets,
         results,
@@ -112,6 +132,7 @@ try {
   await deleteTopics(kafka, topicPrefixes).catch((error: unknown) => say(`deleting topics: ${String(error)}`));
   await deleteKeys(redis, [...setups.values()].flatMap((s) => (s.redisPrefix === undefined ? [] : [s.redisPrefix])));
   await driver.close();
+  await redisCounter.close();
   await redis.quit();
 }
 // kafkajs and ioredis keep timers for reconnects; the bench is done.

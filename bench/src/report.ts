@@ -1,5 +1,7 @@
 import type { LoadReport } from './driver.js';
 import type { Variant } from './plan.js';
+import { redisPerCallOf } from './redis-stats.js';
+import type { RedisPerCall, RedisWindow } from './redis-stats.js';
 import type { UnavailableClient } from './relay-clients.js';
 import { spreadOf } from './stats.js';
 import type { Spread } from './stats.js';
@@ -24,10 +26,14 @@ export interface VariantResult {
   readonly unanswered: number;
   /** Open loop: repetitions that stopped sending early, saturated. */
   readonly saturatedReps: number;
+  /** Redis commands per answered call (see redis-stats.ts); null when no repetition answered a call. */
+  readonly redis: RedisPerCall | null;
   readonly repetitions: readonly LoadReport[];
+  /** Each repetition's Redis counts, as measured. */
+  readonly redisRepetitions: readonly RedisWindow[];
 }
 
-export function resultOf(variant: Variant, reps: readonly LoadReport[]): VariantResult {
+export function resultOf(variant: Variant, reps: readonly LoadReport[], redisWindows: readonly RedisWindow[]): VariantResult {
   const errors: Record<string, number> = {};
   for (const rep of reps) for (const [code, n] of Object.entries(rep.errors)) errors[code] = (errors[code] ?? 0) + n;
   const servicesCpu = reps.flatMap((r) => (r.cpu.servicesMsPerCall === null ? [] : [r.cpu.servicesMsPerCall]));
@@ -47,7 +53,9 @@ export function resultOf(variant: Variant, reps: readonly LoadReport[]): Variant
     errors,
     unanswered: reps.reduce((n, r) => n + r.unanswered, 0),
     saturatedReps: reps.filter((r) => r.saturated).length,
+    redis: redisPerCallOf(redisWindows),
     repetitions: reps,
+    redisRepetitions: redisWindows,
   };
 }
 
@@ -139,8 +147,46 @@ function clientsAgainstRelay(results: readonly VariantResult[], unavailable: rea
   return ['', "Other Kafka clients — (a′) against (a), same run: (a)'s two-hop relay with another client in both hops, the same kafkajs driver", ...lines];
 }
 
+/** `evalsha 5, get 2, set 1.01`: most first; whole numbers without decimals. */
+function byCommand(counts: Readonly<Record<string, number>>): string {
+  const entries = Object.entries(counts).sort(([a, x], [b, y]) => y - x || a.localeCompare(b));
+  if (entries.length === 0) return '—';
+  return entries.map(([name, n]) => `${name} ${Math.abs(n - Math.round(n)) < 0.005 ? String(Math.round(n)) : n.toFixed(2)}`).join(', ');
+}
+
+/** Redis commands per call of every variant measured, with what each sent and what its scripts ran. */
+function redisTable(results: readonly VariantResult[], repetitions: number, idle: RedisWindow | undefined): string[] {
+  const measured = results.filter((r) => r.redis !== null);
+  if (measured.length === 0) return [];
+  const cell = (s: Spread | null) => padLeft(s === null ? '–' : s.median === 0 ? '0' : fmt(s.median, 2), 8);
+  const lines = ['', `Redis per call — medians of ${repetitions} repetitions; every command counted, pipelined or not (commands, not round trips)`];
+  lines.push([pad('arm', 40), padLeft('sent', 8), padLeft('ran', 8), padLeft('batches', 8), padLeft('reads', 8), ' commands sent'].join(' '));
+  for (const r of measured) {
+    const redis = r.redis as RedisPerCall;
+    const shown = redis.sentByCommand === null ? `ran: ${byCommand(redis.ranByCommand)}` : byCommand(redis.sentByCommand);
+    lines.push([pad(r.label, 40), cell(redis.sent), cell(redis.ran), cell(redis.batches), cell(redis.reads), ` ${shown}${redis.quiet ? '' : ' (Redis was not always quiet at a window’s end)'}`].join(' '));
+    if (redis.insideScripts !== null && Object.keys(redis.insideScripts).length > 0) lines.push(`${' '.repeat(78)}in scripts: ${byCommand(redis.insideScripts)}`);
+  }
+  lines.push("  sent: commands the in-process services sent per answered call (an EVALSHA is one; MULTI … EXEC counts each of its commands).");
+  lines.push('  ran: commands Redis executed per call (INFO commandstats, the bench\'s INFO calls removed): what was sent plus what Lua');
+  lines.push('  scripts ran inside it (`in scripts`). – where services ran as other processes (arm e): only Redis\' own count is whole there.');
+  lines.push("  batches: writes of the services' connection per call (a lone command or one pipeline); reads: Redis' socket reads per call");
+  lines.push('  (total_reads_processed). Under load one batch carries many calls\' commands, so both are below the round trips a call waits for.');
+  if (idle !== undefined) {
+    const ran = Object.values(idle.ran).reduce((n, c) => n + c, 0);
+    lines.push(`  With no call in flight Redis ran ${ran} command${ran === 1 ? '' : 's'} in ${(idle.ms / 1000).toFixed(1)} s${ran === 0 ? '' : ` (${byCommand(idle.ran)}); every window holds such traffic too`}.`);
+  }
+  return lines;
+}
+
 /** The table `npm run bench` prints. */
-export function renderTable(results: readonly VariantResult[], targets: readonly Target[], repetitions: number, unavailable: readonly UnavailableClient[] = []): string {
+export function renderTable(
+  results: readonly VariantResult[],
+  targets: readonly Target[],
+  repetitions: number,
+  unavailable: readonly UnavailableClient[] = [],
+  redisIdle?: RedisWindow,
+): string {
   const lines: string[] = [];
   const closed = results.filter((r) => r.rate === null);
   const relayOf = (r: VariantResult) => results.find((x) => x.id === `a-${r.argumentBytes}`);
@@ -194,6 +240,7 @@ export function renderTable(results: readonly VariantResult[], targets: readonly
       );
     }
   }
+  lines.push(...redisTable(results, repetitions, redisIdle));
   if (targets.length > 0) {
     lines.push('');
     lines.push('Targets');
