@@ -2,6 +2,14 @@ import type { Redis } from './redis-client.js';
 import type { Keyspace } from './keyspace.js';
 import { LuaScript } from './lua-script.js';
 
+// Writes an approval record once, with its expiry: one script, so it rides the connection's
+// auto-pipelining with every other call's commands (a MULTI/EXEC goes out on its own).
+const SAVE = new LuaScript(`
+if redis.call('HSETNX', KEYS[1], 'record', ARGV[1]) == 0 then return 0 end
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return 1
+`);
+
 /**
  * An approval as the approval service (or the policy table, for `allow`) granted it. The executor
  * trusts this record, not the grant copied into an ExecutionOrder: anyone who can write to a topic
@@ -48,7 +56,7 @@ export class ApprovalStore {
   async save(record: ApprovalRecord): Promise<void> {
     const key = this.keys.approval(record.approval_id);
     const ttl = Math.max(1, record.expires_at - Date.now() + KEEP_AFTER_EXPIRY_MS);
-    const [[, written] = []] = (await this.redis.multi().hsetnx(key, 'record', JSON.stringify(record)).pexpire(key, ttl).exec()) ?? [];
+    const written = (await SAVE.run(this.redis, 1, key, JSON.stringify(record), String(ttl))) as number;
     if (written !== 1) throw new Error(`approval ${record.approval_id} already exists`);
   }
 

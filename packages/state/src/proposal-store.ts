@@ -2,6 +2,15 @@ import type { Redis } from './redis-client.js';
 import type { Keyspace } from './keyspace.js';
 import { LuaScript } from './lua-script.js';
 
+// Writes a proposal once, open, with its expiry: one script, so it rides the connection's
+// auto-pipelining with every other call's commands (a MULTI/EXEC goes out on its own).
+const SAVE = new LuaScript(`
+if redis.call('HSETNX', KEYS[1], 'proposal', ARGV[1]) == 0 then return 0 end
+redis.call('HSETNX', KEYS[1], 'state', 'open')
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return 1
+`);
+
 /** A stored canonical proposal: exactly what a person approves and exactly what a commit runs. */
 export interface Proposal {
   readonly proposal_id: string;
@@ -65,13 +74,8 @@ export class ProposalStore {
   async save(proposal: Proposal): Promise<void> {
     const key = this.keys.proposal(proposal.proposal_id);
     const ttl = Math.max(1, proposal.expires_at - Date.now() + KEEP_AFTER_EXPIRY_MS);
-    const written = await this.redis
-      .multi()
-      .hsetnx(key, 'proposal', JSON.stringify(proposal))
-      .hsetnx(key, 'state', 'open')
-      .pexpire(key, ttl)
-      .exec();
-    if (written?.[0]?.[1] !== 1) throw new Error(`proposal ${proposal.proposal_id} already exists`);
+    const written = (await SAVE.run(this.redis, 1, key, JSON.stringify(proposal), String(ttl))) as number;
+    if (written !== 1) throw new Error(`proposal ${proposal.proposal_id} already exists`);
   }
 
   async get(proposalId: string): Promise<StoredProposal | undefined> {

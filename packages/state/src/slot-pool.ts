@@ -2,6 +2,12 @@ import type { Redis } from './redis-client.js';
 import type { Keyspace } from './keyspace.js';
 import { LuaScript } from './lua-script.js';
 
+// Gives a lease back in every scope at once (one script: it rides auto-pipelining, a pipeline does not).
+const RELEASE = new LuaScript(`
+for i = 1, #KEYS do redis.call('ZREM', KEYS[i], ARGV[1]) end
+return 1
+`);
+
 // Takes one slot in every scope at once, or none. Expired leases (an executor that died) are
 // reclaimed on the way in.
 const ACQUIRE = new LuaScript(`
@@ -81,9 +87,8 @@ export class SlotPool {
 
   /** One pipeline: on a cluster every scope's set is in one hash slot (Keyspace.clusterSlots), so a cluster takes it too. */
   async release(scopes: readonly SlotScope[], leaseId: string): Promise<void> {
-    const pipeline = this.redis.pipeline();
-    for (const s of scopes) pipeline.zrem(this.key(s.scope), leaseId);
-    await pipeline.exec();
+    const keys = scopes.map((s) => this.key(s.scope));
+    await RELEASE.run(this.redis, keys.length, ...keys, leaseId);
   }
 
   /** Live leases in a scope (expired ones are not counted). */
