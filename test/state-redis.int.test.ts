@@ -253,60 +253,74 @@ describe.each(BACKENDS)('state on $backend', ({ url }) => {
     const sha = (c: string): string => c.repeat(64);
     const kind = async (claim: Promise<{ kind: string }>): Promise<string> => (await claim).kind;
 
+    it('reads the run record with the claim, in one script, and names no run for an id no run can have', async () => {
+      const space = keys();
+      const runs = new RunRegistry(a, space);
+      const registered = run({ run_id: 'run-7' });
+      await runs.create(registered);
+      const claims = new CommandClaims(b, space);
+      expect(JSON.parse((await claims.claim('acme', 'run-7', 'cmd-9', sha('a'), 60_000)).run ?? 'null')).toEqual(registered);
+      expect((await claims.claim('acme', 'run-8', 'cmd-9', sha('a'), 60_000)).run).toBeNull();
+      // A hostile run id is kept out of the key, and the claim still answers a command once.
+      const hostile = `run{${'x'.repeat(5_000)}}`;
+      expect(await claims.claim('acme', hostile, 'cmd-9', sha('a'), 60_000)).toEqual({ kind: 'first', run: null });
+      expect(await claims.claim('acme', hostile, 'cmd-9', sha('a'), 60_000)).toEqual({ kind: 'in_flight', run: null });
+    });
+
     it('answers a command_id once: a copy in flight waits, a copy after the answer and another payload get nothing', async () => {
       const space = keys();
       const [c1, c2] = [new CommandClaims(a, space), new CommandClaims(b, space)];
-      expect(await kind(c1.claim('acme', 'cmd-1', sha('a'), 60_000))).toBe('first');
-      expect(await kind(c2.claim('acme', 'cmd-1', sha('a'), 60_000))).toBe('in_flight');
-      expect(await kind(c2.claim('acme', 'cmd-1', sha('b'), 60_000))).toBe('reused');
+      expect(await kind(c1.claim('acme', 'run-1', 'cmd-1', sha('a'), 60_000))).toBe('first');
+      expect(await kind(c2.claim('acme', 'run-1', 'cmd-1', sha('a'), 60_000))).toBe('in_flight');
+      expect(await kind(c2.claim('acme', 'run-1', 'cmd-1', sha('b'), 60_000))).toBe('reused');
       // The same id under another tenant is another command.
-      expect(await kind(c2.claim('globex', 'cmd-1', sha('b'), 60_000))).toBe('first');
-      expect(await c1.stage('acme', 'cmd-1', sha('a'), '[{"decided":1}]', 60_000)).toBe(true);
-      await c1.answered('acme', 'cmd-1', sha('a'));
-      expect(await kind(c2.claim('acme', 'cmd-1', sha('a'), 60_000))).toBe('answered');
-      expect(await kind(c2.claim('acme', 'cmd-1', sha('b'), 60_000))).toBe('reused');
+      expect(await kind(c2.claim('globex', 'run-1', 'cmd-1', sha('b'), 60_000))).toBe('first');
+      expect(await c1.stage('acme', 'run-1', 'cmd-1', sha('a'), '[{"decided":1}]', 60_000)).toBe(true);
+      await c1.answered('acme', 'run-1', 'cmd-1', sha('a'));
+      expect(await kind(c2.claim('acme', 'run-1', 'cmd-1', sha('a'), 60_000))).toBe('answered');
+      expect(await kind(c2.claim('acme', 'run-1', 'cmd-1', sha('b'), 60_000))).toBe('reused');
       // An answered claim is never released, nor staged again.
-      await c2.release('acme', 'cmd-1', sha('a'));
-      expect(await c2.stage('acme', 'cmd-1', sha('a'), '[]', 60_000)).toBe(false);
-      expect(await kind(c2.claim('acme', 'cmd-1', sha('a'), 60_000))).toBe('answered');
+      await c2.release('acme', 'run-1', 'cmd-1', sha('a'));
+      expect(await c2.stage('acme', 'run-1', 'cmd-1', sha('a'), '[]', 60_000)).toBe(false);
+      expect(await kind(c2.claim('acme', 'run-1', 'cmd-1', sha('a'), 60_000))).toBe('answered');
     });
 
     it('gives a taken-over command its staged decision, never a new one, and lets an undecided claim go', async () => {
       const space = keys();
       const quick = new CommandClaims(a, space, 200);
-      expect(await kind(quick.claim('acme', 'cmd-2', sha('a'), 60_000))).toBe('first');
-      await quick.release('acme', 'cmd-2', sha('b'));
-      expect(await kind(quick.claim('acme', 'cmd-2', sha('a'), 60_000))).toBe('in_flight');
+      expect(await kind(quick.claim('acme', 'run-1', 'cmd-2', sha('a'), 60_000))).toBe('first');
+      await quick.release('acme', 'run-1', 'cmd-2', sha('b'));
+      expect(await kind(quick.claim('acme', 'run-1', 'cmd-2', sha('a'), 60_000))).toBe('in_flight');
       // A failed worker that had not decided lets go: the retry claims it at once.
-      await quick.release('acme', 'cmd-2', sha('a'));
-      expect(await kind(quick.claim('acme', 'cmd-2', sha('a'), 60_000))).toBe('first');
+      await quick.release('acme', 'run-1', 'cmd-2', sha('a'));
+      expect(await kind(quick.claim('acme', 'run-1', 'cmd-2', sha('a'), 60_000))).toBe('first');
       // Its lease runs out before it decides: another worker takes over and decides.
-      expect(await pollUntil(async () => ((await quick.claim('acme', 'cmd-2', sha('a'), 60_000)).kind === 'unfinished' ? true : undefined), 5_000, 'the lease to run out')).toBe(true);
+      expect(await pollUntil(async () => ((await quick.claim('acme', 'run-1', 'cmd-2', sha('a'), 60_000)).kind === 'unfinished' ? true : undefined), 5_000, 'the lease to run out')).toBe(true);
       const decision = '[{"role":"results","key":"run-1","event":{"status":"ok","note":"a:b:c"}}]';
-      expect(await quick.stage('acme', 'cmd-2', sha('a'), decision, 60_000)).toBe(true);
+      expect(await quick.stage('acme', 'run-1', 'cmd-2', sha('a'), decision, 60_000)).toBe(true);
       // The worker it took over from, slow but alive, stages too late: its decision is not the command's.
-      expect(await quick.stage('acme', 'cmd-2', sha('a'), '[{"late":1}]', 60_000)).toBe(false);
+      expect(await quick.stage('acme', 'run-1', 'cmd-2', sha('a'), '[{"late":1}]', 60_000)).toBe(false);
       // That worker dies after staging: whoever comes next gets the staged decision, byte for byte.
       const next = await pollUntil(async () => {
-        const claim = await quick.claim('acme', 'cmd-2', sha('a'), 60_000);
+        const claim = await quick.claim('acme', 'run-1', 'cmd-2', sha('a'), 60_000);
         return claim.kind === 'staged' ? claim : undefined;
       }, 5_000, 'the staged claim to be taken over');
-      expect(next).toEqual({ kind: 'staged', decision });
+      expect(next).toEqual({ kind: 'staged', decision, run: null });
       // A worker that failed after staging keeps the decision and ends its lease at once.
-      expect(await kind(quick.claim('acme', 'cmd-2', sha('a'), 60_000))).toBe('in_flight');
-      await quick.release('acme', 'cmd-2', sha('a'));
-      expect(await quick.claim('acme', 'cmd-2', sha('a'), 60_000)).toEqual({ kind: 'staged', decision });
+      expect(await kind(quick.claim('acme', 'run-1', 'cmd-2', sha('a'), 60_000))).toBe('in_flight');
+      await quick.release('acme', 'run-1', 'cmd-2', sha('a'));
+      expect(await quick.claim('acme', 'run-1', 'cmd-2', sha('a'), 60_000)).toEqual({ kind: 'staged', decision, run: null });
     });
 
     it('lets a worker whose claim Redis lost (a restart without persistence) stage its decision, once', async () => {
       const space = keys();
       const claims = new CommandClaims(a, space);
-      expect(await kind(claims.claim('acme', 'cmd-3', sha('a'), 60_000))).toBe('first');
+      expect(await kind(claims.claim('acme', 'run-1', 'cmd-3', sha('a'), 60_000))).toBe('first');
       // Where the claim lives: the hash of the length-prefixed tenant and the id, never the raw strings.
-      expect(await a.del(space.commandClaim(createHash('sha256').update('4:acme').update('cmd-3').digest('hex')))).toBe(1);
-      expect(await claims.stage('acme', 'cmd-3', sha('a'), '[{"d":1}]', 60_000)).toBe(true);
-      expect(await kind(claims.claim('acme', 'cmd-3', sha('a'), 60_000))).toBe('in_flight');
-      expect(await claims.stage('acme', 'cmd-3', sha('a'), '[{"d":2}]', 60_000)).toBe(false);
+      expect(await a.del(space.commandClaim('run-1', createHash('sha256').update('4:acme5:run-1').update('cmd-3').digest('hex')))).toBe(1);
+      expect(await claims.stage('acme', 'run-1', 'cmd-3', sha('a'), '[{"d":1}]', 60_000)).toBe(true);
+      expect(await kind(claims.claim('acme', 'run-1', 'cmd-3', sha('a'), 60_000))).toBe('in_flight');
+      expect(await claims.stage('acme', 'run-1', 'cmd-3', sha('a'), '[{"d":2}]', 60_000)).toBe(false);
     });
   });
 

@@ -16,9 +16,16 @@ import { LuaScript } from './lua-script.js';
  * - `reused`: the command_id was claimed by a different payload: this one gets no answer at all,
  *   since any answer would be a second answer to that command_id.
  */
-export type CommandClaim =
+export type CommandClaim = (
   | { readonly kind: 'first' | 'in_flight' | 'unfinished' | 'answered' | 'reused' }
-  | { readonly kind: 'staged'; readonly decision: string };
+  | { readonly kind: 'staged'; readonly decision: string }
+) & {
+  /** The command's run record as stored (JSON), read in the same script; null when there is none. */
+  readonly run: string | null;
+};
+
+/** The shape of every run id the control API registers: a command naming anything else names no run. */
+export const RUN_ID_PATTERN = /^[A-Za-z0-9_.:-]{1,128}$/;
 
 // The value is `<state>:<payload sha256>:<lease end, ms>[:<staged decision>]`, state c (claimed),
 // s (decided, its decision staged) or a (answered). The clock is the server's, so every instance
@@ -42,21 +49,25 @@ if v then
 end
 `;
 
+// Also answers the run record (KEYS[2], when the run id can name a run), which the decision needs:
+// one round trip instead of two.
 const CLAIM = new LuaScript(`${HEAD}
+local run = ''
+if #KEYS > 1 then run = redis.call('GET', KEYS[2]) or '' end
 local leased = ':' .. (now + tonumber(ARGV[3]))
 if not v then
   redis.call('SET', KEYS[1], 'c:' .. ARGV[1] .. leased, 'PX', ARGV[2])
-  return {'first'}
+  return {'first', '', run}
 end
-if sha ~= ARGV[1] then return {'reused'} end
-if state == 'a' then return {'answered'} end
-if lease > now then return {'in_flight'} end
+if sha ~= ARGV[1] then return {'reused', '', run} end
+if state == 'a' then return {'answered', '', run} end
+if lease > now then return {'in_flight', '', run} end
 if state == 's' then
   redis.call('SET', KEYS[1], 's:' .. sha .. leased .. ':' .. staged, 'KEEPTTL', 'XX')
-  return {'staged', staged}
+  return {'staged', staged, run}
 end
 redis.call('SET', KEYS[1], 'c:' .. sha .. leased, 'KEEPTTL', 'XX')
-return {'unfinished'}
+return {'unfinished', '', run}
 `);
 
 // Records the decision of a claimed command before it is published: the one point where a
@@ -99,12 +110,15 @@ export class CommandClaims {
     private readonly leaseMs = LEASE_MS_DEFAULT,
   ) {}
 
-  /** Claims `commandId` of `tenant` for `payloadSha256`, remembered for `ttlMs`. */
-  async claim(tenant: string, commandId: string, payloadSha256: string, ttlMs: number): Promise<CommandClaim> {
+  /** Claims `commandId` of `tenant` and `runId` for `payloadSha256`, remembered for `ttlMs`, and reads the run. */
+  async claim(tenant: string, runId: string, commandId: string, payloadSha256: string, ttlMs: number): Promise<CommandClaim> {
     const ttl = Math.max(1, Math.ceil(ttlMs));
-    const [kind, decision] = (await CLAIM.run(this.redis, 1, this.key(tenant, commandId), payloadSha256, String(ttl), String(this.leaseMs))) as [string, string?];
-    if (kind === 'staged') return { kind, decision: decision ?? '' };
-    return { kind: kind as Exclude<CommandClaim['kind'], 'staged'> };
+    const { claim, run } = this.keysOf(tenant, runId, commandId);
+    const keys = run === undefined ? [claim] : [claim, run];
+    const [kind, decision, record] = (await CLAIM.run(this.redis, keys.length, ...keys, payloadSha256, String(ttl), String(this.leaseMs))) as [string, string, string];
+    const stored = record === '' ? null : record;
+    if (kind === 'staged') return { kind, decision, run: stored };
+    return { kind: kind as Exclude<CommandClaim['kind'], 'staged'>, run: stored };
   }
 
   /**
@@ -112,14 +126,14 @@ export class CommandClaims {
    * another worker's decision was staged first (that one is the command's, and that worker
    * publishes it). `ttlMs` as for `claim`, should the claim have to be made again.
    */
-  async stage(tenant: string, commandId: string, payloadSha256: string, decision: string, ttlMs: number): Promise<boolean> {
+  async stage(tenant: string, runId: string, commandId: string, payloadSha256: string, decision: string, ttlMs: number): Promise<boolean> {
     const ttl = Math.max(1, Math.ceil(ttlMs));
-    return ((await STAGE.run(this.redis, 1, this.key(tenant, commandId), payloadSha256, decision, String(ttl), String(this.leaseMs))) as number) === 1;
+    return ((await STAGE.run(this.redis, 1, this.keysOf(tenant, runId, commandId).claim, payloadSha256, decision, String(ttl), String(this.leaseMs))) as number) === 1;
   }
 
   /** Marks the command handled: its decision is published, so a later copy gets nothing. */
-  async answered(tenant: string, commandId: string, payloadSha256: string): Promise<void> {
-    await this.redis.set(this.key(tenant, commandId), `a:${payloadSha256}:0`, 'KEEPTTL', 'XX');
+  async answered(tenant: string, runId: string, commandId: string, payloadSha256: string): Promise<void> {
+    await this.redis.set(this.keysOf(tenant, runId, commandId).claim, `a:${payloadSha256}:0`, 'KEEPTTL', 'XX');
   }
 
   /**
@@ -127,13 +141,18 @@ export class CommandClaims {
    * at once; a staged decision is kept and its lease ended, so the retry publishes it. An answered
    * claim is never touched.
    */
-  async release(tenant: string, commandId: string, payloadSha256: string): Promise<void> {
-    await RELEASE.run(this.redis, 1, this.key(tenant, commandId), payloadSha256);
+  async release(tenant: string, runId: string, commandId: string, payloadSha256: string): Promise<void> {
+    await RELEASE.run(this.redis, 1, this.keysOf(tenant, runId, commandId).claim, payloadSha256);
   }
 
-  // Tenant and id are length-prefixed: no two (tenant, id) pairs hash alike, whatever they hold.
-  private key(tenant: string, commandId: string): string {
-    const hash = createHash('sha256').update(`${tenant.length}:${tenant}`).update(commandId).digest('hex');
-    return this.keys.commandClaim(hash);
+  /**
+   * The claim's key, and the run's when the id can name a run. Tenant and run id are
+   * length-prefixed, so no two (tenant, run, command) triples hash alike, whatever they hold. A run
+   * id that cannot name a run tags the claim with its hash, keeping a hostile id out of the key.
+   */
+  private keysOf(tenant: string, runId: string, commandId: string): { claim: string; run: string | undefined } {
+    const hash = createHash('sha256').update(`${tenant.length}:${tenant}${runId.length}:${runId}`).update(commandId).digest('hex');
+    if (RUN_ID_PATTERN.test(runId)) return { claim: this.keys.commandClaim(runId, hash), run: this.keys.run(runId) };
+    return { claim: this.keys.commandClaim(createHash('sha256').update(runId).digest('hex'), hash), run: undefined };
   }
 }

@@ -1,6 +1,6 @@
 export { ApprovalStore } from './approval-store.js';
 export type { ApprovalRecord } from './approval-store.js';
-export { CommandClaims } from './command-claims.js';
+export { CommandClaims, RUN_ID_PATTERN } from './command-claims.js';
 export type { CommandClaim } from './command-claims.js';
 export { IdempotencyState, IdempotencyStore } from './idempotency-store.js';
 export type { Claim, IdempotencyOptions, IdempotencyRecord } from './idempotency-store.js';

@@ -20,10 +20,11 @@ export class Keyspace {
 
   /**
    * The boundary's claim of a command_id. Command ids and tenants come from the runtime unchecked,
-   * so the key holds their hash (`claimId`), never the raw strings.
+   * so the key holds their hash (`claimHash`), never the raw strings; it is tagged with its run's id
+   * (`slotTag`), so the claim and the run record share a cluster slot and one script reads both.
    */
-  commandClaim(claimId: string): string {
-    return `${this.prefix}cmd:{${claimId}}`;
+  commandClaim(slotTag: string, claimHash: string): string {
+    return `${this.prefix}cmd:{${slotTag}}:${claimHash}`;
   }
 
   idempotency(key: string): string {

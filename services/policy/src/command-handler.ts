@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { addressOf, DeadLetters, errorResult, pendingResult } from '@gatehouse/events';
 import type { ApprovalRequest, ConsumedRecord, EventPublisher, ExecutionOrder, OrderSigner, ToolCommand, ToolResult } from '@gatehouse/events';
-import type { CommandClaims } from '@gatehouse/state';
+import type { CommandClaims, Run } from '@gatehouse/state';
 import type { IHeaders } from 'kafkajs';
 import { carriedHeaders as carryContext, traceIdOf } from '@gatehouse/telemetry';
 import type { GatehouseMetrics, Logger } from '@gatehouse/telemetry';
@@ -59,15 +59,14 @@ export function commandHandler(
     // one can claim another run's ids first). A copy of a handled command (redelivered, or re-sent
     // by a client whose publish failed ambiguously) gets nothing more; another payload under a used
     // id gets no answer at all and is kept in the commands DLQ for operators.
-    const claimId = `${command.run_id}/${command.command_id}`;
     const payloadSha256 = commandPayloadSha256(command);
     const ttlMs = Math.min(CLAIM_MAX_MS, Math.max(0, (command.deadline_at ?? started + CLAIM_MAX_MS) - started) + CLAIM_AFTER_DEADLINE_MS);
-    let claim = await deps.claims.claim(command.tenant, claimId, payloadSha256, ttlMs);
+    let claim = await deps.claims.claim(command.tenant, command.run_id, command.command_id, payloadSha256, ttlMs);
     for (let backoff = 50; claim.kind === 'in_flight'; backoff = Math.min(backoff * 2, BUSY_BACKOFF_MAX_MS)) {
       // Another worker took a copy a moment ago: wait until it has answered (nothing more to do)
       // or its lease ran out (it died, and this copy takes over).
       await new Promise((resolve) => setTimeout(resolve, backoff));
-      claim = await deps.claims.claim(command.tenant, claimId, payloadSha256, ttlMs);
+      claim = await deps.claims.claim(command.tenant, command.run_id, command.command_id, payloadSha256, ttlMs);
     }
     if (claim.kind === 'answered') {
       metrics.duplicateCommand('repeat');
@@ -86,15 +85,15 @@ export function commandHandler(
         // Decided by a worker that stopped before it surely published: the same decision again.
         await publishAll(JSON.parse(claim.decision) as Publication[]);
         logger.info({ ...context }, 'staged decision of a taken-over command published again');
-      } else if (!(await decideAndPublish(command, record, { claimId, payloadSha256, ttlMs }, context, started))) {
+      } else if (!(await decideAndPublish(command, record, { run: claim.run, payloadSha256, ttlMs }, context, started))) {
         return;
       }
     } catch (error) {
       // The consumer retries this record: an undecided claim is let go, a staged one is kept.
-      await deps.claims.release(command.tenant, claimId, payloadSha256).catch(() => undefined);
+      await deps.claims.release(command.tenant, command.run_id, command.command_id, payloadSha256).catch(() => undefined);
       throw error;
     }
-    await deps.claims.answered(command.tenant, claimId, payloadSha256);
+    await deps.claims.answered(command.tenant, command.run_id, command.command_id, payloadSha256);
   };
 
   /**
@@ -104,11 +103,14 @@ export function commandHandler(
   async function decideAndPublish(
     command: ToolCommand,
     record: ConsumedRecord,
-    { claimId, payloadSha256, ttlMs }: { readonly claimId: string; readonly payloadSha256: string; readonly ttlMs: number },
+    { run, payloadSha256, ttlMs }: { readonly run: string | null; readonly payloadSha256: string; readonly ttlMs: number },
     context: Record<string, unknown>,
     started: number,
   ): Promise<boolean> {
-    const decision = await decide(command, deps);
+    // The run record came with the claim (one script): the boundary reads it from there.
+    const prefetched = run === null ? undefined : (JSON.parse(run) as Run);
+    const runs = { get: (runId: string) => (runId === command.run_id ? Promise.resolve(prefetched) : deps.runs.get(runId)) };
+    const decision = await decide(command, { ...deps, runs });
     const headers = carriedHeaders(record.headers, command.sent_at);
     let publications: Publication[];
     if (decision.kind === 'execute') {
@@ -126,7 +128,7 @@ export function commandHandler(
       publications = [{ role: 'results', key: command.run_id, event: result, headers }];
     }
     // Staged before it is published: whoever takes over from here publishes this decision, not a new one.
-    if (!(await deps.claims.stage(command.tenant, claimId, payloadSha256, JSON.stringify(publications), ttlMs))) {
+    if (!(await deps.claims.stage(command.tenant, command.run_id, command.command_id, payloadSha256, JSON.stringify(publications), ttlMs))) {
       logger.warn({ ...context }, 'another worker’s decision of this command was staged first; that one answers');
       return false;
     }
