@@ -94,7 +94,9 @@ export async function startReplyReader(options: ReplyReaderOptions): Promise<Rep
   // fail the start rather than wait forever for a join that will not come.
   consumer.on(consumer.events.CRASH, ({ payload }) => {
     if (payload.restart) return;
-    log.error({ err: { message: payload.error.message } }, 'the reader of the results topic stopped; this instance gets no more answers');
+    // The error's kind only: a consumer's error message can quote a record it was handling.
+    const { name, type } = payload.error as Error & { type?: unknown };
+    log.error({ err: { name, type: typeof type === 'string' ? type : undefined } }, 'the reader of the results topic stopped; this instance gets no more answers');
     onCrash(payload.error);
   });
   await consumer.connect();
