@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CallResult } from '@gatehouse/client';
+import { PARTITION_KEY_HEADER } from '@gatehouse/events';
 import type { Run } from '@gatehouse/state';
 import type { Admin, Consumer } from 'kafkajs';
 import { startGatehouse } from './support/gatehouse.js';
@@ -48,7 +49,7 @@ describe('two executor processes, one killed mid-load', () => {
   let results: ResultLog;
   let executeKeys: Consumer;
   let watch: Awaited<ReturnType<Gatehouse['watchOrders']>>;
-  const partitionOfTenant = new Map<string, number>();
+  const partitionOfCommand = new Map<string, number>();
   const executors: ServiceProcess[] = [];
   const runs: Run[] = [];
   const answers = new Map<string, CallResult>();
@@ -96,14 +97,15 @@ describe('two executor processes, one killed mid-load', () => {
         return `${e.name} exited (${exit.code ?? exit.signal}) before joining:\n${e.output()}`;
       }),
     );
-    // Which execute partition each tenant's orders go to: the orders are keyed by tenant.
+    // Which execute partition each order went to: orders are spread by their command id.
     executeKeys = teardown.add(g.kafka.consumer({ groupId: `${g.label}-keys-${randomUUID()}` }), (c) => c.disconnect());
     const watchingKeys = (async () => {
       await executeKeys.connect();
       await executeKeys.subscribe({ topic: g.topics.execute, fromBeginning: true });
       await executeKeys.run({
         eachMessage: ({ partition, message }) => {
-          if (message.key !== null) partitionOfTenant.set(message.key.toString('utf8'), partition);
+          const commandId = message.headers?.[PARTITION_KEY_HEADER]?.toString();
+          if (commandId !== undefined) partitionOfCommand.set(commandId, partition);
           return Promise.resolve();
         },
       });
@@ -212,7 +214,7 @@ describe('two executor processes, one killed mid-load', () => {
     const resultsByExecutor: Record<string, number> = {};
     for (const record of results.all) {
       if (!record.event.command_id.startsWith('scale-')) continue;
-      const partition = partitionOfTenant.get(record.event.tenant);
+      const partition = partitionOfCommand.get(record.event.command_id);
       const owner = record.event.completed_at < killAt && partition !== undefined ? (ownerBefore.get(partition) ?? '?') : survivorName;
       resultsByExecutor[owner] = (resultsByExecutor[owner] ?? 0) + 1;
     }

@@ -32,7 +32,7 @@ export { provisionTopics } from './provisioning.js';
 export type { ProvisionResult } from './provisioning.js';
 export { awaitTopicsServed, topicOffsets } from './topic-readiness.js';
 export type { PartitionOffsets } from './topic-readiness.js';
-export { EventPublisher, producerStateLost, replyAwarePartitioner } from './publisher.js';
+export { EventPublisher, PARTITION_KEY_HEADER, producerStateLost, replyAwarePartitioner } from './publisher.js';
 export { addressOf, errorResult, okResult, pendingResult, toErrorEvent } from './results.js';
 export type { ResultAddress } from './results.js';
 export type { Outgoing } from './publisher.js';

@@ -40,10 +40,30 @@ export function producerStateLost(error: unknown, depth = 0): boolean {
 }
 
 /**
- * Kafka's default partitioner (Java-compatible murmur2 of the key), except for results that carry a
- * reply partition: those go to the partition the asking agent-runtime instance reads, so each
- * instance reads its own answers rather than everyone's. A reply partition the topic does not have
- * is ignored (the key decides), so a hostile or stale header can only cost reads, never an answer.
+ * The header that names what a record is partitioned by when it is not its key. Execution orders
+ * carry their command id: keyed by tenant (the executors' per-tenant fairness and the operators'
+ * tools read the key), they are spread over partitions call by call, so every partition, and so
+ * every executor, gets an even share of the calls whatever the mix of tenants.
+ */
+export const PARTITION_KEY_HEADER = 'gatehouse-partition-key';
+
+/** What a record of `role` is partitioned by, when it is not the record key. */
+function partitionKeyOf<R extends TopicRole>(role: R, event: EventByRole[R]): string | undefined {
+  return role === 'execute' ? (event as EventByRole['execute']).command_id : undefined;
+}
+
+function headerText(value: IHeaders[string]): string | undefined {
+  const first = Array.isArray(value) ? (value)[0] : (value);
+  if (first === undefined) return undefined;
+  return typeof first === 'string' ? first : first.toString('utf8');
+}
+
+/**
+ * Kafka's default partitioner (Java-compatible murmur2), over the record's partition key header
+ * when it has one and its key otherwise, except for results that carry a reply partition: those go
+ * to the partition the asking agent-runtime instance reads, so each instance reads its own answers
+ * rather than everyone's. A reply partition the topic does not have is ignored (the key decides),
+ * so a hostile or stale header can only cost reads, never an answer.
  */
 export function replyAwarePartitioner(resultsTopic: string): ICustomPartitioner {
   return () => {
@@ -53,6 +73,8 @@ export function replyAwarePartitioner(resultsTopic: string): ICustomPartitioner 
         const partition = replyPartitionOf(args.message.headers);
         if (partition !== undefined && args.partitionMetadata.some((p) => p.partitionId === partition)) return partition;
       }
+      const spread = args.message.headers === undefined ? undefined : headerText(args.message.headers[PARTITION_KEY_HEADER]);
+      if (spread !== undefined && spread.length > 0) return byKey({ ...args, message: { ...args.message, key: spread } });
       return byKey(args);
     };
   };
@@ -114,7 +136,9 @@ export class EventPublisher {
     const messages = entries.map((e) => {
       const value = this.serde.encode(role, e.event);
       bytes += value.length;
-      return { key: e.key, value, ...(e.headers === undefined ? {} : { headers: e.headers }) };
+      const partitionKey = partitionKeyOf(role, e.event);
+      const headers = partitionKey === undefined ? e.headers : { ...e.headers, [PARTITION_KEY_HEADER]: partitionKey };
+      return { key: e.key, value, ...(headers === undefined ? {} : { headers }) };
     });
     await this.enqueue(this.serde.topics[role], messages, bytes);
   }
