@@ -53,7 +53,7 @@ function partitionKeyOf<R extends TopicRole>(role: R, event: EventByRole[R]): st
 }
 
 function headerText(value: IHeaders[string]): string | undefined {
-  const first = Array.isArray(value) ? (value)[0] : (value);
+  const first = Array.isArray(value) ? value[0] : value;
   if (first === undefined) return undefined;
   return typeof first === 'string' ? first : first.toString('utf8');
 }
