@@ -361,6 +361,45 @@ describe.each(BACKENDS)('state on $backend', ({ url }) => {
     });
   });
 
+  describe('LuaScript batches', () => {
+    it('sends the script calls of one turn as one EVALSHA, run in the order made, each answered alone (a failing one too)', async () => {
+      const tag = `{b-${randomUUID().slice(0, 8)}}`;
+      const count = new LuaScript(`return {redis.call('INCR', KEYS[1]), ARGV[1]}`);
+      const wrongType = new LuaScript(`return redis.call('HGET', KEYS[1], 'field')`);
+      const nothing = new LuaScript(`if ARGV[1] == 'nil' then return nil end return false`);
+      const conn = createRedis(url, 'test-state-batch');
+      const sent: unknown[] = [];
+      const evalsha = conn.evalsha.bind(conn) as (...args: unknown[]) => Promise<unknown>;
+      (conn as unknown as { evalsha: (...args: unknown[]) => Promise<unknown> }).evalsha = (...args: unknown[]) => {
+        sent.push(args[0]);
+        return evalsha(...args);
+      };
+      try {
+        await conn.set(`${tag}:string`, 'x');
+        const calls: Promise<unknown>[] = [];
+        for (let i = 0; i < 30; i += 1) {
+          calls.push(count.run(conn, 1, `${tag}:counter`, `call-${i}`));
+          if (i % 10 === 0) calls.push(wrongType.run(conn, 1, `${tag}:string`));
+        }
+        calls.push(nothing.run(conn, 1, `${tag}:n`, 'nil'), nothing.run(conn, 1, `${tag}:n`, 'false'));
+        const settled = await Promise.allSettled(calls);
+        // One EVALSHA (or, after Redis forgot the batch script, one EVAL) for all 35 calls.
+        expect(sent.length).toBe(1);
+        const counted = settled.flatMap((s) => (s.status === 'fulfilled' && Array.isArray(s.value) ? [s.value] : []));
+        expect(counted).toEqual(Array.from({ length: 30 }, (_, i) => [i + 1, `call-${i}`]));
+        const failed = settled.filter((s): s is PromiseRejectedResult => s.status === 'rejected');
+        expect(failed.length).toBe(3);
+        for (const f of failed) expect(String((f.reason as Error).message)).toMatch(/WRONGTYPE/);
+        expect(settled.slice(-2).map((s) => (s.status === 'fulfilled' ? s.value : 'rejected'))).toEqual([null, null]);
+        // A call alone in its turn is sent as itself.
+        expect(await count.run(conn, 1, `${tag}:counter`, 'alone')).toEqual([31, 'alone']);
+        expect(sent.at(-1)).toBe(count.sha1);
+      } finally {
+        await conn.quit();
+      }
+    });
+  });
+
   describe('ProposalStore', () => {
     it('is consumed once: the same key may ask again, another key is refused, and a release re-opens it', async () => {
       const store = new ProposalStore(a, keys());

@@ -4,6 +4,9 @@ import { LuaScript } from './lua-script.js';
 
 // Writes an approval record once, with its expiry: one script, so it rides the connection's
 // auto-pipelining with every other call's commands (a MULTI/EXEC goes out on its own).
+// A script, not a plain HMGET, so it rides the batch of script calls made in the same turn.
+const GET = new LuaScript(`return redis.call('HMGET', KEYS[1], 'record', 'consumed_by')`);
+
 const SAVE = new LuaScript(`
 if redis.call('HSETNX', KEYS[1], 'record', ARGV[1]) == 0 then return 0 end
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
@@ -61,7 +64,7 @@ export class ApprovalStore {
   }
 
   async get(approvalId: string): Promise<{ record: ApprovalRecord; consumedBy: string | null } | undefined> {
-    const [raw, by] = await this.redis.hmget(this.keys.approval(approvalId), 'record', 'consumed_by');
+    const [raw, by] = (await GET.run(this.redis, 1, this.keys.approval(approvalId))) as [string | null, string | null];
     if (raw === null || raw === undefined) return undefined;
     return { record: JSON.parse(raw) as ApprovalRecord, consumedBy: by === null || by === undefined || by === '' ? null : by };
   }

@@ -86,6 +86,9 @@ return 1
 
 // A handling that failed: a claim not yet decided is let go; a staged one keeps its decision, and
 // its lease ends now, so the retry publishes that decision at once.
+// A script, not a plain SET, so it rides the batch of script calls made in the same turn.
+const ANSWERED = new LuaScript(`return redis.call('SET', KEYS[1], ARGV[1], 'KEEPTTL', 'XX')`);
+
 const RELEASE = new LuaScript(`${HEAD}
 if not v or sha ~= ARGV[1] then return 0 end
 if state == 'c' then redis.call('DEL', KEYS[1]) return 1 end
@@ -133,7 +136,7 @@ export class CommandClaims {
 
   /** Marks the command handled: its decision is published, so a later copy gets nothing. */
   async answered(tenant: string, runId: string, commandId: string, payloadSha256: string): Promise<void> {
-    await this.redis.set(this.keysOf(tenant, runId, commandId).claim, `a:${payloadSha256}:0`, 'KEEPTTL', 'XX');
+    await ANSWERED.run(this.redis, 1, this.keysOf(tenant, runId, commandId).claim, `a:${payloadSha256}:0`);
   }
 
   /**

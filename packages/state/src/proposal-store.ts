@@ -4,6 +4,9 @@ import { LuaScript } from './lua-script.js';
 
 // Writes a proposal once, open, with its expiry: one script, so it rides the connection's
 // auto-pipelining with every other call's commands (a MULTI/EXEC goes out on its own).
+// A script, not a plain HMGET, so it rides the batch of script calls made in the same turn.
+const GET = new LuaScript(`return redis.call('HMGET', KEYS[1], 'proposal', 'state', 'consumed_by')`);
+
 const SAVE = new LuaScript(`
 if redis.call('HSETNX', KEYS[1], 'proposal', ARGV[1]) == 0 then return 0 end
 redis.call('HSETNX', KEYS[1], 'state', 'open')
@@ -79,7 +82,7 @@ export class ProposalStore {
   }
 
   async get(proposalId: string): Promise<StoredProposal | undefined> {
-    const [raw, state, consumedBy] = await this.redis.hmget(this.keys.proposal(proposalId), 'proposal', 'state', 'consumed_by');
+    const [raw, state, consumedBy] = (await GET.run(this.redis, 1, this.keys.proposal(proposalId))) as [string | null, string | null, string | null];
     if (raw === null || raw === undefined) return undefined;
     return {
       proposal: JSON.parse(raw) as Proposal,

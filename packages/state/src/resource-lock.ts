@@ -2,6 +2,8 @@ import type { Redis } from './redis-client.js';
 import type { Keyspace } from './keyspace.js';
 import { LuaScript } from './lua-script.js';
 
+// Scripts, not a plain SET NX, so they ride the batch of script calls made in the same turn.
+const LOCK = new LuaScript(`return redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2], 'NX')`);
 const RELEASE = new LuaScript(`if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`);
 const RENEW = new LuaScript(`if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return 0`);
 
@@ -13,7 +15,7 @@ export class ResourceLock {
   ) {}
 
   async tryLock(resource: string, token: string, leaseMs: number): Promise<boolean> {
-    return (await this.redis.set(this.keys.lock(resource), token, 'PX', leaseMs, 'NX')) === 'OK';
+    return (await LOCK.run(this.redis, 1, this.keys.lock(resource), token, String(leaseMs))) === 'OK';
   }
 
   /** Waits for the lock until `deadline` (epoch ms); false if it passed. */

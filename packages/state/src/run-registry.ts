@@ -19,6 +19,9 @@ export interface Run {
 /** How long a run's record outlives its expiry, so lookups can say "expired" and audits can read it. */
 const KEEP_AFTER_EXPIRY_MS = 24 * 3600 * 1000;
 
+// A script, not a plain GET, so every check of a run in one turn goes to Redis as one command.
+const GET = new LuaScript(`return redis.call('GET', KEYS[1])`);
+
 const STOP = new LuaScript(`
 local raw = redis.call('GET', KEYS[1])
 if not raw then return 0 end
@@ -46,7 +49,7 @@ export class RunRegistry {
 
   /** The run, whatever its state; callers check `isActive`. */
   async get(runId: string): Promise<Run | undefined> {
-    const raw = await this.redis.get(this.keys.run(runId));
+    const raw = (await GET.run(this.redis, 1, this.keys.run(runId))) as string | null;
     return raw === null ? undefined : (JSON.parse(raw) as Run);
   }
 
