@@ -38,5 +38,8 @@ export function createLogger(component: string, options: CreateLoggerOptions = {
     timestamp: pino.stdTimeFunctions.isoTime,
     redact: { paths: RAW_VALUE_PATHS, censor: '[redacted]' },
   };
-  return options.destination === undefined ? pino(config) : pino(config, options.destination);
+  // Asynchronous: a line waits for the write before it rather than blocking the event loop on
+  // one write per line, so under load lines leave in batches (pino flushes what is queued when the
+  // process exits). A process killed outright loses only the lines still queued.
+  return pino(config, options.destination ?? pino.destination({ dest: 1, sync: false }));
 }
