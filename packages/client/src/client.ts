@@ -3,8 +3,8 @@ import { toolAddress, toolError } from '@gatehouse/contracts';
 import type { ToolArgs, ToolContract, ToolResultOf } from '@gatehouse/contracts';
 import { createKafka, DeadLetters, eventsConfigFromEnv, EventPublisher, EventSerde, startReplyReader, topicNames } from '@gatehouse/events';
 import type { EventsConfig, ReplyReader, ToolCommand, ToolResult, Topics } from '@gatehouse/events';
-import { createLogger, newTraceparent, REPLY_PARTITION_HEADER } from '@gatehouse/telemetry';
-import type { Logger } from '@gatehouse/telemetry';
+import { contextOf, createLogger, endSpan, newTraceparent, REPLY_PARTITION_HEADER, startCallSpan, startTracing, traceHeadersOf, tracerFor } from '@gatehouse/telemetry';
+import type { Logger, Span, Tracing } from '@gatehouse/telemetry';
 import { toCallResult } from './call-result.js';
 import type { CallResult, PendingNotice } from './call-result.js';
 
@@ -23,6 +23,11 @@ export interface ClientOptions {
    * its own (a StatefulSet ordinal, say) to be sure it reads nothing but its own answers.
    */
   readonly replyPartition?: number;
+  /**
+   * Export this process's spans over OTLP/HTTP to this base URL; default OTEL_EXPORTER_OTLP_ENDPOINT.
+   * Unset, the client exports nothing but still sends W3C trace context with every command.
+   */
+  readonly otlpEndpoint?: string;
 }
 
 /** What this instance has read of the results topic. */
@@ -45,7 +50,7 @@ export interface CallOptions {
   readonly rawArguments?: string;
   /** Called when the call waits for a person (pending_approval); the promise settles on the decision. */
   readonly onPending?: (notice: PendingNotice) => void;
-  /** W3C trace context of the call; a fresh trace is started when none is given. */
+  /** W3C trace context of the call (its span is a child of it); a fresh trace is started when none is given. */
   readonly traceparent?: string;
   /**
    * Stops waiting (a caller that went away): the promise resolves with OPERATION_CANCELLED at once.
@@ -59,7 +64,16 @@ interface Waiter {
   resolve: (result: CallResult) => void;
   onPending: ((notice: PendingNotice) => void) | undefined;
   timer: NodeJS.Timeout;
+  /** The call's span: from the call until its answer arrives, it times out or the caller stops waiting. */
+  span: Span;
 }
+
+/** Ends a call's span with how the call ended. */
+function endCallSpan(span: Span, result: CallResult): void {
+  endSpan(span, result.ok ? { status: 'ok' } : { status: result.status, code: result.error.code });
+}
+
+const tracer = tracerFor('client');
 
 export type ToolDefinitionFormat = 'mcp' | 'openai';
 
@@ -78,6 +92,7 @@ export class GatehouseClient {
     private readonly controlUrl: string,
     private readonly defaultTimeoutMs: number,
     private readonly log: Logger,
+    private readonly tracing: Tracing,
   ) {}
 
   static async create(options: ClientOptions = {}): Promise<GatehouseClient> {
@@ -89,11 +104,15 @@ export class GatehouseClient {
     await serde.register('commands');
     await serde.register('results');
     const publisher = await EventPublisher.connect(kafka, serde);
+    // The OTLP endpoint alone turns span export on in the agent runtime's process; a process that
+    // already exports (a service hosting a client, the runtime's own SDK) keeps its provider.
+    const tracing = startTracing({ serviceName: 'gatehouse-client', endpoint: options.otlpEndpoint });
     const client = new GatehouseClient(
       publisher,
       (options.controlUrl ?? process.env['GATEHOUSE_CONTROL_URL'] ?? 'http://127.0.0.1:8091').replace(/\/+$/, ''),
       options.defaultTimeoutMs ?? 30_000,
       logger,
+      tracing,
     );
     try {
       // Answers are routed to the partition this instance reads: it reads its own, not every tenant's.
@@ -107,6 +126,7 @@ export class GatehouseClient {
       });
     } catch (error) {
       await publisher.disconnect().catch(() => undefined);
+      await tracing.shutdown().catch(() => undefined);
       throw error;
     }
     client.replyPartitionHeader = String(client.reader.partition);
@@ -142,19 +162,26 @@ export class GatehouseClient {
       sent_at: sentAt,
       deadline_at: sentAt + timeoutMs,
     };
+    // Every call is traced: one the caller did not place in a trace starts its own. Its span is the
+    // parent of everything the command causes; with no tracer recording, the caller's context (or a
+    // fresh one) travels as it is.
+    const parent = options.traceparent === undefined ? undefined : contextOf({ traceparent: options.traceparent });
+    const { span, context } = startCallSpan(tracer, `call ${tool}`, parent, { tool, tenant: options.tenant, run_id: options.runId, command_id: commandId });
+    const trace = traceHeadersOf(context);
     const settled = new Promise<CallResult>((resolve) => {
       const giveUp = (error: CallResult & { ok: false }): void => {
         const waiter = this.waiters.get(commandId);
         if (waiter === undefined) return;
         clearTimeout(waiter.timer);
         this.waiters.delete(commandId);
+        endCallSpan(waiter.span, error);
         resolve(error);
       };
       const timer = setTimeout(() => {
         const error = toolError('TIMEOUT', `no result within ${timeoutMs} ms (client deadline)`, { details: { source: 'client' } });
         giveUp({ ok: false, commandId, tool, status: 'error', error });
       }, timeoutMs);
-      this.waiters.set(commandId, { tool, resolve, onPending: options.onPending, timer });
+      this.waiters.set(commandId, { tool, resolve, onPending: options.onPending, timer, span });
       options.signal?.addEventListener(
         'abort',
         () => {
@@ -166,9 +193,8 @@ export class GatehouseClient {
         { once: true },
       );
     });
-    // Every call is traced: one the caller did not place in a trace starts its own. Its answers
-    // come back on the partition this instance reads.
-    const headers = { traceparent: options.traceparent ?? newTraceparent(), [REPLY_PARTITION_HEADER]: this.replyPartitionHeader };
+    // Its answers come back on the partition this instance reads.
+    const headers = { ...(trace.traceparent === undefined ? { traceparent: newTraceparent() } : trace), [REPLY_PARTITION_HEADER]: this.replyPartitionHeader };
     await this.send(command, headers, options.signal);
     return settled;
   }
@@ -220,6 +246,7 @@ export class GatehouseClient {
     if (waiter === undefined) return;
     clearTimeout(waiter.timer);
     this.waiters.delete(commandId);
+    endSpan(waiter.span, { status: 'error' });
   }
 
   private giveUp(command: ToolCommand, error: ReturnType<typeof toolError>): void {
@@ -227,7 +254,9 @@ export class GatehouseClient {
     if (waiter === undefined) return;
     clearTimeout(waiter.timer);
     this.waiters.delete(command.command_id);
-    waiter.resolve({ ok: false, commandId: command.command_id, tool: command.tool, status: 'error', error });
+    const result: CallResult = { ok: false, commandId: command.command_id, tool: command.tool, status: 'error', error };
+    endCallSpan(waiter.span, result);
+    waiter.resolve(result);
   }
 
   /** The run's tools as MCP or OpenAI function-calling definitions, from the control API. */
@@ -245,16 +274,20 @@ export class GatehouseClient {
     for (const [commandId, waiter] of waiting) {
       clearTimeout(waiter.timer);
       const error = toolError('OPERATION_CANCELLED', 'the client closed while the call waited; a write already ordered still runs at most once', { details: { source: 'client' } });
-      waiter.resolve({ ok: false, commandId, tool: waiter.tool, status: 'error', error });
+      const result: CallResult = { ok: false, commandId, tool: waiter.tool, status: 'error', error };
+      endCallSpan(waiter.span, result);
+      waiter.resolve(result);
     }
     await this.reader?.stop();
     await this.publisher.disconnect();
+    await this.tracing.shutdown();
   }
 
   private settle(event: ToolResult): void {
     const waiter = this.waiters.get(event.command_id);
     if (waiter === undefined) return;
     if (event.status === 'pending_approval') {
+      waiter.span.addEvent('pending_approval');
       if (event.pending !== null) waiter.onPending?.({ ...event.pending, commandId: event.command_id });
       return;
     }
@@ -262,6 +295,7 @@ export class GatehouseClient {
     if (result === undefined) return;
     clearTimeout(waiter.timer);
     this.waiters.delete(event.command_id);
+    endCallSpan(waiter.span, result);
     this.log.debug({ commandId: event.command_id, tool: event.tool, status: event.status }, 'call settled');
     waiter.resolve(result);
   }

@@ -14,6 +14,12 @@ export type { ConsumerLagOptions, LagAdmin, RunningConsumerLag } from './consume
 export { checkReadiness } from './readiness.js';
 export type { Readiness, ReadinessCheck } from './readiness.js';
 export {
-  carriedHeaders, newTraceparent, REPLY_PARTITION_HEADER, replyPartitionOf, SENT_AT_HEADER, sentAtOf, traceIdOf, traceIdOfTraceparent, TRACEPARENT_HEADER, TRACESTATE_HEADER,
+  carriedHeaders, carriedHeadersSetter, contextOf, newTraceparent, recordHeadersGetter, REPLY_PARTITION_HEADER, replyPartitionOf, SENT_AT_HEADER, sentAtOf, traceHeadersOf, traceIdOf,
+  traceIdOfTraceparent, TRACEPARENT_HEADER, TRACESTATE_HEADER,
 } from './trace-context.js';
 export type { CarriedHeaders, RecordHeaders } from './trace-context.js';
+export { OTLP_ENDPOINT_VARIABLE, SERVICE_NAME_VARIABLE, startTracing, tracesUrl } from './tracing.js';
+export type { Tracing, TracingOptions } from './tracing.js';
+export { annotateSpan, endSpan, endSpanThrown, noteOutcome, SPAN_ATTRIBUTES, startCallSpan, startChildSpan, startRecordSpan, tracerFor } from './spans.js';
+export type { CallIds, SpanOutcome, SpanScope } from './spans.js';
+export type { Context as TraceContext, Span, Tracer } from '@opentelemetry/api';

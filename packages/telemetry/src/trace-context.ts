@@ -1,4 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { isSpanContextValid, ROOT_CONTEXT, trace, TraceFlags } from '@opentelemetry/api';
+import type { Context, TextMapGetter, TextMapSetter } from '@opentelemetry/api';
+import { parseTraceParent, W3CTraceContextPropagator } from '@opentelemetry/core';
 
 /** Kafka record headers as kafkajs types them (`IHeaders`), without depending on kafkajs. */
 export type RecordHeaders = Readonly<Record<string, Buffer | string | readonly (Buffer | string)[] | undefined>>;
@@ -16,11 +19,9 @@ export const SENT_AT_HEADER = 'gatehouse-sent-at';
  */
 export const REPLY_PARTITION_HEADER = 'gatehouse-reply-partition';
 
-// W3C Trace Context: version 00, a 16-byte trace id and an 8-byte parent id, neither all zeros.
-const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-[0-9a-f]{2}$/;
-const ZEROS = /^0+$/;
-/** The W3C limit on `tracestate`; a longer one is dropped, never truncated. */
-const TRACESTATE_MAX = 512;
+// W3C Trace Context is read and written by OpenTelemetry's propagator (version handling, the
+// all-zero ids, tracestate's limits); Gatehouse only adapts Kafka headers to it.
+const propagator = new W3CTraceContextPropagator();
 
 function text(value: RecordHeaders[string]): string | undefined {
   const first = Array.isArray(value) ? (value as readonly (Buffer | string)[])[0] : (value as Buffer | string | undefined);
@@ -28,22 +29,46 @@ function text(value: RecordHeaders[string]): string | undefined {
   return typeof first === 'string' ? first : first.toString('utf8');
 }
 
-/** A fresh `traceparent` (version 00, sampled) for a call that starts a trace. */
+/** Reads Kafka record headers for the propagator: a Buffer is UTF-8 text, a repeated header its first value. */
+export const recordHeadersGetter: TextMapGetter<RecordHeaders | undefined> = {
+  keys: (carrier) => (carrier === undefined ? [] : Object.keys(carrier)),
+  get: (carrier, key) => text(carrier?.[key]),
+};
+
+/** Writes the propagator's fields into the headers an event is published with. */
+export const carriedHeadersSetter: TextMapSetter<CarriedHeaders> = {
+  set: (carrier, key, value) => {
+    carrier[key] = value;
+  },
+};
+
+/** The trace context a record carries (a remote parent), or the root context when it carries none that is valid. */
+export function contextOf(headers: RecordHeaders | undefined): Context {
+  return headers === undefined ? ROOT_CONTEXT : propagator.extract(ROOT_CONTEXT, headers, recordHeadersGetter);
+}
+
+/** The `traceparent` (and `tracestate`) naming the span of `context`; empty when it holds no valid span. */
+export function traceHeadersOf(context: Context): CarriedHeaders {
+  const headers: CarriedHeaders = {};
+  propagator.inject(context, headers, carriedHeadersSetter);
+  return headers;
+}
+
+/** A fresh `traceparent` (version 00, sampled) for a call that starts a trace while no tracer records it. */
 export function newTraceparent(): string {
   for (;;) {
-    const traceId = randomBytes(16).toString('hex');
-    const spanId = randomBytes(8).toString('hex');
-    if (!ZEROS.test(traceId) && !ZEROS.test(spanId)) return `00-${traceId}-${spanId}-01`;
+    const spanContext = { traceId: randomBytes(16).toString('hex'), spanId: randomBytes(8).toString('hex'), traceFlags: TraceFlags.SAMPLED };
+    if (!isSpanContextValid(spanContext)) continue;
+    const traceparent = traceHeadersOf(trace.setSpanContext(ROOT_CONTEXT, spanContext))[TRACEPARENT_HEADER];
+    if (traceparent !== undefined) return traceparent;
   }
 }
 
 /** The trace id of a well-formed `traceparent` header value; undefined for anything else. */
 export function traceIdOfTraceparent(traceparent: string | undefined): string | undefined {
-  const match = traceparent === undefined ? null : TRACEPARENT.exec(traceparent);
-  const traceId = match?.[1];
-  const spanId = match?.[2];
-  if (traceId === undefined || spanId === undefined || ZEROS.test(traceId) || ZEROS.test(spanId)) return undefined;
-  return traceId;
+  // The propagator's own parser, without building a context: this runs for every log line's trace id.
+  const spanContext = traceparent === undefined ? null : parseTraceParent(traceparent);
+  return spanContext !== null && isSpanContextValid(spanContext) ? spanContext.traceId : undefined;
 }
 
 /** The trace id a record carries, for log lines; undefined when it carries no valid `traceparent`. */
@@ -66,18 +91,14 @@ export function replyPartitionOf(headers: RecordHeaders | undefined): number | u
 }
 
 /**
- * The headers that travel from a record to every event it causes: a valid `traceparent` (with its
- * `tracestate`), the reply partition and the command's send time. `sentAt` replaces any carried send time (the policy
+ * The headers that travel from a record to every event it causes: the trace context (`traceparent`
+ * and `tracestate`), the reply partition and the command's send time. The trace context names the
+ * span of `context` when one is given (the span that handled the record, so what it causes are its
+ * children) and otherwise the record's own. `sentAt` replaces any carried send time (the policy
  * service stamps it from the command it checked). Undefined when there is nothing to carry.
  */
-export function carriedHeaders(headers: RecordHeaders | undefined, sentAt?: number): CarriedHeaders | undefined {
-  const carried: CarriedHeaders = {};
-  const traceparent = text(headers?.[TRACEPARENT_HEADER]);
-  if (traceIdOfTraceparent(traceparent) !== undefined && traceparent !== undefined) {
-    carried[TRACEPARENT_HEADER] = traceparent;
-    const tracestate = text(headers?.[TRACESTATE_HEADER]);
-    if (tracestate !== undefined && tracestate.length <= TRACESTATE_MAX) carried[TRACESTATE_HEADER] = tracestate;
-  }
+export function carriedHeaders(headers: RecordHeaders | undefined, sentAt?: number, context?: Context): CarriedHeaders | undefined {
+  const carried = traceHeadersOf(context ?? contextOf(headers));
   const replyPartition = replyPartitionOf(headers);
   if (replyPartition !== undefined) carried[REPLY_PARTITION_HEADER] = String(replyPartition);
   const stamp = sentAt ?? sentAtOf(headers);

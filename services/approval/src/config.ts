@@ -1,6 +1,7 @@
 import type { EventsConfig, SigningKey } from '@gatehouse/events';
 import { eventsConfigOf, readConfig, variablesReadBy } from '@gatehouse/runtime';
 import type { Env } from '@gatehouse/runtime';
+import type { TracingOptions } from '@gatehouse/telemetry';
 
 /** The approval service's settings, read and checked once at start-up. */
 export interface ApprovalConfig {
@@ -24,6 +25,8 @@ export interface ApprovalConfig {
   /** How long a decision whose events were not confirmed published waits before the outbox retries it. */
   readonly outboxRetryMs: number;
   readonly groupId: string;
+  /** Span export over OTLP (OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_SERVICE_NAME); off without an endpoint. */
+  readonly tracing: TracingOptions;
 }
 
 /** The variables this service's README documents, with their defaults (the schema's, test-pinned). */
@@ -69,5 +72,6 @@ export function approvalConfigFromEnv(env: Env = process.env): ApprovalConfig {
     outboxRetryMs: c.APPROVAL_OUTBOX_RETRY_MS,
     // Deployments sharing a cluster under different topic prefixes must not share a group.
     groupId: c.APPROVAL_GROUP_ID ?? `${events.topicPrefix}${APPROVAL_ENV_DEFAULTS.APPROVAL_GROUP_ID}`,
+    tracing: { serviceName: c.OTEL_SERVICE_NAME ?? 'gatehouse-approval', endpoint: c.OTEL_EXPORTER_OTLP_ENDPOINT },
   };
 }

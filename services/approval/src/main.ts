@@ -1,7 +1,7 @@
 import { topicNames } from '@gatehouse/events';
 import { hostToolPack, loadToolPack, runMain, ToolPackLoadError } from '@gatehouse/runtime';
 import { createRedis } from '@gatehouse/state';
-import { createLogger } from '@gatehouse/telemetry';
+import { createLogger, startTracing } from '@gatehouse/telemetry';
 import { Approvers } from './approvers.js';
 import { approvalConfigFromEnv } from './config.js';
 import { startApprovalService } from './service.js';
@@ -12,6 +12,10 @@ await runMain({
   logger,
   start: async (teardown) => {
     const config = approvalConfigFromEnv();
+    // Spans leave the process only when OTEL_EXPORTER_OTLP_ENDPOINT is set. Closed last, so the
+    // spans of the final records are flushed.
+    const tracing = startTracing(config.tracing);
+    teardown.add(() => tracing.shutdown());
     // The tool pack GATEHOUSE_TOOL_PACK names, and its approvers unless a deployment's file replaces them.
     const pack = await hostToolPack(await loadToolPack(config.toolPack ?? ''), process.env, { approversFile: config.approversFile });
     if (pack.approversFile === undefined) throw new ToolPackLoadError(`${pack.name} ships no approvers file: set GATEHOUSE_APPROVERS_FILE`);

@@ -1,8 +1,8 @@
 import { sha256Hex, toolError } from '@gatehouse/contracts';
 import { errorResult } from '@gatehouse/events';
 import type { ApprovalRequest, ConsumedRecord, EventPublisher } from '@gatehouse/events';
-import { carriedHeaders, traceIdOf } from '@gatehouse/telemetry';
-import type { CarriedHeaders, Logger } from '@gatehouse/telemetry';
+import { annotateSpan, carriedHeaders, endSpan, endSpanThrown, SPAN_ATTRIBUTES, startRecordSpan, traceIdOf, tracerFor } from '@gatehouse/telemetry';
+import type { CarriedHeaders, Logger, SpanOutcome } from '@gatehouse/telemetry';
 import type { DecisionPublisher } from './decision-publisher.js';
 import type { RequestRepository, StoredRequest } from './request-repository.js';
 
@@ -15,6 +15,8 @@ const context = (request: ApprovalRequest, carried: CarriedHeaders | undefined):
   arguments_sha256: request.arguments_sha256,
   trace_id: traceIdOf(carried),
 });
+
+const tracer = tracerFor('approval');
 
 /** A re-sent request must name the same proposal as the stored one; anything else is refused. */
 function differs(stored: ApprovalRequest, sent: ApprovalRequest): boolean {
@@ -32,44 +34,59 @@ function differs(stored: ApprovalRequest, sent: ApprovalRequest): boolean {
  * decision will answer the new command; once decided, the stored decision answers it at once.
  */
 export function requestHandler(repository: RequestRepository, decisions: DecisionPublisher, publisher: EventPublisher, logger: Logger) {
-  const refuse = async (request: ApprovalRequest, carried: CarriedHeaders | undefined, message: string): Promise<void> => {
+  const refuse = async (request: ApprovalRequest, carried: CarriedHeaders | undefined, message: string): Promise<SpanOutcome> => {
     const address = { command_id: request.command_id, run_id: request.run_id, tenant: request.tenant, tool: request.tool };
     const error = toolError('ARGUMENTS_MISMATCH', message);
     await publisher.publish('results', request.run_id, errorResult(address, error, { argumentsSha256: request.arguments_sha256 }), carried);
     logger.warn({ ...context(request, carried) }, message);
+    return { status: 'error', code: error.code };
   };
 
+  /**
+   * One span per request: a child of the policy service's, and the parent of the decision's order
+   * or refusal (the stored trace context names it), however long the person takes.
+   */
   return async (request: ApprovalRequest, record: ConsumedRecord): Promise<void> => {
-    // The trace context of the command behind the request travels on to everything it causes.
-    const carried = carriedHeaders(record.headers);
+    const scope = startRecordSpan(tracer, `approval request ${request.tool}`, record.headers, request);
+    annotateSpan(scope.span, () => ({ [SPAN_ATTRIBUTES.proposalId]: request.proposal_id }));
+    let outcome: SpanOutcome;
+    try {
+      // The trace context of the request travels on to everything it causes.
+      outcome = await handle(request, carriedHeaders(record.headers, undefined, scope.context));
+    } catch (error) {
+      endSpanThrown(scope.span, error);
+      throw error;
+    }
+    endSpan(scope.span, outcome);
+  };
+
+  async function handle(request: ApprovalRequest, carried: CarriedHeaders | undefined): Promise<SpanOutcome> {
     if (sha256Hex(request.arguments) !== request.arguments_sha256) {
-      await refuse(request, carried, 'The canonical arguments of the approval request do not hash to its arguments_sha256');
-      return;
+      return refuse(request, carried, 'The canonical arguments of the approval request do not hash to its arguments_sha256');
     }
     if (await repository.insert(request, carried)) {
       logger.info({ ...context(request, carried), approver_role: request.approver_role, expires_at: request.expires_at }, 'approval requested');
-      return;
+      return { status: 'pending_approval' };
     }
     // Two rounds at most: a pending request can be decided between the read and the update.
     for (let round = 0; round < 3; round += 1) {
       const row: StoredRequest | undefined = await repository.get(request.proposal_id);
       if (row === undefined) throw new Error(`approval request ${request.proposal_id} vanished`);
       if (differs(row.request, request)) {
-        await refuse(request, carried, `Proposal ${request.proposal_id} is stored with other run, tenant, tool or arguments`);
-        return;
+        return refuse(request, carried, `Proposal ${request.proposal_id} is stored with other run, tenant, tool or arguments`);
       }
-      if (row.command_ids.includes(request.command_id)) return;
+      if (row.command_ids.includes(request.command_id)) return { status: 'repeat' };
       if (row.state === 'pending') {
         if ((await repository.waitOn(request.proposal_id, request.command_id, carried)) !== undefined) {
           logger.info({ ...context(request, carried) }, 're-sent commit waits for the pending decision');
-          return;
+          return { status: 'pending_approval' };
         }
         continue;
       }
       await decisions.answerResend(row, request.command_id, carried);
       await repository.noteAnswered(request.proposal_id, request.command_id);
-      return;
+      return { status: row.state };
     }
     throw new Error(`approval request ${request.proposal_id} kept changing; retrying`);
-  };
+  }
 }

@@ -2,6 +2,7 @@ import { hostname } from 'node:os';
 import type { EventsConfig, TrustedKeys } from '@gatehouse/events';
 import { eventsConfigOf, readConfig, variablesReadBy } from '@gatehouse/runtime';
 import type { Env } from '@gatehouse/runtime';
+import type { TracingOptions } from '@gatehouse/telemetry';
 import type { SlotLimits } from './write-path.js';
 
 export interface ExecutorConfig {
@@ -22,6 +23,8 @@ export interface ExecutorConfig {
   readonly host: string;
   /** The keys whose orders this executor runs (GATEHOUSE_TRUSTED_KEYS). */
   readonly trustedKeys: TrustedKeys;
+  /** Span export over OTLP (OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_SERVICE_NAME); off without an endpoint. */
+  readonly tracing: TracingOptions;
 }
 
 const VARIABLES = variablesReadBy('executor');
@@ -51,5 +54,6 @@ export function executorConfigFromEnv(env: Env = process.env): ExecutorConfig {
     port: c.EXECUTOR_PORT,
     host: c.EXECUTOR_HOST,
     trustedKeys: c.GATEHOUSE_TRUSTED_KEYS,
+    tracing: { serviceName: c.OTEL_SERVICE_NAME ?? 'gatehouse-executor', endpoint: c.OTEL_EXPORTER_OTLP_ENDPOINT },
   };
 }

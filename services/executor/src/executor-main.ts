@@ -2,7 +2,7 @@ import type { Catalog, ToolImplementation } from '@gatehouse/contracts';
 import { topicNames } from '@gatehouse/events';
 import { runMain } from '@gatehouse/runtime';
 import { createRedis } from '@gatehouse/state';
-import { createLogger } from '@gatehouse/telemetry';
+import { createLogger, startTracing } from '@gatehouse/telemetry';
 import { executorConfigFromEnv } from './config.js';
 import type { ExecutorConfig } from './config.js';
 import { startExecutor } from './service.js';
@@ -32,6 +32,10 @@ export async function executorMain(load: (config: ExecutorConfig) => HostedTools
     drainTimeoutMs: options.drainTimeoutMs ?? 15_000,
     start: async (teardown) => {
       const config = executorConfigFromEnv();
+      // Spans leave the process only when OTEL_EXPORTER_OTLP_ENDPOINT is set. Closed last, so the
+      // spans of the final records are flushed.
+      const tracing = startTracing(config.tracing);
+      teardown.add(() => tracing.shutdown());
       const { catalog, implementations } = await load(config);
       const redis = createRedis(config.redisUrl, `gatehouse-executor-${config.executorId}`, logger);
       teardown.add(() => redis.quit());

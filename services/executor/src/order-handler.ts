@@ -4,13 +4,16 @@ import type { Catalog, ToolError, ToolImplementation } from '@gatehouse/contract
 import { errorResult, fromStoredOutcome, okResult, toStoredOutcome, verifyOrder } from '@gatehouse/events';
 import type { ConsumedRecord, EventPublisher, ExecutionOrder, ResultAddress, ToolResult, TrustedKeys } from '@gatehouse/events';
 import type { ApprovalStore, IdempotencyStore, ProposalStore, ResourceLock, RunRegistry, SlotPool } from '@gatehouse/state';
-import { carriedHeaders, sentAtOf, traceIdOf } from '@gatehouse/telemetry';
-import type { GatehouseMetrics, Logger } from '@gatehouse/telemetry';
+import { carriedHeaders, endSpan, endSpanThrown, noteOutcome, sentAtOf, startRecordSpan, traceIdOf, tracerFor } from '@gatehouse/telemetry';
+import type { GatehouseMetrics, Logger, SpanScope } from '@gatehouse/telemetry';
 import { claimOrWait, keepLease } from './claim-wait.js';
+import { tracedImplementation } from './run-handler.js';
 import { runStoppedError } from './run-state.js';
 import { executeRead } from './read-path.js';
 import { executeWrite } from './write-path.js';
 import type { SlotLimits } from './write-path.js';
+
+const tracer = tracerFor('executor');
 
 export interface OrderHandlerDeps {
   readonly catalog: Catalog;
@@ -45,14 +48,28 @@ export function orderHandler(deps: OrderHandlerDeps) {
     const hosted = [...deps.implementations.keys()].filter((a) => a.replace(/\.v\d+$/, '') === name).sort();
     return toolError('TOOL_VERSION_UNAVAILABLE', `${address} (${effect}) is ${why}; nothing ran`, hosted.length > 0 ? { next: hosted.join(', ') } : {});
   };
+  /** One span per order: a child of the span that ordered it, the parent of its handler's and of its result. */
   return async (order: ExecutionOrder, record: ConsumedRecord): Promise<void> => {
+    const scope = startRecordSpan(tracer, `execute ${order.tool}`, record.headers, order);
+    try {
+      await handle(order, record, scope);
+    } catch (error) {
+      endSpanThrown(scope.span, error);
+      throw error;
+    }
+    endSpan(scope.span);
+  };
+
+  async function handle(order: ExecutionOrder, record: ConsumedRecord, scope: SpanScope): Promise<void> {
     const address: ResultAddress = { command_id: order.command_id, run_id: order.run_id, tenant: order.tenant, tool: order.tool };
-    // Trace context and the command's send time travel on to the result and any operator handoff.
-    const headers = carriedHeaders(record.headers);
+    // Trace context (naming this execution's span) and the command's send time travel on to the
+    // result and any operator handoff.
+    const headers = carriedHeaders(record.headers, undefined, scope.context);
     const context = { command_id: order.command_id, run_id: order.run_id, tenant: order.tenant, tool: order.tool, arguments_sha256: order.arguments_sha256, trace_id: traceIdOf(record.headers) };
     const publish = async (result: ToolResult): Promise<void> => {
       await deps.publisher.publish('results', order.run_id, result, headers);
       deps.metrics.executed(result, sentAtOf(headers));
+      noteOutcome(scope.span, { status: result.status, code: result.error?.code });
     };
     const refuse = (error: ToolError): ToolResult => errorResult(address, error, { argumentsSha256: order.arguments_sha256 });
 
@@ -67,18 +84,19 @@ export function orderHandler(deps: OrderHandlerDeps) {
       return;
     }
 
-    const implementation = deps.implementations.get(order.tool);
-    if (implementation === undefined || implementation.contract.effect !== order.effect) {
+    const hosted = deps.implementations.get(order.tool);
+    if (hosted === undefined || hosted.contract.effect !== order.effect) {
       // The policy service routed a tool version this executor's pack does not have (or has with
       // another effect): during a rolling upgrade the two run different packs. Never run another
       // version in its place.
-      const error = unavailable(order.tool, order.effect, implementation === undefined ? 'not in this executor’s tool pack' : `a ${implementation.contract.effect} here`);
+      const error = unavailable(order.tool, order.effect, hosted === undefined ? 'not in this executor’s tool pack' : `a ${hosted.contract.effect} here`);
       await publish(refuse(error));
       log.warn({ ...context, code: error.code }, 'refused');
       return;
     }
+    const implementation = tracedImplementation(hosted, scope);
     if (order.effect === 'write') {
-      await executeWrite(order, implementation, { headers, origin: `${record.topic}:${record.partition}:${record.offset}` }, { ...deps, logger: log });
+      await executeWrite(order, implementation, { headers, origin: `${record.topic}:${record.partition}:${record.offset}`, span: scope.span }, { ...deps, logger: log });
       return;
     }
 
@@ -147,5 +165,5 @@ export function orderHandler(deps: OrderHandlerDeps) {
       { ...context, operation_id: operationId, code: execution.ok ? undefined : execution.error.code, field: execution.ok ? undefined : execution.error.field, ms: execution.durationMs },
       execution.ok ? 'executed' : 'failed',
     );
-  };
+  }
 }

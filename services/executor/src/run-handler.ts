@@ -1,5 +1,7 @@
 import { isToolFailure, toolError, ToolFailure } from '@gatehouse/contracts';
 import type { ExecutionContext, ToolImplementation } from '@gatehouse/contracts';
+import { endSpan, startChildSpan, tracerFor } from '@gatehouse/telemetry';
+import type { SpanOutcome, SpanScope } from '@gatehouse/telemetry';
 
 /**
  * Runs a handler under its tool's timeout. The handler gets an AbortSignal; one that ignores it is
@@ -35,4 +37,40 @@ export async function runHandler(
   } finally {
     clearTimeout(timer);
   }
+}
+
+const tracer = tracerFor('executor');
+
+/**
+ * The implementation with its handler traced: each run is a span under the execution's, ended
+ * when the handler settles or its timeout abandons it. With no span recording, the implementation
+ * itself (tracing off costs nothing here).
+ */
+export function tracedImplementation(implementation: ToolImplementation, parent: SpanScope): ToolImplementation {
+  if (!parent.span.isRecording()) return implementation;
+  // Everything but `run` is the implementation's own (its status query, resource, proposal).
+  const traced = Object.create(implementation) as { run: ToolImplementation['run'] };
+  traced.run = async (args, context) => {
+    const ids = { tool: implementation.contract.address, tenant: context.tenant, run_id: context.runId, command_id: context.commandId };
+    const { span } = startChildSpan(tracer, `handler ${implementation.contract.address}`, parent, ids);
+    let open = true;
+    const end = (outcome: SpanOutcome): void => {
+      if (!open) return;
+      open = false;
+      endSpan(span, outcome);
+    };
+    const abandoned = (): void => end({ status: 'error', code: 'TIMEOUT' });
+    context.signal.addEventListener('abort', abandoned, { once: true });
+    try {
+      const value = await implementation.run(args, context);
+      end({ status: 'ok' });
+      return value;
+    } catch (error) {
+      end({ status: 'error', code: isToolFailure(error) ? error.error.code : 'UPSTREAM_ERROR' });
+      throw error;
+    } finally {
+      context.signal.removeEventListener('abort', abandoned);
+    }
+  };
+  return traced as ToolImplementation;
 }

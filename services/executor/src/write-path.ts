@@ -4,8 +4,8 @@ import type { Catalog, ExecutionContext, ToolError, ToolImplementation } from '@
 import { errorResult, fromStoredOutcome, okResult, toStoredOutcome } from '@gatehouse/events';
 import type { EventPublisher, ExecutionOrder, OperatorHandoff, ResultAddress, ToolResult } from '@gatehouse/events';
 import type { ApprovalStore, IdempotencyStore, ProposalStore, ResourceLock, RunRegistry, SlotPool, SlotScope } from '@gatehouse/state';
-import { sentAtOf, traceIdOf } from '@gatehouse/telemetry';
-import type { GatehouseMetrics, Logger } from '@gatehouse/telemetry';
+import { noteOutcome, sentAtOf, traceIdOf } from '@gatehouse/telemetry';
+import type { GatehouseMetrics, Logger, Span } from '@gatehouse/telemetry';
 import type { IHeaders } from 'kafkajs';
 import { authorize } from './approval-check.js';
 import { claimOrWait, keepLease } from './claim-wait.js';
@@ -67,7 +67,8 @@ const stateOfStored = (status: ToolResult['status']): 'succeeded' | 'failed' | '
 export async function executeWrite(
   order: ExecutionOrder,
   implementation: ToolImplementation,
-  record: { readonly headers: IHeaders | undefined; readonly origin: string },
+  /** `span`: the execution's, which records how the write was answered. */
+  record: { readonly headers: IHeaders | undefined; readonly origin: string; readonly span?: Span },
   deps: WritePathDeps,
 ): Promise<void> {
   const headers = record.headers;
@@ -77,6 +78,7 @@ export async function executeWrite(
   const publish = async (result: ToolResult): Promise<void> => {
     await deps.publisher.publish('results', order.run_id, result, headers);
     deps.metrics.executed(result, sentAtOf(headers));
+    if (record.span !== undefined) noteOutcome(record.span, { status: result.status, code: result.error?.code });
   };
   const refuse = (error: ToolError) => publish(errorResult(address, error, { argumentsSha256: order.arguments_sha256 }));
 

@@ -2,6 +2,7 @@ import { eventsConfigFromEnv } from '@gatehouse/events';
 import type { EventsConfig } from '@gatehouse/events';
 import { readConfig, variablesReadBy } from '@gatehouse/runtime';
 import type { Env } from '@gatehouse/runtime';
+import type { TracingOptions } from '@gatehouse/telemetry';
 
 export interface McpConfig {
   /** Kafka and the registry, as the front door's client reaches them (it creates no topics). */
@@ -22,6 +23,8 @@ export interface McpConfig {
   readonly taskTtlMs: number;
   /** The run token of the stdio transport. */
   readonly stdioToken: string | undefined;
+  /** Span export over OTLP (OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_SERVICE_NAME); off without an endpoint. */
+  readonly tracing: TracingOptions;
 }
 
 const VARIABLES = variablesReadBy('mcp');
@@ -55,5 +58,6 @@ export function mcpConfigFromEnv(env: Env = process.env): McpConfig {
     progressMs: c.MCP_PROGRESS_MS,
     taskTtlMs: c.MCP_TASK_TTL_MS,
     stdioToken: c.GATEHOUSE_MCP_TOKEN,
+    tracing: { serviceName: c.OTEL_SERVICE_NAME ?? 'gatehouse-mcp', endpoint: c.OTEL_EXPORTER_OTLP_ENDPOINT },
   };
 }

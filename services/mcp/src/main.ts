@@ -1,6 +1,6 @@
 import { hostToolPack, loadToolPack, runMain } from '@gatehouse/runtime';
 import { createRedis } from '@gatehouse/state';
-import { createLogger } from '@gatehouse/telemetry';
+import { createLogger, startTracing } from '@gatehouse/telemetry';
 import { mcpConfigFromEnv } from './config.js';
 import { startMcpService } from './service.js';
 import { StdioTokenError } from './stdio-front.js';
@@ -13,6 +13,10 @@ await runMain({
   logger,
   start: async (teardown) => {
     const config = mcpConfigFromEnv();
+    // Spans leave the process only when OTEL_EXPORTER_OTLP_ENDPOINT is set. Closed last, so the
+    // spans of the final records are flushed.
+    const tracing = startTracing(config.tracing);
+    teardown.add(() => tracing.shutdown());
     if (stdio && config.stdioToken === undefined) {
       throw new StdioTokenError('--stdio serves one run: set GATEHOUSE_MCP_TOKEN to its token (gatehouse runs create --mcp-token)');
     }

@@ -3,19 +3,21 @@ import { addressOf, DeadLetters, errorResult, pendingResult } from '@gatehouse/e
 import type { ApprovalRequest, ConsumedRecord, EventPublisher, ExecutionOrder, OrderSigner, ToolCommand, ToolResult } from '@gatehouse/events';
 import type { CommandClaims, Run } from '@gatehouse/state';
 import type { IHeaders } from 'kafkajs';
-import { carriedHeaders as carryContext, traceIdOf } from '@gatehouse/telemetry';
-import type { GatehouseMetrics, Logger } from '@gatehouse/telemetry';
+import { annotateSpan, carriedHeaders as carryContext, endSpan, endSpanThrown, SPAN_ATTRIBUTES, startRecordSpan, traceIdOf, tracerFor } from '@gatehouse/telemetry';
+import type { GatehouseMetrics, Logger, SpanOutcome, SpanScope, TraceContext } from '@gatehouse/telemetry';
 import { decide } from './decide.js';
 import type { DecideDeps } from './decide.js';
 
 /**
- * Headers that travel from the command to every event it causes: W3C trace context, the reply
- * partition of the asking instance, and the command's `sent_at` for the end-to-end latency
- * measured where its result is published.
+ * Headers that travel from the command to every event it causes: W3C trace context (naming the
+ * policy service's span when `trace` holds it), the reply partition of the asking instance, and the
+ * command's `sent_at` for the end-to-end latency measured where its result is published.
  */
-export function carriedHeaders(headers: IHeaders | undefined, sentAt?: number): IHeaders | undefined {
-  return carryContext(headers, sentAt);
+export function carriedHeaders(headers: IHeaders | undefined, sentAt?: number, trace?: TraceContext): IHeaders | undefined {
+  return carryContext(headers, sentAt, trace);
 }
+
+const tracer = tracerFor('policy');
 
 // How long a command_id stays claimed: past the call's deadline by a margin that covers a
 // redelivery after a rebalance, and never longer than a day.
@@ -52,7 +54,20 @@ export function commandHandler(
     for (const p of publications) await publisher.publish(p.role, p.key, p.event, p.headers);
   };
 
+  /** One span per command: a child of the call's, and the parent of everything the decision publishes. */
   return async (command: ToolCommand, record: ConsumedRecord): Promise<void> => {
+    const scope = startRecordSpan(tracer, `policy ${command.tool}`, record.headers, command);
+    let outcome: SpanOutcome;
+    try {
+      outcome = await handle(command, record, scope);
+    } catch (error) {
+      endSpanThrown(scope.span, error);
+      throw error;
+    }
+    endSpan(scope.span, outcome);
+  };
+
+  async function handle(command: ToolCommand, record: ConsumedRecord, scope: SpanScope): Promise<SpanOutcome> {
     const started = Date.now();
     const context = { command_id: command.command_id, run_id: command.run_id, tenant: command.tenant, tool: command.tool, trace_id: traceIdOf(record.headers) };
     // One command_id, one answer. The claim is per tenant and run (a run id cannot be guessed, so no
@@ -71,22 +86,25 @@ export function commandHandler(
     if (claim.kind === 'answered') {
       metrics.duplicateCommand('repeat');
       logger.info({ ...context, payload_sha256: payloadSha256 }, 'command already answered; this copy is ignored');
-      return;
+      return { status: 'repeat' };
     }
     if (claim.kind === 'reused') {
       metrics.duplicateCommand('reused_id');
       const message = 'the command_id was already used by a command with another tool or arguments; this one is not answered';
       if (record.origin !== undefined) await deadLetters.send(record.origin, 'command_id_reused', message);
       logger.warn({ ...context, payload_sha256: payloadSha256 }, message);
-      return;
+      return { status: 'command_id_reused' };
     }
+    let outcome: SpanOutcome | undefined;
     try {
       if (claim.kind === 'staged') {
         // Decided by a worker that stopped before it surely published: the same decision again.
         await publishAll(JSON.parse(claim.decision) as Publication[]);
         logger.info({ ...context }, 'staged decision of a taken-over command published again');
-      } else if (!(await decideAndPublish(command, record, { run: claim.run, payloadSha256, ttlMs }, context, started))) {
-        return;
+        outcome = { status: 'staged_again' };
+      } else {
+        outcome = await decideAndPublish(command, record, { run: claim.run, payloadSha256, ttlMs }, context, started, scope);
+        if (outcome === undefined) return { status: 'staged_by_another' };
       }
     } catch (error) {
       // The consumer retries this record: an undecided claim is let go, a staged one is kept.
@@ -94,11 +112,13 @@ export function commandHandler(
       throw error;
     }
     await deps.claims.answered(command.tenant, command.run_id, command.command_id, payloadSha256);
-  };
+    return outcome;
+  }
 
   /**
-   * check → decide → stage → publish → report, for a command this worker has claimed; false when
-   * another worker (which took the claim over from a slow one) staged its decision first and answers.
+   * check → decide → stage → publish → report, for a command this worker has claimed, to how it
+   * ended; undefined when another worker (which took the claim over from a slow one) staged its
+   * decision first and answers.
    */
   async function decideAndPublish(
     command: ToolCommand,
@@ -106,12 +126,13 @@ export function commandHandler(
     { run, payloadSha256, ttlMs }: { readonly run: string | null; readonly payloadSha256: string; readonly ttlMs: number },
     context: Record<string, unknown>,
     started: number,
-  ): Promise<boolean> {
+    scope: SpanScope,
+  ): Promise<SpanOutcome | undefined> {
     // The run record came with the claim (one script): the boundary reads it from there.
     const prefetched = run === null ? undefined : (JSON.parse(run) as Run);
     const runs = { get: (runId: string) => (runId === command.run_id ? Promise.resolve(prefetched) : deps.runs.get(runId)) };
     const decision = await decide(command, { ...deps, runs });
-    const headers = carriedHeaders(record.headers, command.sent_at);
+    const headers = carriedHeaders(record.headers, command.sent_at, scope.context);
     let publications: Publication[];
     if (decision.kind === 'execute') {
       // Signed: the executor runs only orders its trusted keys vouch for.
@@ -130,21 +151,30 @@ export function commandHandler(
     // Staged before it is published: whoever takes over from here publishes this decision, not a new one.
     if (!(await deps.claims.stage(command.tenant, command.run_id, command.command_id, payloadSha256, JSON.stringify(publications), ttlMs))) {
       logger.warn({ ...context }, 'another worker’s decision of this command was staged first; that one answers');
-      return false;
+      return undefined;
     }
     await publishAll(publications);
     if (decision.kind === 'execute') {
       metrics.policyDecision(decision.order.tool, 'routed');
       logger.info({ ...context, arguments_sha256: decision.order.arguments_sha256, ms: Date.now() - started }, 'routed to execution');
-    } else if (decision.kind === 'approval') {
+      annotateSpan(scope.span, () => ({ [SPAN_ATTRIBUTES.decision]: 'routed', [SPAN_ATTRIBUTES.argumentsSha256]: decision.order.arguments_sha256 }));
+      return { status: 'routed' };
+    }
+    if (decision.kind === 'approval') {
       metrics.policyDecision(decision.request.tool, 'approval_requested');
       logger.info({ ...context, proposal_id: decision.request.proposal_id, rule: decision.request.rule_id, arguments_sha256: decision.request.arguments_sha256 }, 'approval requested');
-    } else {
-      metrics.policyDecision(command.tool, 'refused', decision.error);
-      const result = publications[0]?.event as ToolResult;
-      metrics.resultPublished('policy', result, command.sent_at);
-      logger.info({ ...context, code: decision.error.code, field: decision.error.field, arguments_sha256: decision.argumentsSha256 }, 'refused');
+      annotateSpan(scope.span, () => ({
+        [SPAN_ATTRIBUTES.decision]: 'approval_requested',
+        [SPAN_ATTRIBUTES.argumentsSha256]: decision.request.arguments_sha256,
+        [SPAN_ATTRIBUTES.proposalId]: decision.request.proposal_id,
+      }));
+      return { status: 'pending_approval' };
     }
-    return true;
+    metrics.policyDecision(command.tool, 'refused', decision.error);
+    const result = publications[0]?.event as ToolResult;
+    metrics.resultPublished('policy', result, command.sent_at);
+    logger.info({ ...context, code: decision.error.code, field: decision.error.field, arguments_sha256: decision.argumentsSha256 }, 'refused');
+    annotateSpan(scope.span, () => ({ [SPAN_ATTRIBUTES.decision]: 'refused', ...(typeof decision.argumentsSha256 !== 'string' ? {} : { [SPAN_ATTRIBUTES.argumentsSha256]: decision.argumentsSha256 }) }));
+    return { status: 'error', code: decision.error.code };
   }
 }

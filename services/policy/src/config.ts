@@ -1,6 +1,7 @@
 import type { EventsConfig, SigningKey } from '@gatehouse/events';
 import { eventsConfigOf, readConfig, variablesReadBy } from '@gatehouse/runtime';
 import type { Env } from '@gatehouse/runtime';
+import type { TracingOptions } from '@gatehouse/telemetry';
 
 export interface PolicyConfig {
   readonly events: EventsConfig;
@@ -22,6 +23,8 @@ export interface PolicyConfig {
   readonly sessionTimeoutMs: number;
   /** How long a proposal the policy service drafts stays valid: the executor's GATEHOUSE_PROPOSAL_TTL_MS. */
   readonly proposalTtlMs: number;
+  /** Span export over OTLP (OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_SERVICE_NAME); off without an endpoint. */
+  readonly tracing: TracingOptions;
 }
 
 const VARIABLES = variablesReadBy('policy');
@@ -49,5 +52,6 @@ export function policyConfigFromEnv(env: Env = process.env): PolicyConfig {
     // How soon the group notices a dead instance and hands its partitions to the others.
     sessionTimeoutMs: c.POLICY_SESSION_TIMEOUT_MS,
     proposalTtlMs: c.GATEHOUSE_PROPOSAL_TTL_MS,
+    tracing: { serviceName: c.OTEL_SERVICE_NAME ?? 'gatehouse-policy', endpoint: c.OTEL_EXPORTER_OTLP_ENDPOINT },
   };
 }

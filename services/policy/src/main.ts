@@ -1,7 +1,7 @@
 import { topicNames } from '@gatehouse/events';
 import { hostToolPack, loadToolPack, runMain } from '@gatehouse/runtime';
 import { createRedis } from '@gatehouse/state';
-import { createLogger } from '@gatehouse/telemetry';
+import { createLogger, startTracing } from '@gatehouse/telemetry';
 import { policyConfigFromEnv } from './config.js';
 import { startPolicyService } from './service.js';
 
@@ -11,6 +11,10 @@ await runMain({
   logger,
   start: async (teardown) => {
     const config = policyConfigFromEnv();
+    // Spans leave the process only when OTEL_EXPORTER_OTLP_ENDPOINT is set. Closed last, so the
+    // spans of the final records are flushed.
+    const tracing = startTracing(config.tracing);
+    teardown.add(() => tracing.shutdown());
     // The tool pack GATEHOUSE_TOOL_PACK names, with a deployment's roles or policy table in place of its own.
     const pack = await hostToolPack(await loadToolPack(config.toolPack ?? ''), process.env, { rolesFile: config.rolesFile, policyTableFile: config.policyTableFile });
     const redis = createRedis(config.redisUrl, 'gatehouse-policy', logger);

@@ -6,6 +6,7 @@ import { EXECUTOR_VARIABLES } from './executor-variables.js';
 import { MCP_VARIABLES } from './mcp-variables.js';
 import { POLICY_VARIABLES } from './policy-variables.js';
 import { SHARED_VARIABLES } from './shared-variables.js';
+import { TRACING_VARIABLES } from './tracing-variables.js';
 import type { Variable } from './variable.js';
 
 /**
@@ -20,6 +21,7 @@ export const VARIABLES = {
   ...APPROVAL_VARIABLES,
   ...MCP_VARIABLES,
   ...CLI_VARIABLES,
+  ...TRACING_VARIABLES,
 } satisfies Record<string, Variable<unknown>>;
 
 export type VariableName = keyof typeof VARIABLES;
