@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { createKafka, EventSerde, topicNames } from '@gatehouse/events';
 import type { EventsConfig, ToolCommand } from '@gatehouse/events';
 import { createLogger } from '@gatehouse/telemetry';
@@ -10,7 +9,7 @@ import type { LatencySummary } from './stats.js';
 /** How the driver reads what comes back: the relayed command itself (arm a) or a ToolResult. */
 export type AnswerKind = 'commands' | 'results';
 
-export interface DriverSetup {
+export interface KafkaDriverSetup {
   readonly kind: 'kafka';
   readonly config: EventsConfig;
   readonly topicPrefix: string;
@@ -52,66 +51,31 @@ export interface LoadReport {
    * execute topic, executor) and completed_at → arrival (results topic, back to the client).
    */
   readonly stageMediansMs: { readonly toCompletion: number; readonly toClient: number } | null;
-  /** CPU from the first send until the drain ends: the whole process, and the driver thread's share. */
+  /** The driver process's own CPU from the first send until the drain ends. */
   readonly cpu: ProcessCpu;
 }
 
-/**
- * CPU over a load. `process.cpuUsage()` is process-wide: it holds the driver thread and everything
- * on the main thread (the services, and in arm m the MCP front door) alike. The driver thread's own
- * share is read from Linux's per-thread scheduler statistics, so what is left is the services'.
- */
+/** CPU of the driver process over a load (`process.cpuUsage()`: it runs nothing but the load generator). */
 export interface ProcessCpu {
-  /** User and system CPU of the whole process. */
   readonly userMs: number;
   readonly systemMs: number;
-  /** Time the driver thread was on a CPU; null where /proc/thread-self/schedstat is not readable. */
-  readonly driverThreadMs: number | null;
   /** Answers counted in the load (ok or not). */
   readonly calls: number;
   /** (user + system) / calls. */
   readonly msPerCall: number;
-  /** (user + system − driver thread) / calls: the services (and GC and I/O threads), without the load generator. */
-  readonly servicesMsPerCall: number | null;
 }
 
-export interface CpuMark {
-  readonly process: NodeJS.CpuUsage;
-  readonly threadNs: number | null;
+/** Call when a load starts. */
+export function cpuMark(): NodeJS.CpuUsage {
+  return process.cpuUsage();
 }
 
-/** Nanoseconds the calling thread has been on a CPU (the first field of schedstat), if Linux says. */
-function threadCpuNs(): number | null {
-  try {
-    const field = readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ', 1)[0];
-    const ns = Number(field);
-    return Number.isFinite(ns) ? ns : null;
-  } catch {
-    return null;
-  }
-}
-
-/** Call on the driver thread when a load starts. */
-export function cpuMark(): CpuMark {
-  return { process: process.cpuUsage(), threadNs: threadCpuNs() };
-}
-
-/** The CPU used since `start` (on the driver thread, as cpuMark was), per answered call. */
-export function cpuSince(start: CpuMark, calls: number): ProcessCpu {
-  const used = process.cpuUsage(start.process);
-  const threadNs = threadCpuNs();
+/** The CPU used since `start`, per answered call. */
+export function cpuSince(start: NodeJS.CpuUsage, calls: number): ProcessCpu {
+  const used = process.cpuUsage(start);
   const userMs = used.user / 1000;
   const systemMs = used.system / 1000;
-  const driverThreadMs = threadNs === null || start.threadNs === null ? null : (threadNs - start.threadNs) / 1e6;
-  const per = (ms: number) => (calls === 0 ? Number.NaN : ms / calls);
-  return {
-    userMs,
-    systemMs,
-    driverThreadMs,
-    calls,
-    msPerCall: per(userMs + systemMs),
-    servicesMsPerCall: driverThreadMs === null ? null : per(userMs + systemMs - driverThreadMs),
-  };
+  return { userMs, systemMs, calls, msPerCall: calls === 0 ? Number.NaN : (userMs + systemMs) / calls };
 }
 
 /** The `payload` that makes `{"seq":n,"payload":"…"}` about `argumentBytes` long. */
@@ -149,14 +113,14 @@ export class Driver {
   private tool = '';
 
   private constructor(
-    private readonly setup: DriverSetup,
+    private readonly setup: KafkaDriverSetup,
     private readonly serde: EventSerde,
     private readonly producer: Producer,
     private readonly consumer: Consumer,
     private readonly prefix: string,
   ) {}
 
-  static async start(setup: DriverSetup): Promise<Driver> {
+  static async start(setup: KafkaDriverSetup): Promise<Driver> {
     const topics = topicNames(setup.topicPrefix);
     const kafka: Kafka = createKafka(setup.config, `bench-driver-${randomUUID().slice(0, 8)}`, logger);
     const serde = new EventSerde({ registryUrl: setup.config.registryUrl, topics });

@@ -7,6 +7,8 @@ export const Setup = {
   relayAvro: 'relay-avro',
   relayPlatformatic: 'relay-platformatic',
   gatehouse: 'gatehouse',
+  /** (c)'s setup with OTLP export on in the driver, policy and executor processes. */
+  gatehouseTraced: 'gatehouse-traced',
   gatehouseOpen: 'gatehouse-open',
   gatehouseMcp: 'gatehouse-mcp',
   scale1: 'scale-1',
@@ -16,7 +18,7 @@ export const Setup = {
 export type Setup = (typeof Setup)[keyof typeof Setup];
 
 /** The arms of the issue, by letter; a2 is (a′), arm (a) with another Kafka client. */
-export const Arm = { a: 'a', a2: 'a2', b: 'b', c: 'c', m: 'm', d: 'd', e: 'e', open: 'open' } as const;
+export const Arm = { a: 'a', a2: 'a2', b: 'b', c: 'c', t: 't', m: 'm', d: 'd', e: 'e', open: 'open' } as const;
 export type Arm = (typeof Arm)[keyof typeof Arm];
 
 export const ARM_TITLES: Readonly<Record<Arm, string>> = {
@@ -24,6 +26,7 @@ export const ARM_TITLES: Readonly<Record<Arm, string>> = {
   a2: '(a′) raw relay, platformatic',
   b: '(b) relay + Avro/registry',
   c: '(c) Gatehouse read',
+  t: '(t) read, tracing on',
   m: '(m) read via MCP front door',
   d: '(d) Gatehouse write',
   e: '(e) executors, 10 ms I/O',
@@ -118,6 +121,10 @@ export function variantsOf(settings: BenchSettings): Variant[] {
       { id: `a2-${size}`, arm: 'a2', setup: Setup.relayPlatformatic, label: `${ARM_TITLES.a2}, ${s}`, argumentBytes: size, spec: closed(benchNoop.address, size) },
       { id: `b-${size}`, arm: 'b', setup: Setup.relayAvro, label: `${ARM_TITLES.b}, ${s}`, argumentBytes: size, spec: closed(benchNoop.address, size) },
       { id: `c-${size}`, arm: 'c', setup: Setup.gatehouse, label: `${ARM_TITLES.c}, ${s}`, argumentBytes: size, spec: closed(benchNoop.address, size) },
+      // (c) with tracing on, right after (c) so drift hits both alike; at the smallest size only (its target is a ratio to (c)).
+      ...(size === settings.sizes[0]
+        ? [{ id: `t-${size}`, arm: 't' as const, setup: Setup.gatehouseTraced, label: `${ARM_TITLES.t}, ${s}`, argumentBytes: size, spec: closed(benchNoop.address, size) }]
+        : []),
       // (c)'s read, called by MCP clients through the front door on a Gatehouse of its own.
       { id: `m-${size}`, arm: 'm', setup: Setup.gatehouseMcp, label: `${ARM_TITLES.m}, ${s}`, argumentBytes: size, spec: closed(benchNoop.address, size) },
       { id: `d-${size}`, arm: 'd', setup: Setup.gatehouse, label: `${ARM_TITLES.d}, ${s}`, argumentBytes: size, spec: closed(benchWrite.address, size) },

@@ -9,14 +9,14 @@ import type { Spread } from './stats.js';
  * - **ran**: Redis' own count (`INFO commandstats`, summed over a cluster's masters) of every command
  *   it executed in a window, whoever sent it. It counts the commands a Lua script runs (`redis.call`)
  *   besides the EVALSHA itself, and the commands of a MULTI/EXEC besides MULTI and EXEC.
- * - **sent**: the commands the in-process services sent on the bench's shared connection (every
- *   in-process service uses it), counted as ioredis hands each one to its socket: an EVALSHA is one,
- *   whatever its script runs. Where services run as other processes (arm e) this count is partial,
- *   and only `ran` is reported.
+ * - **sent**: the commands the services sent, counted as ioredis hands each one to its socket: an
+ *   EVALSHA is one, whatever its script runs. Each service process counts what its own connection
+ *   sends and reports it with its CPU sample (child-process.ts); the bench process counts what it
+ *   hosts itself (arm m's front door) on its services connection.
  *
  * Both count commands, not round trips: the commands of one pipeline (or of one auto-pipelined tick,
  * which may hold several calls' commands) are each counted. Two figures come closer to round trips:
- * **batches**, the writes the services' connection made (a lone command or one pipeline each), and
+ * **batches**, the writes the services' connections made (a lone command or one pipeline each), and
  * **reads**, the times Redis read from a client socket (`total_reads_processed`). Under load one
  * batch carries the commands of many calls, so both are below the round trips one call waits for.
  *
@@ -36,10 +36,10 @@ export interface RedisWindow {
   readonly quiet: boolean;
   /** Commands Redis ran, by name (`INFO commandstats`), the bench's INFO calls removed. */
   readonly ran: Readonly<Record<string, number>>;
-  /** Commands the in-process services sent, by name; null when services also ran in other processes. */
-  readonly sent: Readonly<Record<string, number>> | null;
-  /** Writes of the services' connection: a lone command or a whole pipeline each; null as `sent`. */
-  readonly batches: number | null;
+  /** Commands the services sent, by name, each process counting its own connection. */
+  readonly sent: Readonly<Record<string, number>>;
+  /** Writes of the services' connections: a lone command or a whole pipeline each. */
+  readonly batches: number;
   /** Times Redis read a client socket (`total_reads_processed`), the bench's own removed; null if Redis does not say. */
   readonly reads: number | null;
 }
@@ -49,12 +49,12 @@ export interface RedisPerCall {
   /** Commands Redis ran per call (script and transaction internals included). */
   readonly ran: Spread;
   readonly ranByCommand: Readonly<Record<string, number>>;
-  /** Commands the services sent per call; null when some services ran in other processes. */
-  readonly sent: Spread | null;
-  readonly sentByCommand: Readonly<Record<string, number>> | null;
-  /** ran − sent by name: what Lua scripts ran per call (null with `sent`). */
-  readonly insideScripts: Readonly<Record<string, number>> | null;
-  readonly batches: Spread | null;
+  /** Commands the services sent per call. */
+  readonly sent: Spread;
+  readonly sentByCommand: Readonly<Record<string, number>>;
+  /** ran − sent by name: what Lua scripts ran per call. */
+  readonly insideScripts: Readonly<Record<string, number>>;
+  readonly batches: Spread;
   readonly reads: Spread | null;
   /** Every window started and ended with Redis quiet. */
   readonly quiet: boolean;
@@ -109,34 +109,54 @@ function difference(after: ReadonlyMap<string, number>, before: ReadonlyMap<stri
   return out;
 }
 
-/** Reads Redis' statistics on a connection of its own, and counts what the services send on theirs. */
-export class RedisCounter {
-  private readonly sent = new Map<string, number>();
-  private batches = 0;
-  private infoCalls = 0;
+/** Commands handed to one Redis connection so far, by name, and the writes that carried them. */
+export interface SendCount {
+  readonly sent: Map<string, number>;
+  batches: number;
+}
 
-  private constructor(private readonly stats: Redis) {}
+/**
+ * Counts what is sent on `connection` from now on. It wraps the connection's `sendCommand`, which
+ * every command passes (a pipeline's commands with the pipeline's stream, written in one go).
+ */
+export function countSends(connection: Redis): SendCount {
+  const count: SendCount = { sent: new Map(), batches: 0 };
+  const sink = connection as unknown as CommandSink;
+  const send = sink.sendCommand;
+  const pipelines = new WeakSet<object>();
+  sink.sendCommand = (command, stream, ...rest) => {
+    plus(count.sent, command.name.toLowerCase(), 1);
+    if (stream?.isPipeline !== true) count.batches += 1;
+    else if (!pipelines.has(stream)) {
+      pipelines.add(stream);
+      count.batches += 1;
+    }
+    return send.call(connection, command, stream, ...rest);
+  };
+  return count;
+}
+
+/** What the services of a window sent, counted in their own processes: the difference of two samples. */
+export interface SentElsewhere {
+  readonly sent: Readonly<Record<string, number>>;
+  readonly batches: number;
+}
+
+/** Reads Redis' statistics on a connection of its own, and counts what is sent on the bench process's services connection. */
+export class RedisCounter {
+  private constructor(
+    private readonly stats: Redis,
+    private readonly own: SendCount,
+  ) {}
+
+  private infoCalls = 0;
 
   /**
    * Opens the statistics connection and starts counting the commands sent on `services`, the
-   * connection the bench hands every in-process service. The count wraps its `sendCommand`, which
-   * every command passes (a pipeline's commands with the pipeline's stream, written in one go).
+   * connection the bench process hands what it hosts itself (arm m's front door).
    */
   static open(services: Redis): RedisCounter {
-    const counter = new RedisCounter(createRedis(redisUrlFromEnv(), 'bench-redis-stats'));
-    const sink = services as unknown as CommandSink;
-    const send = sink.sendCommand;
-    const pipelines = new WeakSet<object>();
-    sink.sendCommand = (command, stream, ...rest) => {
-      plus(counter.sent, command.name.toLowerCase(), 1);
-      if (stream?.isPipeline !== true) counter.batches += 1;
-      else if (!pipelines.has(stream)) {
-        pipelines.add(stream);
-        counter.batches += 1;
-      }
-      return send.call(services, command, stream, ...rest);
-    };
-    return counter;
+    return new RedisCounter(createRedis(redisUrlFromEnv(), 'bench-redis-stats'), countSends(services));
   }
 
   /** One INFO per node (a cluster's masters, or the one server), summed. */
@@ -154,7 +174,7 @@ export class RedisCounter {
       processed += parsed.processed;
       reads = reads === null || parsed.reads === null ? null : reads + parsed.reads;
     }
-    return { at: Date.now(), quiet, ran, processed, reads, infoBefore, sent: new Map(this.sent), batches: this.batches };
+    return { at: Date.now(), quiet, ran, processed, reads, infoBefore, sent: new Map(this.own.sent), batches: this.own.batches };
   }
 
   /**
@@ -175,21 +195,23 @@ export class RedisCounter {
   }
 
   /**
-   * Redis' and the services' counts between two marks. `partial`: some services of the window ran in
-   * other processes, so what the shared connection sent is not all they sent.
+   * Redis' and the services' counts between two marks: what this process's connection sent plus
+   * `elsewhere`, what the window's service processes counted of their own sends.
    */
-  window(before: Mark, after: Mark, calls: number, partial: boolean): RedisWindow {
+  window(before: Mark, after: Mark, calls: number, elsewhere: SentElsewhere = { sent: {}, batches: 0 }): RedisWindow {
     // Each node's counts at a mark hold every INFO the bench sent before that mark's own.
     const ownInfo = after.infoBefore - before.infoBefore;
     const ranAfter = new Map(after.ran);
     plus(ranAfter, 'info', -ownInfo);
+    const sentAfter = new Map(after.sent);
+    for (const [name, n] of Object.entries(elsewhere.sent)) plus(sentAfter, name, n);
     return {
       calls,
       ms: after.at - before.at,
       quiet: before.quiet && after.quiet,
       ran: difference(ranAfter, before.ran),
-      sent: partial ? null : difference(after.sent, before.sent),
-      batches: partial ? null : after.batches - before.batches,
+      sent: difference(sentAfter, before.sent),
+      batches: after.batches - before.batches + elsewhere.batches,
       // Every INFO is one read of its own.
       reads: after.reads === null || before.reads === null ? null : after.reads - before.reads - ownInfo,
     };
@@ -199,7 +221,7 @@ export class RedisCounter {
   async idle(ms: number): Promise<RedisWindow> {
     const before = await this.mark();
     await sleep(ms);
-    return this.window(before, await this.mark(), 0, false);
+    return this.window(before, await this.mark(), 0);
   }
 
   async close(): Promise<void> {
@@ -225,12 +247,10 @@ export function redisPerCallOf(windows: readonly RedisWindow[]): RedisPerCall | 
   const counted = windows.filter((w) => w.calls > 0);
   if (counted.length === 0) return null;
   const perCall = (f: (w: RedisWindow) => number) => spreadOf(counted.map((w) => f(w) / w.calls));
-  const withSent = counted.every((w) => w.sent !== null && w.batches !== null);
-  const sentOf = (w: RedisWindow) => w.sent ?? {};
   const inside = (w: RedisWindow): Record<string, number> => {
     const out: Record<string, number> = {};
     for (const [name, n] of Object.entries(w.ran)) {
-      const d = n - (sentOf(w)[name] ?? 0);
+      const d = n - (w.sent[name] ?? 0);
       if (d > 0) out[name] = d;
     }
     return out;
@@ -238,10 +258,10 @@ export function redisPerCallOf(windows: readonly RedisWindow[]): RedisPerCall | 
   return {
     ran: perCall((w) => total(w.ran)),
     ranByCommand: medianByName(counted, (w) => w.ran),
-    sent: withSent ? perCall((w) => total(sentOf(w))) : null,
-    sentByCommand: withSent ? medianByName(counted, sentOf) : null,
-    insideScripts: withSent ? medianByName(counted, inside) : null,
-    batches: withSent ? perCall((w) => w.batches ?? 0) : null,
+    sent: perCall((w) => total(w.sent)),
+    sentByCommand: medianByName(counted, (w) => w.sent),
+    insideScripts: medianByName(counted, inside),
+    batches: perCall((w) => w.batches),
     reads: counted.every((w) => w.reads !== null) ? perCall((w) => w.reads ?? 0) : null,
     quiet: counted.every((w) => w.quiet),
   };
@@ -250,6 +270,6 @@ export function redisPerCallOf(windows: readonly RedisWindow[]): RedisPerCall | 
 /** One window in a progress line: `redis/call sent 8.00, ran 25.00`. */
 export function describeWindow(w: RedisWindow): string {
   if (w.calls === 0) return 'redis/call –';
-  const sent = w.sent === null ? '' : `sent ${(total(w.sent) / w.calls).toFixed(2)}, `;
+  const sent = `sent ${(total(w.sent) / w.calls).toFixed(2)}, `;
   return `redis/call ${sent}ran ${(total(w.ran) / w.calls).toFixed(2)}${w.quiet ? '' : ' (Redis was not quiet)'}`;
 }

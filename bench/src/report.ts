@@ -1,5 +1,8 @@
 import type { LoadReport } from './driver.js';
+import type { OtlpSink } from './otlp-sink.js';
 import type { Variant } from './plan.js';
+import { cpuPer1000Of } from './process-cpu.js';
+import type { CpuPer1000, CpuWindow } from './process-cpu.js';
 import { redisPerCallOf } from './redis-stats.js';
 import type { RedisPerCall, RedisWindow } from './redis-stats.js';
 import type { UnavailableClient } from './relay-clients.js';
@@ -18,10 +21,8 @@ export interface VariantResult {
   readonly p50Ms: Spread;
   readonly p99Ms: Spread;
   readonly p999Ms: Spread;
-  /** Process CPU (user + system) per answered call; see ProcessCpu. */
-  readonly cpuMsPerCall: Spread;
-  /** The same without the driver thread's CPU: the services' (and the front door's) share; null off Linux. */
-  readonly servicesCpuMsPerCall: Spread | null;
+  /** CPU ms (user + system) per 1,000 answered calls of each process (see process-cpu.ts); null when no repetition answered a call. */
+  readonly cpuPer1000: CpuPer1000 | null;
   readonly errors: Readonly<Record<string, number>>;
   readonly unanswered: number;
   /** Open loop: repetitions that stopped sending early, saturated. */
@@ -31,12 +32,16 @@ export interface VariantResult {
   readonly repetitions: readonly LoadReport[];
   /** Each repetition's Redis counts, as measured. */
   readonly redisRepetitions: readonly RedisWindow[];
+  /** Each repetition's CPU by process, in ms. */
+  readonly cpuRepetitions: readonly CpuWindow[];
 }
 
-export function resultOf(variant: Variant, reps: readonly LoadReport[], redisWindows: readonly RedisWindow[]): VariantResult {
+/** What the tracing arm's OTLP sink received over the whole run, and the calls (t) answered (warm-up included). */
+export type TracingFigures = { readonly calls: number } & OtlpSink['received'];
+
+export function resultOf(variant: Variant, reps: readonly LoadReport[], redisWindows: readonly RedisWindow[], cpuWindows: readonly CpuWindow[]): VariantResult {
   const errors: Record<string, number> = {};
   for (const rep of reps) for (const [code, n] of Object.entries(rep.errors)) errors[code] = (errors[code] ?? 0) + n;
-  const servicesCpu = reps.flatMap((r) => (r.cpu.servicesMsPerCall === null ? [] : [r.cpu.servicesMsPerCall]));
   return {
     id: variant.id,
     arm: variant.arm,
@@ -48,14 +53,14 @@ export function resultOf(variant: Variant, reps: readonly LoadReport[], redisWin
     p50Ms: spreadOf(reps.map((r) => r.latencyMs.p50)),
     p99Ms: spreadOf(reps.map((r) => r.latencyMs.p99)),
     p999Ms: spreadOf(reps.map((r) => r.latencyMs.p999)),
-    cpuMsPerCall: spreadOf(reps.map((r) => r.cpu.msPerCall)),
-    servicesCpuMsPerCall: servicesCpu.length === reps.length && reps.length > 0 ? spreadOf(servicesCpu) : null,
+    cpuPer1000: cpuPer1000Of(cpuWindows),
     errors,
     unanswered: reps.reduce((n, r) => n + r.unanswered, 0),
     saturatedReps: reps.filter((r) => r.saturated).length,
     redis: redisPerCallOf(redisWindows),
     repetitions: reps,
     redisRepetitions: redisWindows,
+    cpuRepetitions: cpuWindows,
   };
 }
 
@@ -94,6 +99,7 @@ export function targetsOf(results: readonly VariantResult[], peakRssMiB: number 
     const p99 = open.p99Ms.median;
     targets.push({ name: 'read p99 at 1,000 calls/s (open loop)', goal: '≤ 50 ms', value: p99, shown: `${fmt(p99)} ms`, met: p99 <= 50 });
   }
+  ratio('tracing on / off, read 256 B (t/c)', 0.9, 't-256', 'c-256', '%');
   ratio('2 executor processes / 1 (10 ms I/O handler)', 1.7, 'e-2', 'e-1', '×');
   ratio('3 executor processes / 1 (10 ms I/O handler)', 2.3, 'e-3', 'e-1', '×');
   if (peakRssMiB !== null) {
@@ -105,23 +111,42 @@ export function targetsOf(results: readonly VariantResult[], peakRssMiB: number 
 const pad = (text: string, width: number) => (text.length >= width ? text : text + ' '.repeat(width - text.length));
 const padLeft = (text: string, width: number) => (text.length >= width ? text : ' '.repeat(width - text.length) + text);
 
+const signed = (n: number, digits = 0) => `${n >= 0 ? '+' : '−'}${fmt(Math.abs(n), digits)}`;
+
+/** A CPU figure per 1,000 calls against another: `1.20× (c) (+310 ms)`. */
+function cpuAgainst(mine: Spread | null | undefined, theirs: Spread | null | undefined, name: string): string {
+  if (mine === null || mine === undefined || theirs === null || theirs === undefined) return '–';
+  return `${fmt(mine.median / theirs.median, 2)}× ${name} (${signed(mine.median - theirs.median)} ms)`;
+}
+
+/** The services' CPU per 1,000 calls: every process but the driver (the bench process holds the relay or the front door). */
+function servicesOf(cpu: CpuPer1000 | null): Spread | null {
+  if (cpu === null) return null;
+  const values = cpu.total.values.map((t, i) => t - (cpu.driver.values[i] ?? 0));
+  return spreadOf(values);
+}
+
+/** `calls/s 93% of (c)   p50 +2 ms   p99 +5 ms`. */
+function against(mine: VariantResult, theirs: VariantResult, name: string): string {
+  return (
+    `calls/s ${fmt((mine.throughput.median / theirs.throughput.median) * 100, 0)}% of ${name}` +
+    `   p50 ${signed(mine.p50Ms.median - theirs.p50Ms.median)} ms   p99 ${signed(mine.p99Ms.median - theirs.p99Ms.median)} ms`
+  );
+}
+
 /** What the MCP front door adds: (m) against (c) at each size both ran, in the same run. */
 function mcpAgainstRead(results: readonly VariantResult[]): string[] {
   const lines: string[] = [];
   for (const m of results.filter((r) => r.arm === 'm')) {
     const c = results.find((r) => r.id === `c-${m.argumentBytes}`);
     if (c === undefined) continue;
-    const signed = (n: number, digits = 0) => `${n >= 0 ? '+' : '−'}${fmt(Math.abs(n), digits)}`;
-    const cpu = (mm: Spread, cc: Spread) => `${fmt(mm.median / cc.median, 2)}× (c) (${signed(mm.median - cc.median, 2)} ms)`;
     if (lines.length === 0) {
       lines.push('');
       lines.push('What the MCP front door adds — (m) against (c), same run: HTTP + JSON-RPC + SSE framing per call on top of the same Kafka path');
     }
     lines.push(
-      `  ${pad(`${m.argumentBytes} B:`, 8)} calls/s ${fmt((m.throughput.median / c.throughput.median) * 100, 0)}% of (c)` +
-        `   p50 ${signed(m.p50Ms.median - c.p50Ms.median)} ms   p99 ${signed(m.p99Ms.median - c.p99Ms.median)} ms` +
-        `   CPU per call ${cpu(m.cpuMsPerCall, c.cpuMsPerCall)}` +
-        (m.servicesCpuMsPerCall === null || c.servicesCpuMsPerCall === null ? '' : `, services' share ${cpu(m.servicesCpuMsPerCall, c.servicesCpuMsPerCall)}`),
+      `  ${pad(`${m.argumentBytes} B:`, 8)} ${against(m, c, '(c)')}` +
+        `   CPU/1k calls: services ${cpuAgainst(servicesOf(m.cpuPer1000), servicesOf(c.cpuPer1000), '(c)')}, driver ${cpuAgainst(m.cpuPer1000?.driver, c.cpuPer1000?.driver, '(c)')}`,
     );
   }
   return lines;
@@ -130,21 +155,66 @@ function mcpAgainstRead(results: readonly VariantResult[]): string[] {
 /** What another Kafka client does with (a)'s relay: (a′) against (a) at each size both ran, in the same run. */
 function clientsAgainstRelay(results: readonly VariantResult[], unavailable: readonly UnavailableClient[]): string[] {
   const lines: string[] = [];
-  const signed = (n: number, digits = 0) => `${n >= 0 ? '+' : '−'}${fmt(Math.abs(n), digits)}`;
-  const cpu = (other: Spread, kafkajs: Spread) => `${fmt(other.median / kafkajs.median, 2)}× (a) (${signed(other.median - kafkajs.median, 2)} ms)`;
   for (const other of results.filter((r) => r.arm === 'a2')) {
     const a = results.find((r) => r.id === `a-${other.argumentBytes}`);
     if (a === undefined) continue;
     lines.push(
-      `  ${pad(`@platformatic/kafka, ${other.argumentBytes} B:`, 30)} calls/s ${fmt((other.throughput.median / a.throughput.median) * 100, 0)}% of (a)` +
-        `   p50 ${signed(other.p50Ms.median - a.p50Ms.median)} ms   p99 ${signed(other.p99Ms.median - a.p99Ms.median)} ms` +
-        `   CPU per call ${cpu(other.cpuMsPerCall, a.cpuMsPerCall)}` +
-        (other.servicesCpuMsPerCall === null || a.servicesCpuMsPerCall === null ? '' : `, relay's share ${cpu(other.servicesCpuMsPerCall, a.servicesCpuMsPerCall)}`),
+      `  ${pad(`@platformatic/kafka, ${other.argumentBytes} B:`, 30)} ${against(other, a, '(a)')}` +
+        `   CPU/1k calls: relay (bench process) ${cpuAgainst(other.cpuPer1000?.bench, a.cpuPer1000?.bench, '(a)')}`,
     );
   }
   if (results.some((r) => r.arm === 'a2')) for (const u of unavailable) lines.push(`  ${u.client}: ${u.reason}`);
   if (lines.length === 0) return [];
   return ['', "Other Kafka clients — (a′) against (a), same run: (a)'s two-hop relay with another client in both hops, the same kafkajs driver", ...lines];
+}
+
+/** What tracing costs: (t) against (c) at the size (t) ran, and what the OTLP sink received. */
+function tracingAgainstRead(results: readonly VariantResult[], tracing: TracingFigures | null): string[] {
+  const lines: string[] = [];
+  for (const t of results.filter((r) => r.arm === 't')) {
+    const c = results.find((r) => r.id === `c-${t.argumentBytes}`);
+    if (c === undefined) continue;
+    const by = (name: string, f: (x: CpuPer1000) => Spread | null) => `${name} ${cpuAgainst(t.cpuPer1000 === null ? null : f(t.cpuPer1000), c.cpuPer1000 === null ? null : f(c.cpuPer1000), '(c)')}`;
+    lines.push(`  ${pad(`${t.argumentBytes} B:`, 8)} ${against(t, c, '(c)')} (goal ≥ 90%)`);
+    lines.push(`  ${' '.repeat(8)} CPU/1k calls: ${by('policy', (x) => x.policy)}, ${by('executor', (x) => x.executorsSum)}, ${by('driver', (x) => x.driver)}`);
+  }
+  if (lines.length === 0) return [];
+  if (tracing !== null) {
+    const per = (n: number, digits: number) => (tracing.calls === 0 ? '–' : fmt(n / tracing.calls, digits));
+    lines.push(
+      `  OTLP received over the run: ${tracing.requests} requests, ${per(tracing.spans, 2)} spans and ${per(tracing.bytes, 0)} bytes per call of (t) (${tracing.calls} calls, warm-up included)` +
+        (tracing.unreadable > 0 ? `, ${tracing.unreadable} bodies not readable as OTLP` : '') +
+        (tracing.requests === 0 ? ' — no process exported a span: tracing is not on in the services yet' : ''),
+    );
+  }
+  return ['', "What tracing costs — (t) against (c), same run: (c)'s processes with OTEL_EXPORTER_OTLP_ENDPOINT set to the bench's loopback OTLP/HTTP sink", ...lines];
+}
+
+/** CPU ms per 1,000 answered calls of each process, for every variant measured. */
+function cpuTable(results: readonly VariantResult[], repetitions: number): string[] {
+  const measured = results.filter((r) => r.cpuPer1000 !== null);
+  if (measured.length === 0) return [];
+  const cell = (s: Spread | null | undefined, width = 8) => padLeft(s === null || s === undefined ? '–' : fmt(s.median), width);
+  const lines = ['', `CPU ms per 1,000 calls, by process — user + system, measured inside each process; medians of ${repetitions} repetitions`];
+  lines.push([pad('arm', 40), padLeft('driver', 8), padLeft('bench', 8), padLeft('policy', 8), padLeft('executor', 9), padLeft('total', 8), '  each executor'].join(' '));
+  for (const r of measured) {
+    const cpu = r.cpuPer1000 as CpuPer1000;
+    lines.push(
+      [
+        pad(r.label, 40),
+        cell(cpu.driver),
+        cell(cpu.bench),
+        cell(cpu.policy),
+        cell(cpu.executorsSum, 9),
+        cell(cpu.total),
+        cpu.executors.length > 1 ? `  ${cpu.executors.map((e) => fmt(e.median)).join(' + ')}` : '',
+      ].join(' '),
+    );
+  }
+  lines.push('  driver: the load generator\'s process, first send to end of drain. bench: the bench\'s main process — the relay in (a), (a′), (b),');
+  lines.push('  the MCP front door in (m), the OTLP sink in (t), and the idle relays of other arms. policy, executor: the Gatehouse services,');
+  lines.push('  a process each (executor: their sum in (e)). Each process of an arm is sampled over IPC as the load starts and as it ends.');
+  return lines;
 }
 
 /** `evalsha 5, get 2, set 1.01`: most first; whole numbers without decimals. */
@@ -163,14 +233,14 @@ function redisTable(results: readonly VariantResult[], repetitions: number, idle
   lines.push([pad('arm', 40), padLeft('sent', 8), padLeft('ran', 8), padLeft('batches', 8), padLeft('reads', 8), ' commands sent'].join(' '));
   for (const r of measured) {
     const redis = r.redis as RedisPerCall;
-    const shown = redis.sentByCommand === null ? `ran: ${byCommand(redis.ranByCommand)}` : byCommand(redis.sentByCommand);
+    const shown = byCommand(redis.sentByCommand);
     lines.push([pad(r.label, 40), cell(redis.sent), cell(redis.ran), cell(redis.batches), cell(redis.reads), ` ${shown}${redis.quiet ? '' : ' (Redis was not always quiet at a window’s end)'}`].join(' '));
-    if (redis.insideScripts !== null && Object.keys(redis.insideScripts).length > 0) lines.push(`${' '.repeat(78)}in scripts: ${byCommand(redis.insideScripts)}`);
+    if (Object.keys(redis.insideScripts).length > 0) lines.push(`${' '.repeat(78)}in scripts: ${byCommand(redis.insideScripts)}`);
   }
-  lines.push("  sent: commands the in-process services sent per answered call (an EVALSHA is one; MULTI … EXEC counts each of its commands).");
-  lines.push('  ran: commands Redis executed per call (INFO commandstats, the bench\'s INFO calls removed): what was sent plus what Lua');
-  lines.push('  scripts ran inside it (`in scripts`). – where services ran as other processes (arm e): only Redis\' own count is whole there.');
-  lines.push("  batches: writes of the services' connection per call (a lone command or one pipeline); reads: Redis' socket reads per call");
+  lines.push('  sent: commands the services sent per answered call, each process counting its own connection (an EVALSHA is one;');
+  lines.push('  MULTI … EXEC counts each of its commands). ran: commands Redis executed per call (INFO commandstats, the bench\'s INFO calls');
+  lines.push('  removed): what was sent plus what Lua scripts ran inside it (`in scripts`).');
+  lines.push("  batches: writes of the services' connections per call (a lone command or one pipeline); reads: Redis' socket reads per call");
   lines.push('  (total_reads_processed). Under load one batch carries many calls\' commands, so both are below the round trips a call waits for.');
   if (idle !== undefined) {
     const ran = Object.values(idle.ran).reduce((n, c) => n + c, 0);
@@ -186,6 +256,7 @@ export function renderTable(
   repetitions: number,
   unavailable: readonly UnavailableClient[] = [],
   redisIdle?: RedisWindow,
+  tracing: TracingFigures | null = null,
 ): string {
   const lines: string[] = [];
   const closed = results.filter((r) => r.rate === null);
@@ -193,7 +264,7 @@ export function renderTable(
   if (closed.length > 0) {
     lines.push(`Closed loop (calls in flight kept constant) — medians of ${repetitions} repetitions, spread = (max − min) / median`);
     lines.push(
-      [pad('arm', 40), padLeft('calls/s', 9), padLeft('spread', 8), padLeft('vs (a)', 8), padLeft('p50 ms', 8), padLeft('p99 ms', 8), padLeft('CPU ms', 8), padLeft('svc CPU', 8), padLeft('errors', 8)].join(' '),
+      [pad('arm', 40), padLeft('calls/s', 9), padLeft('spread', 8), padLeft('vs (a)', 8), padLeft('p50 ms', 8), padLeft('p99 ms', 8), padLeft('CPU/1k', 8), padLeft('errors', 8)].join(' '),
     );
     for (const r of closed) {
       const relay = relayOf(r);
@@ -207,16 +278,13 @@ export function renderTable(
           padLeft(vsRelay, 8),
           padLeft(fmt(r.p50Ms.median), 8),
           padLeft(fmt(r.p99Ms.median), 8),
-          // Arm (e)'s executors are other processes: this process's CPU is not theirs.
-          padLeft(r.arm === 'e' ? '' : fmt(r.cpuMsPerCall.median, 2), 8),
-          padLeft(r.arm === 'e' || r.servicesCpuMsPerCall === null ? '' : fmt(r.servicesCpuMsPerCall.median, 2), 8),
+          padLeft(r.cpuPer1000 === null ? '–' : fmt(r.cpuPer1000.total.median), 8),
           padLeft(String(errors), 8),
         ].join(' '),
       );
     }
-    lines.push('  CPU ms: CPU (user + system) of the bench process per answered call, first send to end of drain. The driver thread, the');
-    lines.push('  services of every arm and, in (m), the MCP front door and its clients all run in that one process: compare arms by ratio.');
-    lines.push('  svc CPU: the same less the driver thread\'s own CPU (Linux schedstat): the services\' share, in (m) with the front door.');
+    lines.push('  CPU/1k: CPU ms (user + system) per 1,000 answered calls of all the arm\'s processes together; by process below.');
+    lines.push(...tracingAgainstRead(results, tracing));
     lines.push(...mcpAgainstRead(results));
     lines.push(...clientsAgainstRelay(results, unavailable));
   }
@@ -240,6 +308,7 @@ export function renderTable(
       );
     }
   }
+  lines.push(...cpuTable(results, repetitions));
   lines.push(...redisTable(results, repetitions, redisIdle));
   if (targets.length > 0) {
     lines.push('');

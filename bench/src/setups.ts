@@ -1,10 +1,12 @@
 import type { Redis } from '@gatehouse/state';
 import type { Kafka } from 'kafkajs';
 import { benchCatalog } from './bench-catalog.js';
-import type { DriverThread } from './driver-protocol.js';
-import { ExecutorFleet } from './executor-fleet.js';
+import type { Child } from './child-process.js';
+import { DriverProcess } from './driver-protocol.js';
+import type { DriverSetup } from './driver-protocol.js';
 import { issueMcpTokens, startBenchFrontDoor } from './front-door.js';
 import { startBenchGatehouse } from './gatehouse.js';
+import type { OtlpSink } from './otlp-sink.js';
 import { Setup } from './plan.js';
 import type { BenchSettings } from './plan.js';
 import { startPlatformaticRelay } from './relay-platformatic.js';
@@ -12,14 +14,33 @@ import { startRelay } from './relay.js';
 import { config, freshTopics, registerRuns } from './stack.js';
 import type { ArmTopics, BenchRun } from './stack.js';
 
-/** A system under test, started once and kept running across rounds, with its driver. */
+/** A service process of a setup, sampled around each measured window. */
+export interface ServiceProcess {
+  readonly role: 'policy' | 'executor';
+  readonly child: Child;
+}
+
+/** A system under test, started once and kept running across rounds, with its driver process. */
 export interface RunningSetup {
   readonly setup: Setup;
   readonly topicPrefix: string;
   readonly redisPrefix: string | undefined;
-  /** Executor processes (arm e), for their peak RSS. */
-  readonly fleet: ExecutorFleet | undefined;
+  readonly driver: DriverProcess;
+  /** Its policy service and executors (none for the relays, which run in the bench process). */
+  readonly services: readonly ServiceProcess[];
+  /** Peak resident set of each executor process so far (VmHWM), in MiB. */
+  executorPeakRssMiB(): number[];
   stop(): Promise<void>;
+}
+
+/** What every setup is started with. */
+export interface SetupContext {
+  readonly kafka: Kafka;
+  /** The bench process's services connection (arm m's front door uses it). */
+  readonly redis: Redis;
+  readonly settings: BenchSettings;
+  /** The OTLP receiver of the tracing arm, when it runs. */
+  readonly sink: OtlpSink | undefined;
 }
 
 /** Stand-in runs for the relays: no policy checks them; they only key records as Gatehouse's do. */
@@ -32,71 +53,101 @@ export async function provisionSetup(setup: Setup, kafka: Kafka): Promise<ArmTop
   return freshTopics(kafka, setup);
 }
 
-export async function startSetup(setup: Setup, arm: ArmTopics, kafka: Kafka, redis: Redis, driver: DriverThread, settings: BenchSettings): Promise<RunningSetup> {
+/**
+ * The environment of a setup's processes: OTLP export on for the tracing arm, pointed at the bench's
+ * sink, and off (the variable removed) for every other arm, whatever the bench was started with.
+ */
+function envOf(setup: Setup, sink: OtlpSink | undefined): Record<string, string | undefined> {
+  return { OTEL_EXPORTER_OTLP_ENDPOINT: setup === Setup.gatehouseTraced ? sink?.endpoint : undefined };
+}
+
+/** Starts a setup's driver process; stops `others` (already started) if it fails. */
+async function startDriver(setup: Setup, driverSetup: DriverSetup, env: Record<string, string | undefined>, others: () => Promise<void>): Promise<DriverProcess> {
+  try {
+    return await DriverProcess.start(`${setup} driver`, driverSetup, env);
+  } catch (error) {
+    await others();
+    throw error;
+  }
+}
+
+export async function startSetup(setup: Setup, arm: ArmTopics, context: SetupContext): Promise<RunningSetup> {
+  const { kafka, redis, settings, sink } = context;
   const capabilities = benchCatalog().catalog.tools().map((t) => t.address);
+  const env = envOf(setup, sink);
+  if (setup === Setup.gatehouseTraced && sink === undefined) throw new Error('the tracing arm needs the OTLP sink');
 
   if (setup === Setup.relayRaw || setup === Setup.relayAvro || setup === Setup.relayPlatformatic) {
+    // The relays run in the bench process; their driver in a process of its own.
     const relay =
       setup === Setup.relayPlatformatic
         ? await startPlatformaticRelay(arm.topics, `${arm.prefix}relay`)
         : await startRelay(kafka, arm.serde, setup === Setup.relayRaw ? 'raw' : 'avro', `${arm.prefix}relay`);
     await relay.joined;
-    await driver.start(setup, { kind: 'kafka', config, topicPrefix: arm.prefix, runs: relayRuns(settings.runs), answers: setup === Setup.relayAvro ? 'results' : 'commands' });
+    const driverSetup: DriverSetup = { kind: 'kafka', config, topicPrefix: arm.prefix, runs: relayRuns(settings.runs), answers: setup === Setup.relayAvro ? 'results' : 'commands' };
+    const driver = await startDriver(setup, driverSetup, env, () => relay.stop());
     return {
       setup,
       topicPrefix: arm.prefix,
       redisPrefix: undefined,
-      fleet: undefined,
+      driver,
+      services: [],
+      executorPeakRssMiB: () => [],
       stop: async () => {
-        await driver.stop(setup);
+        await driver.stop();
         await relay.stop();
       },
     };
   }
 
   const processes = setup === Setup.scale1 ? 1 : setup === Setup.scale2 ? 2 : setup === Setup.scale3 ? 3 : 0;
-  const gatehouse = await startBenchGatehouse(kafka, arm, redis, { inProcessExecutors: processes === 0 ? 1 : 0 });
-  let fleet: ExecutorFleet | undefined;
-  if (processes > 0) {
-    fleet = new ExecutorFleet(kafka, {
-      topicPrefix: arm.prefix,
-      redisPrefix: gatehouse.redisPrefix,
-      groupId: gatehouse.executorGroupId,
-      executeTopic: arm.topics.execute,
-      concurrency: settings.scaleConcurrency,
-    });
-    await fleet.start(processes);
+  const gatehouse = await startBenchGatehouse(kafka, arm, {
+    executors: Math.max(1, processes),
+    ...(processes > 0 ? { executorConcurrency: settings.scaleConcurrency } : {}),
+    env,
+  });
+  const services: ServiceProcess[] = [{ role: 'policy', child: gatehouse.policy }, ...gatehouse.executors.map((child) => ({ role: 'executor' as const, child }))];
+  const common = { setup, topicPrefix: arm.prefix, redisPrefix: gatehouse.redisPrefix, services, executorPeakRssMiB: () => gatehouse.executorPeakRssMiB() };
+  let runs: BenchRun[];
+  try {
+    runs = await registerRuns(redis, gatehouse.redisPrefix, capabilities, settings.runs);
+  } catch (error) {
+    await gatehouse.stop();
+    throw error;
   }
-  const runs = await registerRuns(redis, gatehouse.redisPrefix, capabilities, settings.runs);
 
   if (setup === Setup.gatehouseMcp) {
-    // Arm (m): (c)'s Gatehouse behind the MCP front door, both in this process; the MCP clients,
-    // one per run with its token, on the driver thread.
+    // Arm (m): (c)'s Gatehouse behind the MCP front door, which runs in the bench process; the MCP
+    // clients, one per run with its token, in the driver process.
     const frontDoor = await startBenchFrontDoor(arm, redis, gatehouse.redisPrefix);
-    await driver.start(setup, { kind: 'mcp', url: frontDoor.url, tokens: await issueMcpTokens(redis, gatehouse.redisPrefix, runs) });
+    const stopServices = async () => {
+      await frontDoor.stop();
+      await gatehouse.stop();
+    };
+    let tokens: string[];
+    try {
+      tokens = await issueMcpTokens(redis, gatehouse.redisPrefix, runs);
+    } catch (error) {
+      await stopServices();
+      throw error;
+    }
+    const driver = await startDriver(setup, { kind: 'mcp', url: frontDoor.url, tokens }, env, stopServices);
     return {
-      setup,
-      topicPrefix: arm.prefix,
-      redisPrefix: gatehouse.redisPrefix,
-      fleet: undefined,
+      ...common,
+      driver,
       stop: async () => {
-        await driver.stop(setup);
-        await frontDoor.stop();
-        await gatehouse.stop();
+        await driver.stop();
+        await stopServices();
       },
     };
   }
 
-  await driver.start(setup, { kind: 'kafka', config, topicPrefix: arm.prefix, runs, answers: 'results' });
-  const running = fleet;
+  const driver = await startDriver(setup, { kind: 'kafka', config, topicPrefix: arm.prefix, runs, answers: 'results' }, env, () => gatehouse.stop());
   return {
-    setup,
-    topicPrefix: arm.prefix,
-    redisPrefix: gatehouse.redisPrefix,
-    fleet,
+    ...common,
+    driver,
     stop: async () => {
-      await driver.stop(setup);
-      await running?.stop();
+      await driver.stop();
       await gatehouse.stop();
     },
   };
