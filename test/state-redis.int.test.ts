@@ -382,8 +382,12 @@ describe.each(BACKENDS)('state on $backend', ({ url }) => {
           if (i % 10 === 0) calls.push(wrongType.run(conn, 1, `${tag}:string`));
         }
         calls.push(nothing.run(conn, 1, `${tag}:n`, 'nil'), nothing.run(conn, 1, `${tag}:n`, 'false'));
+        // An error the script returns, rather than raises, fails that call too; a wrong key count never reaches Redis.
+        const refused = new LuaScript(`return redis.error_reply('REFUSED by the script')`).run(conn, 1, `${tag}:r`);
+        await expect(count.run(conn, 2, `${tag}:counter`)).rejects.toThrow(/keys/);
         const settled = await Promise.allSettled(calls);
-        // One EVALSHA (or, after Redis forgot the batch script, one EVAL) for all 35 calls.
+        await expect(refused).rejects.toThrow(/REFUSED by the script/);
+        // One EVALSHA (or, after Redis forgot the batch script, one EVAL) for all 36 calls.
         expect(sent.length).toBe(1);
         const counted = settled.flatMap((s) => (s.status === 'fulfilled' && Array.isArray(s.value) ? [s.value] : []));
         expect(counted).toEqual(Array.from({ length: 30 }, (_, i) => [i + 1, `call-${i}`]));

@@ -99,14 +99,21 @@ export class GatehouseClient {
     const config = options.config ?? eventsConfigFromEnv();
     const topics = options.topics ?? topicNames(config.topicPrefix);
     const logger = (options.logger ?? createLogger('client')).child({ clientId: options.clientId ?? 'gatehouse-client' });
-    const kafka = createKafka(config, options.clientId ?? 'gatehouse-client', logger);
-    const serde = new EventSerde({ registryUrl: config.registryUrl, topics });
-    await serde.register('commands');
-    await serde.register('results');
-    const publisher = await EventPublisher.connect(kafka, serde);
     // The OTLP endpoint alone turns span export on in the agent runtime's process; a process that
     // already exports (a service hosting a client, the runtime's own SDK) keeps its provider.
+    // First: a malformed endpoint is refused before anything is connected.
     const tracing = startTracing({ serviceName: 'gatehouse-client', endpoint: options.otlpEndpoint });
+    const kafka = createKafka(config, options.clientId ?? 'gatehouse-client', logger);
+    const serde = new EventSerde({ registryUrl: config.registryUrl, topics });
+    let publisher: EventPublisher;
+    try {
+      await serde.register('commands');
+      await serde.register('results');
+      publisher = await EventPublisher.connect(kafka, serde);
+    } catch (error) {
+      await tracing.shutdown().catch(() => undefined);
+      throw error;
+    }
     const client = new GatehouseClient(
       publisher,
       (options.controlUrl ?? process.env['GATEHOUSE_CONTROL_URL'] ?? 'http://127.0.0.1:8091').replace(/\/+$/, ''),

@@ -41,6 +41,7 @@ for c = 1, tonumber(ARGV[1]) do
   for i = 1, na do a[i] = ARGV[ai + i] end
   ki, ai = ki + nk, ai + na
   local ok, reply = pcall(F[id], k, a)
+  if ok and type(reply) == 'table' and reply.err then ok = false end
   if ok then out[c] = {1, reply} else out[c] = {0, type(reply) == 'table' and reply.err or tostring(reply)} end
 end
 return out
@@ -70,10 +71,6 @@ async function runOne(redis: Redis, call: PendingCall): Promise<void> {
 }
 
 async function runBatch(redis: Redis, calls: readonly PendingCall[]): Promise<void> {
-  if (calls.length === 1) {
-    await runOne(redis, calls[0] as PendingCall);
-    return;
-  }
   const keys: (string | number)[] = [];
   const args: (string | number)[] = [calls.length];
   for (const call of calls) {
@@ -105,7 +102,7 @@ function flush(redis: Redis): void {
   queues.delete(redis);
   if (calls === undefined) return;
   if (!redis.isCluster) {
-    for (let i = 0; i < calls.length; i += MAX_BATCH_CALLS) void runBatch(redis, calls.slice(i, i + MAX_BATCH_CALLS));
+    sendInOrder(redis, calls);
     return;
   }
   const bySlot = new Map<number, PendingCall[]>();
@@ -120,9 +117,20 @@ function flush(redis: Redis): void {
     if (group === undefined) bySlot.set(slot, [call]);
     else group.push(call);
   }
-  for (const group of bySlot.values()) {
-    for (let i = 0; i < group.length; i += MAX_BATCH_CALLS) void runBatch(redis, group.slice(i, i + MAX_BATCH_CALLS));
+  for (const group of bySlot.values()) sendInOrder(redis, group);
+}
+
+/**
+ * A lone call goes as its own script; more go as batches of the combined script, even a last
+ * batch of one, so a part of the turn never overtakes an earlier part by running a script Redis
+ * already holds while the combined one is being loaded.
+ */
+function sendInOrder(redis: Redis, calls: readonly PendingCall[]): void {
+  if (calls.length === 1) {
+    void runOne(redis, calls[0] as PendingCall);
+    return;
   }
+  for (let i = 0; i < calls.length; i += MAX_BATCH_CALLS) void runBatch(redis, calls.slice(i, i + MAX_BATCH_CALLS));
 }
 
 /**
@@ -147,6 +155,11 @@ export class LuaScript {
   }
 
   run(redis: Redis, numKeys: number, ...keysAndArgs: (string | number)[]): Promise<unknown> {
+    // Checked here, as Redis would check a call alone: in a batch a wrong count would shift the
+    // keys and arguments of every call after it.
+    if (!Number.isInteger(numKeys) || numKeys < 0 || numKeys > keysAndArgs.length) {
+      return Promise.reject(new Error(`a script call needs 0 to ${keysAndArgs.length} keys, not ${numKeys}`));
+    }
     return new Promise<unknown>((resolve, reject) => {
       let queue = queues.get(redis);
       if (queue === undefined) {

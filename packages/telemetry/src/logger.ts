@@ -23,6 +23,9 @@ export interface CreateLoggerOptions {
   readonly destination?: pino.DestinationStream;
 }
 
+/** Standard output, shared by every logger of the process (made on first use). */
+let stdout: pino.DestinationStream | undefined;
+
 /** LOG_LEVEL, where empty means unset (the rule of every Gatehouse variable), else `info`. */
 function levelFromEnv(): string {
   const level = process.env['LOG_LEVEL'];
@@ -41,5 +44,5 @@ export function createLogger(component: string, options: CreateLoggerOptions = {
   // Asynchronous: a line waits for the write before it rather than blocking the event loop on
   // one write per line, so under load lines leave in batches (pino flushes what is queued when the
   // process exits). A process killed outright loses only the lines still queued.
-  return pino(config, options.destination ?? pino.destination({ dest: 1, sync: false }));
+  return pino(config, options.destination ?? (stdout ??= pino.destination({ dest: 1, sync: false })));
 }
