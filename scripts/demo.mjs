@@ -3,14 +3,14 @@
 // expected typed result.
 import { APPROVAL, bold, checklist, CONTROL, DEMO_APPROVER, demoEnv, dim, http, out, show, waitFor } from './demo-kit.mjs';
 import { requirePrerequisites } from './prerequisites.mjs';
-import { startServices } from './services.mjs';
+import { PUBLIC_KEYS, startServices } from './services.mjs';
 import { build, stackDown, stackUp } from './stack-lifecycle.mjs';
 
 // A fresh clone has nothing compiled: check the machine, build (incremental, a fraction of a second
 // when nothing changed), and only then load the workspace packages.
 await requirePrerequisites();
 build();
-const { createClient } = await import('@gatehouse/client');
+const { createClient, resultKeysFromEnv } = await import('@gatehouse/client');
 const { createKafka, DeadLetters, EventPublisher, EventSerde, eventsConfigFromEnv, startEventConsumer, topicNames } = await import('@gatehouse/events');
 const { createLogger } = await import('@gatehouse/telemetry');
 
@@ -71,7 +71,7 @@ async function main() {
     const config = eventsConfigFromEnv({ ...process.env, ...env });
     const topics = topicNames(config.topicPrefix);
     const logger = createLogger('demo', { level: 'silent' });
-    client = await createClient({ config, topics, controlUrl: CONTROL, clientId: 'demo-agent', logger, defaultTimeoutMs: 60_000 });
+    client = await createClient({ config, topics, controlUrl: CONTROL, clientId: 'demo-agent', logger, defaultTimeoutMs: 60_000, resultKeys: resultKeysFromEnv(PUBLIC_KEYS) });
 
     const handoffs = [];
     const kafka = createKafka(config, 'demo-operator-desk', logger);

@@ -2,26 +2,46 @@
 // JSON to .stack/logs/<name>.log, and resolves once every one has said it is ready.
 import { spawn } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
-import { createWriteStream, mkdirSync } from 'node:fs';
+import { createWriteStream, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 const root = new URL('..', import.meta.url).pathname;
 
 /**
- * The key pair the services sign and trust execution orders with, unless the environment gives
- * one: made fresh for each `npm start` or demo, so no key is ever committed or reused.
+ * Each service role's signing pair, made fresh for each `npm start` or demo so no key is ever
+ * committed or reused: a service signs what it publishes with its role's private key, and every
+ * reader gets the public keys (GATEHOUSE_POLICY_KEYS, GATEHOUSE_APPROVAL_KEYS, GATEHOUSE_EXECUTOR_KEYS).
  */
-const SIGNING = process.env.GATEHOUSE_SIGNING_KEY && process.env.GATEHOUSE_TRUSTED_KEYS
-  ? { GATEHOUSE_SIGNING_KEY: process.env.GATEHOUSE_SIGNING_KEY, GATEHOUSE_TRUSTED_KEYS: process.env.GATEHOUSE_TRUSTED_KEYS }
-  : localSigningPair();
+const PAIRS = { policy: localPair('policy'), approval: localPair('approval'), executor: localPair('executor') };
 
-function localSigningPair() {
+function localPair(role) {
   const { privateKey, publicKey } = generateKeyPairSync('ed25519');
-  const id = `local-${Date.now().toString(36)}`;
+  const id = `local-${role}-${Date.now().toString(36)}`;
   return {
-    GATEHOUSE_SIGNING_KEY: `${id}:${privateKey.export({ type: 'pkcs8', format: 'der' }).toString('base64')}`,
-    GATEHOUSE_TRUSTED_KEYS: `${id}:${publicKey.export({ type: 'spki', format: 'der' }).toString('base64')}`,
+    signingKey: `${id}:${privateKey.export({ type: 'pkcs8', format: 'der' }).toString('base64')}`,
+    publicKey: `${id}:${publicKey.export({ type: 'spki', format: 'der' }).toString('base64')}`,
   };
+}
+
+/** The public keys of this start's services: what an agent client, the CLI or a subscriber checks answers with. */
+export const PUBLIC_KEYS = {
+  GATEHOUSE_POLICY_KEYS: PAIRS.policy.publicKey,
+  GATEHOUSE_APPROVAL_KEYS: PAIRS.approval.publicKey,
+  GATEHOUSE_EXECUTOR_KEYS: PAIRS.executor.publicKey,
+};
+
+/** Writes this start's public keys where a local agent, subscriber or CLI can read them (`set -a; . .stack/public-keys.env`). */
+export function writePublicKeys(dir = join(root, '.stack')) {
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, 'public-keys.env');
+  writeFileSync(file, Object.entries(PUBLIC_KEYS).map(([name, value]) => `${name}=${value}`).join('\n') + '\n');
+  return file;
+}
+
+/** The signing key a service of `kind` is started with, if it signs. */
+function signingEnv(kind) {
+  const pair = PAIRS[kind];
+  return pair === undefined ? {} : { GATEHOUSE_SIGNING_KEY: pair.signingKey };
 }
 
 /** The tool pack `npm start` and the demo host by default: the reference domain. */
@@ -59,7 +79,7 @@ export function launch(instance, { env, logsDir = join(root, '.stack', 'logs'), 
   const child = spawn(process.execPath, [service.main], {
     cwd: root,
     // The services host the reference tool pack unless GATEHOUSE_TOOL_PACK names another.
-    env: { GATEHOUSE_TOOL_PACK: REFERENCE_PACK, ...process.env, ...SIGNING, ...env, ...(kind === 'executor' ? { EXECUTOR_ID: `${instance}-${process.pid}` } : {}) },
+    env: { GATEHOUSE_TOOL_PACK: REFERENCE_PACK, ...process.env, ...PUBLIC_KEYS, ...signingEnv(kind), ...env, ...(kind === 'executor' ? { EXECUTOR_ID: `${instance}-${process.pid}` } : {}) },
     stdio: ['ignore', 'pipe', 'pipe'],
     detached,
   });

@@ -1,14 +1,16 @@
-// `node scripts/signing-key.mjs <key id>`: a new Ed25519 key pair for signing execution orders.
-// Prints GATEHOUSE_SIGNING_KEY (secret: give it to the policy and approval services only) and the
-// line to add to GATEHOUSE_TRUSTED_KEYS (public: the executors'). Rotate by trusting old and new
-// keys at once, switching the issuers to the new key, then dropping the old one.
+// `node scripts/signing-key.mjs <key id>`: a new Ed25519 key pair for one Gatehouse service role.
+// Prints GATEHOUSE_SIGNING_KEY (secret: give it to the service of that role only) and the public
+// half, for the variable that lists that role's keys to its readers: GATEHOUSE_POLICY_KEYS,
+// GATEHOUSE_APPROVAL_KEYS or GATEHOUSE_EXECUTOR_KEYS. Each role gets a pair of its own. Rotate by
+// listing old and new public keys at once, switching the service to the new key, then dropping the old one.
 import { generateKeyPairSync } from 'node:crypto';
 
 const id = process.argv[2];
 if (id === undefined || !/^[a-z0-9][a-z0-9._-]{0,63}$/.test(id)) {
-  process.stderr.write('usage: node scripts/signing-key.mjs <key id>   (lower-case letters, digits, . _ -; e.g. issuer-2026-11)\n');
+  process.stderr.write('usage: node scripts/signing-key.mjs <key id>   (lower-case letters, digits, . _ -; e.g. policy-2026-12)\n');
   process.exit(2);
 }
 const { privateKey, publicKey } = generateKeyPairSync('ed25519');
 process.stdout.write(`GATEHOUSE_SIGNING_KEY=${id}:${privateKey.export({ type: 'pkcs8', format: 'der' }).toString('base64')}\n`);
-process.stdout.write(`GATEHOUSE_TRUSTED_KEYS=${id}:${publicKey.export({ type: 'spki', format: 'der' }).toString('base64')}\n`);
+process.stdout.write(`# add to the readers' GATEHOUSE_POLICY_KEYS, GATEHOUSE_APPROVAL_KEYS or GATEHOUSE_EXECUTOR_KEYS, by the role it signs for:\n`);
+process.stdout.write(`${id}:${publicKey.export({ type: 'spki', format: 'der' }).toString('base64')}\n`);

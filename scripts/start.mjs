@@ -3,6 +3,7 @@
 // started, in order: the services that take work, then the system of record they call, then the stack.
 import { requirePrerequisites } from './prerequisites.mjs';
 import { build, stackDown, stackUp } from './stack-lifecycle.mjs';
+import { writePublicKeys } from './services.mjs';
 import { createSupervisor } from './supervisor.mjs';
 
 const say = (line) => process.stdout.write(`${line}\n`);
@@ -45,6 +46,7 @@ process.on('exit', () => services.kill()); // the services run in their own proc
 let up = false;
 try {
   await services.start();
+  writePublicKeys();
   up = true;
 } catch (error) {
   // After a Ctrl-C during start-up, shutdown() is already stopping everything and exits.
@@ -60,4 +62,5 @@ if (up && !stopping) {
   say('control API        http://127.0.0.1:8091/   (bearer GATEHOUSE_CONTROL_TOKEN)');
   say('MCP front door     http://127.0.0.1:8095/mcp (bearer: a run\'s token, `gatehouse runs create --mcp-token`; docs/mcp.md)');
   say('logs               .stack/logs/<service>.log');
+  say('public keys        .stack/public-keys.env   (what an agent client, a subscriber or `gatehouse trace record` checks answers with)');
 }

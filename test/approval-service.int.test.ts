@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RequestDetail, RequestSummary } from '@gatehouse/approval';
 import { approvalRequest, IDENTITIES, startApprovalHarness, TOKENS } from './support/approval.js';
-import { verifyDecision } from '@gatehouse/events';
-import { eventually } from './support/stack.js';
-import { TEST_TRUSTED_KEYS } from './support/signing.js';
+import { DLQ_HEADER, dlqTopicOf, verifyDecision } from '@gatehouse/events';
+import { eventually, readRaw } from './support/stack.js';
+import { TEST_KEY_RING } from './support/signing.js';
 import type { ApprovalHarness } from './support/approval.js';
 
 interface ErrorBody {
@@ -93,8 +93,8 @@ describe('the approval service: a person decides on the stored canonical proposa
     });
     expect(decision.decision_id).toMatch(/^dec_/);
     // Signed by the service, so a reader of the audit topic can tell it from a forgery.
-    expect(verifyDecision(decision, h.events.headersOf(decision), TEST_TRUSTED_KEYS)).toMatchObject({ ok: true });
-    expect(verifyDecision({ ...decision, decided_by: 'mallory' }, h.events.headersOf(decision), TEST_TRUSTED_KEYS)).toMatchObject({ ok: false, reason: 'bad_signature' });
+    expect(verifyDecision(decision, h.events.headersOf(decision), TEST_KEY_RING)).toMatchObject({ ok: true });
+    expect(verifyDecision({ ...decision, decided_by: 'mallory' }, h.events.headersOf(decision), TEST_KEY_RING)).toMatchObject({ ok: false, reason: 'bad_signature' });
     expect(decision.decided_at).toBeGreaterThanOrEqual(before - 1_000);
     const expiresAt = decision.approval_expires_at ?? 0;
     expect(expiresAt - decision.decided_at).toBe(10 * 60_000);
@@ -292,12 +292,14 @@ describe('the approval service: a person decides on the stored canonical proposa
     expect(third.error?.message).toContain('Wrong customer');
   });
 
-  it('refuses a request whose arguments do not hash to arguments_sha256 and stores nothing', async () => {
+  it('dead-letters a request whose arguments do not hash to its signed arguments_sha256: it stores and answers nothing', async () => {
     const request = approvalRequest({ arguments_sha256: 'f'.repeat(64) });
     await h.publish(request);
-    const result = await h.events.waitFor('results', (r) => r.command_id === request.command_id);
-    expect(result.error?.code).toBe('ARGUMENTS_MISMATCH');
+    const dead = await readRaw(h.topics.kafka, dlqTopicOf(h.topics.topics.approvalsRequested), 1);
+    const mine = dead.find((d) => d.headers?.[DLQ_HEADER.reason]?.toString() === 'untrusted_arguments_altered');
+    expect(mine).toBeDefined();
     expect((await h.call('GET', `/api/approvals/${request.proposal_id}`, TOKENS.lead)).status).toBe(404);
+    expect(h.events.seen.results.filter((r) => r.command_id === request.command_id)).toEqual([]);
   });
 
   it('republishes a decision whose events were never confirmed (the outbox), with the same ids', async () => {

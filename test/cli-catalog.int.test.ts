@@ -137,6 +137,15 @@ describe('the gatehouse command line', () => {
     expect(missing.code).toBe(2);
     const noOut = await gatehouse(['trace', 'record', 'run_cli']);
     expect(noOut.code).toBe(2);
+    // A trace of what no key vouches for is refused before anything is contacted.
+    const noKeys = await gatehouse(['trace', 'record', 'run_cli', '--out', join(tmpdir(), `trace-${process.pid}.json`)], {
+      GATEHOUSE_POLICY_KEYS: '',
+      GATEHOUSE_APPROVAL_KEYS: '',
+      GATEHOUSE_EXECUTOR_KEYS: '',
+      KAFKA_BROKERS: '127.0.0.1:1',
+    });
+    expect(noKeys.code).toBe(2);
+    expect(noKeys.stderr).toContain('set GATEHOUSE_POLICY_KEYS, GATEHOUSE_APPROVAL_KEYS, GATEHOUSE_EXECUTOR_KEYS');
   });
 
   it('exits 2 when a needed setting is missing, before contacting anything', async () => {

@@ -11,6 +11,7 @@ import { createKafka, dlqTopicOf, eventsConfigFromEnv, provisionTopics, replyGro
 import type { EventsConfig, TopicSettings } from '@gatehouse/events';
 import { createLogger } from '@gatehouse/telemetry';
 import { pollUntil } from './support/poll.js';
+import { TEST_KEY_RING } from './support/signing.js';
 
 // Kafka's own layer of trust (docs/kafka-security.md), checked on real software: a throwaway broker
 // configured as docker-compose.yml's (deploy/local/kafka-secure.mjs, on 19092-19094; the stack's
@@ -210,7 +211,7 @@ describe('Kafka ACLs of a broker configured like compose', () => {
   });
 
   it.each(['gatehouse-agent', 'gatehouse-mcp'])('lets %s run a client that sends a call the policy service reads', async (principal) => {
-    const client = await createClient({ config: configAs(principal), topics, clientId: `acl-test-${principal}`, logger, defaultTimeoutMs: 1_000 });
+    const client = await createClient({ config: configAs(principal), topics, clientId: `acl-test-${principal}`, logger, defaultTimeoutMs: 1_000, resultKeys: TEST_KEY_RING });
     try {
       const commandId = randomUUID();
       // No policy service runs here, so the call ends at its deadline; what matters is where it went.

@@ -16,6 +16,7 @@ import { CONTROL_TOKEN, startGatehouse } from './support/gatehouse.js';
 import type { Gatehouse } from './support/gatehouse.js';
 import { approveAsLead, createRunWithToken, startFrontDoor } from './support/mcp.js';
 import type { RunWithToken } from './support/mcp.js';
+import { PUBLIC_KEYS_ENV } from './support/signing.js';
 import { config, eventually } from './support/stack.js';
 
 // Off-the-shelf MCP clients against the real front door: the MCP Inspector's CLI, the MCP
@@ -154,6 +155,7 @@ describe('off-the-shelf MCP clients call a run\'s tools through the front door',
     return {
       ...getDefaultEnvironment(),
       GATEHOUSE_MCP_TOKEN: token,
+      ...PUBLIC_KEYS_ENV,
       GATEHOUSE_TOOL_PACK: '@gatehouse/reference-tools',
       GATEHOUSE_TOPIC_PREFIX: g.topicPrefix,
       GATEHOUSE_REDIS_PREFIX: g.redisPrefix,

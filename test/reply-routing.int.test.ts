@@ -7,6 +7,7 @@ import { startGatehouse } from './support/gatehouse.js';
 import type { Gatehouse } from './support/gatehouse.js';
 import { recordResults } from './support/results.js';
 import type { ResultLog } from './support/results.js';
+import { TEST_KEY_RING } from './support/signing.js';
 import { config, eventually, logger, readRaw } from './support/stack.js';
 
 const CLIENTS = 20;
@@ -37,6 +38,7 @@ describe('answers go to the instance that asked', () => {
       topics: g.topics,
       controlUrl: g.policies[0]?.url ?? '',
       logger,
+      resultKeys: TEST_KEY_RING,
       ...(replyPartition === undefined ? {} : { replyPartition }),
     });
     clients.push(client);

@@ -3,6 +3,7 @@ import type { RunningMcpService } from '@gatehouse/mcp';
 import { Keyspace, RunRegistry, RunTokens } from '@gatehouse/state';
 import type { Redis } from '@gatehouse/state';
 import { benchCatalog } from './bench-catalog.js';
+import { benchResultKeys } from './bench-keys.js';
 import type { ArmTopics, BenchRun } from './stack.js';
 import { config, serviceLogger } from './stack.js';
 
@@ -25,6 +26,7 @@ export function startBenchFrontDoor(arm: ArmTopics, redis: Redis, redisPrefix: s
     progressMs: MCP_SETTINGS.progressMs,
     taskTtlMs: MCP_SETTINGS.taskTtlMs,
     clientId: `${arm.label}-mcp`,
+    resultKeys: benchResultKeys(),
   });
 }
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { generateSigningKey } from '@gatehouse/events';
+import { BENCH_KEYS } from './bench-keys.js';
 import { AssignerProtocol } from 'kafkajs';
 import type { Kafka } from 'kafkajs';
 import { Child } from './child-process.js';
@@ -29,9 +29,8 @@ export interface ServiceStart {
   readonly groupId: string;
   /** Records an executor works on at once. */
   readonly concurrency: number;
-  /** The bench's order-signing pair: the policy service signs, every executor trusts. */
-  readonly signingKey: string;
-  readonly trustedKey: string;
+  /** The bench's signing pairs (BENCH_KEYS): each service signs with its role's, executors trust the policy key. */
+  readonly keys: typeof BENCH_KEYS;
 }
 
 /** A Gatehouse on one arm's topics: its policy service and its executors, each an OS process. */
@@ -54,7 +53,6 @@ export interface GatehouseOptions {
 }
 
 export async function startBenchGatehouse(kafka: Kafka, arm: ArmTopics, options: GatehouseOptions): Promise<BenchGatehouse> {
-  const signing = generateSigningKey('bench');
   const redisPrefix = `bench-${arm.label}-${randomUUID().slice(0, 8)}:`;
   const policyGroupId = `${arm.prefix}policy`;
   const executorGroupId = `${arm.prefix}executor`;
@@ -68,8 +66,7 @@ export async function startBenchGatehouse(kafka: Kafka, arm: ArmTopics, options:
     redisPrefix,
     groupId,
     concurrency: options.executorConcurrency ?? EXECUTOR_SETTINGS.concurrency,
-    signingKey: signing.signingKey,
-    trustedKey: signing.trustedKey,
+    keys: BENCH_KEYS,
   });
   const policy = new Child(`${arm.label} policy`, './service-process.js', options.env);
   const executors = Array.from({ length: options.executors }, (_, i) => new Child(`${arm.label} executor ${i}`, './service-process.js', options.env));

@@ -5,7 +5,7 @@
 // process starts it (`start`), samples its CPU and Redis sends around each measured window, and
 // stops it (`stop`); it exits at once if the bench goes away.
 import { randomUUID } from 'node:crypto';
-import { parseSigningKey, parseTrustedKeys, topicNames } from '@gatehouse/events';
+import { keyRing, parseSigningKey, parseTrustedKeys, topicNames } from '@gatehouse/events';
 import { startExecutor } from '@gatehouse/executor';
 import { startPolicyService } from '@gatehouse/policy';
 import { createRedis, redisUrlFromEnv } from '@gatehouse/state';
@@ -38,7 +38,7 @@ async function start(s: ServiceStart): Promise<void> {
       table,
       logger: serviceLogger,
       controlToken: randomUUID(),
-      signingKey: parseSigningKey(s.signingKey),
+      signingKey: parseSigningKey(s.keys.policy.signingKey),
       host: '127.0.0.1',
       port: 0,
       maxArgumentBytes: POLICY_SETTINGS.maxArgumentBytes,
@@ -58,7 +58,8 @@ async function start(s: ServiceStart): Promise<void> {
     redisPrefix: s.redisPrefix,
     catalog,
     implementations,
-    trustedKeys: parseTrustedKeys(s.trustedKey),
+    trustedKeys: keyRing({ policy: parseTrustedKeys(s.keys.policy.trustedKey) }),
+    signingKey: parseSigningKey(s.keys.executor.signingKey),
     logger: serviceLogger,
     executorId: s.name,
     groupId: s.groupId,

@@ -5,14 +5,14 @@ import type { Pool } from 'pg';
 import { Approvers, startApprovalService, tablesIn, tokenSha256 } from '@gatehouse/approval';
 import type { RunningApprovalService, Tables } from '@gatehouse/approval';
 import { canonicalArguments } from '@gatehouse/contracts';
-import { EventPublisher } from '@gatehouse/events';
+import { EventPublisher, EventSigner } from '@gatehouse/events';
 import type { ApprovalRequest, EventByRole, TopicRole } from '@gatehouse/events';
 import { referenceCatalog } from '@gatehouse/reference-tools';
 import { ApprovalStore, createRedis, Keyspace, redisUrlFromEnv } from '@gatehouse/state';
 import type { Redis } from '@gatehouse/state';
 import { config, eventually, freshTopics, logger } from './stack.js';
 import type { TestTopics } from './stack.js';
-import { TEST_SIGNING_KEY } from './signing.js';
+import { TEST_KEY_RING, TEST_SIGNING_KEYS } from './signing.js';
 
 export const DATABASE_URL = process.env['DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/gatehouse';
 
@@ -168,7 +168,8 @@ export async function startApprovalHarness(label: string, options: { sweepMs?: n
       redis,
       redisPrefix,
       approvers,
-      signingKey: TEST_SIGNING_KEY,
+      signingKey: TEST_SIGNING_KEYS.approval,
+      trustedKeys: TEST_KEY_RING,
       catalog,
       logger,
       host: '127.0.0.1',
@@ -181,7 +182,8 @@ export async function startApprovalHarness(label: string, options: { sweepMs?: n
     });
   const service = await start();
   await service.joined;
-  const producer = await EventPublisher.connect(topics.kafka, topics.serde);
+  // Signed as the policy service signs its requests: the approval service shows people no other.
+  const producer = await EventPublisher.connect(topics.kafka, topics.serde, new EventSigner(TEST_SIGNING_KEYS.policy));
   const events = await watch(topics, ['approvalsDecided', 'execute', 'results']);
 
   const harness: ApprovalHarness = {

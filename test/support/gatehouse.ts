@@ -20,7 +20,7 @@ import { startTestService } from '../customers-harness.js';
 import { DATABASE_URL, testApprovers } from './approval.js';
 import type { TestService } from '../customers-harness.js';
 import { config, logger, uniquePrefix } from './stack.js';
-import { TEST_SIGNING_KEY, TEST_TRUSTED_KEYS } from './signing.js';
+import { TEST_KEY_RING, TEST_SIGNING_KEYS } from './signing.js';
 
 export const CONTROL_TOKEN = 'test-control-token-0123456789';
 
@@ -101,7 +101,7 @@ export async function startGatehouse(label: string, options: GatehouseOptions = 
         ...(options.grantValidityMs === undefined ? {} : { grantValidityMs: options.grantValidityMs }),
         logger,
         controlToken: CONTROL_TOKEN,
-        signingKey: TEST_SIGNING_KEY,
+        signingKey: TEST_SIGNING_KEYS.policy,
         host: '127.0.0.1',
         port: 0,
         maxArgumentBytes: 64 * 1024,
@@ -121,7 +121,8 @@ export async function startGatehouse(label: string, options: GatehouseOptions = 
       redisPrefix,
       catalog,
       implementations,
-      trustedKeys: TEST_TRUSTED_KEYS,
+      trustedKeys: TEST_KEY_RING,
+      signingKey: TEST_SIGNING_KEYS.executor,
       logger,
       executorId: `${label}-${id}`,
       groupId: `${label}-executor`,
@@ -148,7 +149,8 @@ export async function startGatehouse(label: string, options: GatehouseOptions = 
       redis,
       redisPrefix,
       approvers: testApprovers(),
-      signingKey: TEST_SIGNING_KEY,
+      signingKey: TEST_SIGNING_KEYS.approval,
+      trustedKeys: TEST_KEY_RING,
       catalog,
       logger,
       host: '127.0.0.1',
@@ -163,7 +165,7 @@ export async function startGatehouse(label: string, options: GatehouseOptions = 
   }
   await Promise.all([...policies.map((p) => p.joined), ...executors.map((e) => e.joined)]);
   const controlUrl = policies[0]?.url ?? '';
-  const client = await createClient({ config, topics, controlUrl, clientId: `test-${label}`, logger, defaultTimeoutMs: 30_000 });
+  const client = await createClient({ config, topics, controlUrl, clientId: `test-${label}`, logger, defaultTimeoutMs: 30_000, resultKeys: TEST_KEY_RING });
 
   return {
     label,

@@ -7,6 +7,7 @@ import { TOKENS } from './approval.js';
 import { CONTROL_TOKEN } from './gatehouse.js';
 import type { Gatehouse } from './gatehouse.js';
 import { pollUntil } from './poll.js';
+import { TEST_KEY_RING } from './signing.js';
 import { config, logger } from './stack.js';
 
 /** A run registered with `mcp_token: true`: the bearer token an MCP client sends. */
@@ -24,6 +25,7 @@ export function startFrontDoor(g: Gatehouse, overrides: Partial<Pick<McpServiceO
     waitMs: 30_000,
     progressMs: 200,
     taskTtlMs: 600_000,
+    resultKeys: TEST_KEY_RING,
     ...overrides,
   });
 }

@@ -23,7 +23,7 @@ import type { Kafka } from 'kafkajs';
 import { DATABASE_URL } from './approval.js';
 import { pollUntil } from './poll.js';
 import { config, eventually, freshTopics, logger } from './stack.js';
-import { TEST_SIGNING_KEY, TEST_TRUSTED_KEYS } from './signing.js';
+import { TEST_KEY_RING, TEST_SIGNING_KEYS } from './signing.js';
 
 const CONTROL_TOKEN = `test-control-${randomUUID()}`;
 
@@ -111,18 +111,18 @@ export async function startPackGatehouse<C extends ConfigSpec, D>(label: string,
   try {
     const policy = await startPolicyService({
       events, topics, redis, redisPrefix, catalog, roles, table: policyTable, logger,
-      controlToken: CONTROL_TOKEN, signingKey: TEST_SIGNING_KEY, host: '127.0.0.1', port: 0, maxArgumentBytes: 64 * 1024, maxRunTtlMs: 3600_000,
+      controlToken: CONTROL_TOKEN, signingKey: TEST_SIGNING_KEYS.policy, host: '127.0.0.1', port: 0, maxArgumentBytes: 64 * 1024, maxRunTtlMs: 3600_000,
       groupId: `${label}-policy`, concurrency: 64, instanceId: `${label}-policy`,
     });
     stoppers.push(() => policy.stop());
     const executor = await startExecutor({
-      events, topics, redis, redisPrefix, catalog, implementations, trustedKeys: TEST_TRUSTED_KEYS, logger,
+      events, topics, redis, redisPrefix, catalog, implementations, trustedKeys: TEST_KEY_RING, signingKey: TEST_SIGNING_KEYS.executor, logger,
       executorId: `${label}-exec`, groupId: `${label}-executor`, concurrency: 64, perTenantConcurrency: 8,
       leaseMs: 3_000, proposalTtlMs: 600_000,
     });
     stoppers.push(() => executor.stop({ drainTimeoutMs: 2_000 }));
     const approval = await startApprovalService({
-      events, topics, databaseUrl: DATABASE_URL, schema: approvalSchema, redis, redisPrefix, approvers, signingKey: TEST_SIGNING_KEY, catalog, logger,
+      events, topics, databaseUrl: DATABASE_URL, schema: approvalSchema, redis, redisPrefix, approvers, signingKey: TEST_SIGNING_KEYS.approval, trustedKeys: TEST_KEY_RING, catalog, logger,
       host: '127.0.0.1', port: 0, approvalValidityMs: 600_000, sweepMs: 100, outboxRetryMs: 1_000,
       groupId: `${label}-approval`, instanceId: `${label}-approval`,
     });
@@ -133,7 +133,7 @@ export async function startPackGatehouse<C extends ConfigSpec, D>(label: string,
       await db.end();
     });
     await Promise.all([policy.joined, executor.joined, approval.joined]);
-    const client = await createClient({ config, topics, controlUrl: policy.url, clientId: `test-${label}`, logger, defaultTimeoutMs: 30_000 });
+    const client = await createClient({ config, topics, controlUrl: policy.url, clientId: `test-${label}`, logger, defaultTimeoutMs: 30_000, resultKeys: TEST_KEY_RING });
     stoppers.push(() => client.close());
 
     const harness: PackGatehouse = {

@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { AssignerProtocol } from 'kafkajs';
 import type { Admin } from 'kafkajs';
 import { pollUntil } from './poll.js';
-import { SIGNING_ENV } from './signing.js';
+import { signingEnvFor } from './signing.js';
 
 /** The built entrypoint of the executor service (build before running tests). */
 export const EXECUTOR_MAIN = fileURLToPath(new URL('../../services/executor/dist/main.js', import.meta.url));
@@ -31,8 +31,8 @@ export function spawnService(name: string, script: string, env: Readonly<Record<
   const child = spawn(process.execPath, [script], {
     cwd: REPO_ROOT,
     // Services run as processes host the reference tool pack, as npm start does, unless told otherwise.
-    // …and sign and trust orders with the test process's key pair, as the in-process services do.
-    env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '', GATEHOUSE_TOOL_PACK: '@gatehouse/reference-tools', ...SIGNING_ENV, ...env },
+    // …and sign and trust with the test process's key pairs by role, as the in-process services do.
+    env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '', GATEHOUSE_TOOL_PACK: '@gatehouse/reference-tools', ...signingEnvFor(script), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   if (child.pid === undefined) throw new Error(`${name} did not start`);

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { ToolResult } from '@gatehouse/events';
-import type { Consumer } from 'kafkajs';
+import type { Consumer, IHeaders } from 'kafkajs';
 import type { Gatehouse } from './gatehouse.js';
 import { eventually } from './stack.js';
 
@@ -10,6 +10,8 @@ export interface RecordedResult {
   readonly raw: Buffer;
   readonly partition: number;
   readonly offset: string;
+  /** The record's headers (its signature among them). */
+  readonly headers: IHeaders | undefined;
 }
 
 /** Every record of a Gatehouse's results topic, from its beginning, grouped by command_id. */
@@ -42,7 +44,7 @@ export async function recordResults(g: Gatehouse): Promise<ResultLog> {
         undecodable += 1;
         return;
       }
-      const recorded = { event: decoded.value, raw: message.value, partition, offset: message.offset };
+      const recorded = { event: decoded.value, raw: message.value, partition, offset: message.offset, headers: message.headers };
       all.push(recorded);
       const list = byCommand.get(decoded.value.command_id) ?? [];
       list.push(recorded);

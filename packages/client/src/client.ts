@@ -2,10 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { toolAddress, toolError } from '@gatehouse/contracts';
 import type { ToolArgs, ToolContract, ToolResultOf } from '@gatehouse/contracts';
 import { createKafka, DeadLetters, eventsConfigFromEnv, EventPublisher, EventSerde, startReplyReader, topicNames } from '@gatehouse/events';
-import type { EventsConfig, ReplyReader, ToolCommand, ToolResult, Topics } from '@gatehouse/events';
+import type { EventsConfig, KeyRing, ReplyReader, ToolCommand, ToolResult, Topics } from '@gatehouse/events';
 import { contextOf, createLogger, endSpan, newTraceparent, REPLY_PARTITION_HEADER, startCallSpan, startTracing, traceHeadersOf, tracerFor } from '@gatehouse/telemetry';
 import type { Logger, Span, Tracing } from '@gatehouse/telemetry';
 import { toCallResult } from './call-result.js';
+import { resultKeysFromEnv } from './result-keys.js';
 import type { CallResult, PendingNotice } from './call-result.js';
 
 export interface ClientOptions {
@@ -28,6 +29,14 @@ export interface ClientOptions {
    * Unset, the client exports nothing but still sends W3C trace context with every command.
    */
   readonly otlpEndpoint?: string;
+  /**
+   * The public keys of the services that answer (policy, approval, executors): an answer none of
+   * them signed is dead-lettered and never handed to the caller. Default: GATEHOUSE_POLICY_KEYS,
+   * GATEHOUSE_APPROVAL_KEYS and GATEHOUSE_EXECUTOR_KEYS.
+   */
+  readonly resultKeys?: KeyRing;
+  /** Called for every answer refused, with the reason (`stats().untrusted` counts them too). */
+  readonly onUntrusted?: (reason: string) => void;
 }
 
 /** What this instance has read of the results topic. */
@@ -37,6 +46,8 @@ export interface ClientStats {
   readonly recordsRead: number;
   /** Result records that did not decode, sent to the results DLQ (never dropped quietly). */
   readonly deadLettered: number;
+  /** Result records no trusted key vouched for, sent to the results DLQ and never handed to a caller. */
+  readonly untrusted: number;
   /** Publishes of a command that failed and were tried again under the same command_id. */
   readonly publishRetries: number;
 }
@@ -97,6 +108,8 @@ export class GatehouseClient {
 
   static async create(options: ClientOptions = {}): Promise<GatehouseClient> {
     const config = options.config ?? eventsConfigFromEnv();
+    // First, with the endpoint: a client that could not tell a forged answer from a real one is refused before anything connects.
+    const resultKeys = options.resultKeys ?? resultKeysFromEnv();
     const topics = options.topics ?? topicNames(config.topicPrefix);
     const logger = (options.logger ?? createLogger('client')).child({ clientId: options.clientId ?? 'gatehouse-client' });
     // The OTLP endpoint alone turns span export on in the agent runtime's process; a process that
@@ -128,6 +141,7 @@ export class GatehouseClient {
         serde,
         deadLetters: new DeadLetters(publisher),
         logger,
+        trust: { keys: resultKeys, ...(options.onUntrusted === undefined ? {} : { refused: options.onUntrusted }) },
         ...(options.replyPartition === undefined ? {} : { partition: options.replyPartition }),
         handle: (result) => client.settle(result),
       });
@@ -210,7 +224,7 @@ export class GatehouseClient {
   stats(): ClientStats {
     const reader = this.reader;
     if (reader === undefined) throw new Error('the client is not started');
-    return { replyPartition: reader.partition, recordsRead: reader.recordsRead, deadLettered: reader.deadLettered, publishRetries: this.publishRetries };
+    return { replyPartition: reader.partition, recordsRead: reader.recordsRead, deadLettered: reader.deadLettered, untrusted: reader.untrusted, publishRetries: this.publishRetries };
   }
 
   /**

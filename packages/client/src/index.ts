@@ -4,5 +4,6 @@ export { createClient, GatehouseClient } from './client.js';
 export type { CallOptions, ClientOptions, ToolDefinitionFormat } from './client.js';
 export { DATA_NOTE, MCP_META, pendingApprovalMeta, toMcpPendingResult, toMcpToolResult, toModelError, toOpenAiToolMessage } from './model-adapters.js';
 export type { McpTextContent, McpToolResult, ModelError, PendingApprovalMeta } from './model-adapters.js';
+export { resultKeysFromEnv } from './result-keys.js';
 export { subscribeResults } from './result-subscriber.js';
 export type { ResultSubscription } from './result-subscriber.js';

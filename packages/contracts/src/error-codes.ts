@@ -38,7 +38,7 @@ export const ErrorCode = {
   OPERATION_CANCELLED: { retryable: false, meaning: 'The operation was cancelled before it completed.' },
   TOOL_VERSION_UNAVAILABLE: { retryable: true, meaning: 'The executor that took the order does not host this tool version (a rolling upgrade of the tool pack is under way); nothing ran, and `next` names the versions it hosts.' },
   IDEMPOTENCY_KEY_MISSING: { retryable: false, meaning: 'A write order reached the executor without an idempotency key; nothing ran (the policy and approval services always give one).' },
-  ORDER_NOT_TRUSTED: { retryable: false, meaning: 'The executor refused an execution order that no trusted key signed, or that was altered after signing; nothing ran (only the policy and approval services order executions).' },
+  ORDER_NOT_TRUSTED: { retryable: false, meaning: 'Not sent since signatures hold the ids: an order no policy or approval key signed goes to `gatehouse.execute.dlq` unanswered (its ids are whatever the forger wrote). Kept so that the code is never reused.' },
   APPROVAL_NOT_FOUND: { retryable: false, meaning: 'The approval a write order names is not in the approval store (it carried none, or the record is gone); nothing ran: preview and ask for approval again.' },
 } as const satisfies Record<string, ErrorCodeEntry>;
 

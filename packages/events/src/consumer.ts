@@ -1,6 +1,8 @@
 import type { Consumer, IHeaders, Kafka, KafkaMessage } from 'kafkajs';
 import type { Logger } from '@gatehouse/telemetry';
 import type { DeadLetters, OriginRecord } from './dead-letters.js';
+import { deadLetterUntrusted } from './record-trust.js';
+import type { RecordTrust } from './record-trust.js';
 import type { EventSerde } from './serde.js';
 import type { EventByRole, TopicRole } from './topics.js';
 
@@ -25,6 +27,8 @@ export interface EventConsumerOptions<R extends TopicRole> {
   readonly handle: EventHandler<R>;
   readonly deadLetters: DeadLetters;
   readonly logger: Logger;
+  /** For a signed topic: only records a trusted key of the right role signed reach `handle`; the rest go to the DLQ. */
+  readonly trust?: RecordTrust;
   readonly fromBeginning?: boolean;
   readonly sessionTimeoutMs?: number;
 }
@@ -69,6 +73,7 @@ export async function startEventConsumer<R extends TopicRole>(options: EventCons
     };
     const decoded = await serde.decode(role, message.value);
     if (decoded.ok) {
+      if (await deadLetterUntrusted(role, decoded.value, origin, options.trust, deadLetters, log)) return;
       await handle(decoded.value, record);
       return;
     }

@@ -48,19 +48,25 @@ export { fromStoredOutcome, toStoredOutcome } from './stored-outcome.js';
 export type { StoredOutcome } from './stored-outcome.js';
 export {
   decisionSigningPayload,
-  generateSigningKey,
+  EventSigner,
+  isSignedRole,
   KEY_ID_HEADER,
-  OrderSigner,
   orderSigningPayload,
-  parseSigningKey,
-  parseTrustedKeys,
-  resolutionSigningPayload,
+  requestSigningPayload,
+  resultSigningPayload,
   SIGNATURE_HEADER,
-  SigningKeyError,
+  SIGNED_BY,
   verifyDecision,
+  verifyEvent,
   verifyOrder,
-  verifyResolution,
-} from './order-signing.js';
-export type { OrderCheck, OrderHeaders, OrderRefusal, SigningKey, TrustedKeys } from './order-signing.js';
+  verifyRequest,
+  verifyResult,
+  verifySigned,
+} from './event-signing.js';
+export type { SignatureCheck, SignatureRefusal, SignedHeaders, SignedRole } from './event-signing.js';
+export { checkRecord, deadLetterUntrusted, recordSha256, untrustedReason } from './record-trust.js';
+export type { RecordTrust } from './record-trust.js';
+export { generateSigningKey, KEY_ROLES, KeyRole, keyRing, keyRingFromEnv, KEYS_VARIABLE, parseSigningKey, parseTrustedKeys, SigningKeyError } from './signing-keys.js';
+export type { KeyRing, RoleKey, SigningKey, TrustedKeys } from './signing-keys.js';
 export { replyGroupPrefix, startReplyReader } from './reply-reader.js';
 export type { ReplyReader, ReplyReaderOptions } from './reply-reader.js';

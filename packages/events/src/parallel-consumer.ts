@@ -4,6 +4,8 @@ import type { ConsumedRecord, EventHandler } from './consumer.js';
 import type { DeadLetters, OriginRecord } from './dead-letters.js';
 import { KeyScheduler } from './key-scheduler.js';
 import { OffsetTracker } from './offset-tracker.js';
+import { deadLetterUntrusted } from './record-trust.js';
+import type { RecordTrust } from './record-trust.js';
 import type { EventSerde } from './serde.js';
 import type { TopicRole } from './topics.js';
 
@@ -16,6 +18,8 @@ export interface ParallelConsumerOptions<R extends TopicRole> {
   readonly handle: EventHandler<R>;
   readonly deadLetters: DeadLetters;
   readonly logger: Logger;
+  /** For a signed topic: only records a trusted key of the right role signed reach `handle`; the rest go to the DLQ. */
+  readonly trust?: RecordTrust;
   /** Records running at once across all keys (default 64). */
   readonly maxConcurrency?: number;
   /** Records of one key (the record key: a tenant) running at once (default 8). */
@@ -93,6 +97,7 @@ export async function startParallelConsumer<R extends TopicRole>(options: Parall
       log.warn({ partition, offset: message.offset, reason: decoded.reason }, 'undecodable record sent to the DLQ');
       return;
     }
+    if (await deadLetterUntrusted(role, decoded.value, origin, options.trust, deadLetters, log)) return;
     const record: ConsumedRecord = {
       topic,
       partition,

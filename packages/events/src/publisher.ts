@@ -1,6 +1,7 @@
 import { Partitioners } from 'kafkajs';
 import type { ICustomPartitioner, IHeaders, Kafka, Message, Producer, TopicMessages } from 'kafkajs';
 import { replyPartitionOf } from '@gatehouse/telemetry';
+import type { EventSigner } from './event-signing.js';
 import type { EventSerde } from './serde.js';
 import type { EventByRole, TopicRole } from './topics.js';
 
@@ -98,14 +99,19 @@ export class EventPublisher {
     private readonly kafka: Kafka,
     producer: Producer,
     private readonly serde: EventSerde,
+    private readonly signer: EventSigner | undefined,
   ) {
     this.current = producer;
   }
 
-  static async connect(kafka: Kafka, serde: EventSerde): Promise<EventPublisher> {
+  /**
+   * `signer`: the publishing service's key. Every order, approval request, decision and result it
+   * publishes is signed with it (with the headers it travels with), so readers can tell it from a forgery.
+   */
+  static async connect(kafka: Kafka, serde: EventSerde, signer?: EventSigner): Promise<EventPublisher> {
     const producer = EventPublisher.newProducer(kafka, serde.topics.results);
     await producer.connect();
-    return new EventPublisher(kafka, producer, serde);
+    return new EventPublisher(kafka, producer, serde, signer);
   }
 
   private static newProducer(kafka: Kafka, resultsTopic: string): Producer {
@@ -137,7 +143,8 @@ export class EventPublisher {
       const value = this.serde.encode(role, e.event);
       bytes += value.length;
       const partitionKey = partitionKeyOf(role, e.event);
-      const headers = partitionKey === undefined ? e.headers : { ...e.headers, [PARTITION_KEY_HEADER]: partitionKey };
+      const spread = partitionKey === undefined ? e.headers : { ...e.headers, [PARTITION_KEY_HEADER]: partitionKey };
+      const headers = this.signer === undefined ? spread : { ...spread, ...this.signer.headersFor(role, e.event, spread) };
       return { key: e.key, value, ...(headers === undefined ? {} : { headers }) };
     });
     await this.enqueue(this.serde.topics[role], messages, bytes);

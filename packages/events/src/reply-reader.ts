@@ -4,6 +4,8 @@ import type { Admin, Consumer, Kafka, PartitionAssigner } from 'kafkajs';
 import type { Logger } from '@gatehouse/telemetry';
 import type { DeadLetters } from './dead-letters.js';
 import type { ToolResult } from './event-types.js';
+import { deadLetterUntrusted } from './record-trust.js';
+import type { RecordTrust } from './record-trust.js';
 import type { EventSerde } from './serde.js';
 import { topicOffsets } from './topic-readiness.js';
 
@@ -24,6 +26,8 @@ export interface ReplyReaderOptions {
   readonly logger: Logger;
   /** The results partition to read; default: the one the fewest live instances read now. */
   readonly partition?: number;
+  /** Only answers a trusted key of a service that may publish results signed are handed on; the rest go to the DLQ. */
+  readonly trust: RecordTrust;
   readonly handle: (result: ToolResult) => void;
 }
 
@@ -34,6 +38,8 @@ export interface ReplyReader {
   readonly recordsRead: number;
   /** Records that did not decode and went to the results DLQ. */
   readonly deadLettered: number;
+  /** Records no trusted key vouched for, sent to the results DLQ and never handed on. */
+  readonly untrusted: number;
   stop(): Promise<void>;
 }
 
@@ -74,6 +80,7 @@ export async function startReplyReader(options: ReplyReaderOptions): Promise<Rep
   });
   let recordsRead = 0;
   let deadLettered = 0;
+  let untrusted = 0;
   // Where reading goes on: the partition's end before joining, then past the last record read.
   // Nothing is committed, so after every (re)join — a broker restart makes one — the reader seeks
   // here itself; otherwise it would resume at the partition's end and miss the answers published
@@ -114,14 +121,13 @@ export async function startReplyReader(options: ReplyReaderOptions): Promise<Rep
           consumer.seek({ topic, partition, offset: next });
         }
         const decoded = await options.serde.decode('results', message.value);
+        const dead = { topic, partition: from, offset: message.offset, timestamp: message.timestamp, key: message.key, value: message.value, headers: message.headers };
         if (decoded.ok) {
-          options.handle(decoded.value);
+          // A forged answer never reaches the agent: it could say "ok" for a write that never ran.
+          if (await deadLetterUntrusted('results', decoded.value, dead, options.trust, options.deadLetters, log)) untrusted += 1;
+          else options.handle(decoded.value);
         } else {
-          await options.deadLetters.send(
-            { topic, partition: from, offset: message.offset, timestamp: message.timestamp, key: message.key, value: message.value, headers: message.headers },
-            decoded.reason,
-            decoded.message,
-          );
+          await options.deadLetters.send(dead, decoded.reason, decoded.message);
           deadLettered += 1;
           log.warn({ partition: from, offset: message.offset, reason: decoded.reason }, 'undecodable result sent to the DLQ');
         }
@@ -142,6 +148,9 @@ export async function startReplyReader(options: ReplyReaderOptions): Promise<Rep
     },
     get deadLettered() {
       return deadLettered;
+    },
+    get untrusted() {
+      return untrusted;
     },
     stop: () => consumer.disconnect(),
   };

@@ -14,6 +14,8 @@ export interface StoredOutcome {
   readonly result: string | null;
   readonly error: ToolResult['error'];
   readonly duration_ms: number | null;
+  /** When the result was produced: a repeated answer says the same (absent in records stored before it was kept). */
+  readonly completed_at?: number;
   /**
    * The headers the command's events carried (trace context, reply partition), so an answer given
    * later — an operator's resolution — reaches the same trace and the asking instance's partition.
@@ -33,6 +35,7 @@ export function toStoredOutcome(result: ToolResult, origin: string, headers?: Re
     result: result.result,
     error: result.error,
     duration_ms: result.duration_ms,
+    completed_at: result.completed_at,
     ...(headers === undefined ? {} : { headers: textHeaders(headers) }),
   };
   return JSON.stringify(outcome);
@@ -44,7 +47,10 @@ function textHeaders(headers: Readonly<Record<string, unknown>>): Record<string,
   return kept;
 }
 
-/** The stored result, answered to the command that asks now (a retry carries a new command id). */
+/**
+ * The stored result, answered to the command that asks now (a retry carries a new command id). For
+ * the command that produced it, the answer is the same record again, byte for byte.
+ */
 export function fromStoredOutcome(text: string, address: ResultAddress, argumentsSha256: string): { outcome: StoredOutcome; result: ToolResult } {
   const outcome = JSON.parse(text) as StoredOutcome;
   return {
@@ -61,7 +67,7 @@ export function fromStoredOutcome(text: string, address: ResultAddress, argument
       error: outcome.error,
       pending: null,
       arguments_sha256: argumentsSha256,
-      completed_at: Date.now(),
+      completed_at: outcome.completed_at ?? Date.now(),
       duration_ms: outcome.duration_ms,
     },
   };

@@ -1,22 +1,30 @@
 import { describe, expect, it } from 'vitest';
+import { sha256Hex } from '@gatehouse/contracts';
 import {
   decisionSigningPayload,
+  EventSigner,
   generateSigningKey,
-  OrderSigner,
+  keyRing,
   parseSigningKey,
   parseTrustedKeys,
-  resolutionSigningPayload,
+  requestSigningPayload,
+  resultSigningPayload,
   verifyDecision,
-  verifyResolution,
+  verifyOrder,
+  verifyRequest,
+  verifyResult,
 } from '@gatehouse/events';
-import type { ApprovalDecision, ToolResult } from '@gatehouse/events';
+import type { ApprovalDecision, ApprovalRequest, ExecutionOrder, ToolResult } from '@gatehouse/events';
+import { REPLY_PARTITION_HEADER } from '@gatehouse/telemetry';
 
 const approvalKey = generateSigningKey('approval-1');
 const policyKey = generateSigningKey('policy-1');
-const approvalSigner = new OrderSigner(parseSigningKey(approvalKey.signingKey));
-const policySigner = new OrderSigner(parseSigningKey(policyKey.signingKey));
-const trusted = parseTrustedKeys(`${approvalKey.trustedKey},${policyKey.trustedKey}`);
-const strangerSigner = new OrderSigner(parseSigningKey(generateSigningKey('stranger').signingKey));
+const executorKey = generateSigningKey('executor-1');
+const approvalSigner = new EventSigner(parseSigningKey(approvalKey.signingKey));
+const policySigner = new EventSigner(parseSigningKey(policyKey.signingKey));
+const executorSigner = new EventSigner(parseSigningKey(executorKey.signingKey));
+const trusted = keyRing({ approval: parseTrustedKeys(approvalKey.trustedKey), policy: parseTrustedKeys(policyKey.trustedKey), executor: parseTrustedKeys(executorKey.trustedKey) });
+const strangerSigner = new EventSigner(parseSigningKey(generateSigningKey('stranger').signingKey));
 
 const decision: ApprovalDecision = {
   schema_version: 1,
@@ -37,7 +45,7 @@ const decision: ApprovalDecision = {
   approval_expires_at: 1_700_000_600_000,
 };
 
-const resolution: ToolResult = {
+const answer: ToolResult = {
   schema_version: 1,
   command_id: 'cmd-2',
   run_id: 'run-1',
@@ -53,6 +61,27 @@ const resolution: ToolResult = {
   duration_ms: null,
 };
 
+const ARGUMENTS = '{"customer_id":"C-1"}';
+const request: ApprovalRequest = {
+  schema_version: 1,
+  proposal_id: 'p_1',
+  command_id: 'cmd-3',
+  run_id: 'run-1',
+  tenant: 'acme',
+  principal: 'agent:support-bot',
+  environment: 'production',
+  tool: 'commit_address_change.v1',
+  arguments: ARGUMENTS,
+  arguments_sha256: sha256Hex(ARGUMENTS),
+  target: { type: 'customer', id: 'C-1', version: 17 },
+  effect: 'Changes the shipping address of C-1',
+  diff: { changes: [{ field: 'shipping_address', before: 'old', after: 'new' }], recipients: ['c1@acme.test'], amount: { minor: 1250, currency: 'EUR' }, affected_records: 1, irreversible: ['a letter is sent'] },
+  approver_role: 'support-lead',
+  rule_id: 'address-change',
+  requested_at: 1_700_000_000_000,
+  expires_at: 1_700_000_900_000,
+};
+
 /** The field names a payload signs. */
 function signedFields(payload: Buffer): string[] {
   const text = payload.toString('utf8');
@@ -65,48 +94,101 @@ describe('signed approval decisions', () => {
   });
 
   it('verifies a decision as signed and refuses each alteration, an unsigned copy and a stranger’s key', () => {
-    const headers = approvalSigner.headersForDecision(decision);
-    expect(verifyDecision(decision, headers, trusted)).toEqual({ ok: true, keyId: 'approval-1' });
+    const headers = approvalSigner.headersFor('approvalsDecided', decision);
+    expect(verifyDecision(decision, headers, trusted)).toEqual({ ok: true, keyId: 'approval-1', role: 'approval' });
     for (const field of Object.keys(decision).filter((k) => k !== 'schema_version') as (keyof ApprovalDecision)[]) {
       const value = decision[field];
       const altered = { ...decision, [field]: typeof value === 'number' ? value + 1 : value === null ? 'x' : `${String(value)}x` };
       expect(verifyDecision(altered, headers, trusted), field).toMatchObject({ ok: false, reason: 'bad_signature' });
     }
     expect(verifyDecision(decision, undefined, trusted)).toMatchObject({ ok: false, reason: 'unsigned' });
-    expect(verifyDecision(decision, strangerSigner.headersForDecision(decision), trusted)).toMatchObject({ ok: false, reason: 'unknown_key' });
+    expect(verifyDecision(decision, strangerSigner.headersFor('approvalsDecided', decision), trusted)).toMatchObject({ ok: false, reason: 'unknown_key' });
+  });
+
+  it('refuses a decision signed by the policy service’s key: only the approval service decides', () => {
+    expect(verifyDecision(decision, policySigner.headersFor('approvalsDecided', decision), trusted)).toMatchObject({ ok: false, reason: 'wrong_role' });
+    expect(verifyDecision(decision, executorSigner.headersFor('approvalsDecided', decision), trusted)).toMatchObject({ ok: false, reason: 'wrong_role' });
   });
 });
 
-describe('signed operator resolutions', () => {
-  it('verifies a resolution as signed and refuses an altered result or status', () => {
-    const headers = policySigner.headersForResolution(resolution);
-    expect(verifyResolution(resolution, headers, trusted)).toEqual({ ok: true, keyId: 'policy-1' });
-    expect(verifyResolution({ ...resolution, result: '{"new_version":99}' }, headers, trusted)).toMatchObject({ ok: false, reason: 'bad_signature' });
-    expect(verifyResolution({ ...resolution, status: 'error' }, headers, trusted)).toMatchObject({ ok: false, reason: 'bad_signature' });
+describe('signed approval requests', () => {
+  it('signs what a person is shown and the reply partition, the arguments through their hash', () => {
+    expect(signedFields(requestSigningPayload(request, null))).toEqual(
+      Object.keys(request).filter((k) => k !== 'schema_version' && k !== 'arguments').concat('reply_partition').sort(),
+    );
+  });
+
+  it('verifies a request the policy service signed, and refuses an altered diff, target, arguments or reply partition', () => {
+    const routed = { [REPLY_PARTITION_HEADER]: '1' };
+    const headers = { ...routed, ...policySigner.headersFor('approvalsRequested', request, routed) };
+    expect(verifyRequest(request, headers, trusted)).toEqual({ ok: true, keyId: 'policy-1', role: 'policy' });
+    const alterations: Record<string, ApprovalRequest> = {
+      diff: { ...request, diff: { ...request.diff, amount: { minor: 125_000, currency: 'EUR' } } },
+      'diff.changes': { ...request, diff: { ...request.diff, changes: [{ field: 'shipping_address', before: 'old', after: 'elsewhere' }] } },
+      target: { ...request, target: { ...request.target, version: 18 } },
+      approver_role: { ...request, approver_role: 'intern' },
+      command_id: { ...request, command_id: 'cmd-other' },
+    };
+    for (const [name, altered] of Object.entries(alterations)) expect(verifyRequest(altered, headers, trusted), name).toMatchObject({ ok: false, reason: 'bad_signature' });
+    expect(verifyRequest({ ...request, arguments: '{"customer_id":"C-2"}' }, headers, trusted)).toMatchObject({ ok: false, reason: 'arguments_altered' });
+    expect(verifyRequest(request, { ...headers, [REPLY_PARTITION_HEADER]: '4' }, trusted)).toMatchObject({ ok: false, reason: 'bad_signature' });
+  });
+
+  it('refuses a request signed by the approval service or an executor: only the policy service asks people', () => {
+    expect(verifyRequest(request, approvalSigner.headersFor('approvalsRequested', request), trusted)).toMatchObject({ ok: false, reason: 'wrong_role' });
+    expect(verifyRequest(request, executorSigner.headersFor('approvalsRequested', request), trusted)).toMatchObject({ ok: false, reason: 'wrong_role' });
+  });
+});
+
+describe('signed results', () => {
+  it('signs every field of the result but its schema version', () => {
+    expect(signedFields(resultSigningPayload(answer))).toEqual(Object.keys(answer).filter((k) => k !== 'schema_version').sort());
+  });
+
+  it('verifies a result from each service that answers, and refuses an altered result, status, error or pending notice', () => {
+    for (const [signer, keyId] of [[policySigner, 'policy-1'], [approvalSigner, 'approval-1'], [executorSigner, 'executor-1']] as const) {
+      expect(verifyResult(answer, signer.headersFor('results', answer), trusted)).toMatchObject({ ok: true, keyId });
+    }
+    const headers = executorSigner.headersFor('results', answer);
+    expect(verifyResult({ ...answer, result: '{"new_version":99}' }, headers, trusted)).toMatchObject({ ok: false, reason: 'bad_signature' });
+    expect(verifyResult({ ...answer, status: 'error' }, headers, trusted)).toMatchObject({ ok: false, reason: 'bad_signature' });
+    expect(verifyResult({ ...answer, command_id: 'cmd-other' }, headers, trusted)).toMatchObject({ ok: false, reason: 'bad_signature' });
     const failed: ToolResult = {
-      ...resolution,
+      ...answer,
       status: 'error',
       result: null,
       error: { code: 'UPSTREAM_ERROR', message: 'the write did not happen', retryable: false, field: null, permitted: [], next: null, retry_after_ms: null, details: '{"evidence":"row 7"}' },
     };
-    const failedHeaders = policySigner.headersForResolution(failed);
-    expect(verifyResolution(failed, failedHeaders, trusted)).toMatchObject({ ok: true });
+    const failedHeaders = policySigner.headersFor('results', failed);
+    expect(verifyResult(failed, failedHeaders, trusted)).toMatchObject({ ok: true });
     for (const altered of [{ code: 'NOT_FOUND' }, { retryable: true }, { details: '{"evidence":"row 8"}' }, { permitted: ['x'] }]) {
       const error = { ...(failed.error as NonNullable<ToolResult['error']>), ...altered };
-      expect(verifyResolution({ ...failed, error }, failedHeaders, trusted), JSON.stringify(altered)).toMatchObject({ ok: false, reason: 'bad_signature' });
+      expect(verifyResult({ ...failed, error }, failedHeaders, trusted), JSON.stringify(altered)).toMatchObject({ ok: false, reason: 'bad_signature' });
     }
-    expect(signedFields(resolutionSigningPayload(resolution))).toEqual(
-      ['arguments_sha256', 'command_id', 'completed_at', 'error', 'operation_id', 'result', 'run_id', 'status', 'tenant', 'tool'],
-    );
+    const pending: ToolResult = { ...answer, status: 'pending_approval', result: null, pending: { proposal_id: 'p_1', approver_role: 'support-lead', expires_at: 1 } };
+    const pendingHeaders = policySigner.headersFor('results', pending);
+    expect(verifyResult({ ...pending, pending: { proposal_id: 'p_1', approver_role: 'intern', expires_at: 1 } }, pendingHeaders, trusted)).toMatchObject({ ok: false, reason: 'bad_signature' });
+  });
+
+  it('refuses a result no key signed, or that a stranger signed', () => {
+    expect(verifyResult(answer, undefined, trusted)).toMatchObject({ ok: false, reason: 'unsigned' });
+    expect(verifyResult(answer, strangerSigner.headersFor('results', answer), trusted)).toMatchObject({ ok: false, reason: 'unknown_key' });
   });
 });
 
 describe('domain separation', () => {
   it('never lets a signature over one kind of event vouch for another', () => {
     // Each kind signs its own domain prefix: a valid signature by a trusted key over a decision says nothing of a result.
-    const decisionHeaders = approvalSigner.headersForDecision(decision);
-    const resolutionHeaders = policySigner.headersForResolution(resolution);
-    expect(verifyResolution(resolution, decisionHeaders, trusted)).toMatchObject({ ok: false, reason: 'bad_signature' });
-    expect(verifyDecision(decision, resolutionHeaders, trusted)).toMatchObject({ ok: false, reason: 'bad_signature' });
+    const decisionHeaders = approvalSigner.headersFor('approvalsDecided', decision);
+    const resultHeaders = approvalSigner.headersFor('results', answer);
+    expect(verifyResult(answer, decisionHeaders, trusted)).toMatchObject({ ok: false, reason: 'bad_signature' });
+    expect(verifyDecision(decision, resultHeaders, trusted)).toMatchObject({ ok: false, reason: 'bad_signature' });
+    // The same fields read as an order and as a request: the approval key signs orders, the prefix still tells them apart.
+    const order = { ...request, order_id: 'o', effect: 'write', proposal_id: 'p_1', approval: null, idempotency_key: null, deadline_at: null, issued_at: 1 } as unknown as ExecutionOrder;
+    expect(verifyOrder(order, approvalSigner.headersFor('approvalsRequested', request), trusted, 0)).toMatchObject({ ok: false });
+  });
+
+  it('signs nothing for a topic whose events are not signed (the agents’ commands)', () => {
+    expect(policySigner.headersFor('commands', { schema_version: 1, command_id: 'c', run_id: 'r', tenant: 't', tool: 'x.v1', arguments: '{}', sent_at: 0, deadline_at: null })).toEqual({});
   });
 });

@@ -2,9 +2,10 @@ import { generateKeyPairSync } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { sha256Hex } from '@gatehouse/contracts';
 import {
+  EventSigner,
   generateSigningKey,
   KEY_ID_HEADER,
-  OrderSigner,
+  keyRing,
   orderSigningPayload,
   parseSigningKey,
   parseTrustedKeys,
@@ -12,7 +13,8 @@ import {
   SigningKeyError,
   verifyOrder,
 } from '@gatehouse/events';
-import type { ApprovalGrant, ExecutionOrder, OrderCheck, OrderHeaders } from '@gatehouse/events';
+import type { ApprovalGrant, ExecutionOrder, SignatureCheck, SignedHeaders } from '@gatehouse/events';
+import { REPLY_PARTITION_HEADER } from '@gatehouse/telemetry';
 
 const NOW = 1_700_000_100_000;
 const ARGUMENTS = '{"address":{"city":"Springfield","line1":"1 Main Street"},"customer_id":"cus_1","expected_version":17}';
@@ -47,10 +49,10 @@ const order: ExecutionOrder = {
 
 const policyKey = generateSigningKey('policy-2025-01');
 const approvalKey = generateSigningKey('approval-2025-01');
-const policySigner = new OrderSigner(parseSigningKey(policyKey.signingKey));
-const trusted = parseTrustedKeys(`${policyKey.trustedKey},${approvalKey.trustedKey}`);
+const policySigner = new EventSigner(parseSigningKey(policyKey.signingKey));
+const trusted = keyRing({ policy: parseTrustedKeys(policyKey.trustedKey), approval: parseTrustedKeys(approvalKey.trustedKey) });
 
-function refusal(check: OrderCheck): string {
+function refusal(check: SignatureCheck): string {
   return check.ok ? 'ok' : check.reason;
 }
 
@@ -86,7 +88,7 @@ const alterations: Record<string, (o: ExecutionOrder) => ExecutionOrder> = {
 };
 
 function signedFieldPaths(o: ExecutionOrder): string[] {
-  const text = orderSigningPayload(o).toString('utf8');
+  const text = orderSigningPayload(o, null).toString('utf8');
   const signed = JSON.parse(text.slice(text.indexOf('\n') + 1)) as Record<string, unknown>;
   return Object.entries(signed).flatMap(([name, value]) =>
     value !== null && typeof value === 'object' ? [name, ...Object.keys(value).map((inner) => `${name}.${inner}`)] : [name],
@@ -96,36 +98,41 @@ function signedFieldPaths(o: ExecutionOrder): string[] {
 describe('the signed payload', () => {
   // Issuers and executors deploy separately: the bytes must not drift with a refactor.
   it('is the domain prefix and the canonical JSON of the signed fields, without the arguments', () => {
-    expect(orderSigningPayload(order).toString('utf8')).toBe(
-      'gatehouse.execution-order.v1\n' +
+    expect(orderSigningPayload(order, null).toString('utf8')).toBe(
+      'gatehouse.execution-order.v2\n' +
         '{"approval":{"approval_id":"apr-1","approved_at":1700000000000,"approved_by":"alice@acme.test",' +
         `"arguments_sha256":"${sha256Hex(ARGUMENTS)}","expires_at":1700000600000,"target_version":17},` +
         `"approval_id":"apr-1","arguments_sha256":"${sha256Hex(ARGUMENTS)}","command_id":"cmd-1","deadline_at":1700000900000,` +
         '"effect":"write","environment":"prod","idempotency_key":"idem-1","issued_at":1700000050000,"order_id":"ord-1",' +
-        '"principal":"agent:support-bot","proposal_id":"prop-1","run_id":"run-1","tenant":"acme","tool":"commit_address_change.v1"}',
+        '"principal":"agent:support-bot","proposal_id":"prop-1","reply_partition":null,"run_id":"run-1","tenant":"acme","tool":"commit_address_change.v1"}',
     );
   });
 
   it('does not depend on the order of the fields in the event, nor on fields outside the list', () => {
     const reordered = Object.fromEntries(Object.entries(order).reverse()) as unknown as ExecutionOrder;
     const withExtra = { ...order, approval: { ...grant, note: 'not signed' } } as ExecutionOrder;
-    expect(orderSigningPayload(reordered).equals(orderSigningPayload(order))).toBe(true);
-    expect(orderSigningPayload(withExtra).equals(orderSigningPayload(order))).toBe(true);
+    expect(orderSigningPayload(reordered, null).equals(orderSigningPayload(order, null))).toBe(true);
+    expect(orderSigningPayload(withExtra, null).equals(orderSigningPayload(order, null))).toBe(true);
   });
 
+  // The reply partition travels in a header; its cases are below.
   it('has an alteration case for every signed field', () => {
-    expect(Object.keys(alterations).sort()).toEqual(signedFieldPaths(order).sort());
+    expect([...Object.keys(alterations), 'reply_partition'].sort()).toEqual(signedFieldPaths(order).sort());
+  });
+
+  it('signs the reply partition the answers go to', () => {
+    expect(orderSigningPayload(order, 3).toString('utf8')).toContain('"reply_partition":3');
   });
 });
 
 describe('verifyOrder', () => {
   it('accepts an order as it was signed, naming the key', () => {
-    expect(verifyOrder(order, policySigner.headersFor(order), trusted, NOW)).toEqual({ ok: true, keyId: 'policy-2025-01' });
-    expect(policySigner.headersFor(order)).toEqual({ [SIGNATURE_HEADER]: expect.any(String) as string, [KEY_ID_HEADER]: 'policy-2025-01' });
+    expect(verifyOrder(order, policySigner.headersFor('execute', order), trusted, NOW)).toEqual({ ok: true, keyId: 'policy-2025-01', role: 'policy' });
+    expect(policySigner.headersFor('execute', order)).toEqual({ [SIGNATURE_HEADER]: expect.any(String) as string, [KEY_ID_HEADER]: 'policy-2025-01' });
   });
 
   it('refuses an order with any signed field altered after signing as bad_signature', () => {
-    const headers = policySigner.headersFor(order);
+    const headers = policySigner.headersFor('execute', order);
     for (const [field, alter] of Object.entries(alterations)) {
       const altered = alter(order);
       expect(altered, field).not.toEqual(order);
@@ -133,16 +140,36 @@ describe('verifyOrder', () => {
     }
   });
 
+  // Whoever can write to the topic must not choose where a real order's answers go.
+  it('refuses an order whose reply partition was changed, added or removed after signing as bad_signature', () => {
+    const routed = { [REPLY_PARTITION_HEADER]: '2' };
+    const headers = { ...routed, ...policySigner.headersFor('execute', order, routed) };
+    expect(verifyOrder(order, headers, trusted, NOW).ok).toBe(true);
+    expect(refusal(verifyOrder(order, { ...headers, [REPLY_PARTITION_HEADER]: '5' }, trusted, NOW))).toBe('bad_signature');
+    const unrouted: Record<string, string> = { ...headers };
+    delete unrouted[REPLY_PARTITION_HEADER];
+    expect(refusal(verifyOrder(order, unrouted, trusted, NOW))).toBe('bad_signature');
+    const plain = policySigner.headersFor('execute', order);
+    expect(refusal(verifyOrder(order, { ...plain, [REPLY_PARTITION_HEADER]: '0' }, trusted, NOW))).toBe('bad_signature');
+  });
+
+  it('refuses an order signed by a key of a service that does not order executions as wrong_role', () => {
+    const executorKey = generateSigningKey('executor-1');
+    const ring = keyRing({ policy: parseTrustedKeys(policyKey.trustedKey), executor: parseTrustedKeys(executorKey.trustedKey) });
+    const byExecutor = new EventSigner(parseSigningKey(executorKey.signingKey)).headersFor('execute', order);
+    expect(refusal(verifyOrder(order, byExecutor, ring, NOW))).toBe('wrong_role');
+  });
+
   // The arguments are signed through their hash: a valid signature alone would let them change.
   it('refuses an order whose arguments no longer match the signed hash as arguments_altered', () => {
-    const headers = policySigner.headersFor(order);
+    const headers = policySigner.headersFor('execute', order);
     const altered = { ...order, arguments: ARGUMENTS.replace('1 Main Street', '666 Elm Street') };
     const check = verifyOrder(altered, headers, trusted, NOW);
     expect(check).toEqual({ ok: false, reason: 'arguments_altered', detail: expect.any(String) as string });
   });
 
   it('refuses an order without a signature or without a key id as unsigned', () => {
-    const headers = policySigner.headersFor(order);
+    const headers = policySigner.headersFor('execute', order);
     expect(refusal(verifyOrder(order, undefined, trusted, NOW))).toBe('unsigned');
     expect(refusal(verifyOrder(order, {}, trusted, NOW))).toBe('unsigned');
     expect(refusal(verifyOrder(order, { [KEY_ID_HEADER]: 'policy-2025-01' }, trusted, NOW))).toBe('unsigned');
@@ -152,24 +179,24 @@ describe('verifyOrder', () => {
 
   // Decoded into a plain object, a hostile record's headers could bring inherited names along.
   it('reads only headers the record itself carries', () => {
-    const inherited = Object.create(policySigner.headersFor(order)) as OrderHeaders;
+    const inherited = Object.create(policySigner.headersFor('execute', order)) as SignedHeaders;
     expect(refusal(verifyOrder(order, inherited, trusted, NOW))).toBe('unsigned');
   });
 
   it('refuses an order signed under a key id it does not trust as unknown_key', () => {
-    const stranger = new OrderSigner(parseSigningKey(generateSigningKey('stranger').signingKey));
-    const check = verifyOrder(order, stranger.headersFor(order), trusted, NOW);
+    const stranger = new EventSigner(parseSigningKey(generateSigningKey('stranger').signingKey));
+    const check = verifyOrder(order, stranger.headersFor('execute', order), trusted, NOW);
     expect(check).toEqual({ ok: false, reason: 'unknown_key', detail: 'key id "stranger" is not trusted' });
   });
 
   it('refuses a signature by another key under a trusted key id as bad_signature', () => {
-    const impostor = new OrderSigner(parseSigningKey(generateSigningKey('policy-2025-01').signingKey));
+    const impostor = new EventSigner(parseSigningKey(generateSigningKey('policy-2025-01').signingKey));
     expect(impostor.keyId).toBe('policy-2025-01');
-    expect(refusal(verifyOrder(order, impostor.headersFor(order), trusted, NOW))).toBe('bad_signature');
+    expect(refusal(verifyOrder(order, impostor.headersFor('execute', order), trusted, NOW))).toBe('bad_signature');
   });
 
   it('refuses a garbled signature as bad_signature without throwing', () => {
-    const good = policySigner.headersFor(order)[SIGNATURE_HEADER] ?? '';
+    const good = policySigner.headersFor('execute', order)[SIGNATURE_HEADER] ?? '';
     const garbled = [
       'not base64 at all!',
       good.slice(0, -4),
@@ -186,17 +213,17 @@ describe('verifyOrder', () => {
   });
 
   it('refuses an order past its deadline as expired, and only then', () => {
-    const headers = policySigner.headersFor(order);
+    const headers = policySigner.headersFor('execute', order);
     const deadline = order.deadline_at ?? 0;
     expect(verifyOrder(order, headers, trusted, deadline + 1)).toEqual({ ok: false, reason: 'expired', detail: `deadline_at ${deadline} passed 1 ms ago` });
     expect(verifyOrder(order, headers, trusted, deadline).ok).toBe(true);
     const open = { ...order, deadline_at: null };
-    expect(verifyOrder(open, policySigner.headersFor(open), trusted, Number.MAX_SAFE_INTEGER).ok).toBe(true);
+    expect(verifyOrder(open, policySigner.headersFor('execute', open), trusted, Number.MAX_SAFE_INTEGER).ok).toBe(true);
   });
 
   // Expiry is checked after the signature: a forged order is reported as forged, not as late.
   it('reports a forged expired order as bad_signature', () => {
-    const headers = policySigner.headersFor(order);
+    const headers = policySigner.headersFor('execute', order);
     const forged = { ...order, tenant: 'globex' };
     expect(refusal(verifyOrder(forged, headers, trusted, (order.deadline_at ?? 0) + 1))).toBe('bad_signature');
   });
@@ -204,23 +231,23 @@ describe('verifyOrder', () => {
   it('accepts orders from both keys during a rotation, and refuses the old key once it is dropped', () => {
     const oldKey = generateSigningKey('policy-old');
     const newKey = generateSigningKey('policy-new');
-    const byOld = new OrderSigner(parseSigningKey(oldKey.signingKey)).headersFor(order);
-    const byNew = new OrderSigner(parseSigningKey(newKey.signingKey)).headersFor(order);
+    const byOld = new EventSigner(parseSigningKey(oldKey.signingKey)).headersFor('execute', order);
+    const byNew = new EventSigner(parseSigningKey(newKey.signingKey)).headersFor('execute', order);
 
-    const during = parseTrustedKeys(`${oldKey.trustedKey},${newKey.trustedKey}`);
-    expect(verifyOrder(order, byOld, during, NOW)).toEqual({ ok: true, keyId: 'policy-old' });
-    expect(verifyOrder(order, byNew, during, NOW)).toEqual({ ok: true, keyId: 'policy-new' });
+    const during = keyRing({ policy: parseTrustedKeys(`${oldKey.trustedKey},${newKey.trustedKey}`) });
+    expect(verifyOrder(order, byOld, during, NOW)).toEqual({ ok: true, keyId: 'policy-old', role: 'policy' });
+    expect(verifyOrder(order, byNew, during, NOW)).toEqual({ ok: true, keyId: 'policy-new', role: 'policy' });
 
-    const after = parseTrustedKeys(newKey.trustedKey);
+    const after = keyRing({ policy: parseTrustedKeys(newKey.trustedKey) });
     expect(refusal(verifyOrder(order, byOld, after, NOW))).toBe('unknown_key');
-    expect(verifyOrder(order, byNew, after, NOW)).toEqual({ ok: true, keyId: 'policy-new' });
+    expect(verifyOrder(order, byNew, after, NOW)).toEqual({ ok: true, keyId: 'policy-new', role: 'policy' });
   });
 
   it('takes header values as a consumer gets them: Buffer, string or array', () => {
-    const headers = policySigner.headersFor(order);
+    const headers = policySigner.headersFor('execute', order);
     const signature = headers[SIGNATURE_HEADER] ?? '';
     const keyId = headers[KEY_ID_HEADER] ?? '';
-    const shapes: Record<string, OrderHeaders> = {
+    const shapes: Record<string, SignedHeaders> = {
       buffers: { [SIGNATURE_HEADER]: Buffer.from(signature), [KEY_ID_HEADER]: Buffer.from(keyId) },
       strings: { [SIGNATURE_HEADER]: signature, [KEY_ID_HEADER]: keyId },
       arrays: { [SIGNATURE_HEADER]: [Buffer.from(signature)], [KEY_ID_HEADER]: [keyId] },
@@ -228,14 +255,14 @@ describe('verifyOrder', () => {
       'other headers beside': { ...headers, traceparent: Buffer.from('00-abc-def-01'), 'x-empty': undefined },
     };
     for (const [shape, given] of Object.entries(shapes)) {
-      expect(verifyOrder(order, given, trusted, NOW), shape).toEqual({ ok: true, keyId: 'policy-2025-01' });
+      expect(verifyOrder(order, given, trusted, NOW), shape).toEqual({ ok: true, keyId: 'policy-2025-01', role: 'policy' });
     }
   });
 
   // Two different values under one header name: picking either would let a record choose.
   it('refuses repeated headers with different values', () => {
-    const headers = policySigner.headersFor(order);
-    const other = new OrderSigner(parseSigningKey(approvalKey.signingKey)).headersFor(order);
+    const headers = policySigner.headersFor('execute', order);
+    const other = new EventSigner(parseSigningKey(approvalKey.signingKey)).headersFor('execute', order);
     const twoSignatures = { ...headers, [SIGNATURE_HEADER]: [headers[SIGNATURE_HEADER] ?? '', other[SIGNATURE_HEADER] ?? ''] };
     const twoKeyIds = { ...headers, [KEY_ID_HEADER]: [headers[KEY_ID_HEADER] ?? '', other[KEY_ID_HEADER] ?? ''] };
     expect(refusal(verifyOrder(order, twoSignatures, trusted, NOW))).toBe('bad_signature');
@@ -244,7 +271,7 @@ describe('verifyOrder', () => {
 
   it('refuses an order with no canonical form as bad_signature without throwing', () => {
     const broken = { ...order, issued_at: Number.NaN };
-    expect(refusal(verifyOrder(broken, policySigner.headersFor(order), trusted, NOW))).toBe('bad_signature');
+    expect(refusal(verifyOrder(broken, policySigner.headersFor('execute', order), trusted, NOW))).toBe('bad_signature');
   });
 });
 
@@ -269,8 +296,8 @@ describe('key texts', () => {
     expect(key.trustedKey).toMatch(/^local-dev:[A-Za-z0-9+/]+=*$/);
     const signing = parseSigningKey(`  ${key.signingKey}\n`);
     expect(signing.keyId).toBe('local-dev');
-    const headers = new OrderSigner(signing).headersFor(order);
-    expect(verifyOrder(order, headers, parseTrustedKeys(key.trustedKey), NOW).ok).toBe(true);
+    const headers = new EventSigner(signing).headersFor('execute', order);
+    expect(verifyOrder(order, headers, keyRing({ approval: parseTrustedKeys(key.trustedKey) }), NOW).ok).toBe(true);
   });
 
   it('ignores blank entries in the trusted list and requires at least one key', () => {
@@ -324,6 +351,11 @@ describe('key texts', () => {
     const publicText = `other:${publicKey.export({ format: 'der', type: 'spki' }).toString('base64')}`;
     expect(parseError(() => parseSigningKey(privateText)).message).toBe('signing key (key id "other"): the key is x25519, not Ed25519');
     expect(parseError(() => parseTrustedKeys(publicText)).message).toBe('trusted key 1 (key id "other"): the key is x25519, not Ed25519');
+  });
+
+  it('refuses a key id listed for two roles: each service signs with a key of its own', () => {
+    const shared = parseTrustedKeys(policyKey.trustedKey);
+    expect(() => keyRing({ policy: shared, approval: shared })).toThrow('key id "policy-2025-01" is listed for both the policy and the approval service; each service signs with a key of its own');
   });
 
   it('refuses a key id listed twice in the trusted keys', () => {

@@ -1,5 +1,5 @@
 import { DeadLetters, startParallelConsumer } from '@gatehouse/events';
-import type { EventHandler, ParallelConsumerStats, TopicRole } from '@gatehouse/events';
+import type { EventHandler, KeyRing, ParallelConsumerStats, TopicRole } from '@gatehouse/events';
 import { startConsumerLag } from '@gatehouse/telemetry';
 import type { GatehouseMetrics, Logger } from '@gatehouse/telemetry';
 import type { EventRuntime } from './event-runtime.js';
@@ -46,6 +46,11 @@ export interface ConsumptionOptions<R extends TopicRole> extends ConsumerSetting
   readonly logger: Logger;
   /** Where the group's lag on the topic is reported. */
   readonly metrics: GatehouseMetrics;
+  /**
+   * For a signed topic: the keys whose records `handle` may see. The rest go to the topic's DLQ and
+   * are counted (`gatehouse_untrusted_orders_total`, `gatehouse_untrusted_records_total`).
+   */
+  readonly trust?: { readonly keys: KeyRing; readonly maxOrderAgeMs?: number };
 }
 
 /** A service's group membership on one topic, with its dead letters and its lag. */
@@ -73,6 +78,7 @@ export async function startConsumption<R extends TopicRole>(options: Consumption
     handle: options.handle,
     deadLetters: new DeadLetters(runtime.publisher),
     logger,
+    ...(options.trust === undefined ? {} : { trust: { ...options.trust, refused: (reason: string) => options.metrics.untrustedRecord(options.role, reason) } }),
     ...consumerTuning(options),
   });
   let joined = false;

@@ -1,5 +1,5 @@
-import { createKafka, EventPublisher, EventSerde, provisionTopics } from '@gatehouse/events';
-import type { EventsConfig, Topics } from '@gatehouse/events';
+import { createKafka, EventPublisher, EventSerde, EventSigner, provisionTopics } from '@gatehouse/events';
+import type { EventsConfig, SigningKey, Topics } from '@gatehouse/events';
 import type { Logger } from '@gatehouse/telemetry';
 import { withTeardown } from './teardown.js';
 
@@ -13,6 +13,8 @@ export interface EventRuntimeOptions {
   /** The Kafka client id: `gatehouse-<service>-<instance>`. */
   readonly clientId: string;
   readonly logger: Logger;
+  /** The service's own key: every order, approval request, decision and result it publishes is signed with it. */
+  readonly signingKey?: SigningKey;
 }
 
 /** A service's connection to the event log: its topics provisioned, its schemas registered. */
@@ -41,7 +43,7 @@ export async function startEventRuntime(options: EventRuntimeOptions): Promise<E
     await provisionTopics(admin, options.topics, options.events.topicSettings);
     const serde = new EventSerde({ registryUrl: options.events.registryUrl, topics: options.topics });
     await serde.registerAll();
-    const publisher = await EventPublisher.connect(kafka, serde);
+    const publisher = await EventPublisher.connect(kafka, serde, options.signingKey === undefined ? undefined : new EventSigner(options.signingKey));
     teardown.add(() => publisher.disconnect());
     return { events: options.events, topics: options.topics, kafka, admin, serde, publisher, stop: () => teardown.close() };
   });

@@ -20,9 +20,18 @@ function reasonOf(name: VariableName, raw: string): string | undefined {
 
 // The services' signing keys are required: a pair for the tests that read a whole service's settings.
 const PAIR = generateSigningKey('unit');
-const KEYS = { GATEHOUSE_SIGNING_KEY: PAIR.signingKey, GATEHOUSE_TRUSTED_KEYS: PAIR.trustedKey };
+const KEYS = { GATEHOUSE_SIGNING_KEY: PAIR.signingKey, GATEHOUSE_POLICY_KEYS: generateSigningKey('unit-policy').trustedKey, GATEHOUSE_APPROVAL_KEYS: generateSigningKey('unit-approval').trustedKey, GATEHOUSE_EXECUTOR_KEYS: generateSigningKey('unit-executor').trustedKey };
 
 describe('readConfig', () => {
+  it('refuses a variable unset for a reader that requires it, and leaves it unset for one that does not', () => {
+    const without = (name: keyof typeof KEYS): Record<string, string> => Object.fromEntries(Object.entries(KEYS).filter(([key]) => key !== name));
+    const withoutPolicyKeys = without('GATEHOUSE_POLICY_KEYS');
+    expect(() => readConfig(variablesReadBy('executor'), withoutPolicyKeys, 'executor')).toThrow(/GATEHOUSE_POLICY_KEYS: required: orders, approval requests/);
+    const withoutExecutorKeys = without('GATEHOUSE_EXECUTOR_KEYS');
+    expect(readConfig(variablesReadBy('executor'), withoutExecutorKeys, 'executor').GATEHOUSE_EXECUTOR_KEYS).toBeUndefined();
+    expect(() => readConfig(variablesReadBy('mcp'), withoutExecutorKeys, 'mcp')).toThrow(/GATEHOUSE_EXECUTOR_KEYS: required/);
+  });
+
   it('gives every variable its default when the environment is empty', () => {
     const config = readConfig(variablesReadBy('executor'), KEYS);
     expect(config).toMatchObject({

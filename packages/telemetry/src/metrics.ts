@@ -19,8 +19,12 @@ export const APPROVAL_DECISIONS = ['approved', 'rejected', 'expired'] as const;
 export const RETRY_CLASSES = ['safe', 'idempotent', 'never'] as const;
 export const UNKNOWN_REASONS = ['owner_lost', 'timeout', 'ambiguous_answer', 'status_unavailable'] as const;
 export const OUTPUT_VIOLATION_CODES = ['OUTPUT_INVALID', 'RESULT_TOO_LARGE'] as const;
-/** Why an executor refused an order as untrusted (the verifier's reasons). */
-export const UNTRUSTED_ORDER_REASONS = ['unsigned', 'unknown_key', 'bad_signature', 'arguments_altered', 'expired'] as const;
+/** Why a reader refused a signed record as untrusted (the verifier's reasons). */
+export const UNTRUSTED_ORDER_REASONS = ['unsigned', 'unknown_key', 'wrong_role', 'bad_signature', 'arguments_altered', 'expired', 'stale'] as const;
+/** The signed topics other than `execute`, whose refused records are counted together. */
+export const SIGNED_RECORD_KINDS = ['approvalsRequested', 'approvalsDecided', 'results'] as const;
+/** Why an executor published nothing for a trusted order. */
+export const DUPLICATE_ORDER_REASONS = ['answered', 'command_id_reused'] as const;
 
 /** 1 ms to 30 s: a refusal at the policy service is milliseconds, a slow write tens of seconds. */
 export const LATENCY_BUCKETS_SECONDS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30] as const;
@@ -41,7 +45,9 @@ export const METRICS = {
   consumerLag: { name: 'gatehouse_consumer_lag', help: 'Records of a partition not yet committed by the consumer group (log end offset minus committed offset).', labelNames: ['group', 'topic', 'partition'] },
   endToEndLatency: { name: 'gatehouse_end_to_end_latency_seconds', help: 'From the command\u2019s sent_at to its result being published, by the stage that published it.', labelNames: ['stage', ...TOOL, 'status'] },
   handlerDuration: { name: 'gatehouse_handler_duration_seconds', help: 'Time a tool handler ran, by tool.', labelNames: TOOL },
-  untrustedOrders: { name: 'gatehouse_untrusted_orders_total', help: 'Execution orders an executor refused because no trusted key vouched for them (nothing ran), by reason.', labelNames: ['reason'] },
+  untrustedOrders: { name: 'gatehouse_untrusted_orders_total', help: 'Execution orders an executor refused and dead-lettered because no key of the policy or approval service vouched for them (nothing ran, nothing was answered), by reason.', labelNames: ['reason'] },
+  untrustedRecords: { name: 'gatehouse_untrusted_records_total', help: 'Approval requests, decisions and results a reader refused and dead-lettered because no key of a role that may issue them vouched for them, by topic role and reason.', labelNames: ['kind', 'reason'] },
+  duplicateOrders: { name: 'gatehouse_duplicate_orders_total', help: 'Signed orders an executor answered nothing for: their command was answered already (a replay, or a redelivery after the answer), or their command_id came with other arguments (kept in the execute DLQ).', labelNames: ['reason'] },
   duplicateCommands: { name: 'gatehouse_duplicate_commands_total', help: 'Commands the boundary did not answer because their command_id was already claimed: the same command again (redelivered or re-sent), or a different payload under a used id (kept in the commands DLQ).', labelNames: ['reason'] },
   httpRequests: { name: 'gatehouse_http_requests_total', help: 'HTTP requests served, by route pattern, method and status.', labelNames: ['route', 'method', 'status'] },
   httpDuration: { name: 'gatehouse_http_request_duration_seconds', help: 'HTTP request duration by route pattern and method.', labelNames: ['route', 'method'] },
@@ -97,6 +103,8 @@ export class GatehouseMetrics {
   readonly #endToEndLatency: Histogram<Labels<'endToEndLatency'>>;
   readonly #handlerDuration: Histogram<Labels<'handlerDuration'>>;
   readonly #untrustedOrders: Counter<Labels<'untrustedOrders'>>;
+  readonly #untrustedRecords: Counter<Labels<'untrustedRecords'>>;
+  readonly #duplicateOrders: Counter<Labels<'duplicateOrders'>>;
   readonly #duplicateCommands: Counter<Labels<'duplicateCommands'>>;
   readonly #httpRequests: Counter<Labels<'httpRequests'>>;
   readonly #httpDuration: Histogram<Labels<'httpDuration'>>;
@@ -118,6 +126,8 @@ export class GatehouseMetrics {
     this.#endToEndLatency = new Histogram({ ...METRICS.endToEndLatency, buckets, registers });
     this.#handlerDuration = new Histogram({ ...METRICS.handlerDuration, buckets, registers });
     this.#untrustedOrders = new Counter({ ...METRICS.untrustedOrders, registers });
+    this.#untrustedRecords = new Counter({ ...METRICS.untrustedRecords, registers });
+    this.#duplicateOrders = new Counter({ ...METRICS.duplicateOrders, registers });
     this.#duplicateCommands = new Counter({ ...METRICS.duplicateCommands, registers });
     this.#httpRequests = new Counter({ ...METRICS.httpRequests, registers });
     this.#httpDuration = new Histogram({ ...METRICS.httpDuration, buckets, registers });
@@ -160,9 +170,16 @@ export class GatehouseMetrics {
     this.#approvalDecisions.inc({ ...this.#tools.of(tool), decision: oneOf(APPROVAL_DECISIONS, decision) });
   }
 
-  /** An order refused because no trusted key vouched for it. */
-  untrustedOrder(reason: string): void {
-    this.#untrustedOrders.inc({ reason: oneOf(UNTRUSTED_ORDER_REASONS, reason) });
+  /** A signed record refused because no trusted key of a role that may issue it vouched for it: `role` is its topic's. */
+  untrustedRecord(role: string, reason: string): void {
+    const label = oneOf(UNTRUSTED_ORDER_REASONS, reason);
+    if (role === 'execute') this.#untrustedOrders.inc({ reason: label });
+    else this.#untrustedRecords.inc({ kind: oneOf(SIGNED_RECORD_KINDS, role), reason: label });
+  }
+
+  /** A trusted order the executor answered nothing for. */
+  duplicateOrder(reason: (typeof DUPLICATE_ORDER_REASONS)[number]): void {
+    this.#duplicateOrders.inc({ reason });
   }
 
   /** A command left unanswered because its command_id was claimed before: `repeat` (same payload) or `reused_id` (another payload). */

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Catalog } from '@gatehouse/contracts';
-import { verifyDecision, verifyOrder } from '@gatehouse/events';
-import type { EventByRole, EventSerde, Topics, TrustedKeys } from '@gatehouse/events';
+import { isSignedRole, verifySigned } from '@gatehouse/events';
+import type { EventByRole, EventSerde, KeyRing, Topics } from '@gatehouse/events';
 import type { IHeaders, Kafka } from 'kafkajs';
 import { buildTrace } from './build-trace.js';
 import type { RunEvents } from './build-trace.js';
@@ -29,11 +29,12 @@ export interface RecordTraceOptions {
   readonly until?: { readonly idleMs?: number; readonly maxMs?: number };
   readonly recordedAt?: Date;
   /**
-   * The keys of the services that sign orders and approval decisions. When given, an order or a
-   * decision no trusted key signed is left out: a trace tells what Gatehouse did, not what someone
-   * who could write to its topics claims it did.
+   * The keys of the services that sign what they publish (policy, approval, executors). An order,
+   * approval request, decision or result that no key of a role that may issue it signed is left out:
+   * a trace tells what Gatehouse did, not what someone who could write to its topics claims it did.
+   * Commands are the agent's own and carry no signature.
    */
-  readonly trustedKeys?: TrustedKeys;
+  readonly keys: KeyRing;
 }
 
 type Ends = ReadonlyMap<string, bigint>;
@@ -82,17 +83,9 @@ async function readRunEvents(options: RecordTraceOptions): Promise<RunEvents> {
   let failure: TraceError | undefined;
   let wake: () => void = () => undefined;
 
-  const trusted = options.trustedKeys;
-  const vouchedFor = <R extends Role>(role: R, event: EventByRole[R], headers: IHeaders | undefined): boolean => {
-    if (trusted === undefined) return true;
-    // An order is checked for its signature only: one past its deadline was still issued.
-    if (role === 'execute') {
-      const check = verifyOrder(event as EventByRole['execute'], headers, trusted, 0);
-      return check.ok;
-    }
-    if (role === 'approvalsDecided') return verifyDecision(event as EventByRole['approvalsDecided'], headers, trusted).ok;
-    return true;
-  };
+  // The signature only: an order past its deadline was still issued.
+  const vouchedFor = <R extends Role>(role: R, event: EventByRole[R], headers: IHeaders | undefined): boolean =>
+    !isSignedRole(role) || verifySigned(role, event as EventByRole[typeof role], headers, options.keys).ok;
   const take = async <R extends Role>(role: R, value: Buffer | null, headers: IHeaders | undefined): Promise<void> => {
     const decoded = await serde.decode(role, value);
     // Undecodable records are the DLQ's business; they belong to no run.

@@ -1,4 +1,5 @@
-import type { EventsConfig, SigningKey } from '@gatehouse/events';
+import { keyRing } from '@gatehouse/events';
+import type { EventsConfig, KeyRing, SigningKey } from '@gatehouse/events';
 import { eventsConfigOf, readConfig, variablesReadBy } from '@gatehouse/runtime';
 import type { Env } from '@gatehouse/runtime';
 import type { TracingOptions } from '@gatehouse/telemetry';
@@ -18,6 +19,8 @@ export interface ApprovalConfig {
   /** A file that replaces the pack's approvers, when set. */
   readonly approversFile: string | undefined;
   readonly signingKey: SigningKey;
+  /** The policy service's public keys: the approval requests this service accepts (GATEHOUSE_POLICY_KEYS). */
+  readonly trustedKeys: KeyRing;
   /** How long an approval may be used after it is given (never past the request's expiry). */
   readonly approvalValidityMs: number;
   /** How often lapsed requests are expired and unpublished decisions retried. */
@@ -54,7 +57,7 @@ const VARIABLES = variablesReadBy('approval');
 
 /** Reads and checks the approval service's settings once, at start-up (by @gatehouse/runtime's schema). */
 export function approvalConfigFromEnv(env: Env = process.env): ApprovalConfig {
-  const c = readConfig(VARIABLES, env);
+  const c = readConfig(VARIABLES, env, 'approval');
   const events = eventsConfigOf(c);
   return {
     events,
@@ -67,6 +70,8 @@ export function approvalConfigFromEnv(env: Env = process.env): ApprovalConfig {
     toolPack: c.GATEHOUSE_TOOL_PACK,
     approversFile: c.GATEHOUSE_APPROVERS_FILE,
     signingKey: c.GATEHOUSE_SIGNING_KEY,
+    // The other roles' keys too, when given: a request one of them signed is then named `wrong_role`.
+    trustedKeys: keyRing({ policy: c.GATEHOUSE_POLICY_KEYS, approval: c.GATEHOUSE_APPROVAL_KEYS, executor: c.GATEHOUSE_EXECUTOR_KEYS }),
     approvalValidityMs: c.APPROVAL_VALIDITY_MS,
     sweepMs: c.APPROVAL_SWEEP_MS,
     outboxRetryMs: c.APPROVAL_OUTBOX_RETRY_MS,

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Catalog } from '@gatehouse/contracts';
-import type { EventPublisher, ExecutionOrder, OrderSigner } from '@gatehouse/events';
+import type { EventPublisher, ExecutionOrder } from '@gatehouse/events';
 import type { ApprovalStore } from '@gatehouse/state';
 import { sentAtOf, traceIdOf } from '@gatehouse/telemetry';
 import type { CarriedHeaders, GatehouseMetrics, Logger } from '@gatehouse/telemetry';
@@ -21,19 +21,17 @@ export class DecisionPublisher {
     private readonly approvals: ApprovalStore,
     private readonly catalog: Catalog,
     private readonly logger: Logger,
-    /** Signs every execution order this service issues; the executor runs no other. */
-    private readonly signer: OrderSigner,
     private readonly metrics?: GatehouseMetrics,
   ) {}
 
+  // The publisher signs the order (with its reply partition), the decision and the refusal with
+  // this service's key: the executor runs no other order, and readers can tell a forgery.
   private async publishOrder(tenant: string, order: ExecutionOrder, headers: CarriedHeaders | undefined): Promise<void> {
-    await this.publisher.publish('execute', tenant, order, { ...headers, ...this.signer.headersFor(order) });
+    await this.publisher.publish('execute', tenant, order, headers);
   }
 
-  /** Signed like an order: whoever reads the audit topic can tell this service's decisions from a forgery. */
   private async publishDecision(row: StoredRequest, headers: CarriedHeaders | undefined): Promise<void> {
-    const decision = decisionEvent(row);
-    await this.publisher.publish('approvalsDecided', row.request.tenant, decision, { ...headers, ...this.signer.headersForDecision(decision) });
+    await this.publisher.publish('approvalsDecided', row.request.tenant, decisionEvent(row), headers);
   }
 
   /** The preview tool that makes a fresh proposal for this commit tool, if the catalog names one. */

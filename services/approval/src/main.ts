@@ -31,6 +31,7 @@ await runMain({
       redisPrefix: config.redisPrefix,
       approvers,
       signingKey: config.signingKey,
+      trustedKeys: config.trustedKeys,
       catalog: pack.catalog,
       logger,
       host: config.host,

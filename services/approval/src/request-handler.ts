@@ -1,4 +1,4 @@
-import { sha256Hex, toolError } from '@gatehouse/contracts';
+import { toolError } from '@gatehouse/contracts';
 import { errorResult } from '@gatehouse/events';
 import type { ApprovalRequest, ConsumedRecord, EventPublisher } from '@gatehouse/events';
 import { annotateSpan, carriedHeaders, endSpan, endSpanThrown, SPAN_ATTRIBUTES, startRecordSpan, traceIdOf, tracerFor } from '@gatehouse/telemetry';
@@ -61,9 +61,7 @@ export function requestHandler(repository: RequestRepository, decisions: Decisio
   };
 
   async function handle(request: ApprovalRequest, carried: CarriedHeaders | undefined): Promise<SpanOutcome> {
-    if (sha256Hex(request.arguments) !== request.arguments_sha256) {
-      return refuse(request, carried, 'The canonical arguments of the approval request do not hash to its arguments_sha256');
-    }
+    // The consumer let through only a request the policy service signed, its arguments re-hashed.
     if (await repository.insert(request, carried)) {
       logger.info({ ...context(request, carried), approver_role: request.approver_role, expires_at: request.expires_at }, 'approval requested');
       return { status: 'pending_approval' };

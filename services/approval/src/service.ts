@@ -1,7 +1,6 @@
 import pg from 'pg';
 import type { Catalog } from '@gatehouse/contracts';
-import { OrderSigner } from '@gatehouse/events';
-import type { EventsConfig, SigningKey, Topics } from '@gatehouse/events';
+import type { EventsConfig, KeyRing, SigningKey, Topics } from '@gatehouse/events';
 import { consumerChecks, healthOf, postgresReady, startConsumption, startEventRuntime, withTeardown } from '@gatehouse/runtime';
 import type { StopOptions } from '@gatehouse/runtime';
 import { ApprovalStore, isActive, Keyspace, RunRegistry } from '@gatehouse/state';
@@ -29,8 +28,13 @@ export interface ApprovalServiceOptions {
   readonly redis: Redis;
   readonly redisPrefix: string;
   readonly approvers: Approvers;
-  /** What this service signs the execution orders of approved writes with (GATEHOUSE_SIGNING_KEY). */
+  /** What this service signs the orders of approved writes, its decisions and its answers with (GATEHOUSE_SIGNING_KEY). */
   readonly signingKey: SigningKey;
+  /**
+   * Only approval requests a policy service key of this ring signed are shown to people
+   * (GATEHOUSE_POLICY_KEYS); a request signed by another role's key it holds is refused as `wrong_role`.
+   */
+  readonly trustedKeys: KeyRing;
   /** Names the preview tool of each commit tool, for `next` in a refusal. */
   readonly catalog: Catalog;
   readonly logger: Logger;
@@ -82,7 +86,7 @@ export async function startApprovalService(options: ApprovalServiceOptions): Pro
     const applied = await migrate(pool, options.schema);
     logger.info({ schema: options.schema, migrations_applied: applied }, 'database ready');
 
-    const runtime = await startEventRuntime({ events: options.events, topics: options.topics, clientId: `gatehouse-approval-${instance}`, logger });
+    const runtime = await startEventRuntime({ events: options.events, topics: options.topics, clientId: `gatehouse-approval-${instance}`, logger, signingKey: options.signingKey });
     teardown.add(runtime.stop);
 
     const repository = new RequestRepository(pool, options.schema);
@@ -95,7 +99,7 @@ export async function startApprovalService(options: ApprovalServiceOptions): Pro
       const run = await runs.get(runId);
       return run === undefined || isActive(run);
     };
-    const decisions = new DecisionPublisher(repository, runtime.publisher, approvals, options.catalog, logger.child({ component: 'outbox' }), new OrderSigner(options.signingKey), metrics);
+    const decisions = new DecisionPublisher(repository, runtime.publisher, approvals, options.catalog, logger.child({ component: 'outbox' }), metrics);
     const sweeper = startSweeper({
       repository,
       decisions,
@@ -114,6 +118,8 @@ export async function startApprovalService(options: ApprovalServiceOptions): Pro
       role: 'approvalsRequested',
       groupId: options.groupId,
       handle: requestHandler(repository, decisions, runtime.publisher, logger.child({ component: 'requests' })),
+      // A forged request could show people a proposal nobody made, or answer a real command.
+      trust: { keys: options.trustedKeys },
       logger,
       metrics,
       sessionTimeoutMs: options.sessionTimeoutMs,

@@ -5,7 +5,7 @@ import { isVariableName, VARIABLES } from '@gatehouse/runtime';
 import { generateSigningKey } from '@gatehouse/events';
 
 // Every service hosts a tool pack; these tests read configuration only and load none.
-const PACK = { GATEHOUSE_TOOL_PACK: '@acme/tools', GATEHOUSE_SIGNING_KEY: generateSigningKey('unit').signingKey };
+const PACK = { GATEHOUSE_TOOL_PACK: '@acme/tools', GATEHOUSE_SIGNING_KEY: generateSigningKey('unit').signingKey, GATEHOUSE_POLICY_KEYS: generateSigningKey('unit-policy').trustedKey };
 
 describe('approval configuration', () => {
   it('uses the documented defaults', () => {

@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
-import type { EventsConfig, TrustedKeys } from '@gatehouse/events';
+import { keyRing } from '@gatehouse/events';
+import type { EventsConfig, KeyRing, SigningKey } from '@gatehouse/events';
 import { eventsConfigOf, readConfig, variablesReadBy } from '@gatehouse/runtime';
 import type { Env } from '@gatehouse/runtime';
 import type { TracingOptions } from '@gatehouse/telemetry';
@@ -21,8 +22,10 @@ export interface ExecutorConfig {
   readonly limits: SlotLimits;
   readonly port: number;
   readonly host: string;
-  /** The keys whose orders this executor runs (GATEHOUSE_TRUSTED_KEYS). */
-  readonly trustedKeys: TrustedKeys;
+  /** The keys whose orders this executor runs: the policy and approval services' (GATEHOUSE_POLICY_KEYS, GATEHOUSE_APPROVAL_KEYS). */
+  readonly trustedKeys: KeyRing;
+  /** What this executor signs its answers with (GATEHOUSE_SIGNING_KEY). */
+  readonly signingKey: SigningKey;
   /** Span export over OTLP (OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_SERVICE_NAME); off without an endpoint. */
   readonly tracing: TracingOptions;
 }
@@ -31,7 +34,7 @@ const VARIABLES = variablesReadBy('executor');
 
 /** Reads and checks the executor's settings once, at start-up (by @gatehouse/runtime's schema). */
 export function executorConfigFromEnv(env: Env = process.env): ExecutorConfig {
-  const c = readConfig(VARIABLES, env);
+  const c = readConfig(VARIABLES, env, 'executor');
   const events = eventsConfigOf(c);
   return {
     events,
@@ -53,7 +56,9 @@ export function executorConfigFromEnv(env: Env = process.env): ExecutorConfig {
     },
     port: c.EXECUTOR_PORT,
     host: c.EXECUTOR_HOST,
-    trustedKeys: c.GATEHOUSE_TRUSTED_KEYS,
+    // The executors' own keys too, when given: an order one of them signed is then named `wrong_role`.
+    trustedKeys: keyRing({ policy: c.GATEHOUSE_POLICY_KEYS, approval: c.GATEHOUSE_APPROVAL_KEYS, executor: c.GATEHOUSE_EXECUTOR_KEYS }),
+    signingKey: c.GATEHOUSE_SIGNING_KEY,
     tracing: { serviceName: c.OTEL_SERVICE_NAME ?? 'gatehouse-executor', endpoint: c.OTEL_EXPORTER_OTLP_ENDPOINT },
   };
 }

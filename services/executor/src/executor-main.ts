@@ -47,6 +47,7 @@ export async function executorMain(load: (config: ExecutorConfig) => HostedTools
         catalog,
         implementations,
         trustedKeys: config.trustedKeys,
+        signingKey: config.signingKey,
         logger,
         executorId: config.executorId,
         groupId: config.groupId,

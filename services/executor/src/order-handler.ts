@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { toolError } from '@gatehouse/contracts';
 import type { Catalog, ToolError, ToolImplementation } from '@gatehouse/contracts';
-import { errorResult, fromStoredOutcome, okResult, toStoredOutcome, verifyOrder } from '@gatehouse/events';
-import type { ConsumedRecord, EventPublisher, ExecutionOrder, ResultAddress, ToolResult, TrustedKeys } from '@gatehouse/events';
+import { DeadLetters, errorResult, fromStoredOutcome, okResult, toStoredOutcome } from '@gatehouse/events';
+import type { ConsumedRecord, EventPublisher, ExecutionOrder, ResultAddress, ToolResult } from '@gatehouse/events';
 import type { ApprovalStore, IdempotencyStore, ProposalStore, ResourceLock, RunRegistry, SlotPool } from '@gatehouse/state';
 import { carriedHeaders, endSpan, endSpanThrown, noteOutcome, sentAtOf, startRecordSpan, traceIdOf, tracerFor } from '@gatehouse/telemetry';
 import type { GatehouseMetrics, Logger, SpanScope } from '@gatehouse/telemetry';
@@ -11,15 +11,16 @@ import { tracedImplementation } from './run-handler.js';
 import { runStoppedError } from './run-state.js';
 import { executeRead } from './read-path.js';
 import { executeWrite } from './write-path.js';
-import type { SlotLimits } from './write-path.js';
+import type { Answer, SlotLimits } from './write-path.js';
 
 const tracer = tracerFor('executor');
+
+// A claim on a command is held at least this long past its handler's timeout while another copy waits.
+const DEFAULT_TIMEOUT_MS = 30_000;
 
 export interface OrderHandlerDeps {
   readonly catalog: Catalog;
   readonly implementations: ReadonlyMap<string, ToolImplementation>;
-  /** Only the policy and approval services order executions: their public keys. */
-  readonly trustedKeys: TrustedKeys;
   readonly idempotency: IdempotencyStore;
   readonly proposals: ProposalStore;
   readonly approvals: ApprovalStore;
@@ -36,12 +37,20 @@ export interface OrderHandlerDeps {
   readonly metrics: GatehouseMetrics;
 }
 
+/** The claim that makes a command's answer one answer: per run, so two runs' command ids never meet. */
+export function commandClaimKey(runId: string, commandId: string): string {
+  return `cmd:${runId}:${commandId}`;
+}
+
 /**
- * One execution order: claim its command (so a redelivery, a rebalance or a crash never yields a
- * second execution or result), run it, publish the result, then record that it is done.
+ * One execution order, whose signature the consumer has checked (an order no policy or approval
+ * key vouches for never gets here, and is never answered): claim its command, so a redelivery, a
+ * rebalance, a crash or a replay of the record never yields a second execution or a second answer;
+ * run it; stage, publish and record its one answer.
  */
 export function orderHandler(deps: OrderHandlerDeps) {
   const log = deps.logger.child({ component: 'execute' });
+  const deadLetters = new DeadLetters(deps.publisher);
   /** The refusal of an order for a tool version this executor does not host, naming the versions it does. */
   const unavailable = (address: string, effect: string, why: string): ToolError => {
     const name = address.replace(/\.v\d+$/, '');
@@ -62,49 +71,22 @@ export function orderHandler(deps: OrderHandlerDeps) {
 
   async function handle(order: ExecutionOrder, record: ConsumedRecord, scope: SpanScope): Promise<void> {
     const address: ResultAddress = { command_id: order.command_id, run_id: order.run_id, tenant: order.tenant, tool: order.tool };
-    // Trace context (naming this execution's span) and the command's send time travel on to the
-    // result and any operator handoff.
+    // Trace context (naming this execution's span), the reply partition (signed with the order) and
+    // the command's send time travel on to the result and any operator handoff.
     const headers = carriedHeaders(record.headers, undefined, scope.context);
     const context = { command_id: order.command_id, run_id: order.run_id, tenant: order.tenant, tool: order.tool, arguments_sha256: order.arguments_sha256, trace_id: traceIdOf(record.headers) };
+    const origin = `${record.topic}:${record.partition}:${record.offset}`;
     const publish = async (result: ToolResult): Promise<void> => {
       await deps.publisher.publish('results', order.run_id, result, headers);
       deps.metrics.executed(result, sentAtOf(headers));
       noteOutcome(scope.span, { status: result.status, code: result.error?.code });
     };
     const refuse = (error: ToolError): ToolResult => errorResult(address, error, { argumentsSha256: order.arguments_sha256 });
-
-    // Whoever can write to the topic is not thereby trusted: an order runs only if a trusted key
-    // signed exactly this order (its arguments re-hashed). Deadlines are judged below, per path,
-    // as before, so the verifier is not asked about them.
-    const trusted = verifyOrder(order, record.headers, deps.trustedKeys, Number.NEGATIVE_INFINITY);
-    if (!trusted.ok) {
-      deps.metrics.untrustedOrder(trusted.reason);
-      await publish(refuse(toolError('ORDER_NOT_TRUSTED', `The execution order was refused (${trusted.reason}); nothing ran`, { details: { reason: trusted.reason } })));
-      log.warn({ ...context, code: 'ORDER_NOT_TRUSTED', reason: trusted.reason }, 'refused an order no trusted key vouches for');
-      return;
-    }
-
     const hosted = deps.implementations.get(order.tool);
-    if (hosted === undefined || hosted.contract.effect !== order.effect) {
-      // The policy service routed a tool version this executor's pack does not have (or has with
-      // another effect): during a rolling upgrade the two run different packs. Never run another
-      // version in its place.
-      const error = unavailable(order.tool, order.effect, hosted === undefined ? 'not in this executor’s tool pack' : `a ${hosted.contract.effect} here`);
-      await publish(refuse(error));
-      log.warn({ ...context, code: error.code }, 'refused');
-      return;
-    }
-    const implementation = tracedImplementation(hosted, scope);
-    if (order.effect === 'write') {
-      await executeWrite(order, implementation, { headers, origin: `${record.topic}:${record.partition}:${record.offset}`, span: scope.span }, { ...deps, logger: log });
-      return;
-    }
 
-    const key = `cmd:${order.command_id}`;
-    const origin = `${record.topic}:${record.partition}:${record.offset}`;
-    const operationId = `op_${randomUUID().replace(/-/g, '').slice(0, 16)}`;
-    const owner = `${deps.executorId}/${operationId}`;
-    const claimDeadline = Date.now() + deps.leaseMs * 2 + implementation.contract.timeoutMs;
+    const key = commandClaimKey(order.run_id, order.command_id);
+    const owner = `${deps.executorId}/${randomUUID().replace(/-/g, '').slice(0, 16)}`;
+    const claimDeadline = Date.now() + deps.leaseMs * 2 + (hosted?.contract.timeoutMs ?? DEFAULT_TIMEOUT_MS);
     const claim = await claimOrWait(deps.idempotency, key, order.arguments_sha256, owner, deps.leaseMs, claimDeadline, order.command_id);
     if (claim.kind === 'in_progress') {
       // Still held by a live owner: leave the record unfinished so it comes back, rather than
@@ -112,27 +94,68 @@ export function orderHandler(deps: OrderHandlerDeps) {
       throw new Error(`command ${order.command_id} is still held by ${claim.owner}`);
     }
     if (claim.kind === 'reused') {
-      await publish(refuse(toolError('IDEMPOTENCY_KEY_REUSED', 'This command id was already used with other arguments')));
+      // Another order under a command id already answered: answering it would give the command a
+      // second answer. Operators find it in the DLQ.
+      deps.metrics.duplicateOrder('command_id_reused');
+      if (record.origin !== undefined) await deadLetters.send(record.origin, 'command_id_reused', 'an order with other arguments under a command id already claimed; not answered');
+      log.warn({ ...context }, 'order under a claimed command id with other arguments; not answered');
       return;
     }
-    if (claim.kind !== 'claimed' && claim.kind !== 'orphaned') {
-      log.info({ ...context, claim: claim.kind }, 'already answered; not executed again');
+    if (claim.kind === 'stored' || claim.kind === 'unknown') {
+      // A replay of the order, a copy the policy service published again, or a redelivery after
+      // the answer went out: the command has its answer, and gets no other.
+      deps.metrics.duplicateOrder('answered');
+      log.info({ ...context, claim: claim.kind }, 'command already answered; this copy gets nothing');
+      return;
+    }
+    if (claim.kind === 'orphaned' && claim.staged !== undefined) {
+      const { result } = fromStoredOutcome(claim.staged, address, order.arguments_sha256);
+      await publish(result);
+      await deps.idempotency.finish(key, owner, result.status === 'ok' ? 'succeeded' : 'failed', claim.staged);
+      log.info({ ...context, previous_owner: claim.previousOwner }, 'answered with the answer an executor staged before it stopped');
       return;
     }
     // The answer is staged with the claim before it is published and replaced by the final state
     // after: an executor that dies between the two leaves its answer for the next owner to repeat.
-    const answer = async (result: ToolResult): Promise<void> => {
-      await deps.idempotency.stage(key, owner, toStoredOutcome(result, origin));
+    // A write stages and settles its key alongside (`keyed`): settled before the answer is out, so
+    // whoever reads the answer and retries at once finds the stored outcome.
+    const answer: Answer = async (result, keyed) => {
+      const outcome = toStoredOutcome(result, origin);
+      await Promise.all([keyed?.stage(), deps.idempotency.stage(key, owner, outcome)]);
+      await keyed?.settle();
       await publish(result);
-      await deps.idempotency.finish(key, owner, result.status === 'ok' ? 'succeeded' : 'failed', result.status);
+      await deps.idempotency.finish(key, owner, result.status === 'ok' ? 'succeeded' : 'failed', outcome);
     };
-    if (claim.kind === 'orphaned' && claim.staged !== undefined) {
-      const { result } = fromStoredOutcome(claim.staged, address, order.arguments_sha256);
-      await publish(result);
-      await deps.idempotency.finish(key, owner, result.status === 'ok' ? 'succeeded' : 'failed', result.status);
-      log.info({ ...context, previous_owner: claim.previousOwner }, 'answered with the answer an executor staged before it stopped');
-      return;
+    const stopRenewing = keepLease(() => deps.idempotency.renew(key, owner, deps.leaseMs), deps.leaseMs);
+    try {
+      if (hosted === undefined || hosted.contract.effect !== order.effect) {
+        // The policy service routed a tool version this executor's pack does not have (or has with
+        // another effect): during a rolling upgrade the two run different packs. Never run another
+        // version in its place.
+        const error = unavailable(order.tool, order.effect, hosted === undefined ? 'not in this executor’s tool pack' : `a ${hosted.contract.effect} here`);
+        await answer(refuse(error));
+        log.warn({ ...context, code: error.code }, 'refused');
+        return;
+      }
+      const implementation = tracedImplementation(hosted, scope);
+      if (order.effect === 'write') {
+        await executeWrite(order, implementation, { headers, origin, span: scope.span }, { ...deps, logger: log }, answer);
+        return;
+      }
+      await read(order, implementation, context, answer, refuse);
+    } finally {
+      stopRenewing();
     }
+  }
+
+  async function read(
+    order: ExecutionOrder,
+    implementation: ToolImplementation,
+    context: Record<string, unknown>,
+    answer: Answer,
+    refuse: (error: ToolError) => ToolResult,
+  ): Promise<void> {
+    const address: ResultAddress = { command_id: order.command_id, run_id: order.run_id, tenant: order.tenant, tool: order.tool };
     if (order.deadline_at !== null && Date.now() > order.deadline_at) {
       await answer(refuse(toolError('TIMEOUT', 'The call’s deadline passed before it could start', { retryable: false })));
       return;
@@ -143,20 +166,14 @@ export function orderHandler(deps: OrderHandlerDeps) {
       log.info({ ...context, code: stopped.code }, 'refused: the run is no longer active');
       return;
     }
-
-    const stopRenewing = keepLease(() => deps.idempotency.renew(key, owner, deps.leaseMs), deps.leaseMs);
-    let execution;
-    try {
-      execution = await executeRead(order, implementation, {
-        catalog: deps.catalog,
-        proposals: deps.proposals,
-        proposalTtlMs: deps.proposalTtlMs,
-        operationId,
-        metrics: deps.metrics,
-      });
-    } finally {
-      stopRenewing();
-    }
+    const operationId = `op_${randomUUID().replace(/-/g, '').slice(0, 16)}`;
+    const execution = await executeRead(order, implementation, {
+      catalog: deps.catalog,
+      proposals: deps.proposals,
+      proposalTtlMs: deps.proposalTtlMs,
+      operationId,
+      metrics: deps.metrics,
+    });
     deps.metrics.handlerDuration(order.tool, execution.durationMs);
     const extras = { operationId, argumentsSha256: order.arguments_sha256, durationMs: execution.durationMs };
     const result = execution.ok ? okResult(address, execution.canonicalResult, extras) : errorResult(address, execution.error, extras);

@@ -1,4 +1,4 @@
-import type { EventsConfig, ParallelConsumerStats, Topics, TrustedKeys } from '@gatehouse/events';
+import type { EventsConfig, KeyRing, ParallelConsumerStats, SigningKey, Topics } from '@gatehouse/events';
 import type { Catalog, ToolImplementation } from '@gatehouse/contracts';
 import { consumerChecks, healthOf, startConsumption, startEventRuntime, startOpsServer, withTeardown } from '@gatehouse/runtime';
 import type { StopOptions } from '@gatehouse/runtime';
@@ -16,8 +16,13 @@ export interface ExecutorServiceOptions {
   readonly redisPrefix: string;
   readonly catalog: Catalog;
   readonly implementations: readonly ToolImplementation[];
-  /** Only orders signed by one of these keys run: the policy and approval services' public keys. */
-  readonly trustedKeys: TrustedKeys;
+  /**
+   * Only orders signed by a key of the policy or approval service in this ring run; the rest go to
+   * the execute DLQ, unanswered (GATEHOUSE_POLICY_KEYS, GATEHOUSE_APPROVAL_KEYS).
+   */
+  readonly trustedKeys: KeyRing;
+  /** What this executor signs its answers with (GATEHOUSE_SIGNING_KEY). */
+  readonly signingKey: SigningKey;
   readonly logger: Logger;
   readonly executorId: string;
   readonly groupId: string;
@@ -57,19 +62,21 @@ export async function startExecutor(options: ExecutorServiceOptions): Promise<Ru
   const logger = options.logger.child({ executor: options.executorId });
   const metrics = options.metrics ?? new GatehouseMetrics({ tools: options.catalog.tools() });
   return withTeardown(async (teardown) => {
-    const runtime = await startEventRuntime({ events: options.events, topics: options.topics, clientId: `gatehouse-executor-${options.executorId}`, logger });
+    const runtime = await startEventRuntime({ events: options.events, topics: options.topics, clientId: `gatehouse-executor-${options.executorId}`, logger, signingKey: options.signingKey });
     teardown.add(runtime.stop);
 
     const keys = new Keyspace(options.redisPrefix);
+    const idempotency = new IdempotencyStore(options.redis, keys);
     const consumption = await startConsumption({
       runtime,
       role: 'execute',
       groupId: options.groupId,
+      // An order older than the executors' memory of answered commands could be answered twice.
+      trust: { keys: options.trustedKeys, maxOrderAgeMs: idempotency.retentionMs },
       handle: orderHandler({
         catalog: options.catalog,
         implementations: hostedImplementations(options.catalog, options.implementations),
-        trustedKeys: options.trustedKeys,
-        idempotency: new IdempotencyStore(options.redis, keys),
+        idempotency,
         proposals: new ProposalStore(options.redis, keys),
         approvals: new ApprovalStore(options.redis, keys),
         runs: new RunRegistry(options.redis, keys),

@@ -4,7 +4,7 @@ import type { Catalog, ExecutionContext, ToolError, ToolImplementation } from '@
 import { errorResult, fromStoredOutcome, okResult, toStoredOutcome } from '@gatehouse/events';
 import type { EventPublisher, ExecutionOrder, OperatorHandoff, ResultAddress, ToolResult } from '@gatehouse/events';
 import type { ApprovalStore, IdempotencyStore, ProposalStore, ResourceLock, RunRegistry, SlotPool, SlotScope } from '@gatehouse/state';
-import { noteOutcome, sentAtOf, traceIdOf } from '@gatehouse/telemetry';
+import { traceIdOf } from '@gatehouse/telemetry';
 import type { GatehouseMetrics, Logger, Span } from '@gatehouse/telemetry';
 import type { IHeaders } from 'kafkajs';
 import { authorize } from './approval-check.js';
@@ -40,6 +40,12 @@ export interface WritePathDeps {
 const VERSION_CONFLICT = 'VERSION_CONFLICT';
 
 /**
+ * Publishes a command's one answer, staged with its claim first. `keyed`: what the write's own key
+ * records of it, staged beside the command's claim and settled before the answer goes out.
+ */
+export type Answer = (result: ToolResult, keyed?: { readonly stage: () => Promise<unknown>; readonly settle: () => Promise<unknown> }) => Promise<void>;
+
+/**
  * A write's answer and the state stored under its key, with what to log once it is out. `released`:
  * the system of record shows nothing was applied and an identical call may succeed (a retryable
  * refusal), so the key is given back rather than stored and the proposal reopened: a retry runs.
@@ -59,7 +65,8 @@ const stateOfStored = (status: ToolResult['status']): 'succeeded' | 'failed' | '
   status === 'ok' ? 'succeeded' : status === 'unknown' ? 'unknown' : 'failed';
 
 /**
- * A write, at most once: claim the idempotency key (a stored outcome answers any retry; a key
+ * A write, at most once, answered once through `answer` (which stages, publishes and records this
+ * command's one answer): claim the idempotency key (a stored outcome answers any retry; a key
  * whose owner died goes to the status query, never a blind re-run), prove the approval, consume it
  * with the proposal, take the tenant and run slots and the resource's lock, run under the key, and
  * settle any ambiguous answer through the status query — or hand it to an operator.
@@ -70,17 +77,13 @@ export async function executeWrite(
   /** `span`: the execution's, which records how the write was answered. */
   record: { readonly headers: IHeaders | undefined; readonly origin: string; readonly span?: Span },
   deps: WritePathDeps,
+  answer: Answer,
 ): Promise<void> {
   const headers = record.headers;
   const tool = implementation.contract;
   const address: ResultAddress = { command_id: order.command_id, run_id: order.run_id, tenant: order.tenant, tool: order.tool };
   const logContext = { command_id: order.command_id, run_id: order.run_id, tenant: order.tenant, tool: order.tool, arguments_sha256: order.arguments_sha256, trace_id: traceIdOf(headers) };
-  const publish = async (result: ToolResult): Promise<void> => {
-    await deps.publisher.publish('results', order.run_id, result, headers);
-    deps.metrics.executed(result, sentAtOf(headers));
-    if (record.span !== undefined) noteOutcome(record.span, { status: result.status, code: result.error?.code });
-  };
-  const refuse = (error: ToolError) => publish(errorResult(address, error, { argumentsSha256: order.arguments_sha256 }));
+  const refuse = (error: ToolError) => answer(errorResult(address, error, { argumentsSha256: order.arguments_sha256 }));
 
   if (order.idempotency_key === null) {
     await refuse(toolError('IDEMPOTENCY_KEY_MISSING', 'A write reached the executor without an idempotency key'));
@@ -97,12 +100,10 @@ export async function executeWrite(
     case 'stored':
     case 'unknown': {
       const { outcome, result } = fromStoredOutcome(claim.outcome, address, order.arguments_sha256);
-      // The record that produced the outcome was answered when it was stored (this is its redelivery);
-      // any other record — a retried command, a duplicate on the topic — gets the same stored answer.
-      if (outcome.origin !== record.origin) {
-        await publish(result);
-        deps.metrics.retry(tool.address, tool.retry);
-      }
+      // This command has no answer yet (its claim says so): a retried command, or the redelivery of
+      // one whose owner stopped after the key was settled, gets the stored answer.
+      await answer(result);
+      if (outcome.origin !== record.origin) deps.metrics.retry(tool.address, tool.retry);
       deps.logger.info({ ...logContext, idempotency_key: key, replay: true }, 'answered from the stored outcome');
       return;
     }
@@ -136,18 +137,16 @@ export async function executeWrite(
   };
   const finish = async (result: ToolResult, state: 'succeeded' | 'failed' | 'unknown'): Promise<void> => {
     const outcome = toStoredOutcome(result, record.origin, headers);
-    // Staged with the claim before it goes out: an owner that dies between publishing and finishing
-    // leaves the answer for the next owner to repeat, never a second, different one.
-    await deps.idempotency.stage(key, owner, outcome);
-    await publish(result);
+    // Staged with the claim before it goes out: an owner that dies before the key is settled leaves
+    // the answer for the next owner of the key to repeat, never a second, different one.
+    await answer(result, { stage: () => deps.idempotency.stage(key, owner, outcome), settle: () => deps.idempotency.finish(key, owner, state, outcome) });
     deps.metrics.handlerDuration(order.tool, result.duration_ms);
-    await deps.idempotency.finish(key, owner, state, outcome);
   };
   const conclude = async (settlement: Settlement): Promise<void> => {
     if (settlement.state === 'released') {
       await releaseUnapplied();
       await deps.idempotency.abandon(key, owner);
-      await publish(settlement.result);
+      await answer(settlement.result);
     } else {
       await finish(settlement.result, settlement.state);
     }
@@ -158,12 +157,11 @@ export async function executeWrite(
   try {
     if (claim.kind === 'orphaned') {
       if (claim.staged !== undefined) {
-        // The previous owner had its answer ready (and may have published it): repeat exactly that.
+        // The previous owner had its answer ready: this command gets exactly that. (Its own command,
+        // if another, is answered by that command's order, which comes back because it never finished.)
         const { outcome, result } = fromStoredOutcome(claim.staged, address, order.arguments_sha256);
-        const repeated = { ...result, command_id: outcome.command_id };
-        await publish(repeated);
-        await deps.idempotency.finish(key, owner, stateOfStored(outcome.status), claim.staged);
-        if (outcome.command_id !== order.command_id) await publish(result);
+        const staged = claim.staged;
+        await answer(result, { stage: () => Promise.resolve(), settle: () => deps.idempotency.finish(key, owner, stateOfStored(outcome.status), staged) });
         deps.logger.info({ ...logContext, idempotency_key: key, previous_owner: claim.previousOwner }, 'answered with the answer the previous owner staged');
         return;
       }

@@ -4,7 +4,11 @@ import { executorConfigFromEnv } from '@gatehouse/executor';
 import { generateSigningKey } from '@gatehouse/events';
 
 // The executor needs the keys whose orders it runs; these tests read configuration only.
-const TRUSTED = { GATEHOUSE_TRUSTED_KEYS: generateSigningKey('unit').trustedKey };
+const TRUSTED = {
+  GATEHOUSE_POLICY_KEYS: generateSigningKey('unit-policy').trustedKey,
+  GATEHOUSE_APPROVAL_KEYS: generateSigningKey('unit-approval').trustedKey,
+  GATEHOUSE_SIGNING_KEY: generateSigningKey('unit-executor').signingKey,
+};
 
 describe('executor configuration', () => {
   it('uses the documented defaults', () => {

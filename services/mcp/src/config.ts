@@ -1,5 +1,5 @@
-import { eventsConfigFromEnv } from '@gatehouse/events';
-import type { EventsConfig } from '@gatehouse/events';
+import { eventsConfigFromEnv, keyRing } from '@gatehouse/events';
+import type { EventsConfig, KeyRing } from '@gatehouse/events';
 import { readConfig, variablesReadBy } from '@gatehouse/runtime';
 import type { Env } from '@gatehouse/runtime';
 import type { TracingOptions } from '@gatehouse/telemetry';
@@ -23,6 +23,8 @@ export interface McpConfig {
   readonly taskTtlMs: number;
   /** The run token of the stdio transport. */
   readonly stdioToken: string | undefined;
+  /** The policy, approval and executor keys: only answers they signed reach an MCP client. */
+  readonly resultKeys: KeyRing;
   /** Span export over OTLP (OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_SERVICE_NAME); off without an endpoint. */
   readonly tracing: TracingOptions;
 }
@@ -34,7 +36,7 @@ const list = (raw: string | undefined): string[] | undefined =>
 
 /** Reads and checks the front door's settings once, at start-up. */
 export function mcpConfigFromEnv(env: Env = process.env): McpConfig {
-  const c = readConfig(VARIABLES, env);
+  const c = readConfig(VARIABLES, env, 'mcp');
   const events = eventsConfigFromEnv({
     KAFKA_BROKERS: c.KAFKA_BROKERS.join(','),
     KAFKA_SASL_MECHANISM: c.KAFKA_SASL_MECHANISM,
@@ -58,6 +60,7 @@ export function mcpConfigFromEnv(env: Env = process.env): McpConfig {
     progressMs: c.MCP_PROGRESS_MS,
     taskTtlMs: c.MCP_TASK_TTL_MS,
     stdioToken: c.GATEHOUSE_MCP_TOKEN,
+    resultKeys: keyRing({ policy: c.GATEHOUSE_POLICY_KEYS, approval: c.GATEHOUSE_APPROVAL_KEYS, executor: c.GATEHOUSE_EXECUTOR_KEYS }),
     tracing: { serviceName: c.OTEL_SERVICE_NAME ?? 'gatehouse-mcp', endpoint: c.OTEL_EXPORTER_OTLP_ENDPOINT },
   };
 }

@@ -36,6 +36,7 @@ await runMain({
       waitMs: config.waitMs,
       progressMs: config.progressMs,
       taskTtlMs: config.taskTtlMs,
+      resultKeys: config.resultKeys,
     });
     teardown.add(() => service.stop());
     return { url: service.url, pack: pack.name, tools: pack.catalog.tools().length };

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { createClient } from '@gatehouse/client';
 import type { Catalog } from '@gatehouse/contracts';
 import { topicNames } from '@gatehouse/events';
-import type { EventsConfig } from '@gatehouse/events';
+import type { EventsConfig, KeyRing } from '@gatehouse/events';
 import { healthOf, redisReady, registryReady, withTeardown } from '@gatehouse/runtime';
 import { Keyspace, RunRegistry, RunTokens } from '@gatehouse/state';
 import type { Redis } from '@gatehouse/state';
@@ -34,6 +34,8 @@ export interface McpServiceOptions {
   readonly progressMs: number;
   readonly taskTtlMs: number;
   readonly clientId?: string;
+  /** The keys of the services that answer: an answer none of them signed never reaches an MCP client. */
+  readonly resultKeys: KeyRing;
 }
 
 export interface RunningMcpService {
@@ -51,7 +53,10 @@ export async function startMcpService(options: McpServiceOptions): Promise<Runni
     const runTokens = new RunTokens(options.redis, keys, new RunRegistry(options.redis, keys));
     // A stdio front door serves one run: a token that names none is refused before Kafka is touched.
     const stdioRun = options.transport.kind === 'stdio' ? await requireLiveToken(runTokens, options.transport.token) : undefined;
+    const metrics = new GatehouseMetrics({ tools: options.catalog.tools() });
     const client = await createClient({
+      resultKeys: options.resultKeys,
+      onUntrusted: (reason) => metrics.untrustedRecord('results', reason),
       config: options.events,
       topics: topicNames(options.events.topicPrefix),
       clientId: options.clientId ?? 'gatehouse-mcp',
@@ -85,7 +90,7 @@ export async function startMcpService(options: McpServiceOptions): Promise<Runni
       runTokens,
       door,
       health: healthOf({ redis: redisReady(options.redis), registry: registryReady(options.events.registryUrl) }),
-      metrics: new GatehouseMetrics({ tools: options.catalog.tools() }),
+      metrics,
       logger: options.logger,
     });
     teardown.add(http.stop);

@@ -1,9 +1,20 @@
 import { describe, expect, it } from 'vitest';
+import { generateSigningKey } from '@gatehouse/events';
 import { mcpConfigFromEnv } from '@gatehouse/mcp';
 
-const BASE = { GATEHOUSE_CONTROL_TOKEN: 'control-token-0123456789abcdef' };
+const BASE = {
+  GATEHOUSE_CONTROL_TOKEN: 'control-token-0123456789abcdef',
+  GATEHOUSE_POLICY_KEYS: generateSigningKey('unit-policy').trustedKey,
+  GATEHOUSE_APPROVAL_KEYS: generateSigningKey('unit-approval').trustedKey,
+  GATEHOUSE_EXECUTOR_KEYS: generateSigningKey('unit-executor').trustedKey,
+};
 
 describe('the MCP front door’s Kafka identity', () => {
+  it('refuses to start without the keys of every service that answers, and refuses one key id under two roles', () => {
+    expect(() => mcpConfigFromEnv({ GATEHOUSE_CONTROL_TOKEN: BASE.GATEHOUSE_CONTROL_TOKEN })).toThrow(/GATEHOUSE_POLICY_KEYS: required.*GATEHOUSE_APPROVAL_KEYS: required.*GATEHOUSE_EXECUTOR_KEYS: required/);
+    expect(() => mcpConfigFromEnv({ ...BASE, GATEHOUSE_EXECUTOR_KEYS: BASE.GATEHOUSE_POLICY_KEYS })).toThrow(/listed for both the policy and the executor service/);
+  });
+
   it('signs in to the brokers with its own SASL principal when one is configured', () => {
     const config = mcpConfigFromEnv({
       ...BASE,

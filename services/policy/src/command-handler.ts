@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { addressOf, DeadLetters, errorResult, pendingResult } from '@gatehouse/events';
-import type { ApprovalRequest, ConsumedRecord, EventPublisher, ExecutionOrder, OrderSigner, ToolCommand, ToolResult } from '@gatehouse/events';
+import type { ApprovalRequest, ConsumedRecord, EventPublisher, ExecutionOrder, ToolCommand, ToolResult } from '@gatehouse/events';
 import type { CommandClaims, Run } from '@gatehouse/state';
 import type { IHeaders } from 'kafkajs';
 import { annotateSpan, carriedHeaders as carryContext, endSpan, endSpanThrown, SPAN_ATTRIBUTES, startRecordSpan, traceIdOf, tracerFor } from '@gatehouse/telemetry';
@@ -45,7 +45,6 @@ export function commandHandler(
   publisher: EventPublisher,
   logger: Logger,
   metrics: GatehouseMetrics,
-  signer: OrderSigner,
 ) {
   const deadLetters = new DeadLetters(publisher);
 
@@ -135,8 +134,8 @@ export function commandHandler(
     const headers = carriedHeaders(record.headers, command.sent_at, scope.context);
     let publications: Publication[];
     if (decision.kind === 'execute') {
-      // Signed: the executor runs only orders its trusted keys vouch for.
-      publications = [{ role: 'execute', key: decision.order.tenant, event: decision.order, headers: { ...headers, ...signer.headersFor(decision.order) } }];
+      // Signed as it is published (with the reply partition): the executor runs only orders a policy or approval key vouches for.
+      publications = [{ role: 'execute', key: decision.order.tenant, event: decision.order, headers }];
     } else if (decision.kind === 'approval') {
       // The request first: a pending answer must never exist without the request a person can act on.
       const pending = pendingResult(addressOf(command), decision.pending, { argumentsSha256: decision.request.arguments_sha256 });

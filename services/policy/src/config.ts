@@ -31,7 +31,7 @@ const VARIABLES = variablesReadBy('policy');
 
 /** Reads and checks the policy service's settings once, at start-up (by @gatehouse/runtime's schema). */
 export function policyConfigFromEnv(env: Env = process.env): PolicyConfig {
-  const c = readConfig(VARIABLES, env);
+  const c = readConfig(VARIABLES, env, 'policy');
   const events = eventsConfigOf(c);
   return {
     events,

@@ -2,16 +2,14 @@ import type { FastifyInstance } from 'fastify';
 import { canonicalJson, isErrorCode, toolError } from '@gatehouse/contracts';
 import type { Catalog } from '@gatehouse/contracts';
 import { errorResult, okResult, toStoredOutcome } from '@gatehouse/events';
-import type { OrderSigner, StoredOutcome, ToolResult } from '@gatehouse/events';
+import type { StoredOutcome, ToolResult } from '@gatehouse/events';
 import type { IdempotencyStore } from '@gatehouse/state';
 
 export interface OperatorApiOptions {
   readonly idempotency: IdempotencyStore;
   readonly catalog: Catalog;
-  /** Publishes the final result with the headers given (the resolution's signature). */
-  readonly publish: (result: ToolResult, headers: Record<string, string>) => Promise<void>;
-  /** Signs each resolution, so a consumer can tell an operator's answer from a forged one. */
-  readonly signer: OrderSigner;
+  /** Publishes the final result, signed by this service, so a reader can tell an operator's answer from a forged one. */
+  readonly publish: (result: ToolResult, headers: Record<string, string> | undefined) => Promise<void>;
   readonly authorized: (authorization: string | undefined) => boolean;
 }
 
@@ -96,7 +94,7 @@ export function registerOperatorRoutes(app: FastifyInstance, options: OperatorAp
     const resolved = await options.idempotency.resolveUnknown(key, body.state, toStoredOutcome(final, `operator:${body.resolved_by}`), body.resolved_by);
     if (resolved !== 'resolved') return reply.code(409).send({ error: { code: 'NOT_UNKNOWN', message: 'resolved meanwhile by someone else' } });
     // With the headers the command's events carried: the same trace, and the asking instance's partition.
-    await options.publish(final, { ...stored.headers, ...options.signer.headersForResolution(final) });
+    await options.publish(final, stored.headers);
     request.log.info({ idempotency_key: key, command_id: stored.command_id, state: body.state, resolved_by: body.resolved_by }, 'unknown outcome resolved by an operator');
     return { key, state: body.state, command_id: stored.command_id };
   });

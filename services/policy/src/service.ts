@@ -1,4 +1,3 @@
-import { OrderSigner } from '@gatehouse/events';
 import type { EventsConfig, SigningKey, Topics } from '@gatehouse/events';
 import type { Catalog } from '@gatehouse/contracts';
 import { rolesGranting } from '@gatehouse/governance';
@@ -22,7 +21,7 @@ export interface PolicyServiceOptions {
   readonly table: PolicyTable;
   readonly logger: Logger;
   readonly controlToken: string;
-  /** What this service signs its execution orders with (GATEHOUSE_SIGNING_KEY). */
+  /** What this service signs its orders, approval requests and answers with (GATEHOUSE_SIGNING_KEY). */
   readonly signingKey: SigningKey;
   readonly host: string;
   /** 0 picks a free port. */
@@ -54,7 +53,7 @@ export async function startPolicyService(options: PolicyServiceOptions): Promise
   const logger = options.logger.child({ instance: options.instanceId ?? 'policy' });
   const metrics = options.metrics ?? new GatehouseMetrics({ tools: options.catalog.tools() });
   return withTeardown(async (teardown) => {
-    const runtime = await startEventRuntime({ events: options.events, topics: options.topics, clientId: `gatehouse-policy-${options.instanceId ?? 'main'}`, logger });
+    const runtime = await startEventRuntime({ events: options.events, topics: options.topics, clientId: `gatehouse-policy-${options.instanceId ?? 'main'}`, logger, signingKey: options.signingKey });
     teardown.add(runtime.stop);
 
     const keys = new Keyspace(options.redisPrefix);
@@ -73,12 +72,11 @@ export async function startPolicyService(options: PolicyServiceOptions): Promise
       grantValidityMs: options.grantValidityMs ?? 10 * 60 * 1000,
       proposalTtlMs: options.proposalTtlMs ?? 15 * 60 * 1000,
     };
-    const signer = new OrderSigner(options.signingKey);
     const consumption = await startConsumption({
       runtime,
       role: 'commands',
       groupId: options.groupId,
-      handle: commandHandler(deps, runtime.publisher, logger.child({ component: 'decide' }), metrics, signer),
+      handle: commandHandler(deps, runtime.publisher, logger.child({ component: 'decide' }), metrics),
       logger,
       metrics,
       maxConcurrency: options.concurrency,
@@ -98,8 +96,8 @@ export async function startPolicyService(options: PolicyServiceOptions): Promise
       health: healthOf(consumerChecks(runtime, consumption, options.redis)),
       operations: {
         idempotency: deps.idempotency,
+        // Signed by the publisher, as every result this service publishes.
         publish: (result, headers) => runtime.publisher.publish('results', result.run_id, result, headers),
-        signer,
       },
     });
     teardown.add(() => api.close());

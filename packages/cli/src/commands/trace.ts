@@ -17,6 +17,16 @@ function hostChosen({ options, io }: CommandContext): Promise<HostedPack> {
   return hostedPack(chosenPack(options, io.env), io.env, chosenDocuments(options, io.env));
 }
 
+/** The keys a recorded trace is checked against: every role's, since each signs some of what a run causes. */
+async function traceKeys(env: Readonly<Record<string, string | undefined>>) {
+  const { KEY_ROLES, keyRingFromEnv } = await import('@gatehouse/events');
+  try {
+    return keyRingFromEnv(env, KEY_ROLES, 'a trace leaves out every record no key of the right service signed');
+  } catch (cause) {
+    throw usageError(cause instanceof Error ? cause.message : String(cause));
+  }
+}
+
 export const trace: CommandGroup = {
   name: 'trace',
   summary: 'record a redacted trace of a run, and replay it against a tool pack’s current catalog after a schema change',
@@ -32,6 +42,7 @@ export const trace: CommandGroup = {
       },
       notes: [
         'Free-text argument values are replaced by same-length placeholders and results are reduced to status, code and field names: the file is safe to keep in a test suite.',
+        'Only orders, approval requests, decisions and results a key of the service that issues them signed are kept: set GATEHOUSE_POLICY_KEYS, GATEHOUSE_APPROVAL_KEYS and GATEHOUSE_EXECUTOR_KEYS.',
       ],
       async run(context) {
         const { arg, options, out, io } = context;
@@ -43,6 +54,8 @@ export const trace: CommandGroup = {
         const { catalog } = await hostChosen(context);
         const { recordTrace, traceJson } = await import('@gatehouse/trace');
         const { EventSerde, eventsConfigFromEnv } = await import('@gatehouse/events');
+        // Before anything is contacted: a trace of what no one can vouch for is refused, not recorded.
+        const keys = await traceKeys(io.env);
         const access = kafkaAccess(io.env, io.stderr);
         await access.probe();
         const config = eventsConfigFromEnv(io.env);
@@ -50,7 +63,7 @@ export const trace: CommandGroup = {
         io.stderr.write(`recording run ${arg('run_id')} from ${access.brokers}…\n`);
         let recorded;
         try {
-          recorded = await recordTrace({ kafka: access.kafka, serde, topics: access.topics, runId: arg('run_id'), catalog, until: { maxMs } });
+          recorded = await recordTrace({ kafka: access.kafka, serde, topics: access.topics, runId: arg('run_id'), catalog, until: { maxMs }, keys });
         } catch (cause) {
           const code = (cause as { code?: string }).code ?? 'RECORD_FAILED';
           throw new CliError(code === 'RUN_NOT_FOUND' ? ExitCode.refused : ExitCode.unreachable, code, cause instanceof Error ? cause.message : String(cause), { cause });

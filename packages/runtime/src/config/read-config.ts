@@ -4,6 +4,7 @@ import type { Env } from './env.js';
 import { unknownVariables } from './unknown-variables.js';
 import { VARIABLES } from './variables.js';
 import type { Config, VariableName } from './variables.js';
+import type { Component } from './component.js';
 import type { Variable } from './variable.js';
 
 const SHOWN_MAX = 80;
@@ -16,16 +17,17 @@ function shown(raw: string): string {
  * Reads `names` from `env` by the schema, once, at start-up. An empty value is unset. Throws one
  * ConfigError (`CONFIG_INVALID`) that names every refused variable: each malformed, out-of-range or
  * missing one among `names`, and every set variable under a reserved prefix that no Gatehouse
- * program knows.
+ * program knows. `reader`: the program reading, for the variables only some readers require.
  */
-export function readConfig<N extends VariableName>(names: readonly N[], env: Env): Config<N> {
+export function readConfig<N extends VariableName>(names: readonly N[], env: Env, reader?: Component): Config<N> {
   const values: Partial<Record<VariableName, unknown>> = {};
   const refusals: Refusal[] = [];
   for (const name of names) {
     const variable: Variable<unknown> = VARIABLES[name];
     const raw = env[name];
     const set = raw !== undefined && raw !== '';
-    const parsed = set ? variable.parse(raw) : variable.unset;
+    const required = !set && reader !== undefined && variable.requiredFor?.readers.includes(reader) === true;
+    const parsed = set ? variable.parse(raw) : required ? { ok: false as const, reason: `required: ${variable.requiredFor?.reason ?? ''}` } : variable.unset;
     if (parsed.ok) {
       values[name] = parsed.value;
       continue;

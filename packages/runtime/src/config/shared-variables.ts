@@ -32,15 +32,28 @@ export const SHARED_VARIABLES = {
     doc: 'the tool pack the services host: a package name (`@acme/billing-tools`) or a path to a pack\'s package or module; `#name` picks one of several exports',
   }),
   GATEHOUSE_SIGNING_KEY: variable(signingKey(), {
-    readers: ['policy', 'approval'],
-    required: 'only the policy and approval services order executions, and they sign every order (`node scripts/signing-key.mjs <key id>` makes a pair)',
+    readers: ['policy', 'approval', 'executor'],
+    required: 'every order, approval request, decision and result a service publishes is signed with its own key (`node scripts/signing-key.mjs <key id>` makes a pair)',
     secret: true,
-    doc: 'the Ed25519 key this service signs its execution orders with, under a key id',
+    doc: 'the Ed25519 key this service signs what it publishes with, under a key id; one key per service role, never shared between roles',
   }),
-  GATEHOUSE_TRUSTED_KEYS: variable(trustedKeys(), {
-    readers: ['executor'],
-    required: 'the executor runs only orders signed by a key it trusts',
-    doc: 'the public keys whose orders the executor runs; list the old and the new key while rotating',
+  GATEHOUSE_POLICY_KEYS: variable(trustedKeys(), {
+    readers: ['executor', 'approval', 'mcp', 'cli', 'client'],
+    requiredFor: ['executor', 'approval', 'mcp', 'cli', 'client'],
+    required: 'orders, approval requests and refusals count only when a policy service key signed them',
+    doc: 'the policy service\'s public keys: its orders (executor), its approval requests (approval service) and its answers (client, MCP front door, `trace record`); list the old and the new key while rotating',
+  }),
+  GATEHOUSE_APPROVAL_KEYS: variable(trustedKeys(), {
+    readers: ['executor', 'approval', 'mcp', 'cli', 'client'],
+    requiredFor: ['executor', 'mcp', 'cli', 'client'],
+    required: 'the orders of approved writes, decisions, rejections and expiries count only when an approval service key signed them',
+    doc: 'the approval service\'s public keys: its orders (executor), its decisions (`trace record`) and its answers (client, MCP front door); where optional, a reader that has them names what they signed out of turn `wrong_role`',
+  }),
+  GATEHOUSE_EXECUTOR_KEYS: variable(trustedKeys(), {
+    readers: ['executor', 'approval', 'mcp', 'cli', 'client'],
+    requiredFor: ['mcp', 'cli', 'client'],
+    required: 'an executor\'s answer reaches an agent only when an executor key signed it',
+    doc: 'the executors\' public keys: their answers (client, MCP front door, `trace record`); where optional, a reader that has them names what they signed out of turn `wrong_role`',
   }),
   GATEHOUSE_REDIS_PREFIX: variable(text({ pattern: { regex: /^[^{}]*$/, says: 'text without braces' } }), {
     readers: SERVICES,

@@ -18,6 +18,8 @@ export interface Variable<T, R extends readonly Component[] = readonly Component
   readonly parse: (raw: string) => Parsed<T>;
   /** The value when the variable is unset or empty, or why that is refused (a required variable). */
   readonly unset: Parsed<T>;
+  /** Readers for which unset is refused even though `unset` allows it: this is why. */
+  readonly requiredFor?: { readonly readers: readonly Component[]; readonly reason: string };
 }
 
 interface Spec<R extends readonly Component[]> {
@@ -43,12 +45,19 @@ interface DerivedSpec<R extends readonly Component[]> extends Spec<R> {
   readonly unset: string;
 }
 
+/** Required by some of its readers, optional (unset stays `undefined`) for the others. */
+interface RequiredForSpec<R extends readonly Component[]> extends Spec<R> {
+  readonly requiredFor: readonly R[number][];
+  readonly required: string;
+}
+
 export function variable<T, const R extends readonly Component[]>(kind: ValueKind<T>, spec: DefaultSpec<R>): Variable<T, R>;
+export function variable<T, const R extends readonly Component[]>(kind: ValueKind<T>, spec: RequiredForSpec<R>): Variable<T | undefined, R>;
 export function variable<T, const R extends readonly Component[]>(kind: ValueKind<T>, spec: RequiredSpec<R>): Variable<T, R>;
 export function variable<T, const R extends readonly Component[]>(kind: ValueKind<T>, spec: DerivedSpec<R>): Variable<T | undefined, R>;
 export function variable<T, const R extends readonly Component[]>(
   kind: ValueKind<T>,
-  spec: DefaultSpec<R> | RequiredSpec<R> | DerivedSpec<R>,
+  spec: DefaultSpec<R> | RequiredForSpec<R> | RequiredSpec<R> | DerivedSpec<R>,
 ): Variable<T | undefined, R> {
   const base = { readers: spec.readers, doc: spec.doc, values: kind.describe, secret: spec.secret ?? false, parse: kind.parse };
   if ('default' in spec) {
@@ -56,6 +65,10 @@ export function variable<T, const R extends readonly Component[]>(
     if (!unset.ok) throw new Error(`the schema's default "${spec.default}" is refused: ${unset.reason}`);
     const shown = spec.default === '' ? '*(empty)*' : `\`${spec.default}\``;
     return { ...base, default: spec.default, defaultText: spec.defaultText ?? shown, unset };
+  }
+  if ('requiredFor' in spec) {
+    const defaultText = `*(required by ${spec.requiredFor.join(', ')})*`;
+    return { ...base, default: undefined, defaultText, unset: { ok: true, value: undefined }, requiredFor: { readers: spec.requiredFor, reason: spec.required } };
   }
   if ('required' in spec) {
     return { ...base, default: undefined, defaultText: '*(required)*', unset: { ok: false, reason: `required: ${spec.required}` } };

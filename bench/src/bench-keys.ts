@@ -1,0 +1,13 @@
+import { generateSigningKey, keyRing, parseTrustedKeys } from '@gatehouse/events';
+import type { KeyRing } from '@gatehouse/events';
+
+/**
+ * The bench's signing pairs, one per service role as in a deployment: made once in the bench
+ * process and handed to each service process it starts.
+ */
+export const BENCH_KEYS = { policy: generateSigningKey('bench-policy'), executor: generateSigningKey('bench-executor') } as const;
+
+/** What the front door in the bench process checks answers with. */
+export function benchResultKeys(): KeyRing {
+  return keyRing({ policy: parseTrustedKeys(BENCH_KEYS.policy.trustedKey), executor: parseTrustedKeys(BENCH_KEYS.executor.trustedKey) });
+}
