@@ -3,6 +3,7 @@ import { toStoredOutcome, EventPublisher } from '@gatehouse/events';
 import type { ExecutionOrder, ToolResult } from '@gatehouse/events';
 import type { ToolImplementation } from '@gatehouse/contracts';
 import { referenceCatalog, referenceImplementations } from '@gatehouse/reference-tools';
+import { commandClaimKey } from '@gatehouse/executor';
 import { ApprovalStore, IdempotencyStore } from '@gatehouse/state';
 import type { Run } from '@gatehouse/state';
 import { startGatehouse } from './support/gatehouse.js';
@@ -161,6 +162,48 @@ describe('ambiguous writes are settled whenever the system of record can tell', 
     expect((await idempotency.get(key))?.state).toBe('succeeded');
     expect(handoffsFor(order.command_id)).toBe(0);
     // Nothing was sent to the system of record again.
+    expect(await currentVersion(g)).toBe(before);
+  });
+
+  it('settles the key of a write whose owner died after staging its answer on the command and the key, and answers once with it', async () => {
+    const before = await currentVersion(g);
+    const order = await move('5 Staged Square', before);
+    const key = order.idempotency_key ?? '';
+    const idempotency = new IdempotencyStore(g.redis, g.keys);
+    const staged: ToolResult = {
+      schema_version: 1,
+      command_id: order.command_id,
+      run_id: order.run_id,
+      tenant: order.tenant,
+      tool: order.tool,
+      status: 'ok',
+      operation_id: 'op_staged_on_both',
+      result: JSON.stringify({ customer_id: 'C-1842', previous_version: before, new_version: before + 1, changed_fields: ['shipping_address'], committed_at: '2026-11-30T00:00:00.000Z' }),
+      error: null,
+      pending: null,
+      arguments_sha256: order.arguments_sha256,
+      completed_at: Date.now(),
+      duration_ms: 12,
+    };
+    const outcome = toStoredOutcome(staged, 'execute:0:0');
+    // The owner staged the answer on the command's claim and the write's key, then died before
+    // settling the key: the command's redelivery answers from the claim and must settle the key too.
+    const command = commandClaimKey(order.run_id, order.command_id);
+    expect(await idempotency.claim(command, order.arguments_sha256, 'dead-executor/3', 1, order.command_id)).toEqual({ kind: 'claimed' });
+    expect(await idempotency.stage(command, 'dead-executor/3', outcome)).toBe(true);
+    expect(await idempotency.claim(key, order.arguments_sha256, 'dead-executor/3', 1, order.command_id)).toEqual({ kind: 'claimed' });
+    expect(await idempotency.stage(key, 'dead-executor/3', outcome)).toBe(true);
+    await send(order);
+    const answer = await answerTo(order.command_id);
+    expect({ status: answer.status, operation_id: answer.operation_id, result: answer.result, completed_at: answer.completed_at }).toEqual({
+      status: 'ok',
+      operation_id: staged.operation_id,
+      result: staged.result,
+      completed_at: staged.completed_at,
+    });
+    expect(await idempotency.get(key)).toMatchObject({ state: 'succeeded', outcome });
+    expect((await idempotency.get(command))?.state).toBe('succeeded');
+    expect(results.events.filter((r) => r.command_id === order.command_id)).toHaveLength(1);
     expect(await currentVersion(g)).toBe(before);
   });
 

@@ -17,7 +17,7 @@ import { sign, verify } from 'node:crypto';
 import type { IHeaders } from 'kafkajs';
 import { canonicalJson, sha256Hex } from '@gatehouse/contracts';
 import { replyPartitionOf } from '@gatehouse/telemetry';
-import type { ApprovalDecision, ApprovalGrant, ApprovalRequest, ExecutionOrder, ToolResult } from './event-types.js';
+import type { ApprovalDecision, ApprovalGrant, ApprovalRequest, ExecutionOrder, OperatorHandoff, ToolResult } from './event-types.js';
 import { KEY_ID, strictBase64 } from './signing-keys.js';
 import type { KeyRing, KeyRole, SigningKey } from './signing-keys.js';
 import type { EventByRole, TopicRole } from './topics.js';
@@ -31,6 +31,7 @@ const ORDER_PREFIX = 'gatehouse.execution-order.v2\n';
 const REQUEST_PREFIX = 'gatehouse.approval-request.v1\n';
 const DECISION_PREFIX = 'gatehouse.approval-decision.v1\n';
 const RESULT_PREFIX = 'gatehouse.tool-result.v1\n';
+const HANDOFF_PREFIX = 'gatehouse.operator-handoff.v1\n';
 
 const ED25519_SIGNATURE_BYTES = 64;
 
@@ -40,6 +41,7 @@ export const SIGNED_BY = {
   approvalsRequested: ['policy'],
   approvalsDecided: ['approval'],
   results: ['policy', 'approval', 'executor'],
+  operator: ['executor'],
 } as const satisfies Partial<Record<TopicRole, readonly KeyRole[]>>;
 export type SignedRole = keyof typeof SIGNED_BY;
 
@@ -186,6 +188,24 @@ export function resultSigningPayload(result: ToolResult): Buffer {
   });
 }
 
+/** The bytes an executor signs for an `OperatorHandoff`: what an operator is asked to establish, every field. */
+export function handoffSigningPayload(handoff: OperatorHandoff): Buffer {
+  return payloadOf(HANDOFF_PREFIX, {
+    handoff_id: handoff.handoff_id,
+    command_id: handoff.command_id,
+    run_id: handoff.run_id,
+    tenant: handoff.tenant,
+    tool: handoff.tool,
+    proposal_id: handoff.proposal_id,
+    idempotency_key: handoff.idempotency_key,
+    arguments_sha256: handoff.arguments_sha256,
+    reason: handoff.reason,
+    last_error: handoff.last_error,
+    executor: handoff.executor,
+    detected_at: handoff.detected_at,
+  });
+}
+
 /** The payload of an event of a signed topic, given the headers it travels with. */
 function signingPayload<R extends SignedRole>(role: R, event: EventByRole[R], headers: SignedHeaders | undefined): Buffer {
   const replyPartition = replyPartitionOf(headers) ?? null;
@@ -196,6 +216,8 @@ function signingPayload<R extends SignedRole>(role: R, event: EventByRole[R], he
       return requestSigningPayload(event as ApprovalRequest, replyPartition);
     case 'approvalsDecided':
       return decisionSigningPayload(event as ApprovalDecision);
+    case 'operator':
+      return handoffSigningPayload(event as OperatorHandoff);
     default:
       return resultSigningPayload(event as ToolResult);
   }
@@ -328,6 +350,11 @@ export function verifyDecision(decision: ApprovalDecision, headers: SignedHeader
 /** Whether a result was signed by the service that may have published it (policy, approval or an executor). */
 export function verifyResult(result: ToolResult, headers: SignedHeaders | undefined, ring: KeyRing): SignatureCheck {
   return verifySigned('results', result, headers, ring);
+}
+
+/** Whether an operator handoff was signed by an executor. */
+export function verifyHandoff(handoff: OperatorHandoff, headers: SignedHeaders | undefined, ring: KeyRing): SignatureCheck {
+  return verifySigned('operator', handoff, headers, ring);
 }
 
 /** The check a reader of `role` makes of each record before anything acts on it. */

@@ -49,6 +49,7 @@ export type { StoredOutcome } from './stored-outcome.js';
 export {
   decisionSigningPayload,
   EventSigner,
+  handoffSigningPayload,
   isSignedRole,
   KEY_ID_HEADER,
   orderSigningPayload,
@@ -58,15 +59,16 @@ export {
   SIGNED_BY,
   verifyDecision,
   verifyEvent,
+  verifyHandoff,
   verifyOrder,
   verifyRequest,
   verifyResult,
   verifySigned,
 } from './event-signing.js';
 export type { SignatureCheck, SignatureRefusal, SignedHeaders, SignedRole } from './event-signing.js';
-export { checkRecord, deadLetterUntrusted, recordSha256, untrustedReason } from './record-trust.js';
+export { checkRecord, deadLetterUntrusted, ORDER_CLOCK_MARGIN_MS, recordSha256, untrustedReason } from './record-trust.js';
 export type { RecordTrust } from './record-trust.js';
-export { generateSigningKey, KEY_ROLES, KeyRole, keyRing, keyRingFromEnv, KEYS_VARIABLE, parseSigningKey, parseTrustedKeys, SigningKeyError } from './signing-keys.js';
+export { assertSignsAs, generateSigningKey, KEY_ROLES, KeyRole, keyRing, keyRingFromEnv, KEYS_VARIABLE, parseSigningKey, parseTrustedKeys, SigningKeyError } from './signing-keys.js';
 export type { KeyRing, RoleKey, SigningKey, TrustedKeys } from './signing-keys.js';
 export { replyGroupPrefix, startReplyReader } from './reply-reader.js';
 export type { ReplyReader, ReplyReaderOptions } from './reply-reader.js';

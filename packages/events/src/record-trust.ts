@@ -8,6 +8,13 @@ import type { KeyRing } from './signing-keys.js';
 import type { EventByRole, TopicRole } from './topics.js';
 
 /**
+ * How far the issuer's clock (`issued_at`) and the reader's may disagree: an order is refused as
+ * stale this much before its reader's memory of answered commands would run out, and an order
+ * issued further than this in the future is refused too.
+ */
+export const ORDER_CLOCK_MARGIN_MS = 10 * 60 * 1000;
+
+/**
  * What a reader of a signed topic trusts. A record that fails the check never reaches the handler:
  * it goes to the topic's DLQ with the reason and is counted, and nothing is published under the
  * ids it names (whoever wrote it chose them).
@@ -15,10 +22,11 @@ import type { EventByRole, TopicRole } from './topics.js';
 export interface RecordTrust {
   readonly keys: KeyRing;
   /**
-   * Orders issued longer ago than this are refused as `stale`: a reader remembers the commands it
-   * answered for as long (its idempotency records' retention), so an older copy could be answered twice.
+   * How long the reader remembers the commands it answered (its idempotency records' retention).
+   * Orders issued longer ago than this, less ORDER_CLOCK_MARGIN_MS, are refused as `stale`: an
+   * older copy could be answered twice.
    */
-  readonly maxOrderAgeMs?: number;
+  readonly answeredRetentionMs?: number;
   /** Called once for every record refused. */
   readonly refused?: (reason: SignatureRefusal) => void;
 }
@@ -32,10 +40,14 @@ export function untrustedReason(reason: SignatureRefusal): string {
 export function checkRecord<R extends TopicRole>(role: R, event: EventByRole[R], headers: SignedHeaders | undefined, trust: RecordTrust, now = Date.now()): SignatureCheck | undefined {
   if (!isSignedRole(role)) return undefined;
   const check = verifyEvent(role, event as EventByRole[typeof role], headers, trust.keys);
-  if (!check.ok || role !== 'execute' || trust.maxOrderAgeMs === undefined) return check;
+  if (!check.ok || role !== 'execute' || trust.answeredRetentionMs === undefined) return check;
   const issuedAt = (event as ExecutionOrder).issued_at;
-  if (issuedAt < now - trust.maxOrderAgeMs) {
-    return { ok: false, reason: 'stale', detail: `issued ${now - issuedAt} ms ago, longer than the ${trust.maxOrderAgeMs} ms answered commands are remembered` };
+  const maxAgeMs = trust.answeredRetentionMs - ORDER_CLOCK_MARGIN_MS;
+  if (issuedAt < now - maxAgeMs) {
+    return { ok: false, reason: 'stale', detail: `issued ${now - issuedAt} ms ago, past the ${maxAgeMs} ms within which an answered command is surely remembered` };
+  }
+  if (issuedAt > now + ORDER_CLOCK_MARGIN_MS) {
+    return { ok: false, reason: 'stale', detail: `issued ${issuedAt - now} ms in the future by this reader's clock, more than the ${ORDER_CLOCK_MARGIN_MS} ms clocks may disagree` };
   }
   return check;
 }

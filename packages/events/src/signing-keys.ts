@@ -122,14 +122,37 @@ export function parseTrustedKeys(text: string): TrustedKeys {
  */
 export function keyRing(byRole: Partial<Readonly<Record<KeyRole, TrustedKeys | undefined>>>): KeyRing {
   const ring = new Map<string, RoleKey>();
+  const roleOfKey = new Map<string, { readonly role: KeyRole; readonly keyId: string }>();
   for (const role of KEY_ROLES) {
     for (const [keyId, key] of byRole[role] ?? new Map<string, KeyObject>()) {
       const held = ring.get(keyId);
       if (held !== undefined) throw new SigningKeyError(`key id "${keyId}" is listed for both the ${held.role} and the ${role} service; each service signs with a key of its own`);
+      // The same key under another id would let one service sign as the other all the same.
+      const material = spki(key);
+      const same = roleOfKey.get(material);
+      if (same !== undefined && same.role !== role) throw new SigningKeyError(`key id "${keyId}" (${role}) is the same key as "${same.keyId}" (${same.role}); each service signs with a key of its own`);
+      roleOfKey.set(material, { role, keyId });
       ring.set(keyId, { role, key });
     }
   }
   return ring;
+}
+
+function spki(key: KeyObject): string {
+  return key.export({ format: 'der', type: 'spki' }).toString('base64');
+}
+
+/**
+ * Refuses to start a service of `role` whose own signing key a reader would take for another
+ * role's: what it signed would pass as that service's.
+ */
+export function assertSignsAs(ring: KeyRing, key: SigningKey, role: KeyRole): void {
+  const own = spki(createPublicKey(key.privateKey));
+  for (const [keyId, held] of ring) {
+    if (held.role !== role && spki(held.key) === own) {
+      throw new SigningKeyError(`this ${role} service's signing key is listed as the ${held.role} service's key "${keyId}"; each service signs with a key of its own`);
+    }
+  }
 }
 
 /** A fresh key pair as the two texts above: for local scripts and tests, not for production keys' storage. */

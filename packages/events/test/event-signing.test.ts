@@ -3,6 +3,7 @@ import { sha256Hex } from '@gatehouse/contracts';
 import {
   decisionSigningPayload,
   EventSigner,
+  handoffSigningPayload,
   generateSigningKey,
   keyRing,
   parseSigningKey,
@@ -10,6 +11,7 @@ import {
   requestSigningPayload,
   resultSigningPayload,
   verifyDecision,
+  verifyHandoff,
   verifyOrder,
   verifyRequest,
   verifyResult,
@@ -173,6 +175,21 @@ describe('signed results', () => {
   it('refuses a result no key signed, or that a stranger signed', () => {
     expect(verifyResult(answer, undefined, trusted)).toMatchObject({ ok: false, reason: 'unsigned' });
     expect(verifyResult(answer, strangerSigner.headersFor('results', answer), trusted)).toMatchObject({ ok: false, reason: 'unknown_key' });
+  });
+});
+
+describe('signed operator handoffs', () => {
+  const handoff = {
+    schema_version: 1, handoff_id: 'hnd_1', command_id: 'cmd-9', run_id: 'run-1', tenant: 'acme', tool: 'commit_address_change.v1', proposal_id: 'p_1',
+    idempotency_key: 'run-1:p_1:commit', arguments_sha256: 'c'.repeat(64), reason: 'timeout', last_error: 'status query: not found', executor: 'exec-1', detected_at: 1,
+  };
+
+  it('signs every field, verifies under an executor key only, and refuses an altered last_error', () => {
+    expect(signedFields(handoffSigningPayload(handoff))).toEqual(Object.keys(handoff).filter((k) => k !== 'schema_version').sort());
+    const headers = executorSigner.headersFor('operator', handoff);
+    expect(verifyHandoff(handoff, headers, trusted)).toMatchObject({ ok: true, role: 'executor' });
+    expect(verifyHandoff({ ...handoff, last_error: 'status query: applied' }, headers, trusted)).toMatchObject({ ok: false, reason: 'bad_signature' });
+    expect(verifyHandoff(handoff, policySigner.headersFor('operator', handoff), trusted)).toMatchObject({ ok: false, reason: 'wrong_role' });
   });
 });
 

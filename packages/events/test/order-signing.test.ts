@@ -2,6 +2,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { sha256Hex } from '@gatehouse/contracts';
 import {
+  assertSignsAs,
   EventSigner,
   generateSigningKey,
   KEY_ID_HEADER,
@@ -356,6 +357,19 @@ describe('key texts', () => {
   it('refuses a key id listed for two roles: each service signs with a key of its own', () => {
     const shared = parseTrustedKeys(policyKey.trustedKey);
     expect(() => keyRing({ policy: shared, approval: shared })).toThrow('key id "policy-2025-01" is listed for both the policy and the approval service; each service signs with a key of its own');
+  });
+
+  it('refuses one key listed for two roles under different ids', () => {
+    const material = policyKey.trustedKey.slice(policyKey.trustedKey.indexOf(':') + 1);
+    expect(() => keyRing({ policy: parseTrustedKeys(policyKey.trustedKey), approval: parseTrustedKeys(`approval-copy:${material}`) })).toThrow(
+      'key id "approval-copy" (approval) is the same key as "policy-2025-01" (policy); each service signs with a key of its own',
+    );
+  });
+
+  it('refuses a service whose own signing key readers would take for another role’s', () => {
+    const ring = keyRing({ policy: parseTrustedKeys(policyKey.trustedKey), approval: parseTrustedKeys(approvalKey.trustedKey) });
+    expect(() => assertSignsAs(ring, parseSigningKey(policyKey.signingKey), 'approval')).toThrow(/this approval service's signing key is listed as the policy service's key "policy-2025-01"/);
+    expect(() => assertSignsAs(ring, parseSigningKey(approvalKey.signingKey), 'approval')).not.toThrow();
   });
 
   it('refuses a key id listed twice in the trusted keys', () => {

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { sha256Hex } from '@gatehouse/contracts';
-import { checkRecord, EventSigner, generateSigningKey, keyRing, parseSigningKey, parseTrustedKeys, untrustedReason } from '@gatehouse/events';
+import { checkRecord, EventSigner, generateSigningKey, keyRing, ORDER_CLOCK_MARGIN_MS, parseSigningKey, parseTrustedKeys, untrustedReason } from '@gatehouse/events';
 import type { ExecutionOrder, ToolCommand } from '@gatehouse/events';
 
 const policy = generateSigningKey('policy-1');
 const signer = new EventSigner(parseSigningKey(policy.signingKey));
-const trust = { keys: keyRing({ policy: parseTrustedKeys(policy.trustedKey) }), maxOrderAgeMs: 60_000 };
+const trust = { keys: keyRing({ policy: parseTrustedKeys(policy.trustedKey) }), answeredRetentionMs: ORDER_CLOCK_MARGIN_MS + 60_000 };
 const NOW = 1_700_000_000_000;
 
 const order: ExecutionOrder = {
@@ -32,6 +32,14 @@ describe('the check a reader makes before its handler sees a record', () => {
     expect(checkRecord('execute', order, signer.headersFor('execute', order), trust, NOW)).toMatchObject({ ok: true, role: 'policy' });
     const old = { ...order, issued_at: NOW - 60_001 };
     expect(checkRecord('execute', old, signer.headersFor('execute', old), trust, NOW)).toMatchObject({ ok: false, reason: 'stale' });
+  });
+
+  // An issuer whose clock runs ahead would otherwise stretch the window in which a replay is let through.
+  it('refuses an order issued further in the future than clocks may disagree', () => {
+    const ahead = { ...order, issued_at: NOW + ORDER_CLOCK_MARGIN_MS };
+    expect(checkRecord('execute', ahead, signer.headersFor('execute', ahead), trust, NOW)).toMatchObject({ ok: true });
+    const further = { ...order, issued_at: NOW + ORDER_CLOCK_MARGIN_MS + 1 };
+    expect(checkRecord('execute', further, signer.headersFor('execute', further), trust, NOW)).toMatchObject({ ok: false, reason: 'stale' });
   });
 
   // Late orders are answered TIMEOUT where they are handled; the check is about who issued them.

@@ -1,4 +1,4 @@
-import { DeadLetters, startParallelConsumer } from '@gatehouse/events';
+import { DeadLetters, isSignedRole, startParallelConsumer } from '@gatehouse/events';
 import type { EventHandler, KeyRing, ParallelConsumerStats, TopicRole } from '@gatehouse/events';
 import { startConsumerLag } from '@gatehouse/telemetry';
 import type { GatehouseMetrics, Logger } from '@gatehouse/telemetry';
@@ -50,7 +50,7 @@ export interface ConsumptionOptions<R extends TopicRole> extends ConsumerSetting
    * For a signed topic: the keys whose records `handle` may see. The rest go to the topic's DLQ and
    * are counted (`gatehouse_untrusted_orders_total`, `gatehouse_untrusted_records_total`).
    */
-  readonly trust?: { readonly keys: KeyRing; readonly maxOrderAgeMs?: number };
+  readonly trust?: { readonly keys: KeyRing; readonly answeredRetentionMs?: number };
 }
 
 /** A service's group membership on one topic, with its dead letters and its lag. */
@@ -70,6 +70,8 @@ export interface Consumption {
  */
 export async function startConsumption<R extends TopicRole>(options: ConsumptionOptions<R>): Promise<Consumption> {
   const { runtime, groupId, logger } = options;
+  // A service that acts on a signed topic without checking would act on anyone's records.
+  if (isSignedRole(options.role) && options.trust === undefined) throw new Error(`a consumer of ${options.role} must be given the keys to check what it reads`);
   const consumer = await startParallelConsumer({
     kafka: runtime.kafka,
     serde: runtime.serde,

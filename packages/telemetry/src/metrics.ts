@@ -22,7 +22,7 @@ export const OUTPUT_VIOLATION_CODES = ['OUTPUT_INVALID', 'RESULT_TOO_LARGE'] as 
 /** Why a reader refused a signed record as untrusted (the verifier's reasons). */
 export const UNTRUSTED_ORDER_REASONS = ['unsigned', 'unknown_key', 'wrong_role', 'bad_signature', 'arguments_altered', 'expired', 'stale'] as const;
 /** The signed topics other than `execute`, whose refused records are counted together. */
-export const SIGNED_RECORD_KINDS = ['approvalsRequested', 'approvalsDecided', 'results'] as const;
+export const SIGNED_RECORD_KINDS = ['approvalsRequested', 'approvalsDecided', 'results', 'operator'] as const;
 /** Why an executor published nothing for a trusted order. */
 export const DUPLICATE_ORDER_REASONS = ['answered', 'command_id_reused'] as const;
 

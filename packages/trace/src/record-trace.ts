@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Catalog } from '@gatehouse/contracts';
-import { isSignedRole, verifySigned } from '@gatehouse/events';
+import { isSignedRole, verifyEvent } from '@gatehouse/events';
 import type { EventByRole, EventSerde, KeyRing, Topics } from '@gatehouse/events';
 import type { IHeaders, Kafka } from 'kafkajs';
 import { buildTrace } from './build-trace.js';
@@ -83,9 +83,9 @@ async function readRunEvents(options: RecordTraceOptions): Promise<RunEvents> {
   let failure: TraceError | undefined;
   let wake: () => void = () => undefined;
 
-  // The signature only: an order past its deadline was still issued.
+  // The signature and the arguments' hash; an order past its deadline was still issued.
   const vouchedFor = <R extends Role>(role: R, event: EventByRole[R], headers: IHeaders | undefined): boolean =>
-    !isSignedRole(role) || verifySigned(role, event as EventByRole[typeof role], headers, options.keys).ok;
+    !isSignedRole(role) || verifyEvent(role, event as EventByRole[typeof role], headers, options.keys).ok;
   const take = async <R extends Role>(role: R, value: Buffer | null, headers: IHeaders | undefined): Promise<void> => {
     const decoded = await serde.decode(role, value);
     // Undecodable records are the DLQ's business; they belong to no run.

@@ -1,5 +1,6 @@
 import pg from 'pg';
 import type { Catalog } from '@gatehouse/contracts';
+import { assertSignsAs } from '@gatehouse/events';
 import type { EventsConfig, KeyRing, SigningKey, Topics } from '@gatehouse/events';
 import { consumerChecks, healthOf, postgresReady, startConsumption, startEventRuntime, withTeardown } from '@gatehouse/runtime';
 import type { StopOptions } from '@gatehouse/runtime';
@@ -78,6 +79,7 @@ export async function startApprovalService(options: ApprovalServiceOptions): Pro
   }
   const metrics = options.metrics ?? new GatehouseMetrics({ tools: options.catalog.tools() });
 
+  assertSignsAs(options.trustedKeys, options.signingKey, 'approval');
   await ensureDatabase(options.databaseUrl);
   return withTeardown(async (teardown) => {
     const pool = new pg.Pool({ connectionString: options.databaseUrl, max: 10 });

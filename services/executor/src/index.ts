@@ -2,6 +2,7 @@ export { executorConfigFromEnv } from './config.js';
 export type { ExecutorConfig } from './config.js';
 export { executorMain } from './executor-main.js';
 export type { ExecutorMainOptions, HostedTools } from './executor-main.js';
+export { commandClaimKey } from './order-handler.js';
 export { runHandler } from './run-handler.js';
 export { startExecutor } from './service.js';
 export type { ExecutorServiceOptions, RunningExecutor } from './service.js';

@@ -10,7 +10,7 @@ import { claimOrWait, keepLease } from './claim-wait.js';
 import { tracedImplementation } from './run-handler.js';
 import { runStoppedError } from './run-state.js';
 import { executeRead } from './read-path.js';
-import { executeWrite } from './write-path.js';
+import { executeWrite, settleKeyOfStagedAnswer } from './write-path.js';
 import type { Answer, SlotLimits } from './write-path.js';
 
 const tracer = tracerFor('executor');
@@ -110,6 +110,9 @@ export function orderHandler(deps: OrderHandlerDeps) {
     }
     if (claim.kind === 'orphaned' && claim.staged !== undefined) {
       const { result } = fromStoredOutcome(claim.staged, address, order.arguments_sha256);
+      // The write's key was staged beside this answer: settled now, or a later retry (and an
+      // operator's resolution of an unknown outcome) would find it in flight.
+      if (order.effect === 'write' && order.idempotency_key !== null) await settleKeyOfStagedAnswer(deps.idempotency, order, owner, deps.leaseMs);
       await publish(result);
       await deps.idempotency.finish(key, owner, result.status === 'ok' ? 'succeeded' : 'failed', claim.staged);
       log.info({ ...context, previous_owner: claim.previousOwner }, 'answered with the answer an executor staged before it stopped');
@@ -121,7 +124,12 @@ export function orderHandler(deps: OrderHandlerDeps) {
     // whoever reads the answer and retries at once finds the stored outcome.
     const answer: Answer = async (result, keyed) => {
       const outcome = toStoredOutcome(result, origin);
-      await Promise.all([keyed?.stage(), deps.idempotency.stage(key, owner, outcome)]);
+      const [, staged] = await Promise.all([keyed?.stage(), deps.idempotency.stage(key, owner, outcome)]);
+      if (!staged) {
+        // This owner's lease ran out and another owner took the command over (a stalled event
+        // loop): that owner answers, so publishing here could give the command a second answer.
+        throw new Error(`command ${order.command_id} was taken over by another owner; it answers`);
+      }
       await keyed?.settle();
       await publish(result);
       await deps.idempotency.finish(key, owner, result.status === 'ok' ? 'succeeded' : 'failed', outcome);

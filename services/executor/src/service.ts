@@ -1,3 +1,4 @@
+import { assertSignsAs } from '@gatehouse/events';
 import type { EventsConfig, KeyRing, ParallelConsumerStats, SigningKey, Topics } from '@gatehouse/events';
 import type { Catalog, ToolImplementation } from '@gatehouse/contracts';
 import { consumerChecks, healthOf, startConsumption, startEventRuntime, startOpsServer, withTeardown } from '@gatehouse/runtime';
@@ -61,6 +62,7 @@ function hostedImplementations(catalog: Catalog, implementations: readonly ToolI
 export async function startExecutor(options: ExecutorServiceOptions): Promise<RunningExecutor> {
   const logger = options.logger.child({ executor: options.executorId });
   const metrics = options.metrics ?? new GatehouseMetrics({ tools: options.catalog.tools() });
+  assertSignsAs(options.trustedKeys, options.signingKey, 'executor');
   return withTeardown(async (teardown) => {
     const runtime = await startEventRuntime({ events: options.events, topics: options.topics, clientId: `gatehouse-executor-${options.executorId}`, logger, signingKey: options.signingKey });
     teardown.add(runtime.stop);
@@ -72,7 +74,7 @@ export async function startExecutor(options: ExecutorServiceOptions): Promise<Ru
       role: 'execute',
       groupId: options.groupId,
       // An order older than the executors' memory of answered commands could be answered twice.
-      trust: { keys: options.trustedKeys, maxOrderAgeMs: idempotency.retentionMs },
+      trust: { keys: options.trustedKeys, answeredRetentionMs: idempotency.retentionMs },
       handle: orderHandler({
         catalog: options.catalog,
         implementations: hostedImplementations(options.catalog, options.implementations),

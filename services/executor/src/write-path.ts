@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { canonicalJson, isToolFailure, sha256Hex, toolError, ToolFailure } from '@gatehouse/contracts';
 import type { Catalog, ExecutionContext, ToolError, ToolImplementation } from '@gatehouse/contracts';
 import { errorResult, fromStoredOutcome, okResult, toStoredOutcome } from '@gatehouse/events';
-import type { EventPublisher, ExecutionOrder, OperatorHandoff, ResultAddress, ToolResult } from '@gatehouse/events';
+import type { EventPublisher, ExecutionOrder, OperatorHandoff, ResultAddress, StoredOutcome, ToolResult } from '@gatehouse/events';
 import type { ApprovalStore, IdempotencyStore, ProposalStore, ResourceLock, RunRegistry, SlotPool, SlotScope } from '@gatehouse/state';
 import { traceIdOf } from '@gatehouse/telemetry';
 import type { GatehouseMetrics, Logger, Span } from '@gatehouse/telemetry';
@@ -56,13 +56,32 @@ interface Settlement {
   readonly afterwards?: () => void;
 }
 
+const stateOfStored = (status: ToolResult['status']): 'succeeded' | 'failed' | 'unknown' =>
+  status === 'ok' ? 'succeeded' : status === 'unknown' ? 'unknown' : 'failed';
+
+/**
+ * After a crash between staging a write's answer and settling its key, the redelivered order finds
+ * the answer staged on its command's claim, and the key still in flight with the same answer staged
+ * on it: the key is settled with that. A key given back before the answer stays given back; one
+ * orphaned with nothing staged is left to the status query of whoever claims it next (its write
+ * may be another command's).
+ */
+export async function settleKeyOfStagedAnswer(idempotency: IdempotencyStore, order: ExecutionOrder, owner: string, leaseMs: number): Promise<void> {
+  const key = order.idempotency_key;
+  if (key === null) return;
+  // The key's lease was renewed beside the command's: it runs out at about the same time.
+  const claim = await claimOrWait(idempotency, key, order.arguments_sha256, owner, leaseMs, Date.now() + leaseMs * 2, order.command_id);
+  if (claim.kind === 'orphaned' && claim.staged !== undefined) {
+    await idempotency.finish(key, owner, stateOfStored((JSON.parse(claim.staged) as StoredOutcome).status), claim.staged);
+  } else if (claim.kind === 'claimed') {
+    await idempotency.abandon(key, owner);
+  }
+}
+
 /** A write's operation id, derived from its idempotency key: every owner of the key names it alike. */
 export function writeOperationId(idempotencyKey: string): string {
   return `op_${sha256Hex(idempotencyKey).slice(0, 24)}`;
 }
-
-const stateOfStored = (status: ToolResult['status']): 'succeeded' | 'failed' | 'unknown' =>
-  status === 'ok' ? 'succeeded' : status === 'unknown' ? 'unknown' : 'failed';
 
 /**
  * A write, at most once, answered once through `answer` (which stages, publishes and records this
