@@ -64,6 +64,23 @@ describe('ambiguous writes are settled whenever the system of record can tell', 
     await g?.stop();
   });
 
+  /** The ok answer a dead owner had staged for a move from `before` (it may have published it). */
+  const stagedAnswer = (order: ExecutionOrder, before: number, operationId: string): ToolResult => ({
+    schema_version: 1,
+    command_id: order.command_id,
+    run_id: order.run_id,
+    tenant: order.tenant,
+    tool: order.tool,
+    status: 'ok',
+    operation_id: operationId,
+    result: JSON.stringify({ customer_id: 'C-1842', previous_version: before, new_version: before + 1, changed_fields: ['shipping_address'], committed_at: '2026-11-30T00:00:00.000Z' }),
+    error: null,
+    pending: null,
+    arguments_sha256: order.arguments_sha256,
+    completed_at: Date.now(),
+    duration_ms: 12,
+  });
+
   const move = (line1: string, version: number): Promise<ExecutionOrder> =>
     approvedOrder(g, run, { customer_id: 'C-1842', expected_version: version, destination: { kind: 'new', line1, city: 'York', country: 'GB' } }, version);
 
@@ -138,21 +155,7 @@ describe('ambiguous writes are settled whenever the system of record can tell', 
     const order = await move('4 Staged Square', before);
     const key = order.idempotency_key ?? '';
     const idempotency = new IdempotencyStore(g.redis, g.keys);
-    const staged: ToolResult = {
-      schema_version: 1,
-      command_id: order.command_id,
-      run_id: order.run_id,
-      tenant: order.tenant,
-      tool: order.tool,
-      status: 'ok',
-      operation_id: 'op_staged_by_the_dead_owner',
-      result: JSON.stringify({ customer_id: 'C-1842', previous_version: before, new_version: before + 1, changed_fields: ['shipping_address'], committed_at: '2026-11-30T00:00:00.000Z' }),
-      error: null,
-      pending: null,
-      arguments_sha256: order.arguments_sha256,
-      completed_at: Date.now(),
-      duration_ms: 12,
-    };
+    const staged = stagedAnswer(order, before, 'op_staged_by_the_dead_owner');
     // The owner staged its answer, may have published it, and died before finishing.
     expect(await idempotency.claim(key, order.arguments_sha256, 'dead-executor/2', 1, order.command_id)).toEqual({ kind: 'claimed' });
     expect(await idempotency.stage(key, 'dead-executor/2', toStoredOutcome(staged, 'execute:0:0'))).toBe(true);
@@ -170,21 +173,7 @@ describe('ambiguous writes are settled whenever the system of record can tell', 
     const order = await move('5 Staged Square', before);
     const key = order.idempotency_key ?? '';
     const idempotency = new IdempotencyStore(g.redis, g.keys);
-    const staged: ToolResult = {
-      schema_version: 1,
-      command_id: order.command_id,
-      run_id: order.run_id,
-      tenant: order.tenant,
-      tool: order.tool,
-      status: 'ok',
-      operation_id: 'op_staged_on_both',
-      result: JSON.stringify({ customer_id: 'C-1842', previous_version: before, new_version: before + 1, changed_fields: ['shipping_address'], committed_at: '2026-11-30T00:00:00.000Z' }),
-      error: null,
-      pending: null,
-      arguments_sha256: order.arguments_sha256,
-      completed_at: Date.now(),
-      duration_ms: 12,
-    };
+    const staged = stagedAnswer(order, before, 'op_staged_on_both');
     const outcome = toStoredOutcome(staged, 'execute:0:0');
     // The owner staged the answer on the command's claim and the write's key, then died before
     // settling the key: the command's redelivery answers from the claim and must settle the key too.
