@@ -178,6 +178,19 @@ describe.each(BACKENDS)('state on $backend', ({ url }) => {
       expect(await store.claim('cmd:c-1', 'h', 'exec-3', 5_000, 'c-1')).toEqual({ kind: 'stored', state: 'succeeded', outcome: 'ok' });
     });
 
+    it('says why an answer was not staged: another owner holds the key, or the key is gone', async () => {
+      const space = keys();
+      const store = new IdempotencyStore(a, space);
+      expect(await store.claim('cmd:c-2', 'h', 'exec-1', 5_000, 'c-2')).toEqual({ kind: 'claimed' });
+      expect(await store.stageAnswer('cmd:c-2', 'exec-1', '{"status":"ok"}')).toBe('staged');
+      expect(await store.stageAnswer('cmd:c-2', 'exec-2', '{"status":"ok"}')).toBe('taken');
+      expect(await store.finish('cmd:c-2', 'exec-1', 'succeeded', 'ok')).toBe(true);
+      expect(await store.stageAnswer('cmd:c-2', 'exec-1', '{"status":"ok"}')).toBe('taken');
+      // As after a restart of a Redis that keeps nothing on disk.
+      await a.del(space.idempotency('cmd:c-2'));
+      expect(await store.stageAnswer('cmd:c-2', 'exec-1', '{"status":"ok"}')).toBe('missing');
+    });
+
     it('keeps an unknown outcome until an operator resolves it', async () => {
       const store = new IdempotencyStore(a, keys());
       await store.claim('u', 'h', 'exec-1', 5_000);

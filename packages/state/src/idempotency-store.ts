@@ -75,12 +75,17 @@ redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[4]))
 return 1
 `);
 
+// 1: staged; 0: the key is another owner's now, or settled; -1: there is no such key (Redis lost it).
 const STAGE = new LuaScript(`
 local rec = redis.call('HMGET', KEYS[1], 'state', 'owner')
+if not rec[1] then return -1 end
 if rec[1] ~= 'in_flight' or rec[2] ~= ARGV[1] then return 0 end
 redis.call('HSET', KEYS[1], 'staged', ARGV[2])
 return 1
 `);
+
+/** What staging an answer found: staged, the key taken over by another owner (or settled), or no key at all. */
+export type Staging = 'staged' | 'taken' | 'missing';
 
 const RENEW = new LuaScript(`${NOW}
 local rec = redis.call('HMGET', KEYS[1], 'state', 'owner')
@@ -162,7 +167,16 @@ export class IdempotencyStore {
    * the owner dies between publishing and finishing, the next owner answers with this one.
    */
   async stage(key: string, owner: string, outcome: string): Promise<boolean> {
-    return (await STAGE.run(this.redis, 1, this.keys.idempotency(key), owner, outcome)) === 1;
+    return (await this.stageAnswer(key, owner, outcome)) === 'staged';
+  }
+
+  /**
+   * As stage(), saying why not: `taken` when another owner holds the key (it answers instead),
+   * `missing` when the key is gone (a Redis that lost its data), where no one else can answer.
+   */
+  async stageAnswer(key: string, owner: string, outcome: string): Promise<Staging> {
+    const reply = Number(await STAGE.run(this.redis, 1, this.keys.idempotency(key), owner, outcome));
+    return reply === 1 ? 'staged' : reply === -1 ? 'missing' : 'taken';
   }
 
   /** Extends the lease of a running operation; false when this owner lost it. */

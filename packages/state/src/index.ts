@@ -3,7 +3,7 @@ export type { ApprovalRecord } from './approval-store.js';
 export { CommandClaims, RUN_ID_PATTERN } from './command-claims.js';
 export type { CommandClaim } from './command-claims.js';
 export { IdempotencyState, IdempotencyStore } from './idempotency-store.js';
-export type { Claim, IdempotencyOptions, IdempotencyRecord } from './idempotency-store.js';
+export type { Claim, IdempotencyOptions, IdempotencyRecord, Staging } from './idempotency-store.js';
 export { Keyspace } from './keyspace.js';
 export { LuaScript } from './lua-script.js';
 export { ProposalStore } from './proposal-store.js';

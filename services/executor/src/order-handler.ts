@@ -15,7 +15,8 @@ import type { Answer, SlotLimits } from './write-path.js';
 
 const tracer = tracerFor('executor');
 
-// A claim on a command is held at least this long past its handler's timeout while another copy waits.
+// How long a copy waits for another owner of its command, beyond two leases, when the tool is not
+// hosted here and so has no timeout to go by.
 const DEFAULT_TIMEOUT_MS = 30_000;
 
 export interface OrderHandlerDeps {
@@ -124,10 +125,11 @@ export function orderHandler(deps: OrderHandlerDeps) {
     // whoever reads the answer and retries at once finds the stored outcome.
     const answer: Answer = async (result, keyed) => {
       const outcome = toStoredOutcome(result, origin);
-      const [, staged] = await Promise.all([keyed?.stage(), deps.idempotency.stage(key, owner, outcome)]);
-      if (!staged) {
+      const [, staging] = await Promise.all([keyed?.stage(), deps.idempotency.stageAnswer(key, owner, outcome)]);
+      if (staging === 'taken') {
         // This owner's lease ran out and another owner took the command over (a stalled event
         // loop): that owner answers, so publishing here could give the command a second answer.
+        // (A claim Redis lost is no one else's: the answer still goes out.)
         throw new Error(`command ${order.command_id} was taken over by another owner; it answers`);
       }
       await keyed?.settle();
