@@ -175,6 +175,7 @@ describe('records no key of the right service signed never speak for a command',
       bad_signature: countsAfter.bad_signature - countsBefore.bad_signature,
     }).toEqual({ unsigned: 1, unknown_key: 1, wrong_role: 1, bad_signature: 2 });
     // Nothing answered for the command while it waits, and the row is as it was.
+    await eventually(() => results.of(commandId)[0], 10_000, 'the pending answer in the log');
     expect(terminal(signedAnswers(commandId))).toEqual([]);
     expect(results.of(commandId).map((r) => r.event.status)).toEqual(['pending_approval']);
     expect(await currentVersion(g)).toBe(before);
@@ -198,8 +199,7 @@ describe('records no key of the right service signed never speak for a command',
     await forger.publish('results', run.run_id, fake, routed);
     await forger.publish('results', run.run_id, fake, { ...routed, ...stranger.headersFor('results', fake) });
     // Signed by the policy service, but altered on the way: the result no longer matches.
-    const pending = results.of(commandId)[0];
-    if (pending === undefined) throw new Error('the pending answer was not seen');
+    const pending = await eventually(() => results.of(commandId)[0], 10_000, 'the pending answer in the log');
     await forger.publish('results', run.run_id, { ...fake, command_id: commandId }, { ...routed, ...pickSignature(pending.headers) });
     await eventually(() => (g.client.stats().untrusted >= untrustedBefore + 3 ? true : undefined), 20_000, 'the forged answers to be refused');
 
