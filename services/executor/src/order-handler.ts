@@ -98,8 +98,8 @@ export function orderHandler(deps: OrderHandlerDeps) {
       // Another order under a command id already answered: answering it would give the command a
       // second answer. Operators find it in the DLQ.
       deps.metrics.duplicateOrder('command_id_reused');
-      if (record.origin !== undefined) await deadLetters.send(record.origin, 'command_id_reused', 'an order with other arguments under a command id already claimed; not answered');
-      log.warn({ ...context }, 'order under a claimed command id with other arguments; not answered');
+      if (record.origin !== undefined) await deadLetters.send(record.origin, 'command_id_reused', 'an order with another arguments_sha256 under a command id already claimed; not answered');
+      log.warn({ ...context }, 'order under a claimed command id with a different hash; not answered');
       return;
     }
     if (claim.kind === 'stored' || claim.kind === 'unknown') {
