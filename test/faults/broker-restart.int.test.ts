@@ -30,7 +30,7 @@ describe('a Kafka broker restart during 5,000 calls', () => {
     const started = Date.now();
     let phase = 'before the restart';
     // A line every 10 s, so a run that stalls shows where.
-    const progress = setInterval(() => console.info(`broker-restart: ${phase}, ${load.settled}/${CALLS} settled, ${rig.results.records.length} results on the topic, ${Math.round((Date.now() - started) / 1000)} s`), 10_000);
+    const progress = setInterval(() => console.info(`broker-restart: ${phase}, ${load.settled}/${CALLS} settled, ${rig.results.records.length} results on the topic, ${Math.round((Date.now() - started) / 1000)} s, the client's reader ${JSON.stringify(g.client.stats())}`), 10_000);
     const loading = load.run();
 
     await eventually(() => (load.settled >= CALLS * 0.3 ? true : undefined), 180_000, `${CALLS * 0.3} settled calls`);
