@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { CACHE, exists, findJava, javaMajor, onPath } from '../deploy/local/stack-lib.mjs';
 import { kafka } from '../deploy/local/stack-kafka.mjs';
 import { registry } from '../deploy/local/stack-registry.mjs';
+import { keycloak } from '../deploy/local/stack-keycloak.mjs';
 import { postgres, redis } from '../deploy/local/stack-services.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
@@ -43,16 +44,24 @@ async function javaChecks() {
       problems.push('A JDK 21+ is needed for the schema registry and none is in $JAVA_HOME or /usr/lib/jvm: install one (e.g. Temurin 21 or openjdk-21-jdk-headless) and set GATEHOUSE_REGISTRY_JAVA_HOME to its home, or set SCHEMA_REGISTRY_URL.');
     }
   }
+  if (!process.env.KEYCLOAK_URL) {
+    try {
+      await findJava(21, 'GATEHOUSE_KEYCLOAK_JAVA_HOME');
+    } catch {
+      problems.push('A JDK 21+ is needed for the local identity provider (Keycloak) and none is in $JAVA_HOME or /usr/lib/jvm: install one (e.g. Temurin 21 or openjdk-21-jdk-headless) and set GATEHOUSE_KEYCLOAK_JAVA_HOME to its home, or set KEYCLOAK_URL to a Keycloak serving the realm in deploy/local/keycloak/.');
+    }
+  }
   return problems;
 }
 
 async function mavenCheck() {
-  // Maven fetches Kafka's and the registry's jars once into the cache; after that it is not needed.
+  // Maven fetches Kafka's, the registry's and Keycloak's jars once into the cache; after that it is not needed.
   const kafkaCached = process.env.KAFKA_BROKERS || (await exists(join(CACHE, `kafka-${kafka.version}`, 'libs')));
   const registryCached = process.env.SCHEMA_REGISTRY_URL || (await exists(join(CACHE, `apicurio-${registry.version}`)));
-  if (kafkaCached && registryCached) return null;
+  const keycloakCached = process.env.KEYCLOAK_URL || (await exists(join(CACHE, `keycloak-${keycloak.version}`, '.gatehouse-complete')));
+  if (kafkaCached && registryCached && keycloakCached) return null;
   if (await onPath('mvn')) return null;
-  return 'Maven is needed once to fetch Kafka and the schema registry from Maven Central into ~/.cache/gatehouse: apt-get install maven.';
+  return 'Maven is needed once to fetch Kafka, the schema registry and Keycloak from Maven Central into ~/.cache/gatehouse: apt-get install maven.';
 }
 
 async function serverCheck(component, binary, install) {

@@ -7,13 +7,14 @@
 //   postgres  an already-running PostgreSQL, else `pg_ctlcluster ... start`   (stack-services.mjs)
 //   redis-aof      a Redis of its own on 6380 with an append-only file       (stack-redis.mjs)
 //   redis-cluster  a three-node Redis Cluster of its own on 7000-7002         (stack-redis.mjs)
+//   keycloak  Keycloak 26.7.3, dev mode, in-memory, the project's realm      (stack-keycloak.mjs)
 //
 //   node deploy/local/stack.mjs up [name...] [--json] start what is not running; wait until ready
 //   node deploy/local/stack.mjs down [name...]     stop what *this script* started (pid files)
 //   node deploy/local/stack.mjs status [--json]    exit 0 when all are up
 //
-// Addresses come from KAFKA_BROKERS, SCHEMA_REGISTRY_URL, REDIS_URL, REDIS_AOF_URL, REDIS_CLUSTER_URL
-// and DATABASE_URL; a variable set explicitly means "external: only check it". Jars live in the
+// Addresses come from KAFKA_BROKERS, SCHEMA_REGISTRY_URL, REDIS_URL, REDIS_AOF_URL, REDIS_CLUSTER_URL,
+// KEYCLOAK_URL and DATABASE_URL; a variable set explicitly means "external: only check it". Jars live in the
 // cache dir (GATEHOUSE_CACHE_DIR, default ~/.cache/gatehouse); pids, logs, configs and Kafka and
 // Redis data in <repo>/.stack/.
 // `up --json` prints {"started":[...],"components":{...}} on stdout (human lines go to stderr)
@@ -25,8 +26,9 @@ import { kafka } from './stack-kafka.mjs';
 import { registry } from './stack-registry.mjs';
 import { redis, postgres } from './stack-services.mjs';
 import { redisAof, redisCluster } from './stack-redis.mjs';
+import { keycloak } from './stack-keycloak.mjs';
 
-const COMPONENTS = [postgres, redis, redisAof, redisCluster, kafka, registry];
+const COMPONENTS = [postgres, redis, redisAof, redisCluster, kafka, registry, keycloak];
 const args = process.argv.slice(2);
 const json = args.includes('--json');
 const [command, ...names] = args.filter((a) => a !== '--json');

@@ -14,6 +14,7 @@ export const TOOLING_VARIABLES = {
   GATEHOUSE_CACHE_DIR: 'where the local stack caches the Kafka and registry jars (deploy/local)',
   GATEHOUSE_KAFKA_READY_TIMEOUT_MS: 'how long `npm run stack:up` waits for Kafka (deploy/local)',
   GATEHOUSE_REGISTRY_JAVA_HOME: 'the JDK 21+ of the local schema registry (deploy/local, scripts/prerequisites.mjs)',
+  GATEHOUSE_KEYCLOAK_JAVA_HOME: 'the JDK 21+ of the local identity provider, Keycloak (deploy/local)',
   GATEHOUSE_DEMO_LOGS: 'where `npm run demo` keeps the service logs (scripts/demo.mjs)',
   APPROVAL_DATABASE_URL: "the Secret key that becomes the approval pod's `DATABASE_URL` (deploy/k8s/secret.yaml)",
 } as const;
