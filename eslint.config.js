@@ -76,7 +76,7 @@ export default tseslint.config(
     languageOptions: {
       ...tseslint.configs.disableTypeChecked.languageOptions,
       sourceType: 'script',
-      globals: Object.fromEntries(['document', 'sessionStorage', 'fetch', 'setInterval', 'console', 'Intl', 'Node', 'CSS', 'HTMLInputElement', 'HTMLTextAreaElement'].map((g) => [g, 'readonly'])),
+      globals: Object.fromEntries(['document', 'window', 'history', 'sessionStorage', 'fetch', 'setInterval', 'console', 'Intl', 'Node', 'CSS', 'HTMLInputElement', 'HTMLTextAreaElement'].map((g) => [g, 'readonly'])),
     },
     rules: { ...tseslint.configs.disableTypeChecked.rules, 'no-undef': 'error', 'import-x/no-default-export': 'off' },
   },

@@ -3,8 +3,9 @@ import { chromium } from 'playwright-core';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { canonicalArguments } from '@gatehouse/contracts';
-import { approvalRequest, startApprovalHarness, TOKENS } from './support/approval.js';
+import { approvalRequest, startApprovalHarness } from './support/approval.js';
 import type { ApprovalHarness } from './support/approval.js';
+import { ISSUER, PEOPLE, stackIdentity } from './support/identity.js';
 
 const CHROMIUM = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
 const ARGS = [
@@ -62,7 +63,7 @@ describe('the approval console in a browser', () => {
   });
 
   beforeAll(async () => {
-    h = await startApprovalHarness('console');
+    h = await startApprovalHarness('console', { identity: await stackIdentity(), tokens: false });
     for (const request of [addressChange, email, refund]) await h.submit(request);
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
     page = await browser.newPage({ viewport: { width: 1366, height: 768 } });
@@ -93,12 +94,20 @@ describe('the approval console in a browser', () => {
     throw new Error(`could not reach #${id} with Tab`);
   }
 
-  it('signs in, shows the concrete diff of a pending address change, and approves it with the keyboard', async () => {
+  it('signs in at the identity provider’s own login page, shows the concrete diff of a pending address change, and approves it with the keyboard', async () => {
     await page.goto(h.url());
-    await page.getByLabel('Approver token').fill(TOKENS.lead);
-    await page.keyboard.press('Enter');
+    // No token box: the console offers the company's sign-in only (the demo switch is off).
+    expect(await page.locator('#sign-in-form').isHidden()).toBe(true);
+    await page.getByRole('link', { name: 'Sign in with your company account' }).click();
+    await page.waitForURL((url) => url.href.startsWith(`${ISSUER}/protocol/openid-connect/auth`));
+    await page.locator('#username').fill(PEOPLE.lead.username);
+    await page.locator('#password').fill(PEOPLE.lead.password);
+    await page.locator('#kc-login').click();
     await item(addressChange.proposal_id).waitFor();
-    expect(await page.locator('#who-name').textContent()).toBe('lead@acme.example');
+    expect(await page.locator('#who-name').textContent()).toBe(PEOPLE.lead.name);
+    expect(await page.locator('#who-name').getAttribute('title')).toBe(`${PEOPLE.lead.username} · ${ISSUER}`);
+    // The session is an HttpOnly cookie: nothing in the page can read it.
+    expect(await page.evaluate('document.cookie')).toBe('');
     // Newest first: the refund, the email, then the address change.
     expect(await listedIds()).toEqual([
       refund.proposal_id,
@@ -136,6 +145,12 @@ describe('the approval console in a browser', () => {
     const order = await h.events.waitFor('execute', (o) => o.proposal_id === addressChange.proposal_id, 'the order from the console');
     expect(order.approval?.approved_by).toBe('lead@acme.example');
     expect(order.arguments).toBe(addressChange.arguments);
+    const { rows } = await h.db.query<{ decider: { issuer: string; subject: string; name: string; auth_time: number } }>(
+      `SELECT decider FROM ${h.t.requests} WHERE proposal_id = $1`,
+      [addressChange.proposal_id],
+    );
+    expect(rows[0]?.decider).toMatchObject({ issuer: ISSUER, subject: PEOPLE.lead.subject, name: PEOPLE.lead.name });
+    expect(rows[0]?.decider.auth_time).toBeGreaterThan(Date.now() - 600_000);
   });
 
   it('renders agent-written text as text, never as markup', async () => {
@@ -166,5 +181,15 @@ describe('the approval console in a browser', () => {
     const result = await h.events.waitFor('results', (r) => r.command_id === refund.command_id, 'the rejection from the console');
     expect(result.error?.code).toBe('APPROVAL_REJECTED');
     expect(result.error?.message).toContain('Refund already issued by bank transfer');
+  });
+
+  it('signs out here and at the identity provider, and comes back signed out', async () => {
+    await page.locator('#sign-out').click();
+    await page.waitForURL((url) => url.href.startsWith(h.url()) && !url.href.includes('/auth/'));
+    await page.getByRole('link', { name: 'Sign in with your company account' }).waitFor();
+    expect((await page.request.get(`${h.url()}/api/me`)).status()).toBe(401);
+    // Signed out at the IdP too: signing in again asks for the password.
+    await page.getByRole('link', { name: 'Sign in with your company account' }).click();
+    await page.locator('#password').waitFor();
   });
 });

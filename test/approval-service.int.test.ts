@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TOKEN_FILE_ISSUER } from '@gatehouse/approval';
 import type { RequestDetail, RequestSummary } from '@gatehouse/approval';
 import { approvalRequest, IDENTITIES, startApprovalHarness, TOKENS } from './support/approval.js';
 import { DLQ_HEADER, dlqTopicOf, verifyDecision } from '@gatehouse/events';
@@ -126,6 +127,7 @@ describe('the approval service: a person decides on the stored canonical proposa
       idempotency_key: `${request.run_id}:${request.proposal_id}:commit`,
       deadline_at: expiresAt,
       issued_at: order.issued_at,
+      on_behalf_of: null,
     });
 
     const stored = await h.approvals.get(approvalId);
@@ -138,6 +140,8 @@ describe('the approval service: a person decides on the stored canonical proposa
         target_id: 'C-1842',
         target_version: 17,
         approved_by: IDENTITIES.lead,
+        approver_issuer: TOKEN_FILE_ISSUER,
+        approver_subject: IDENTITIES.lead,
         approver_roles: ['support-lead'],
         required_role: 'support-lead',
         approved_at: decision.decided_at,

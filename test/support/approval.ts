@@ -3,7 +3,7 @@ import type { IHeaders } from 'kafkajs';
 import pg from 'pg';
 import type { Pool } from 'pg';
 import { Approvers, startApprovalService, tablesIn, tokenSha256 } from '@gatehouse/approval';
-import type { RunningApprovalService, Tables } from '@gatehouse/approval';
+import type { ApproverIdentity, RunningApprovalService, Tables } from '@gatehouse/approval';
 import { canonicalArguments } from '@gatehouse/contracts';
 import { EventPublisher, EventSigner } from '@gatehouse/events';
 import type { ApprovalRequest, EventByRole, TopicRole } from '@gatehouse/events';
@@ -87,6 +87,7 @@ export function approvalRequest(overrides: Partial<ApprovalRequest> = {}): Appro
     rule_id: 'address-change-needs-lead',
     requested_at: now,
     expires_at: now + 15 * 60_000,
+    on_behalf_of: null,
     ...overrides,
   };
 }
@@ -120,6 +121,8 @@ export interface ApprovalHarness {
   /** Publishes a request and waits until the service has stored it. */
   submit(request: ApprovalRequest): Promise<void>;
   call<T = Record<string, unknown>>(method: string, path: string, token: string | null, body?: unknown): Promise<Reply<T>>;
+  /** A call as a signed-in browser makes it: the session cookie, and the CSRF header when given. */
+  callAs<T = Record<string, unknown>>(method: string, path: string, session: { readonly cookie: string; readonly csrf?: string }, body?: unknown): Promise<Reply<T>>;
   restart(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -151,7 +154,10 @@ async function watch(topics: TestTopics, roles: readonly TopicRole[]): Promise<E
   };
 }
 
-export async function startApprovalHarness(label: string, options: { sweepMs?: number; validityMs?: number } = {}): Promise<ApprovalHarness> {
+export async function startApprovalHarness(
+  label: string,
+  options: { sweepMs?: number; validityMs?: number; identity?: ApproverIdentity; tokens?: boolean } = {},
+): Promise<ApprovalHarness> {
   const topics = await freshTopics(label);
   const schema = `t_apr_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
   const db = new pg.Pool({ connectionString: DATABASE_URL, max: 5 });
@@ -167,7 +173,8 @@ export async function startApprovalHarness(label: string, options: { sweepMs?: n
       schema,
       redis,
       redisPrefix,
-      approvers,
+      ...(options.tokens === false ? {} : { approvers }),
+      ...(options.identity === undefined ? {} : { identity: options.identity }),
       signingKey: TEST_SIGNING_KEYS.approval,
       trustedKeys: TEST_KEY_RING,
       catalog,
@@ -210,6 +217,14 @@ export async function startApprovalHarness(label: string, options: { sweepMs?: n
     async call<T>(method: string, path: string, token: string | null, body?: unknown): Promise<Reply<T>> {
       const headers: Record<string, string> = {};
       if (token !== null) headers['authorization'] = `Bearer ${token}`;
+      if (body !== undefined) headers['content-type'] = 'application/json';
+      const response = await fetch(`${harness.service.url}${path}`, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+      const text = await response.text();
+      return { status: response.status, body: (text === '' ? undefined : JSON.parse(text)) as T };
+    },
+    async callAs<T>(method: string, path: string, session: { readonly cookie: string; readonly csrf?: string }, body?: unknown): Promise<Reply<T>> {
+      const headers: Record<string, string> = { cookie: session.cookie };
+      if (session.csrf !== undefined) headers['x-csrf-token'] = session.csrf;
       if (body !== undefined) headers['content-type'] = 'application/json';
       const response = await fetch(`${harness.service.url}${path}`, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
       const text = await response.text();

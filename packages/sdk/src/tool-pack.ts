@@ -17,8 +17,13 @@ export interface ToolPackSpec<C extends ConfigSpec, D> {
   readonly roles: URL;
   /** `file:` URL of the policy table (the format of config/policy-table.json). */
   readonly policyTable: URL;
-  /** `file:` URL of the approval service's approvers file, when the pack ships one. */
+  /** `file:` URL of the approval service's demo approvers (bearer-token hashes), used only behind its demo switch. */
   readonly approvers?: URL;
+  /**
+   * `file:` URL of the approver policy: which identity-provider claims (groups, roles, tenant) make
+   * a person an approver of which roles and tenants (the format of config/approver-policy.json).
+   */
+  readonly approverPolicy?: URL;
   /** Builds what the handlers need (HTTP clients, pools) from the configuration, once. May be async. */
   setup(config: PackConfig<C>): D | Promise<D>;
   /** The pack's tools, bound to what `setup` built. Binds handlers only: no I/O here. */

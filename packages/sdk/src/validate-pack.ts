@@ -24,6 +24,7 @@ export interface PackDescription {
   readonly roles: string;
   readonly policyTable: string;
   readonly approvers: string | null;
+  readonly approverPolicy: string | null;
 }
 
 /** What a pack yields once set up: its tools as `tools(deps)` returned them, and its documents as parsed JSON. */
@@ -60,7 +61,7 @@ function shapeProblems(pack: ToolPack): string[] {
   if (typeof pack.config !== 'object' || pack.config === null) problems.push('config: must be an object of variables');
   else problems.push(...configSpecProblems(pack.config));
   problems.push(...fileProblem('roles', pack.roles, false), ...fileProblem('policyTable', pack.policyTable, false));
-  problems.push(...fileProblem('approvers', pack.approvers, true));
+  problems.push(...fileProblem('approvers', pack.approvers, true), ...fileProblem('approverPolicy', pack.approverPolicy, true));
   if (typeof pack.setup !== 'function') problems.push('setup: must be a function of the configuration');
   if (typeof pack.tools !== 'function') problems.push('tools: must be a function of what setup returns');
   return problems;
@@ -86,6 +87,7 @@ export function describePack(pack: ToolPack): PackDescription {
     roles: pack.roles.href,
     policyTable: pack.policyTable.href,
     approvers: pack.approvers?.href ?? null,
+    approverPolicy: pack.approverPolicy?.href ?? null,
   };
 }
 

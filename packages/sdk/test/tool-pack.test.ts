@@ -109,6 +109,7 @@ describe('describePack', () => {
       roles: bankPack.roles.href,
       policyTable: bankPack.policyTable.href,
       approvers: null,
+      approverPolicy: null,
     });
   });
 

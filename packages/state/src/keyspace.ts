@@ -67,6 +67,16 @@ export class Keyspace {
     return `${this.prefix}runtoken:${tokenSha256}`;
   }
 
+  /** An approver's sign-in session, by the sha256 of its cookie (the cookie itself is never stored). */
+  approverSession(idSha256: string): string {
+    return `${this.prefix}approver-session:${idSha256}`;
+  }
+
+  /** A sign-in under way at the identity provider, by the sha256 of its `state`; taken once. */
+  signIn(stateSha256: string): string {
+    return `${this.prefix}sign-in:${stateSha256}`;
+  }
+
   /** A task of the MCP front door, scoped to the run that created it. */
   mcpTask(runId: string, taskId: string): string {
     return `${this.prefix}mcptask:{${runId}}:${taskId}`;

@@ -49,6 +49,7 @@ export const METRICS = {
   untrustedRecords: { name: 'gatehouse_untrusted_records_total', help: 'Approval requests, decisions and results a reader refused and dead-lettered because no key of a role that may issue them vouched for them, by topic role and reason.', labelNames: ['kind', 'reason'] },
   duplicateOrders: { name: 'gatehouse_duplicate_orders_total', help: 'Signed orders an executor answered nothing for: their command was answered already (a replay, or a redelivery after the answer), or their command_id came with other arguments (kept in the execute DLQ).', labelNames: ['reason'] },
   duplicateCommands: { name: 'gatehouse_duplicate_commands_total', help: 'Commands the boundary did not answer because their command_id was already claimed: the same command again (redelivered or re-sent), or a different payload under a used id (kept in the commands DLQ).', labelNames: ['reason'] },
+  identityRefusals: { name: 'gatehouse_identity_refusals_total', help: 'Requests refused because who sent them was not proved or may not do what they asked (a token of another issuer, expired or forged, a forged session, a missing CSRF token, claims that map to no role, another tenant), by surface and refusal code.', labelNames: ['surface', 'code'] },
   httpRequests: { name: 'gatehouse_http_requests_total', help: 'HTTP requests served, by route pattern, method and status.', labelNames: ['route', 'method', 'status'] },
   httpDuration: { name: 'gatehouse_http_request_duration_seconds', help: 'HTTP request duration by route pattern and method.', labelNames: ['route', 'method'] },
 } as const;
@@ -106,6 +107,7 @@ export class GatehouseMetrics {
   readonly #untrustedRecords: Counter<Labels<'untrustedRecords'>>;
   readonly #duplicateOrders: Counter<Labels<'duplicateOrders'>>;
   readonly #duplicateCommands: Counter<Labels<'duplicateCommands'>>;
+  readonly #identityRefusals: Counter<Labels<'identityRefusals'>>;
   readonly #httpRequests: Counter<Labels<'httpRequests'>>;
   readonly #httpDuration: Histogram<Labels<'httpDuration'>>;
 
@@ -129,6 +131,7 @@ export class GatehouseMetrics {
     this.#untrustedRecords = new Counter({ ...METRICS.untrustedRecords, registers });
     this.#duplicateOrders = new Counter({ ...METRICS.duplicateOrders, registers });
     this.#duplicateCommands = new Counter({ ...METRICS.duplicateCommands, registers });
+    this.#identityRefusals = new Counter({ ...METRICS.identityRefusals, registers });
     this.#httpRequests = new Counter({ ...METRICS.httpRequests, registers });
     this.#httpDuration = new Histogram({ ...METRICS.httpDuration, buckets, registers });
     this.#scraped = Registry.merge([processRegistry(), this.registry]);
@@ -175,6 +178,11 @@ export class GatehouseMetrics {
     const label = oneOf(UNTRUSTED_ORDER_REASONS, reason);
     if (role === 'execute') this.#untrustedOrders.inc({ reason: label });
     else this.#untrustedRecords.inc({ kind: oneOf(SIGNED_RECORD_KINDS, role), reason: label });
+  }
+
+  /** A caller refused by who they are: `surface` is the API, `code` one of @gatehouse/identity's IDENTITY_REFUSALS (never caller text). */
+  identityRefused(surface: 'approval' | 'control', code: string): void {
+    this.#identityRefusals.inc({ surface, code });
   }
 
   /** A trusted order the executor answered nothing for. */

@@ -8,8 +8,18 @@
   const POLL_MS = 5000;
   const $ = (id) => document.getElementById(id);
 
+  // Why a sign-in or a session ended, as the person reads it (the server's codes).
+  const SIGN_IN_ERRORS = {
+    NOT_AN_APPROVER: 'You signed in, but your groups at the identity provider make you no approver here.',
+    NO_TENANT: 'You signed in, but your identity provider names no tenant you approve for.',
+    SIGN_IN_FAILED: 'The sign-in could not be completed. Try again.',
+    SESSION_EXPIRED: 'The identity provider no longer vouches for your session. Sign in again.',
+    SESSION_INVALID: 'Your session has ended. Sign in again.',
+  };
+
   const state = {
     token: sessionStorage.getItem(TOKEN_KEY),
+    config: { sign_in: null, demo_tokens: false },
     me: null,
     items: [],
     selected: null,
@@ -40,13 +50,16 @@
     status.className = `status ${kind ?? ''}`;
   }
 
-  async function api(method, path, body) {
-    const headers = { authorization: `Bearer ${state.token}` };
+  /** A call on the session cookie (with its CSRF token on every change), or with the demo token. */
+  async function api(method, path, body, quiet) {
+    const headers = {};
+    if (state.token !== null) headers.authorization = `Bearer ${state.token}`;
+    else if (method !== 'GET' && state.me?.csrf_token) headers['x-csrf-token'] = state.me.csrf_token;
     if (body !== undefined) headers['content-type'] = 'application/json';
-    const response = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    const response = await fetch(path, { method, headers, credentials: 'same-origin', body: body === undefined ? undefined : JSON.stringify(body) });
     const payload = await response.json().catch(() => ({}));
-    if (response.status === 401) {
-      signOut('Your token was not accepted. Sign in again.');
+    if (response.status === 401 && !quiet) {
+      signOut(SIGN_IN_ERRORS[payload.error?.code] ?? 'You are not signed in. Sign in again.');
       throw new Error('unauthorized');
     }
     return { status: response.status, body: payload };
@@ -130,7 +143,7 @@
   }
 
   async function refresh() {
-    if (state.token === null) return;
+    if (state.me === null) return;
     const { status, body } = await api('GET', '/api/approvals?state=pending');
     if (status !== 200) return;
     state.items = body.approvals;
@@ -180,7 +193,8 @@
         field('Records affected', String(diff.affected_records)),
         field('Approver role required', el('span', { class: 'role' }, r.approver_role)),
         field('Time left', d.state === 'pending' ? el('span', { class: 'left', 'data-expires': d.expires_at }, timeLeft(d.expires_at)) : d.state),
-        field('Requested for', `${r.principal} (run ${r.run_id})`),
+        field('Requested by', `${r.principal} (run ${r.run_id})`),
+        field('On behalf of', r.on_behalf_of ? `${r.on_behalf_of.name ?? r.on_behalf_of.subject} (${r.on_behalf_of.subject} at ${r.on_behalf_of.issuer})` : 'no person named'),
       ),
     );
 
@@ -240,13 +254,14 @@
 
   function actions(d) {
     if (d.state !== 'pending') {
-      const who = d.decided_by === null ? '' : ` by ${d.decided_by}`;
+      const person = d.decider === null ? null : d.decider.name ?? null;
+      const who = d.decided_by === null ? '' : ` by ${person === null ? d.decided_by : `${person} (${d.decided_by})`}`;
       return el('p', { class: `decided ${d.state}` }, `This proposal was ${d.state}${who}.${d.reason === null ? '' : ` Reason: ${d.reason}`}`);
     }
     if (!d.may_decide) {
       const why =
         d.may_not_because === 'SELF_APPROVAL'
-          ? 'You are the principal this run acts for; someone else must decide.'
+          ? 'This agent acts on your behalf; someone else must decide.'
           : `You do not hold the role ${d.approver_role} this decision requires.`;
       return el('p', { class: 'decided' }, why);
     }
@@ -337,20 +352,34 @@
     $('who').hidden = true;
     $('sign-in').hidden = false;
     $('sign-in-error').textContent = message ?? '';
-    $('token').focus();
+    $('sign-in-idp').hidden = state.config.sign_in === null;
+    $('sign-in-idp-help').hidden = state.config.sign_in === null;
+    $('sign-in-form').hidden = !state.config.demo_tokens;
+    if (state.config.sign_in !== null) $('sign-in-idp').focus();
+    else if (state.config.demo_tokens) $('token').focus();
   }
 
-  async function start() {
-    const { status, body } = await api('GET', '/api/me');
-    if (status !== 200) return;
+  /** Ends the session here and at the identity provider (its own page says so), or forgets the demo token. */
+  async function signOutEverywhere() {
+    if (state.token !== null) return signOut('Signed out.');
+    const { status, body } = await api('POST', '/logout', undefined, true);
+    if (status === 200 && typeof body.end_session_url === 'string') window.location.assign(body.end_session_url);
+    else signOut('Signed out.');
+  }
+
+  async function start(quiet) {
+    const { status, body } = await api('GET', '/api/me', undefined, quiet);
+    if (status !== 200) return false;
     state.me = body;
-    $('who-name').textContent = body.identity + (body.demo ? ' (demo)' : '');
+    $('who-name').textContent = (body.name ?? body.identity) + (body.demo ? ' (demo)' : '');
+    $('who-name').title = `${body.identity} · ${body.issuer}`;
     $('who-roles').textContent = body.roles.length === 0 ? 'no approving role' : body.roles.join(', ');
     $('who').hidden = false;
     $('sign-in').hidden = true;
     $('workspace').hidden = false;
     await refresh();
     document.querySelector('.item')?.focus();
+    return true;
   }
 
   $('sign-in-form').addEventListener('submit', (event) => {
@@ -365,10 +394,19 @@
     $('token').value = '';
     void start().catch(() => undefined);
   });
-  $('sign-out').addEventListener('click', () => signOut('Signed out.'));
+  $('sign-out').addEventListener('click', () => void signOutEverywhere().catch(() => signOut('Signed out.')));
+
+  async function boot() {
+    const config = await fetch('/auth/config').then((r) => r.json()).catch(() => null);
+    if (config !== null) state.config = config;
+    const error = /^#sign-in-error=([A-Z_]+)$/.exec(window.location.hash)?.[1];
+    if (error !== undefined) history.replaceState(null, '', window.location.pathname);
+    // A session cookie, when the identity provider has just signed the person in, or a demo token.
+    if (error === undefined && (await start(true).catch(() => false))) return;
+    signOut(error === undefined ? '' : SIGN_IN_ERRORS[error] ?? 'The sign-in could not be completed.');
+  }
 
   setInterval(tick, 1000);
   setInterval(() => void refresh().catch(() => undefined), POLL_MS);
-  if (state.token !== null) void start().catch(() => undefined);
-  else $('token').focus();
+  void boot();
 })();

@@ -1,10 +1,14 @@
+import cookie from '@fastify/cookie';
 import Fastify, { LogController } from 'fastify';
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Health } from '@gatehouse/runtime';
+import { IDENTITY_REFUSALS } from '@gatehouse/identity';
 import type { GatehouseMetrics, Logger } from '@gatehouse/telemetry';
 import type { ApprovalDesk, DeskError } from './approval-desk.js';
 import { REASON_MAX, visibleTo } from './approval-desk.js';
-import type { Approver, Approvers } from './approvers.js';
+import type { ApproverAuth } from './approver-auth.js';
+import { CSRF_HEADER } from './approver-auth.js';
+import type { Approver } from './approvers.js';
 import type { ConsoleAssets } from './console-assets.js';
 import { APPROVAL_STATES } from './request-repository.js';
 import type { ApprovalState, RequestRepository } from './request-repository.js';
@@ -13,7 +17,9 @@ import { detailOf, summaryOf } from './request-view.js';
 export interface ApiOptions {
   readonly repository: RequestRepository;
   readonly desk: ApprovalDesk;
-  readonly approvers: Approvers;
+  readonly auth: ApproverAuth;
+  /** The cookie that carries a console session (its name depends on TLS). */
+  readonly sessionCookie: () => string;
   readonly assets: ConsoleAssets;
   readonly logger: Logger;
   /** Answers /healthz and /readyz. */
@@ -64,13 +70,15 @@ function sendDeskError(reply: FastifyReply, error: DeskError): FastifyReply {
 }
 
 /**
- * The approvers' HTTP API and console. Every /api route needs an approver's bearer token; an
- * approver sees only their tenants' requests (another tenant's request is a 404, never a 403).
+ * The approvers' HTTP API and console. Every /api route needs a signed-in approver: a console
+ * session (with its CSRF token on every decision) or a bearer token. An approver sees only their
+ * tenants' requests (another tenant's request is a 404, never a 403).
  */
 export function buildApi(options: ApiOptions): FastifyInstance {
-  const { repository, desk, approvers, assets } = options;
+  const { repository, desk, auth, assets } = options;
   const loggerInstance: FastifyBaseLogger = options.logger.child({ api: 'approval' });
   const app = Fastify({ loggerInstance, logController: new LogController({ disableRequestLogging: true }), bodyLimit: 16 * 1024 });
+  void app.register(cookie);
 
   app.setErrorHandler((error: { statusCode?: number; message: string }, request, reply) => {
     const status = error.statusCode ?? 500;
@@ -88,12 +96,23 @@ export function buildApi(options: ApiOptions): FastifyInstance {
   const signedIn = new WeakMap<FastifyRequest, Approver>();
   app.addHook('onRequest', async (request, reply) => {
     if (!request.url.startsWith('/api/')) return;
-    const approver = approvers.fromAuthorization(request.headers.authorization);
-    if (approver === undefined) {
-      return reply.code(401).header('www-authenticate', 'Bearer').send(errorBody('UNAUTHORIZED', 'an approver bearer token is required'));
+    const csrf = request.headers[CSRF_HEADER];
+    const outcome = await auth.authenticate({
+      authorization: request.headers.authorization,
+      sessionId: request.cookies[options.sessionCookie()],
+      csrf: typeof csrf === 'string' ? csrf : undefined,
+      changes: request.method !== 'GET' && request.method !== 'HEAD',
+    });
+    if (!outcome.ok) {
+      options.metrics?.identityRefused('approval', outcome.code);
+      const status = IDENTITY_REFUSALS[outcome.code].status;
+      if (outcome.challenge !== undefined) void reply.header('www-authenticate', outcome.challenge);
+      return reply.code(status).send(errorBody(outcome.code, outcome.message));
     }
-    signedIn.set(request, approver);
+    signedIn.set(request, outcome.approver);
+    if (outcome.session !== undefined) csrfOf.set(request, outcome.session.value.csrf);
   });
+  const csrfOf = new WeakMap<FastifyRequest, string>();
   const approverOf = (request: FastifyRequest): Approver => {
     const approver = signedIn.get(request);
     if (approver === undefined) throw new Error('route under /api/ reached without an approver');
@@ -117,9 +136,23 @@ export function buildApi(options: ApiOptions): FastifyInstance {
   app.get('/console.js', (_request, reply) => reply.type('text/javascript; charset=utf-8').send(assets.script));
   app.get('/console.css', (_request, reply) => reply.type('text/css; charset=utf-8').send(assets.style));
 
+  // Public: what the console offers before anyone signs in.
+  app.get('/auth/config', () => ({ sign_in: auth.signsIn ? '/login' : null, demo_tokens: auth.demoTokens }));
+
   app.get('/api/me', (request) => {
     const approver = approverOf(request);
-    return { identity: approver.identity, roles: approver.roles, tenants: approver.tenants, demo: approver.demo };
+    return {
+      identity: approver.identity,
+      issuer: approver.issuer,
+      subject: approver.subject,
+      name: approver.name,
+      auth_time: approver.authTime,
+      roles: approver.roles,
+      tenants: approver.tenants,
+      demo: approver.demo,
+      // The console sends it back on every decision; a bearer caller has none and needs none.
+      csrf_token: csrfOf.get(request) ?? null,
+    };
   });
 
   app.get<{ Querystring: { tenant?: string; state?: ApprovalState } }>('/api/approvals', { schema: { querystring: listQuery } }, async (request, reply) => {
@@ -135,7 +168,11 @@ export function buildApi(options: ApiOptions): FastifyInstance {
   app.get<{ Params: { proposal_id: string } }>('/api/approvals/:proposal_id', { schema: { params: proposalParams } }, async (request, reply) => {
     const approver = approverOf(request);
     const row = await repository.get(request.params.proposal_id);
-    if (row === undefined || !visibleTo(approver, row)) return reply.code(404).send(errorBody('NOT_FOUND', 'no such approval request'));
+    if (row === undefined) return reply.code(404).send(errorBody('NOT_FOUND', 'no such approval request'));
+    if (!visibleTo(approver, row)) {
+      options.metrics?.identityRefused('approval', 'OTHER_TENANT');
+      return reply.code(404).send(errorBody('NOT_FOUND', 'no such approval request'));
+    }
     return detailOf(row, approver);
   });
 

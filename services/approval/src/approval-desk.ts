@@ -3,7 +3,7 @@ import type { GatehouseMetrics, Logger } from '@gatehouse/telemetry';
 import type { Approver } from './approvers.js';
 import type { DecisionPublisher } from './decision-publisher.js';
 import { ids } from './decision-publisher.js';
-import type { ApprovalState, RequestRepository, StoredRequest } from './request-repository.js';
+import type { ApprovalState, Decider, RequestRepository, StoredRequest } from './request-repository.js';
 import { WITHDRAWN_REASON } from './sweeper.js';
 import type { RunIsActive } from './sweeper.js';
 
@@ -27,6 +27,11 @@ const notFound = (): DeskOutcome => fail({ status: 404, code: 'NOT_FOUND', messa
 
 const randomId = (prefix: string): string => `${prefix}_${randomBytes(12).toString('hex')}`;
 
+/** How the decision record names the person: the IdP's issuer and subject, with name and sign-in time. */
+export function deciderOf(approver: Approver): Decider {
+  return { issuer: approver.issuer, subject: approver.subject, name: approver.name, auth_time: approver.authTime };
+}
+
 /** Whether `approver` may see the request at all: another tenant's request does not exist for them. */
 export function visibleTo(approver: Approver, row: StoredRequest): boolean {
   return approver.tenants.includes(row.tenant);
@@ -37,6 +42,10 @@ export function authorityProblem(approver: Approver, row: StoredRequest): DeskEr
   const role = row.request.approver_role;
   if (!approver.roles.includes(role)) {
     return { status: 403, code: 'UNAUTHORIZED_APPROVER', message: `approving this proposal requires the role ${role}` };
+  }
+  const person = row.request.on_behalf_of;
+  if (person !== null && person !== undefined && person.issuer === approver.issuer && person.subject === approver.subject) {
+    return { status: 403, code: 'SELF_APPROVAL', message: 'the person this run acts on behalf of cannot decide on its own proposal' };
   }
   if (approver.identity === row.request.principal) {
     return { status: 403, code: 'SELF_APPROVAL', message: 'the principal a run acts for cannot decide on its own proposal' };
@@ -75,6 +84,7 @@ export class ApprovalDesk {
     if (!checked.ok) return checked;
     const row = await this.repository.approve(proposalId, {
       identity: approver.identity,
+      decider: deciderOf(approver),
       roles: approver.roles,
       decisionId: randomId('dec'),
       approvalId: randomId('apr'),
@@ -94,7 +104,7 @@ export class ApprovalDesk {
     }
     const checked = await this.check(approver, proposalId);
     if (!checked.ok) return checked;
-    const row = await this.repository.reject(proposalId, { identity: approver.identity, reason: trimmed, decisionId: randomId('dec') });
+    const row = await this.repository.reject(proposalId, { identity: approver.identity, decider: deciderOf(approver), reason: trimmed, decisionId: randomId('dec') });
     if (row === undefined) return this.lostRace(proposalId);
     this.metrics?.approvalDecision(row.request.tool, row.state);
     this.logger.info({ ...ids(row), rejected_by: approver.identity, decision_id: row.decision_id }, 'rejected');
@@ -103,7 +113,11 @@ export class ApprovalDesk {
 
   private async check(approver: Approver, proposalId: string): Promise<DeskOutcome> {
     const row = await this.repository.get(proposalId);
-    if (row === undefined || !visibleTo(approver, row)) return notFound();
+    if (row === undefined) return notFound();
+    if (!visibleTo(approver, row)) {
+      this.metrics?.identityRefused('approval', 'OTHER_TENANT');
+      return notFound();
+    }
     const problem = authorityProblem(approver, row) ?? stateProblem(row);
     if (problem !== undefined) {
       this.logger.info({ ...ids(row), approver: approver.identity, code: problem.code }, 'decision refused');

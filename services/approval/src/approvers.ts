@@ -4,12 +4,23 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 
 /** A person who may decide on proposals: who they are, which roles they hold, which tenants they see. */
 export interface Approver {
+  /** How people and logs name them: their email or user name at the identity provider. */
   readonly identity: string;
+  /** Who vouches for them, and their stable id there: the pair that names a person. */
+  readonly issuer: string;
+  readonly subject: string;
+  /** Their display name, when the identity provider gives one. */
+  readonly name: string | null;
+  /** When they last proved themselves to the identity provider (ms), when it says. */
+  readonly authTime: number | null;
   readonly roles: readonly string[];
   readonly tenants: readonly string[];
   /** A demo approver whose token is published in the README; never for production. */
   readonly demo: boolean;
 }
+
+/** The issuer named for approvers of a token file: they are vouched for by that file only. */
+export const TOKEN_FILE_ISSUER = 'urn:gatehouse:approver-tokens';
 
 interface ApproverEntry {
   readonly identity: string;
@@ -78,6 +89,10 @@ export class Approvers {
       identities.add(entry.identity);
       byHash.set(entry.token_sha256, {
         identity: entry.identity,
+        issuer: TOKEN_FILE_ISSUER,
+        subject: entry.identity,
+        name: null,
+        authTime: null,
         roles: Object.freeze([...entry.roles]),
         tenants: Object.freeze([...entry.tenants]),
         demo: entry.demo ?? false,

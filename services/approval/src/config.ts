@@ -16,8 +16,16 @@ export interface ApprovalConfig {
   readonly port: number;
   /** The tool pack to host (GATEHOUSE_TOOL_PACK); its approvers file is the default. */
   readonly toolPack: string | undefined;
-  /** A file that replaces the pack's approvers, when set. */
+  /** A file that replaces the pack's demo approvers, when set. */
   readonly approversFile: string | undefined;
+  /** The demo switch: take the approvers file's bearer tokens too. */
+  readonly demoApprovers: boolean;
+  /** The OpenID Provider approvers sign in with, and the console's client there. */
+  readonly oidc: { readonly issuer: string; readonly clientId: string | undefined; readonly clientSecret: string | undefined; readonly audience: string } | undefined;
+  /** A file that replaces the pack's approver policy, when set. */
+  readonly approverPolicyFile: string | undefined;
+  readonly publicUrl: string | undefined;
+  readonly sessionTtlMs: number;
   readonly signingKey: SigningKey;
   /** The policy service's public keys: the approval requests this service accepts (GATEHOUSE_POLICY_KEYS). */
   readonly trustedKeys: KeyRing;
@@ -69,6 +77,14 @@ export function approvalConfigFromEnv(env: Env = process.env): ApprovalConfig {
     port: c.APPROVAL_PORT,
     toolPack: c.GATEHOUSE_TOOL_PACK,
     approversFile: c.GATEHOUSE_APPROVERS_FILE,
+    demoApprovers: c.GATEHOUSE_DEMO_APPROVERS === 'on',
+    oidc:
+      c.GATEHOUSE_OIDC_ISSUER === undefined
+        ? undefined
+        : { issuer: c.GATEHOUSE_OIDC_ISSUER, clientId: c.GATEHOUSE_OIDC_CLIENT_ID, clientSecret: c.GATEHOUSE_OIDC_CLIENT_SECRET, audience: c.APPROVAL_OIDC_AUDIENCE },
+    approverPolicyFile: c.GATEHOUSE_APPROVER_POLICY_FILE,
+    publicUrl: c.APPROVAL_PUBLIC_URL,
+    sessionTtlMs: c.APPROVAL_SESSION_TTL_MS,
     signingKey: c.GATEHOUSE_SIGNING_KEY,
     // The other roles' keys too, when given: a request one of them signed is then named `wrong_role`.
     trustedKeys: keyRing({ policy: c.GATEHOUSE_POLICY_KEYS, approval: c.GATEHOUSE_APPROVAL_KEYS, executor: c.GATEHOUSE_EXECUTOR_KEYS }),

@@ -33,6 +33,7 @@ export function decisionEvent(row: StoredRequest): ApprovalDecision {
     target_id: request.target.id,
     target_version: request.target.version,
     approval_expires_at: row.state === 'approved' ? row.approval_expires_at : null,
+    decider: row.decider,
   };
 }
 
@@ -47,6 +48,8 @@ export function approvalRecord(row: StoredRequest): ApprovalRecord {
     target_id: request.target.id,
     target_version: request.target.version,
     approved_by: required(row.decided_by, 'approver', row.proposal_id),
+    approver_issuer: row.decider?.issuer ?? null,
+    approver_subject: row.decider?.subject ?? null,
     approver_roles: row.approver_roles ?? [],
     required_role: request.approver_role,
     approved_at: required(row.decided_at, 'decision time', row.proposal_id),
@@ -87,6 +90,7 @@ export function executionOrder(row: StoredRequest, commandId: string, orderId: s
     idempotency_key: commitKey(row),
     deadline_at: record.expires_at,
     issued_at: issuedAt,
+    on_behalf_of: request.on_behalf_of ?? null,
   };
 }
 

@@ -49,6 +49,12 @@ const MIGRATIONS: readonly Migration<Tables>[] = [
     // Kafka headers (traceparent, tracestate, gatehouse-sent-at) copied onto what the decision publishes.
     sql: (t) => `ALTER TABLE ${t.requests} ADD COLUMN carried_headers jsonb`,
   },
+  {
+    version: 3,
+    name: 'the person who decided, as the identity provider names them',
+    // {issuer, subject, name, auth_time}: decided_by stays the name people read.
+    sql: (t) => `ALTER TABLE ${t.requests} ADD COLUMN decider jsonb`,
+  },
 ];
 
 /** The highest migration version this build knows. */

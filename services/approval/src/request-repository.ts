@@ -1,5 +1,7 @@
 import type { Pool } from 'pg';
-import type { ApprovalRequest } from '@gatehouse/events';
+import type { ApprovalRequest, Decider } from '@gatehouse/events';
+
+export type { Decider };
 import type { CarriedHeaders } from '@gatehouse/telemetry';
 import { tablesIn } from './db.js';
 import type { Tables } from './db.js';
@@ -23,6 +25,8 @@ export interface StoredRequest {
   readonly expires_at: number;
   readonly decision_id: string | null;
   readonly decided_by: string | null;
+  /** Who decided, as their identity provider names them; null for the service's own decisions (expiry, withdrawal). */
+  readonly decider: Decider | null;
   readonly decided_at: number | null;
   readonly reason: string | null;
   readonly approver_roles: readonly string[] | null;
@@ -46,6 +50,7 @@ interface Row {
   expires_at_ms: string;
   decision_id: string | null;
   decided_by: string | null;
+  decider: Decider | null;
   decided_at_ms: string | null;
   reason: string | null;
   approver_roles: string[] | null;
@@ -60,7 +65,7 @@ interface Row {
 const ms = (column: string): string => `(extract(epoch from ${column}) * 1000)::bigint`;
 
 const COLUMNS = `proposal_id, tenant, request, state, command_id, command_ids, ${ms('expires_at')} AS expires_at_ms,
-  decision_id, decided_by, ${ms('decided_at')} AS decided_at_ms, reason, approver_roles, approval_id,
+  decision_id, decided_by, decider, ${ms('decided_at')} AS decided_at_ms, reason, approver_roles, approval_id,
   ${ms('approval_expires_at')} AS approval_expires_at_ms, order_id, ${ms('published_at')} AS published_at_ms,
   carried_headers, ${ms('now()')} AS now_ms`;
 
@@ -77,6 +82,7 @@ function toStored(row: Row): StoredRequest {
     expires_at: Number(row.expires_at_ms),
     decision_id: row.decision_id,
     decided_by: row.decided_by,
+    decider: row.decider,
     decided_at: num(row.decided_at_ms),
     reason: row.reason,
     approver_roles: row.approver_roles,
@@ -91,6 +97,7 @@ function toStored(row: Row): StoredRequest {
 
 export interface ApproveChange {
   readonly identity: string;
+  readonly decider: Decider;
   readonly roles: readonly string[];
   readonly decisionId: string;
   readonly approvalId: string;
@@ -100,6 +107,7 @@ export interface ApproveChange {
 
 export interface RejectChange {
   readonly identity: string;
+  readonly decider: Decider;
   readonly reason: string;
   readonly decisionId: string;
 }
@@ -187,10 +195,10 @@ export class RequestRepository {
           SET state = 'approved', decided_by = $2, decided_at = now(), approver_roles = $3, decision_id = $4,
               approval_id = $5, order_id = $6,
               approval_expires_at = LEAST(now() + make_interval(secs => $7 / 1000.0), expires_at),
-              publish_claimed_at = now()
+              publish_claimed_at = now(), decider = $8
         WHERE proposal_id = $1 AND state = 'pending' AND expires_at > now()
         RETURNING ${COLUMNS}`,
-      [proposalId, change.identity, change.roles, change.decisionId, change.approvalId, change.orderId, change.validityMs],
+      [proposalId, change.identity, change.roles, change.decisionId, change.approvalId, change.orderId, change.validityMs, JSON.stringify(change.decider)],
     );
     const row = result.rows[0];
     return row === undefined ? undefined : toStored(row);
@@ -200,10 +208,10 @@ export class RequestRepository {
   async reject(proposalId: string, change: RejectChange): Promise<StoredRequest | undefined> {
     const result = await this.pool.query<Row>(
       `UPDATE ${this.t.requests}
-          SET state = 'rejected', decided_by = $2, decided_at = now(), reason = $3, decision_id = $4, publish_claimed_at = now()
+          SET state = 'rejected', decided_by = $2, decided_at = now(), reason = $3, decision_id = $4, publish_claimed_at = now(), decider = $5
         WHERE proposal_id = $1 AND state = 'pending' AND expires_at > now()
         RETURNING ${COLUMNS}`,
-      [proposalId, change.identity, change.reason, change.decisionId],
+      [proposalId, change.identity, change.reason, change.decisionId, JSON.stringify(change.decider)],
     );
     const row = result.rows[0];
     return row === undefined ? undefined : toStored(row);

@@ -1,7 +1,7 @@
 import type { ApprovalRequest, Target } from '@gatehouse/events';
 import type { Approver } from './approvers.js';
 import { authorityProblem } from './approval-desk.js';
-import type { ApprovalState, StoredRequest } from './request-repository.js';
+import type { ApprovalState, Decider, StoredRequest } from './request-repository.js';
 
 /** One request as the API lists it: enough to pick it, nothing of its arguments. */
 export interface RequestSummary {
@@ -24,6 +24,8 @@ export interface RequestSummary {
   /** Why not, as an error code, when `may_decide` is false for reasons of authority. */
   readonly may_not_because: string | null;
   readonly decided_by: string | null;
+  /** The deciding person's issuer, subject, display name and time of sign-in. */
+  readonly decider: Decider | null;
   readonly decided_at: number | null;
   readonly reason: string | null;
   readonly approval_id: string | null;
@@ -55,6 +57,7 @@ export function summaryOf(row: StoredRequest, approver: Approver): RequestSummar
     may_decide: problem === undefined,
     may_not_because: problem?.code ?? null,
     decided_by: row.decided_by,
+    decider: row.decider,
     decided_at: row.decided_at,
     reason: row.reason,
     approval_id: row.approval_id,

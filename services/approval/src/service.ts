@@ -10,6 +10,8 @@ import { GatehouseMetrics } from '@gatehouse/telemetry';
 import type { Logger } from '@gatehouse/telemetry';
 import { buildApi } from './api.js';
 import { ApprovalDesk } from './approval-desk.js';
+import { ApproverAuth } from './approver-auth.js';
+import type { ApproverIdentity } from './approver-auth.js';
 import type { Approvers } from './approvers.js';
 import { loadConsoleAssets } from './console-assets.js';
 import type { ConsoleAssets } from './console-assets.js';
@@ -18,6 +20,8 @@ import { DecisionPublisher } from './decision-publisher.js';
 import { migrate } from './migrations.js';
 import { requestHandler } from './request-handler.js';
 import { RequestRepository } from './request-repository.js';
+import { SessionStore } from './sessions.js';
+import { registerSignIn, sessionCookie } from './sign-in.js';
 import { startSweeper } from './sweeper.js';
 
 export interface ApprovalServiceOptions {
@@ -28,7 +32,17 @@ export interface ApprovalServiceOptions {
   readonly schema: string;
   readonly redis: Redis;
   readonly redisPrefix: string;
-  readonly approvers: Approvers;
+  /**
+   * People, as the company's identity provider proves them: bearer access tokens, and browser
+   * sign-in when it has the console's client.
+   */
+  readonly identity?: ApproverIdentity;
+  /** Approvers of a bearer-token file: demo and test use only (the demo switch); a start with them logs it loudly. */
+  readonly approvers?: Approvers;
+  /** The console's address as browsers reach it, for its redirect URI (default: the address it listens on). */
+  readonly publicUrl?: string;
+  /** How long a console session lasts at most (default 8 h). */
+  readonly sessionTtlMs?: number;
   /** What this service signs the orders of approved writes, its decisions and its answers with (GATEHOUSE_SIGNING_KEY). */
   readonly signingKey: SigningKey;
   /**
@@ -74,8 +88,11 @@ export async function startApprovalService(options: ApprovalServiceOptions): Pro
   const instance = options.instanceId ?? 'approval';
   const logger = options.logger.child({ instance });
   const assets = options.assets ?? loadConsoleAssets();
-  for (const approver of options.approvers.list()) {
-    if (approver.demo) logger.warn({ approver: approver.identity }, 'demo approver loaded: its token is public; never use it in production');
+  if (options.identity === undefined && options.approvers === undefined) {
+    throw new Error('the approval service needs an identity provider (GATEHOUSE_OIDC_ISSUER) or, for demos, approver tokens (GATEHOUSE_DEMO_APPROVERS)');
+  }
+  for (const approver of options.approvers?.list() ?? []) {
+    if (approver.demo) logger.warn({ approver: approver.identity }, 'DEMO APPROVER TOKEN LOADED: its token is published; anyone holding it approves as this person. Never in production.');
   }
   const metrics = options.metrics ?? new GatehouseMetrics({ tools: options.catalog.tools() });
 
@@ -128,18 +145,25 @@ export async function startApprovalService(options: ApprovalServiceOptions): Pro
     });
     teardown.add(consumption.stop);
 
+    const sessions = new SessionStore(options.redis, keys, options.sessionTtlMs);
+    const auth = new ApproverAuth(sessions, logger.child({ component: 'auth' }), options.identity, options.approvers);
+    let listening = '';
+    const publicUrl = (): string => options.publicUrl ?? listening;
     const desk = new ApprovalDesk(repository, decisions, options.approvalValidityMs, logger.child({ component: 'desk' }), metrics, runIsActive);
     const api = buildApi({
       repository,
       desk,
-      approvers: options.approvers,
+      auth,
+      sessionCookie: () => sessionCookie(publicUrl()).name,
       assets,
       logger,
       metrics,
       health: healthOf({ postgres: postgresReady(pool), ...consumerChecks(runtime, consumption, options.redis) }),
     });
+    if (options.identity !== undefined) registerSignIn(api, { identity: options.identity, auth, sessions, logger: logger.child({ component: 'sign-in' }), metrics, publicUrl });
     teardown.add(() => api.close());
     const url = await api.listen({ host: options.host, port: options.port });
+    listening = url;
     return { url, joined: consumption.joined, sweep: () => sweeper.sweep(), stop: (stopOptions) => teardown.close(stopOptions) };
   });
 }

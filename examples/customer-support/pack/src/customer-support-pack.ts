@@ -39,6 +39,7 @@ export const customerSupportPack = defineToolPack({
   roles: new URL('../../config/roles.json', import.meta.url),
   policyTable: new URL('../../config/policy-table.json', import.meta.url),
   approvers: new URL('../../config/approvers.json', import.meta.url),
+  approverPolicy: new URL('../../config/approver-policy.json', import.meta.url),
   setup: (config): CustomerSupportDeps => ({ customers: new CustomersClient(config.CUSTOMERS_URL) }),
   tools: ({ customers }) => [
     getCustomerTool(customers),

@@ -25,6 +25,7 @@ export const refundsPack = defineToolPack({
   roles: new URL('../config/roles.json', import.meta.url),
   policyTable: new URL('../config/policy-table.json', import.meta.url),
   approvers: new URL('../config/approvers.json', import.meta.url),
+  approverPolicy: new URL('../config/approver-policy.json', import.meta.url),
   setup: (config): RefundsDeps => ({ refunds: new RefundsClient(config.REFUNDS_URL) }),
   tools: ({ refunds }) => [getOrderRefundsTool(refunds), ...refundTools(refunds)],
 });

@@ -11,6 +11,7 @@ export interface PackOverrides {
   readonly rolesFile?: string | undefined;
   readonly policyTableFile?: string | undefined;
   readonly approversFile?: string | undefined;
+  readonly approverPolicyFile?: string | undefined;
 }
 
 /** A pack set up and checked, as a service hosts it. */
@@ -26,6 +27,8 @@ export interface HostedPack {
   readonly policyTableFile: string;
   /** The approvers file in force, when the pack ships one or an override names one. */
   readonly approversFile: string | undefined;
+  /** The approver policy in force, when the pack ships one or an override names one. */
+  readonly approverPolicyFile: string | undefined;
 }
 
 function readJson(file: string, what: string): unknown {
@@ -59,5 +62,6 @@ export async function hostToolPack(pack: ToolPack, env: Readonly<Record<string, 
     rolesFile,
     policyTableFile,
     approversFile: overrides.approversFile ?? (pack.approvers === undefined ? undefined : fileURLToPath(pack.approvers)),
+    approverPolicyFile: overrides.approverPolicyFile ?? (pack.approverPolicy === undefined ? undefined : fileURLToPath(pack.approverPolicy)),
   };
 }

@@ -1,0 +1,86 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { Keyspace, Redis } from '@gatehouse/state';
+import type { Approver } from './approvers.js';
+
+/** What the server keeps of a signed-in approver; the browser holds only a random id. */
+export interface Session {
+  readonly approver: Approver;
+  /** Sent back by the console on every state-changing request (x-csrf-token). */
+  readonly csrf: string;
+  /** For sign-out at the identity provider (id_token_hint). */
+  readonly idToken: string;
+  /** Asked again before a decision once the access token has lapsed: a person the IdP dropped is dropped here. */
+  readonly refreshToken: string | null;
+  readonly accessExpiresAt: number;
+  readonly createdAt: number;
+  readonly expiresAt: number;
+}
+
+/** A sign-in under way: what the callback must match (state is the key), kept for minutes. */
+export interface PendingSignIn {
+  readonly codeVerifier: string;
+  readonly nonce: string;
+  /** A path of this service to return to. */
+  readonly returnTo: string;
+  /** Seconds: the IdP must have authenticated the person this recently (OIDC max_age). */
+  readonly maxAge: number | null;
+}
+
+const SIGN_IN_TTL_MS = 10 * 60_000;
+
+const sha256 = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex');
+const random = (): string => randomBytes(32).toString('base64url');
+
+/**
+ * Approver sessions and pending sign-ins in Redis, each under the sha256 of the secret the browser
+ * holds, so reading Redis yields no usable cookie. Any instance of the service answers any session.
+ */
+export class SessionStore {
+  constructor(
+    private readonly redis: Redis,
+    private readonly keys: Keyspace,
+    /** How long a session lasts at most, however active (default 8 h). */
+    private readonly ttlMs: number = 8 * 3600_000,
+  ) {}
+
+  async create(fields: Omit<Session, 'csrf' | 'createdAt' | 'expiresAt'>, now = Date.now()): Promise<{ readonly id: string; readonly session: Session }> {
+    const id = random();
+    const session: Session = { ...fields, csrf: random(), createdAt: now, expiresAt: now + this.ttlMs };
+    await this.redis.set(this.keys.approverSession(sha256(id)), JSON.stringify(session), 'PX', this.ttlMs);
+    return { id, session };
+  }
+
+  /** The live session a cookie names, or undefined (unknown, forged, expired or signed out). */
+  async get(id: string, now = Date.now()): Promise<Session | undefined> {
+    if (id.length !== 43) return undefined;
+    const text = await this.redis.get(this.keys.approverSession(sha256(id)));
+    if (text === null) return undefined;
+    const session = JSON.parse(text) as Session;
+    return session.expiresAt > now ? session : undefined;
+  }
+
+  /** Keeps a session's refreshed tokens and claims; its end does not move. */
+  async update(id: string, session: Session, now = Date.now()): Promise<void> {
+    const left = session.expiresAt - now;
+    if (left <= 0) return this.delete(id);
+    await this.redis.set(this.keys.approverSession(sha256(id)), JSON.stringify(session), 'PX', left, 'XX');
+  }
+
+  async delete(id: string): Promise<void> {
+    await this.redis.del(this.keys.approverSession(sha256(id)));
+  }
+
+  /** Starts a sign-in; the returned `state` goes to the IdP and comes back once. */
+  async beginSignIn(pending: PendingSignIn): Promise<string> {
+    const state = random();
+    await this.redis.set(this.keys.signIn(sha256(state)), JSON.stringify(pending), 'PX', SIGN_IN_TTL_MS);
+    return state;
+  }
+
+  /** The sign-in `state` names, removed as it is read: a replayed callback finds nothing. */
+  async takeSignIn(state: string): Promise<PendingSignIn | undefined> {
+    if (state.length !== 43) return undefined;
+    const text = await this.redis.getdel(this.keys.signIn(sha256(state)));
+    return text === null ? undefined : (JSON.parse(text) as PendingSignIn);
+  }
+}
