@@ -21,6 +21,7 @@ import { DATABASE_URL, testApprovers } from './approval.js';
 import type { TestService } from '../customers-harness.js';
 import { config, logger, uniquePrefix } from './stack.js';
 import { TEST_KEY_RING, TEST_SIGNING_KEYS } from './signing.js';
+import { orchestratorIdentity, stackIdentity } from './identity.js';
 
 export const CONTROL_TOKEN = 'test-control-token-0123456789';
 
@@ -40,6 +41,11 @@ export interface GatehouseOptions {
   readonly limits?: SlotLimits;
   /** Start the approval service too (its own PostgreSQL schema, the test approvers of support/approval.ts). */
   readonly approval?: boolean | { readonly validityMs?: number };
+  /**
+   * The stack's identity provider: the control API takes the orchestrator's client-credentials
+   * tokens (beside the test control token), and the approval service signs people in.
+   */
+  readonly identity?: boolean;
 }
 
 /** A whole Gatehouse in this process over the real stack: its own topics, Redis prefix and customers schema. */
@@ -87,6 +93,7 @@ export async function startGatehouse(label: string, options: GatehouseOptions = 
   const roles = options.roles ?? loadRoles(REFERENCE_ROLES_FILE, catalog);
   const events = { ...config, topicSettings: { ...config.topicSettings, partitions: options.partitions ?? 3 } };
 
+  const callerIdentity = options.identity === true ? await orchestratorIdentity() : undefined;
   const policies: RunningPolicyService[] = [];
   for (let i = 0; i < (options.policies ?? 1); i += 1) {
     policies.push(
@@ -101,6 +108,7 @@ export async function startGatehouse(label: string, options: GatehouseOptions = 
         ...(options.grantValidityMs === undefined ? {} : { grantValidityMs: options.grantValidityMs }),
         logger,
         controlToken: CONTROL_TOKEN,
+        ...(callerIdentity === undefined ? {} : { callerIdentity }),
         signingKey: TEST_SIGNING_KEYS.policy,
         host: '127.0.0.1',
         port: 0,
@@ -149,6 +157,7 @@ export async function startGatehouse(label: string, options: GatehouseOptions = 
       redis,
       redisPrefix,
       approvers: testApprovers(),
+      ...(options.identity === true ? { identity: await stackIdentity() } : {}),
       signingKey: TEST_SIGNING_KEYS.approval,
       trustedKeys: TEST_KEY_RING,
       catalog,

@@ -38,6 +38,7 @@ export const sampleEvents: { readonly [R in TopicRole]: EventByRole[R] } = {
     idempotency_key: 'run-9:p_7f31:commit',
     deadline_at: now + 60_000,
     issued_at: now,
+    on_behalf_of: { issuer: 'https://idp.example/realms/acme', subject: 'person-7', name: 'Otto Owner' },
   },
   results: {
     schema_version: 1,
@@ -87,6 +88,7 @@ export const sampleEvents: { readonly [R in TopicRole]: EventByRole[R] } = {
     rule_id: 'address-change-needs-lead',
     requested_at: now,
     expires_at: now + 900_000,
+    on_behalf_of: { issuer: 'https://idp.example/realms/acme', subject: 'person-7', name: 'Otto Owner' },
   },
   approvalsDecided: {
     schema_version: 1,
@@ -105,6 +107,7 @@ export const sampleEvents: { readonly [R in TopicRole]: EventByRole[R] } = {
     target_id: 'C-1842',
     target_version: 17,
     approval_expires_at: null,
+    decider: { issuer: 'https://idp.example/realms/acme', subject: 'person-1', name: 'Lena Lead', auth_time: now - 60_000 },
   },
   operator: {
     schema_version: 1,

@@ -18,7 +18,7 @@ import { sign, verify } from 'node:crypto';
 import type { IHeaders } from 'kafkajs';
 import { canonicalJson, sha256Hex } from '@gatehouse/contracts';
 import { replyPartitionOf } from '@gatehouse/telemetry';
-import type { ApprovalDecision, ApprovalGrant, ApprovalRequest, ExecutionOrder, OperatorHandoff, ToolResult } from './event-types.js';
+import type { ApprovalDecision, ApprovalGrant, ApprovalRequest, ExecutionOrder, OperatorHandoff, Person, ToolResult } from './event-types.js';
 import { KEY_ID, strictBase64 } from './signing-keys.js';
 import type { KeyRing, KeyRole, SigningKey } from './signing-keys.js';
 import type { EventByRole, TopicRole } from './topics.js';
@@ -31,6 +31,12 @@ export const KEY_ID_HEADER = 'gatehouse-key-id';
 const ORDER_PREFIX = 'gatehouse.execution-order.v2\n';
 const REQUEST_PREFIX = 'gatehouse.approval-request.v1\n';
 const DECISION_PREFIX = 'gatehouse.approval-decision.v1\n';
+// The same kinds with the person they concern signed too. An event that names no person is signed
+// as before, so readers of the earlier version still verify it; one that names a person can only be
+// verified by a reader that knows these.
+const ORDER_WITH_PERSON_PREFIX = 'gatehouse.execution-order.v3\n';
+const REQUEST_WITH_PERSON_PREFIX = 'gatehouse.approval-request.v2\n';
+const DECISION_WITH_DECIDER_PREFIX = 'gatehouse.approval-decision.v2\n';
 const RESULT_PREFIX = 'gatehouse.tool-result.v1\n';
 const HANDOFF_PREFIX = 'gatehouse.operator-handoff.v1\n';
 
@@ -77,6 +83,16 @@ function payloadOf(prefix: string, signed: Record<string, unknown>): Buffer {
   return Buffer.from(prefix + canonicalJson(signed), 'utf8');
 }
 
+function signedPerson(person: Person): Record<string, unknown> {
+  return { issuer: person.issuer, subject: person.subject, name: person.name };
+}
+
+/** The payload as signed before people were named, or with the person under the next prefix. */
+function withPerson(earlier: string, next: string, signed: Record<string, unknown>, person: Person | null | undefined): Buffer {
+  if (person === null || person === undefined) return payloadOf(earlier, signed);
+  return payloadOf(next, { ...signed, on_behalf_of: signedPerson(person) });
+}
+
 /**
  * The bytes an issuer signs for an order: the domain prefix, then RFC 8785 canonical JSON of a fixed
  * field list and the reply partition its answers go to. `arguments` itself is left out (it can be
@@ -84,7 +100,7 @@ function payloadOf(prefix: string, signed: Record<string, unknown>): Buffer {
  * JSON cannot represent (e.g. a field left undefined).
  */
 export function orderSigningPayload(order: ExecutionOrder, replyPartition: number | null): Buffer {
-  return payloadOf(ORDER_PREFIX, {
+  return withPerson(ORDER_PREFIX, ORDER_WITH_PERSON_PREFIX, {
     order_id: order.order_id,
     command_id: order.command_id,
     run_id: order.run_id,
@@ -101,7 +117,7 @@ export function orderSigningPayload(order: ExecutionOrder, replyPartition: numbe
     deadline_at: order.deadline_at,
     issued_at: order.issued_at,
     reply_partition: replyPartition,
-  });
+  }, order.on_behalf_of);
 }
 
 /**
@@ -111,7 +127,7 @@ export function orderSigningPayload(order: ExecutionOrder, replyPartition: numbe
  */
 export function requestSigningPayload(request: ApprovalRequest, replyPartition: number | null): Buffer {
   const { diff } = request;
-  return payloadOf(REQUEST_PREFIX, {
+  return withPerson(REQUEST_PREFIX, REQUEST_WITH_PERSON_PREFIX, {
     proposal_id: request.proposal_id,
     command_id: request.command_id,
     run_id: request.run_id,
@@ -134,12 +150,12 @@ export function requestSigningPayload(request: ApprovalRequest, replyPartition: 
     requested_at: request.requested_at,
     expires_at: request.expires_at,
     reply_partition: replyPartition,
-  });
+  }, request.on_behalf_of);
 }
 
 /** The bytes the approval service signs for an `ApprovalDecision`: every field, picked one by one. */
 export function decisionSigningPayload(decision: ApprovalDecision): Buffer {
-  return payloadOf(DECISION_PREFIX, {
+  const signed = {
     decision_id: decision.decision_id,
     proposal_id: decision.proposal_id,
     command_id: decision.command_id,
@@ -155,7 +171,10 @@ export function decisionSigningPayload(decision: ApprovalDecision): Buffer {
     target_id: decision.target_id,
     target_version: decision.target_version,
     approval_expires_at: decision.approval_expires_at,
-  });
+  };
+  const { decider } = decision;
+  if (decider === null || decider === undefined) return payloadOf(DECISION_PREFIX, signed);
+  return payloadOf(DECISION_WITH_DECIDER_PREFIX, { ...signed, decider: { issuer: decider.issuer, subject: decider.subject, name: decider.name, auth_time: decider.auth_time } });
 }
 
 /** The bytes a service signs for a `ToolResult` it publishes (an operator's resolution included): every field. */

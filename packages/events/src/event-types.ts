@@ -45,6 +45,8 @@ export interface ExecutionOrder {
   readonly idempotency_key: string | null;
   readonly deadline_at: EpochMillis | null;
   readonly issued_at: EpochMillis;
+  /** The person whose agent the run is (from the run); null when it was registered without one. */
+  readonly on_behalf_of?: Person | null;
 }
 
 export interface Target {
@@ -90,6 +92,23 @@ export interface ApprovalRequest {
   readonly rule_id: string;
   readonly requested_at: EpochMillis;
   readonly expires_at: EpochMillis;
+  /** The person whose agent asked; they may never approve it. Null when the run names no person. */
+  readonly on_behalf_of?: Person | null;
+}
+
+/** A person as their identity provider names them. */
+export interface Person {
+  readonly issuer: string;
+  readonly subject: string;
+  readonly name: string | null;
+}
+
+/** Who decided, as their identity provider names them, and when they last signed in there. */
+export interface Decider {
+  readonly issuer: string;
+  readonly subject: string;
+  readonly name: string | null;
+  readonly auth_time: EpochMillis | null;
 }
 
 export const DecisionKind = { approved: 'approved', rejected: 'rejected', expired: 'expired' } as const;
@@ -112,6 +131,8 @@ export interface ApprovalDecision {
   readonly target_id: string;
   readonly target_version: number | null;
   readonly approval_expires_at: EpochMillis | null;
+  /** Who decided; null for an expiry, a withdrawal, or a decision made before people were recorded. */
+  readonly decider?: Decider | null;
 }
 
 export const ResultStatus = {

@@ -100,7 +100,7 @@ describe('signed approval decisions', () => {
     expect(verifyDecision(decision, headers, trusted)).toEqual({ ok: true, keyId: 'approval-1', role: 'approval' });
     for (const field of Object.keys(decision).filter((k) => k !== 'schema_version') as (keyof ApprovalDecision)[]) {
       const value = decision[field];
-      const altered = { ...decision, [field]: typeof value === 'number' ? value + 1 : value === null ? 'x' : `${String(value)}x` };
+      const altered = { ...decision, [field]: typeof value === 'number' ? value + 1 : value === null ? 'x' : typeof value === 'string' ? `${value}x` : null };
       expect(verifyDecision(altered, headers, trusted), field).toMatchObject({ ok: false, reason: 'bad_signature' });
     }
     expect(verifyDecision(decision, undefined, trusted)).toMatchObject({ ok: false, reason: 'unsigned' });
@@ -139,6 +139,35 @@ describe('signed approval requests', () => {
   it('refuses a request signed by the approval service or an executor: only the policy service asks people', () => {
     expect(verifyRequest(request, approvalSigner.headersFor('approvalsRequested', request), trusted)).toMatchObject({ ok: false, reason: 'wrong_role' });
     expect(verifyRequest(request, executorSigner.headersFor('approvalsRequested', request), trusted)).toMatchObject({ ok: false, reason: 'wrong_role' });
+  });
+});
+
+describe('the person an event names, signed too', () => {
+  const person = { issuer: 'https://idp.example/realms/acme', subject: 'person-7', name: 'Otto Owner' };
+  const decider = { issuer: person.issuer, subject: 'person-1', name: 'Lena Lead', auth_time: 1_700_000_000_000 };
+
+  it('signs an event that names no person exactly as before, so earlier readers still verify it', () => {
+    expect(decisionSigningPayload(decision).toString('utf8')).toMatch(/^gatehouse\.approval-decision\.v1\n/);
+    expect(decisionSigningPayload({ ...decision, decider: null }).equals(decisionSigningPayload(decision))).toBe(true);
+    expect(requestSigningPayload({ ...request, on_behalf_of: null }, 1).equals(requestSigningPayload(request, 1))).toBe(true);
+  });
+
+  it('signs the person under the next prefix, and refuses an event whose person was changed, removed or added', () => {
+    const withDecider = { ...decision, decider };
+    expect(decisionSigningPayload(withDecider).toString('utf8')).toMatch(/^gatehouse\.approval-decision\.v2\n/);
+    const decided = approvalSigner.headersFor('approvalsDecided', withDecider);
+    expect(verifyDecision(withDecider, decided, trusted)).toMatchObject({ ok: true });
+    expect(verifyDecision({ ...withDecider, decider: { ...decider, subject: 'person-7' } }, decided, trusted)).toMatchObject({ ok: false, reason: 'bad_signature' });
+    expect(verifyDecision({ ...withDecider, decider: null }, decided, trusted)).toMatchObject({ ok: false, reason: 'bad_signature' });
+
+    const behalf = { ...request, on_behalf_of: person };
+    expect(requestSigningPayload(behalf, null).toString('utf8')).toMatch(/^gatehouse\.approval-request\.v2\n/);
+    const asked = policySigner.headersFor('approvalsRequested', behalf);
+    expect(verifyRequest(behalf, asked, trusted)).toMatchObject({ ok: true });
+    expect(verifyRequest({ ...behalf, on_behalf_of: { ...person, subject: 'person-1' } }, asked, trusted)).toMatchObject({ ok: false, reason: 'bad_signature' });
+    expect(verifyRequest({ ...behalf, on_behalf_of: null }, asked, trusted)).toMatchObject({ ok: false, reason: 'bad_signature' });
+    const plain = policySigner.headersFor('approvalsRequested', request);
+    expect(verifyRequest(behalf, plain, trusted)).toMatchObject({ ok: false, reason: 'bad_signature' });
   });
 });
 

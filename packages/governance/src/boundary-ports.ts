@@ -18,6 +18,8 @@ export interface BoundaryRun {
   readonly run_id: string;
   readonly tenant: string;
   readonly principal: string;
+  /** The person whose agent the run is, when it names one. */
+  readonly on_behalf_of?: { readonly issuer: string; readonly subject: string; readonly name: string | null } | null;
   readonly role: string;
   /** Tool addresses (name.vN) the run may call. */
   readonly capabilities: readonly string[];

@@ -27,6 +27,8 @@ export interface Proposal {
   readonly run_id: string;
   readonly tenant: string;
   readonly principal: string;
+  /** The person whose agent made the proposal; they may not approve it. Absent on older proposals. */
+  readonly on_behalf_of?: { readonly issuer: string; readonly subject: string; readonly name: string | null } | null;
   readonly created_at: number;
   readonly expires_at: number;
 }
@@ -36,6 +38,7 @@ export interface ProposalOrigin {
   readonly run_id: string;
   readonly tenant: string;
   readonly principal: string;
+  readonly on_behalf_of?: { readonly issuer: string; readonly subject: string; readonly name: string | null } | null;
   readonly environment: string;
 }
 
@@ -72,6 +75,7 @@ export function buildProposal(draft: ProposalDraft, commitTool: string, origin: 
     run_id: origin.run_id,
     tenant: origin.tenant,
     principal: origin.principal,
+    on_behalf_of: origin.on_behalf_of ?? null,
     created_at: now,
     expires_at: now + ttlMs,
   };
@@ -110,6 +114,7 @@ export function implicitProposal(
     run_id: origin.run_id,
     tenant: origin.tenant,
     principal: origin.principal,
+    on_behalf_of: origin.on_behalf_of ?? null,
     created_at: now,
     expires_at: now + ttlMs,
   };

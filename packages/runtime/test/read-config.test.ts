@@ -102,8 +102,8 @@ describe('readConfig', () => {
   });
 
   it('refuses a missing required variable and says why it is needed', () => {
-    expect(refusals(['GATEHOUSE_CONTROL_TOKEN'], {})).toEqual([
-      { variable: 'GATEHOUSE_CONTROL_TOKEN', reason: 'required: trusted code uses it to register runs (at least 16 characters)' },
+    expect(refusals(['GATEHOUSE_APPROVER_TOKEN'], {})).toEqual([
+      { variable: 'GATEHOUSE_APPROVER_TOKEN', reason: 'required: the approvals commands act as the approver it names' },
     ]);
   });
 

@@ -27,6 +27,9 @@ export interface ApprovalRecord {
   readonly target_version: number | null;
   /** An approver identity, or `policy:<rule id>` when the policy table allowed the call. */
   readonly approved_by: string;
+  /** The approving person's issuer and subject at the identity provider; absent for a policy rule's grant. */
+  readonly approver_issuer?: string | null;
+  readonly approver_subject?: string | null;
   /** Roles the approver held when approving. */
   readonly approver_roles: readonly string[];
   /** Role the policy rule asked for; null for `allow`. */

@@ -35,6 +35,8 @@ export interface Proposal {
   readonly run_id: string;
   readonly tenant: string;
   readonly principal: string;
+  /** The person whose agent made the proposal; they may not approve it. Absent on older proposals. */
+  readonly on_behalf_of?: { readonly issuer: string; readonly subject: string; readonly name: string | null } | null;
   readonly created_at: number;
   readonly expires_at: number;
 }

@@ -3,10 +3,33 @@ import type { Keyspace } from './keyspace.js';
 import { LuaScript } from './lua-script.js';
 
 /** A run as trusted code registered it. Agents can neither create nor widen one. */
+/** A person as their identity provider names them: the issuer and the subject there, with a display name. */
+export interface PersonRef {
+  readonly issuer: string;
+  readonly subject: string;
+  readonly name: string | null;
+}
+
+/** Who registered a run: an identity provider's client (client credentials), or the local control token. */
+export interface Registrar {
+  readonly issuer: string | null;
+  readonly subject: string | null;
+  /** The OAuth client (`azp` or `client_id`), or `control-token` for the local-development token. */
+  readonly client_id: string;
+}
+
 export interface Run {
   readonly run_id: string;
   readonly tenant: string;
+  /** The agent the run is: how logs and people name it (`agent:support-bot`). */
   readonly principal: string;
+  /**
+   * The person whose agent it is, named by the IdP. They may never approve the run's own writes
+   * (SELF_APPROVAL). Absent on runs registered before people were recorded.
+   */
+  readonly on_behalf_of?: PersonRef | null;
+  /** Who registered the run; absent on runs registered before it was recorded. */
+  readonly registered_by?: Registrar | null;
   readonly role: string;
   /** Tool addresses (name.vN) the run may call. */
   readonly capabilities: readonly string[];

@@ -34,6 +34,10 @@ export async function authorize(order: ExecutionOrder, approvals: ApprovalStore,
     if (proposal === undefined) return no(toolError('PROPOSAL_NOT_FOUND', `Proposal ${order.proposal_id} is gone`));
     if (approval.proposal_id !== proposal.proposal_id) return no(toolError('ARGUMENTS_MISMATCH', 'The approval is for another proposal'));
     if (approval.approved_by === proposal.principal) return no(toolError('SELF_APPROVAL', 'A run’s own principal cannot approve its proposal'));
+    const person = proposal.on_behalf_of ?? order.on_behalf_of ?? null;
+    if (person !== null && approval.approver_issuer === person.issuer && approval.approver_subject === person.subject) {
+      return no(toolError('SELF_APPROVAL', 'The person a run acts on behalf of cannot approve its proposal'));
+    }
     if (proposal.run_id !== order.run_id || proposal.tenant !== order.tenant || proposal.tool !== order.tool) {
       return no(toolError('ARGUMENTS_MISMATCH', 'The order does not match its proposal'));
     }

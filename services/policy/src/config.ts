@@ -1,5 +1,5 @@
 import type { EventsConfig, SigningKey } from '@gatehouse/events';
-import { eventsConfigOf, readConfig, variablesReadBy } from '@gatehouse/runtime';
+import { ConfigError, eventsConfigOf, readConfig, variablesReadBy } from '@gatehouse/runtime';
 import type { Env } from '@gatehouse/runtime';
 import type { TracingOptions } from '@gatehouse/telemetry';
 
@@ -9,7 +9,10 @@ export interface PolicyConfig {
   readonly redisPrefix: string;
   readonly host: string;
   readonly port: number;
-  readonly controlToken: string;
+  /** The local-development control token, when set. */
+  readonly controlToken: string | undefined;
+  /** The identity provider trusted code proves itself to, and what its tokens must carry. */
+  readonly oidc: { readonly issuer: string; readonly audience: string; readonly scope: string } | undefined;
   readonly signingKey: SigningKey;
   /** The tool pack to host (GATEHOUSE_TOOL_PACK). */
   readonly toolPack: string | undefined;
@@ -32,6 +35,11 @@ const VARIABLES = variablesReadBy('policy');
 /** Reads and checks the policy service's settings once, at start-up (by @gatehouse/runtime's schema). */
 export function policyConfigFromEnv(env: Env = process.env): PolicyConfig {
   const c = readConfig(VARIABLES, env, 'policy');
+  if (c.GATEHOUSE_OIDC_ISSUER === undefined && c.GATEHOUSE_CONTROL_TOKEN === undefined) {
+    throw new ConfigError([
+      { variable: 'GATEHOUSE_OIDC_ISSUER', reason: 'required unless GATEHOUSE_CONTROL_TOKEN is set: trusted code that registers runs proves itself to the IdP (client credentials)' },
+    ]);
+  }
   const events = eventsConfigOf(c);
   return {
     events,
@@ -40,6 +48,7 @@ export function policyConfigFromEnv(env: Env = process.env): PolicyConfig {
     host: c.POLICY_HOST,
     port: c.POLICY_PORT,
     controlToken: c.GATEHOUSE_CONTROL_TOKEN,
+    oidc: c.GATEHOUSE_OIDC_ISSUER === undefined ? undefined : { issuer: c.GATEHOUSE_OIDC_ISSUER, audience: c.POLICY_OIDC_AUDIENCE, scope: c.POLICY_RUNS_SCOPE },
     signingKey: c.GATEHOUSE_SIGNING_KEY,
     toolPack: c.GATEHOUSE_TOOL_PACK,
     rolesFile: c.GATEHOUSE_ROLES_FILE,

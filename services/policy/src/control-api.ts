@@ -1,15 +1,16 @@
-import { randomUUID, timingSafeEqual } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import Fastify from 'fastify';
-import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify';
 import { toMcpTool, toOpenAiFunction } from '@gatehouse/contracts';
 import type { Catalog } from '@gatehouse/contracts';
 import { isActive } from '@gatehouse/state';
-import type { Run, RunRegistry, RunTokens } from '@gatehouse/state';
+import type { PersonRef, Registrar, Run, RunRegistry, RunTokens } from '@gatehouse/state';
 import type { GatehouseMetrics, Logger } from '@gatehouse/telemetry';
 import { registerOperatorRoutes } from './operator-api.js';
 import type { OperatorApiOptions } from './operator-api.js';
 import type { Roles } from '@gatehouse/governance';
 import type { Health } from '@gatehouse/runtime';
+import type { TrustedCallers } from './trusted-callers.js';
 
 export interface ControlApiOptions {
   readonly runs: RunRegistry;
@@ -17,15 +18,17 @@ export interface ControlApiOptions {
   readonly runTokens: RunTokens;
   readonly catalog: Catalog;
   readonly roles: Roles;
-  /** Bearer token of trusted callers (the code that starts agent runs). Agents never hold it. */
-  readonly controlToken: string;
+  /** Who may register and manage runs: the IdP's clients with the runs scope (and the local control token, where set). Agents never are. */
+  readonly callers: TrustedCallers;
+  /** The issuer people are named by; a run's `on_behalf_of` must name one of its people (absent: any). */
+  readonly personIssuer?: string;
   readonly maxRunTtlMs: number;
   readonly logger: Logger;
   /** Answers /healthz and /readyz. */
   readonly health: Health;
   /** Served at GET /metrics when given. */
   readonly metrics?: GatehouseMetrics;
-  readonly operations?: Omit<OperatorApiOptions, 'authorized' | 'catalog'>;
+  readonly operations?: Omit<OperatorApiOptions, 'catalog'>;
 }
 
 interface CreateRunBody {
@@ -37,6 +40,7 @@ interface CreateRunBody {
   environment: string;
   ttl_ms: number;
   mcp_token?: boolean;
+  on_behalf_of?: { issuer: string; subject: string; name?: string };
 }
 
 const createRunSchema = {
@@ -52,14 +56,21 @@ const createRunSchema = {
     environment: { type: 'string', enum: ['sandbox', 'staging', 'production'] },
     ttl_ms: { type: 'integer', minimum: 1000 },
     mcp_token: { type: 'boolean' },
+    on_behalf_of: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['issuer', 'subject'],
+      properties: {
+        issuer: { type: 'string', minLength: 1, maxLength: 500 },
+        subject: { type: 'string', minLength: 1, maxLength: 255 },
+        name: { type: 'string', minLength: 1, maxLength: 200 },
+      },
+    },
   },
 } as const;
 
-function sameToken(given: string, expected: string): boolean {
-  const a = Buffer.from(given);
-  const b = Buffer.from(expected);
-  return a.length === b.length && timingSafeEqual(a, b);
-}
+/** Routes anyone may call: health, metrics, and a run's tool definitions (the run id is the runtime's handle). */
+const PUBLIC = { public: true } as const;
 
 /**
  * The trusted side: registering runs (who, which role, which tools, until when), listing and
@@ -68,22 +79,38 @@ function sameToken(given: string, expected: string): boolean {
 export function buildControlApi(options: ControlApiOptions): FastifyInstance {
   const loggerInstance: FastifyBaseLogger = options.logger.child({ api: 'control' });
   const app = Fastify({ loggerInstance });
-  const requireToken = (authorization: string | undefined): boolean =>
-    authorization !== undefined && authorization.startsWith('Bearer ') && sameToken(authorization.slice(7), options.controlToken);
 
-  app.get('/healthz', (_request, reply) => {
+  // Every route but the public ones is for trusted code, checked once here, before validation (an
+  // anonymous caller learns nothing from a 400).
+  const callerOf = new WeakMap<FastifyRequest, Registrar>();
+  app.addHook('onRequest', async (request, reply) => {
+    if ((request.routeOptions.config as { public?: boolean }).public === true) return;
+    const caller = await options.callers.authenticate(request.headers.authorization);
+    if (!caller.ok) {
+      options.metrics?.identityRefused('control', caller.code);
+      if (caller.challenge !== undefined) void reply.header('www-authenticate', caller.challenge);
+      return reply.code(caller.status).send({ error: { code: caller.code, message: caller.message } });
+    }
+    callerOf.set(request, caller.registrar);
+  });
+  const registrarOf = (request: FastifyRequest): Registrar => {
+    const registrar = callerOf.get(request);
+    if (registrar === undefined) throw new Error('a trusted route was reached without a caller');
+    return registrar;
+  };
+
+  app.get('/healthz', { config: PUBLIC }, (_request, reply) => {
     const live = options.health.live();
     return reply.code(live.statusCode).send(live.body);
   });
-  app.get('/readyz', async (_request, reply) => {
+  app.get('/readyz', { config: PUBLIC }, async (_request, reply) => {
     const ready = await options.health.ready();
     return reply.code(ready.statusCode).send(ready.body);
   });
   const metrics = options.metrics;
-  if (metrics !== undefined) app.get('/metrics', async (_request, reply) => reply.type(metrics.contentType).send(await metrics.scrape()));
+  if (metrics !== undefined) app.get('/metrics', { config: PUBLIC }, async (_request, reply) => reply.type(metrics.contentType).send(await metrics.scrape()));
 
   app.post<{ Body: CreateRunBody }>('/runs', { schema: { body: createRunSchema } }, async (request, reply) => {
-    if (!requireToken(request.headers.authorization)) return reply.code(401).send({ error: { code: 'UNAUTHORIZED', message: 'control token required' } });
     const body = request.body;
     const role = options.roles[body.role];
     if (role === undefined) {
@@ -101,11 +128,19 @@ export function buildControlApi(options: ControlApiOptions): FastifyInstance {
         error: { code: 'CAPABILITY_OUTSIDE_ROLE', message: `not grantable to role ${body.role}: ${outside.join(', ')}`, permitted: live },
       });
     }
+    const person: PersonRef | null = body.on_behalf_of === undefined ? null : { issuer: body.on_behalf_of.issuer, subject: body.on_behalf_of.subject, name: body.on_behalf_of.name ?? null };
+    if (person !== null && options.personIssuer !== undefined && person.issuer !== options.personIssuer) {
+      // A person of another issuer could never be matched against an approver: four eyes would silently not hold.
+      return reply.code(422).send({ error: { code: 'UNKNOWN_ISSUER', message: `on_behalf_of must name a person of ${options.personIssuer}` } });
+    }
     const now = Date.now();
+    const registrar = registrarOf(request);
     const run: Run = {
       run_id: body.run_id ?? `run_${randomUUID()}`,
       tenant: body.tenant,
       principal: body.principal,
+      on_behalf_of: person,
+      registered_by: registrar,
       role: body.role,
       capabilities: [...capabilities].sort(),
       environment: body.environment,
@@ -116,7 +151,10 @@ export function buildControlApi(options: ControlApiOptions): FastifyInstance {
     if (!(await options.runs.create(run))) {
       return reply.code(409).send({ error: { code: 'RUN_EXISTS', message: `run ${run.run_id} already exists` } });
     }
-    request.log.info({ run_id: run.run_id, tenant: run.tenant, role: run.role, tools: run.capabilities.length }, 'run registered');
+    request.log.info(
+      { run_id: run.run_id, tenant: run.tenant, role: run.role, tools: run.capabilities.length, registered_by: registrar.client_id, on_behalf_of: person?.subject ?? null },
+      'run registered',
+    );
     // The token is shown once, in this answer; only its hash is kept.
     if (body.mcp_token === true) return reply.code(201).send({ ...run, mcp_token: (await options.runTokens.issue(run)).token });
     return reply.code(201).send(run);
@@ -125,7 +163,6 @@ export function buildControlApi(options: ControlApiOptions): FastifyInstance {
   // Another token for an active run: for a second MCP client, or to replace one that leaked (stop the
   // run to revoke every token it has).
   app.post<{ Params: { id: string } }>('/runs/:id/mcp-tokens', async (request, reply) => {
-    if (!requireToken(request.headers.authorization)) return reply.code(401).send({ error: { code: 'UNAUTHORIZED', message: 'control token required' } });
     const run = await options.runs.get(request.params.id);
     if (run === undefined || !isActive(run)) return reply.code(404).send({ error: { code: 'RUN_NOT_FOUND', message: 'no such active run' } });
     const issued = await options.runTokens.issue(run);
@@ -134,28 +171,25 @@ export function buildControlApi(options: ControlApiOptions): FastifyInstance {
   });
 
   app.get<{ Querystring: { tenant?: string } }>('/runs', async (request, reply) => {
-    if (!requireToken(request.headers.authorization)) return reply.code(401).send({ error: { code: 'UNAUTHORIZED', message: 'control token required' } });
     const tenant = request.query.tenant;
     if (tenant === undefined) return reply.code(400).send({ error: { code: 'INVALID_REQUEST', message: 'tenant is required' } });
     return { runs: await options.runs.list(tenant) };
   });
 
   app.get<{ Params: { id: string } }>('/runs/:id', async (request, reply) => {
-    if (!requireToken(request.headers.authorization)) return reply.code(401).send({ error: { code: 'UNAUTHORIZED', message: 'control token required' } });
     const run = await options.runs.get(request.params.id);
     if (run === undefined) return reply.code(404).send({ error: { code: 'RUN_NOT_FOUND', message: 'no such run' } });
     return { ...run, active: isActive(run) };
   });
 
   app.post<{ Params: { id: string } }>('/runs/:id/stop', async (request, reply) => {
-    if (!requireToken(request.headers.authorization)) return reply.code(401).send({ error: { code: 'UNAUTHORIZED', message: 'control token required' } });
     const outcome = await options.runs.stop(request.params.id);
     if (outcome === 'not_found') return reply.code(404).send({ error: { code: 'RUN_NOT_FOUND', message: 'no such run' } });
     return { run_id: request.params.id, outcome };
   });
 
   // The run id is the runtime's handle: it reveals only what that run may call.
-  app.get<{ Params: { id: string }; Querystring: { format?: string } }>('/runs/:id/tools', async (request, reply) => {
+  app.get<{ Params: { id: string }; Querystring: { format?: string } }>('/runs/:id/tools', { config: PUBLIC }, async (request, reply) => {
     const run = await options.runs.get(request.params.id);
     if (run === undefined || !isActive(run)) return reply.code(404).send({ error: { code: 'RUN_NOT_FOUND', message: 'no such active run' } });
     const tools = run.capabilities.map((address) => options.catalog.get(address)).filter((t) => t !== undefined);
@@ -166,7 +200,7 @@ export function buildControlApi(options: ControlApiOptions): FastifyInstance {
   });
 
   if (options.operations !== undefined) {
-    registerOperatorRoutes(app, { ...options.operations, catalog: options.catalog, authorized: requireToken });
+    registerOperatorRoutes(app, { ...options.operations, catalog: options.catalog });
   }
 
   return app;

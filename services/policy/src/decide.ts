@@ -50,5 +50,6 @@ function readOrder(command: ToolCommand, { run, tool, canonical }: ReadVerdict, 
     idempotency_key: null,
     deadline_at: Math.min(run.expires_at, command.deadline_at ?? Number.POSITIVE_INFINITY),
     issued_at: now,
+    on_behalf_of: run.on_behalf_of ?? null,
   };
 }

@@ -3,6 +3,8 @@ export type { PolicyConfig } from './config.js';
 export { decide } from './decide.js';
 export type { DecideDeps, Decision } from './decide.js';
 export { buildControlApi } from './control-api.js';
+export { CONTROL_TOKEN_CLIENT, TrustedCallers } from './trusted-callers.js';
+export type { TrustedCaller, TrustedCallerIdentity } from './trusted-callers.js';
 export { startPolicyService } from './service.js';
 export type { PolicyServiceOptions, RunningPolicyService } from './service.js';
 export { decideWrite } from './write-decision.js';

@@ -1,4 +1,5 @@
 import { topicNames } from '@gatehouse/events';
+import { AccessTokenVerifier } from '@gatehouse/identity';
 import { hostToolPack, loadToolPack, runMain } from '@gatehouse/runtime';
 import { createRedis } from '@gatehouse/state';
 import { createLogger, startTracing } from '@gatehouse/telemetry';
@@ -28,7 +29,10 @@ await runMain({
       roles: pack.roles,
       table: pack.policyTable,
       logger,
-      controlToken: config.controlToken,
+      ...(config.controlToken === undefined ? {} : { controlToken: config.controlToken }),
+      ...(config.oidc === undefined
+        ? {}
+        : { callerIdentity: { accessTokens: await AccessTokenVerifier.discover({ issuer: config.oidc.issuer, audience: config.oidc.audience }), scope: config.oidc.scope } }),
       signingKey: config.signingKey,
       host: config.host,
       port: config.port,

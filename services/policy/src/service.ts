@@ -10,6 +10,8 @@ import { GatehouseMetrics } from '@gatehouse/telemetry';
 import type { Logger } from '@gatehouse/telemetry';
 import { commandHandler } from './command-handler.js';
 import { buildControlApi } from './control-api.js';
+import { TrustedCallers } from './trusted-callers.js';
+import type { TrustedCallerIdentity } from './trusted-callers.js';
 
 export interface PolicyServiceOptions {
   readonly events: EventsConfig;
@@ -20,7 +22,10 @@ export interface PolicyServiceOptions {
   readonly roles: Roles;
   readonly table: PolicyTable;
   readonly logger: Logger;
-  readonly controlToken: string;
+  /** The local-development control token; off (unset) in deploy/: trusted code proves itself to the IdP. */
+  readonly controlToken?: string;
+  /** Trusted code proved by the identity provider (client credentials with the runs scope). */
+  readonly callerIdentity?: TrustedCallerIdentity;
   /** What this service signs its orders, approval requests and answers with (GATEHOUSE_SIGNING_KEY). */
   readonly signingKey: SigningKey;
   readonly host: string;
@@ -89,7 +94,8 @@ export async function startPolicyService(options: PolicyServiceOptions): Promise
       runTokens: new RunTokens(options.redis, keys, runs),
       catalog: options.catalog,
       roles: options.roles,
-      controlToken: options.controlToken,
+      callers: new TrustedCallers(options.callerIdentity, options.controlToken),
+      ...(options.callerIdentity === undefined ? {} : { personIssuer: options.callerIdentity.accessTokens.issuer }),
       maxRunTtlMs: options.maxRunTtlMs,
       logger,
       metrics,

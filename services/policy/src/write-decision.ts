@@ -68,6 +68,7 @@ export async function decideWrite(command: ToolCommand, verdict: WriteVerdict, d
       rule_id: verdict.ruleId,
       requested_at: now,
       expires_at: verdict.expiresAt,
+      on_behalf_of: proposal.on_behalf_of ?? run.on_behalf_of ?? null,
     },
     pending: { proposal_id: proposal.proposal_id, approver_role: verdict.approverRole, expires_at: verdict.expiresAt },
   };
@@ -94,6 +95,7 @@ function execute(command: ToolCommand, { run, tool, proposal }: WriteVerdict, ke
       // The earliest of the run's end, the grant's and the call's own deadline: no stage extends it.
       deadline_at: Math.min(run.expires_at, grant?.expires_at ?? Number.POSITIVE_INFINITY, command.deadline_at ?? Number.POSITIVE_INFINITY),
       issued_at: now,
+      on_behalf_of: run.on_behalf_of ?? null,
     },
   };
 }

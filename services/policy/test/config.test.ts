@@ -36,8 +36,12 @@ describe('policy configuration', () => {
     expect(policyConfigFromEnv({ ...TOKEN, POLICY_PORT: '0' }).port).toBe(0);
   });
 
-  it('refuses a missing control token and numbers that are not positive integers', () => {
-    expect(() => policyConfigFromEnv({})).toThrow(/GATEHOUSE_CONTROL_TOKEN/);
+  it('refuses a start with neither an identity provider nor a control token, and numbers that are not positive integers', () => {
+    expect(() => policyConfigFromEnv({ GATEHOUSE_SIGNING_KEY: TOKEN.GATEHOUSE_SIGNING_KEY })).toThrow(/GATEHOUSE_OIDC_ISSUER: required unless GATEHOUSE_CONTROL_TOKEN is set/);
+    expect(policyConfigFromEnv({ GATEHOUSE_OIDC_ISSUER: 'https://idp.example/realms/a', GATEHOUSE_SIGNING_KEY: TOKEN.GATEHOUSE_SIGNING_KEY })).toMatchObject({
+      controlToken: undefined,
+      oidc: { issuer: 'https://idp.example/realms/a', audience: 'gatehouse-policy', scope: 'gatehouse.runs' },
+    });
     expect(() => policyConfigFromEnv({ ...TOKEN, POLICY_SESSION_TIMEOUT_MS: '0' })).toThrow(/POLICY_SESSION_TIMEOUT_MS/);
     expect(() => policyConfigFromEnv({ ...TOKEN, POLICY_SESSION_TIMEOUT_MS: 'soon' })).toThrow(/POLICY_SESSION_TIMEOUT_MS/);
   });

@@ -5,9 +5,19 @@ import { variable } from './variable.js';
 export const POLICY_VARIABLES = {
   GATEHOUSE_CONTROL_TOKEN: variable(text({ minLength: 16 }), {
     readers: ['policy', 'cli'],
-    required: 'trusted code uses it to register runs (at least 16 characters)',
+    unset: 'off: trusted code proves itself to the IdP (`GATEHOUSE_OIDC_ISSUER`)',
     secret: true,
-    doc: 'bearer token of the control API (runs, operations)',
+    doc: 'a static bearer token of the control API (runs, operations), for local development only; off in `deploy/`. At least 16 characters',
+  }),
+  POLICY_OIDC_AUDIENCE: variable(text(), {
+    readers: ['policy'],
+    default: 'gatehouse-policy',
+    doc: 'the audience (`aud`) a client-credentials token of trusted code must name to reach the control API',
+  }),
+  POLICY_RUNS_SCOPE: variable(text(), {
+    readers: ['policy'],
+    default: 'gatehouse.runs',
+    doc: "the scope a trusted caller's token must carry to register and manage runs",
   }),
   POLICY_HOST: variable(text(), { readers: ['policy'], default: '127.0.0.1', doc: 'listen address of the control API' }),
   POLICY_PORT: variable(port(), { readers: ['policy'], default: '8091', doc: 'listen port of the control API' }),
