@@ -56,3 +56,16 @@ export function controlApi(env: Env): HttpTarget {
 export function approvalApi(env: Env): HttpTarget {
   return target(env, 'the approval API', 'GATEHOUSE_APPROVAL_URL', 'GATEHOUSE_APPROVER_TOKEN', 'an approver’s');
 }
+
+/** The OpenID Provider and the CLI's client there, for signing a person in. */
+export interface IdentityProviderTarget {
+  readonly issuer: string;
+  readonly clientId: string;
+  readonly timeoutMs: number;
+}
+
+export function identityProvider(env: Env): IdentityProviderTarget {
+  const issuer = value(env, 'GATEHOUSE_OIDC_ISSUER');
+  if (issuer === undefined) throw usageError('GATEHOUSE_OIDC_ISSUER is not set: signing in needs the identity provider');
+  return { issuer, clientId: value(env, 'GATEHOUSE_CLI_CLIENT_ID') ?? 'gatehouse-cli', timeoutMs: timeoutMs(env) };
+}

@@ -4,7 +4,8 @@ import { usageError } from '../exit-code.js';
 import { formatDuration, isoTime, relativeTime } from '../format.js';
 import { HttpApi, segment } from '../http-api.js';
 import type { Output } from '../output.js';
-import { approvalApi } from '../settings.js';
+import { approvalApi, identityProvider } from '../settings.js';
+import { deviceSignIn } from '../device-sign-in.js';
 
 /** A request as the approval API lists it (services/approval/src/request-view.ts). */
 interface RequestSummary {
@@ -68,6 +69,7 @@ function renderDetail(out: Output, row: RequestDetail): string {
     ['tenant', row.tenant],
     ['run', request.run_id],
     ['principal', request.principal],
+    ['on behalf of', request.on_behalf_of === null || request.on_behalf_of === undefined ? '(no person named)' : `${request.on_behalf_of.name ?? request.on_behalf_of.subject} (${request.on_behalf_of.subject} at ${request.on_behalf_of.issuer})`],
     ['tool', row.tool],
     ['environment', row.environment],
     ['target', targetOf(row.target)],
@@ -93,6 +95,22 @@ export const approvals: CommandGroup = {
   name: 'approvals',
   summary: 'list, inspect, approve and reject approval requests (approval API, as the approver of GATEHOUSE_APPROVER_TOKEN)',
   subcommands: [
+    {
+      name: 'sign-in',
+      summary: 'sign in at the identity provider from any browser (device authorization grant) and print an approver access token',
+      notes: [
+        'Prints where to go and the code to enter on stderr, waits for the sign-in, then prints the access token on stdout:',
+        '  export GATEHOUSE_APPROVER_TOKEN="$(gatehouse approvals sign-in)"',
+        'Needs GATEHOUSE_OIDC_ISSUER (and GATEHOUSE_CLI_CLIENT_ID, default gatehouse-cli). Exit 1 when the sign-in is refused or its code expires.',
+      ],
+      async run({ out, io }) {
+        const signedIn = await deviceSignIn(identityProvider(io.env), (prompt) => {
+          out.note(`To sign in, open ${prompt.verificationUriComplete ?? prompt.verificationUri}`);
+          out.note(`and enter the code ${prompt.userCode} (valid ${formatDuration(prompt.expiresInMs)}).`);
+        });
+        out.result({ access_token: signedIn.accessToken, expires_in: signedIn.expiresInS }, () => `${signedIn.accessToken}\n`);
+      },
+    },
     {
       name: 'list',
       summary: 'requests of your tenants, newest first',

@@ -20,7 +20,12 @@ export const CLI_VARIABLES = {
     readers: ['cli'],
     required: 'the approvals commands act as the approver it names',
     secret: true,
-    doc: "an approver's bearer token: says who decides",
+    doc: "an approver's bearer token: an access token of the IdP (`gatehouse approvals sign-in` prints one), or a demo token: says who decides",
+  }),
+  GATEHOUSE_CLI_CLIENT_ID: variable(text(), {
+    readers: ['cli'],
+    default: 'gatehouse-cli',
+    doc: "the CLI's public client at the OpenID Provider (`GATEHOUSE_OIDC_ISSUER`), for `gatehouse approvals sign-in` (device authorization grant, RFC 8628)",
   }),
   GATEHOUSE_OPERATOR: variable(text(), { readers: ['cli'], unset: '*(none)*', doc: 'who resolves an operation when `--by` is not given' }),
   GATEHOUSE_CLI_TIMEOUT_MS: variable(integer(1), { readers: ['cli'], default: '10000', doc: 'timeout of each HTTP request the CLI makes' }),

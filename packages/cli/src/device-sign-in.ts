@@ -1,0 +1,56 @@
+import { discoverRelyingParty, oidc } from '@gatehouse/identity';
+import { CliError, ExitCode } from './exit-code.js';
+import type { IdentityProviderTarget } from './settings.js';
+
+/** What a person is asked to do on another device. */
+export interface DevicePrompt {
+  readonly verificationUri: string;
+  readonly verificationUriComplete: string | undefined;
+  readonly userCode: string;
+  readonly expiresInMs: number;
+}
+
+export interface DeviceSignedIn {
+  readonly accessToken: string;
+  readonly expiresInS: number | undefined;
+}
+
+const errorName = (error: unknown): string => {
+  const { error: oauthError, code, message } = error as { error?: unknown; code?: unknown; message?: unknown };
+  if (typeof oauthError === 'string') return oauthError;
+  if (typeof code === 'string') return code;
+  return typeof message === 'string' ? message : String(error);
+};
+
+/**
+ * Signs a person in with the OAuth device authorization grant (RFC 8628): the IdP gives a code, the
+ * person enters it in any browser and signs in there, and the CLI, polling as the IdP says, gets
+ * their access token. The CLI never sees a password.
+ */
+export async function deviceSignIn(target: IdentityProviderTarget, prompt: (p: DevicePrompt) => void): Promise<DeviceSignedIn> {
+  let relyingParty: oidc.Configuration;
+  try {
+    relyingParty = await discoverRelyingParty(target.issuer, target.clientId);
+  } catch (error) {
+    throw new CliError(ExitCode.unreachable, 'ISSUER_UNAVAILABLE', `the identity provider ${target.issuer} could not be discovered: ${errorName(error)}`, { cause: error });
+  }
+  let started: Awaited<ReturnType<typeof oidc.initiateDeviceAuthorization>>;
+  try {
+    started = await oidc.initiateDeviceAuthorization(relyingParty, { scope: 'openid' });
+  } catch (error) {
+    throw new CliError(ExitCode.refused, 'SIGN_IN_FAILED', `the identity provider refused to start a device sign-in for ${target.clientId}: ${errorName(error)}`, { cause: error });
+  }
+  prompt({
+    verificationUri: started.verification_uri,
+    verificationUriComplete: started.verification_uri_complete,
+    userCode: started.user_code,
+    expiresInMs: started.expires_in * 1000,
+  });
+  try {
+    const tokens = await oidc.pollDeviceAuthorizationGrant(relyingParty, started);
+    return { accessToken: tokens.access_token, expiresInS: tokens.expires_in };
+  } catch (error) {
+    // access_denied, expired_token: the person said no, or the code ran out.
+    throw new CliError(ExitCode.refused, 'SIGN_IN_FAILED', `the device sign-in did not complete: ${errorName(error)}`, { cause: error });
+  }
+}
