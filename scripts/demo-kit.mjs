@@ -1,9 +1,29 @@
-// What the two demos share: the transcript's printing, the step checks, the demo approver, the
-// settings that keep a demo's topics, keys and tables apart, and plain HTTP calls.
+// What the two demos share: the transcript's printing, the step checks, the approver's sign-in at
+// the local identity provider, the settings that keep a demo's topics, keys and tables apart, and
+// plain HTTP calls.
 import { randomUUID } from 'node:crypto';
+import { URLSearchParams } from 'node:url';
+import { LOCAL_IDENTITY, LOCAL_ORCHESTRATOR } from './services.mjs';
 
-// A demo approver of the reference pack (examples/customer-support/config/approvers.json) — not for production.
-export const DEMO_APPROVER = { identity: 'demo-lead@acme.example', token: 'demo-lead-cda8e496f077ea72ce5d11ff7f871b3e' };
+// A person of the local stack's Keycloak realm (deploy/local/keycloak/gatehouse-realm.json): a
+// support lead of acme and globex by group and tenant claims. The password is local-only.
+export const DEMO_PERSON = { username: 'lead@acme.example', password: 'lead-local-only' };
+
+// The person whose agent the demo's runs are (realm user owner@acme.example): named on each run,
+// so they could never approve its writes themselves.
+export const AGENT_OWNER = { issuer: LOCAL_IDENTITY.GATEHOUSE_OIDC_ISSUER, subject: '7b0c1d52-5a4e-4e0b-9d51-1a0e5c1ea005', name: 'Otto Owner' };
+
+/** The orchestrator's access token, by OAuth client credentials at the local identity provider. */
+export async function orchestratorToken() {
+  const response = await fetch(`${LOCAL_IDENTITY.GATEHOUSE_OIDC_ISSUER}/protocol/openid-connect/token`, {
+    method: 'POST',
+    headers: { authorization: `Basic ${Buffer.from(`${LOCAL_ORCHESTRATOR.clientId}:${LOCAL_ORCHESTRATOR.clientSecret}`).toString('base64')}` },
+    body: new URLSearchParams({ grant_type: 'client_credentials' }),
+  });
+  const body = await response.json();
+  if (response.status !== 200) throw new Error(`the identity provider refused the orchestrator's client credentials: ${JSON.stringify(body)}`);
+  return body.access_token;
+}
 export const CONTROL = 'http://127.0.0.1:8091';
 export const APPROVAL = 'http://127.0.0.1:8093';
 
@@ -21,7 +41,6 @@ export function demoEnv(name, extra = {}) {
   const schema = name.replace(/-/g, '_');
   return {
     session,
-    controlToken: process.env.GATEHOUSE_CONTROL_TOKEN ?? `demo-control-token-${randomUUID()}`,
     env: {
       GATEHOUSE_TOPIC_PREFIX: `${name}.`,
       GATEHOUSE_REDIS_PREFIX: `${name}-${session}:`,
@@ -50,11 +69,12 @@ export function checklist() {
   };
 }
 
-/** A JSON call with a bearer token; the status and the parsed body. */
-export async function http(method, url, token, body) {
+/** A JSON call with a bearer token, or as a signed-in console session ({ cookie, csrf }); the status and the parsed body. */
+export async function http(method, url, auth, body) {
+  const credentials = typeof auth === 'string' ? { authorization: `Bearer ${auth}` } : { cookie: auth.cookie, 'x-csrf-token': auth.csrf };
   const response = await fetch(url, {
     method,
-    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    headers: { ...credentials, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
   const text = await response.text();
@@ -70,4 +90,48 @@ export async function waitFor(check, timeoutMs, what) {
     if (Date.now() - started > timeoutMs) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
+}
+
+/** The cookies a response sets, as one Cookie header value (added to `jar`). */
+function keepCookies(response, jar) {
+  for (const line of response.headers.getSetCookie()) {
+    const [pair] = line.split(';');
+    const at = pair.indexOf('=');
+    if (at > 0) jar.set(pair.slice(0, at).trim(), pair.slice(at + 1).trim());
+  }
+  return [...jar].map(([name, value]) => `${name}=${value}`).join('; ');
+}
+
+function redirectOf(response, what) {
+  const location = response.headers.get('location');
+  if (location === null) throw new Error(`${what} answered HTTP ${response.status} without a redirect`);
+  return location;
+}
+
+/**
+ * Signs a person in to the approval console the way their browser would, through the identity
+ * provider's own login form: the console's /login (Authorization Code with PKCE), Keycloak's page,
+ * the callback. Resolves the session ({ cookie, csrf }) and who the console says signed in.
+ */
+export async function signInApprover(approvalUrl, person = DEMO_PERSON) {
+  const idp = new Map();
+  const consoleJar = new Map();
+  const start = await fetch(`${approvalUrl}/login`, { redirect: 'manual' });
+  const page = await fetch(redirectOf(start, 'the console'), { redirect: 'manual' });
+  const idpCookies = keepCookies(page, idp);
+  const action = /<form[^>]*id="kc-form-login"[^>]*action="([^"]+)"/.exec(await page.text())?.[1];
+  if (action === undefined) throw new Error(`the identity provider's login page has no login form (HTTP ${page.status})`);
+  const posted = await fetch(action.replaceAll('&amp;', '&'), {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { cookie: idpCookies, 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ username: person.username, password: person.password, credentialId: '' }),
+  });
+  const back = await fetch(redirectOf(posted, "the identity provider's login form"), { redirect: 'manual' });
+  const cookie = keepCookies(back, consoleJar);
+  if (cookie === '') throw new Error(`the console refused ${person.username}: ${redirectOf(back, 'the callback')}`);
+  const me = await fetch(`${approvalUrl}/api/me`, { headers: { cookie } });
+  const body = await me.json();
+  if (me.status !== 200) throw new Error(`the console did not know ${person.username} after sign-in: ${JSON.stringify(body)}`);
+  return { cookie, csrf: body.csrf_token, me: body };
 }

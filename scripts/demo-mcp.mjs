@@ -2,7 +2,7 @@
 // the SDK's own client over Streamable HTTP with the run's bearer token — against the whole system
 // (the local stack and every service as its own process), approval included. Prints what the model
 // would be shown; exits 0 only if every step gave the expected result.
-import { APPROVAL, bold, checklist, CONTROL, DEMO_APPROVER, demoEnv, dim, http, out, show, waitFor } from './demo-kit.mjs';
+import { AGENT_OWNER, APPROVAL, bold, checklist, CONTROL, demoEnv, dim, http, orchestratorToken, out, show, signInApprover, waitFor } from './demo-kit.mjs';
 import { requirePrerequisites } from './prerequisites.mjs';
 import { startServices } from './services.mjs';
 import { build, stackDown, stackUp } from './stack-lifecycle.mjs';
@@ -12,8 +12,7 @@ build();
 const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
 const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
 
-const { controlToken: CONTROL_TOKEN, env: sessionEnv } = demoEnv('demo-mcp', { MCP_PROGRESS_MS: '1000' });
-const env = { GATEHOUSE_CONTROL_TOKEN: CONTROL_TOKEN, ...sessionEnv };
+const { env } = demoEnv('demo-mcp', { MCP_PROGRESS_MS: '1000' });
 const MCP = 'http://127.0.0.1:8095/mcp';
 const { check, summary } = checklist();
 
@@ -26,7 +25,9 @@ function modelSees(result) {
 }
 
 async function createRun(role, principal) {
-  const { status, body } = await http('POST', `${CONTROL}/runs`, CONTROL_TOKEN, { tenant: 'acme', principal, role, environment: 'production', ttl_ms: 3_600_000, mcp_token: true });
+  const { status, body } = await http('POST', `${CONTROL}/runs`, await orchestratorToken(), {
+    tenant: 'acme', principal, role, environment: 'production', ttl_ms: 3_600_000, mcp_token: true, on_behalf_of: AGENT_OWNER,
+  });
   if (status !== 201) throw new Error(`run registration answered ${status}: ${show(body)}`);
   return body;
 }
@@ -97,14 +98,16 @@ async function main() {
       },
       resetTimeoutOnProgress: true,
     });
+    const approver = await signInApprover(APPROVAL);
+    out(`   ${bold('approver')} signed in at the identity provider's login page: ${approver.me.name} (${approver.me.identity})`);
     const shown = await waitFor(async () => {
-      const r = await http('GET', `${APPROVAL}/api/approvals/${proposalId}`, DEMO_APPROVER.token);
+      const r = await http('GET', `${APPROVAL}/api/approvals/${proposalId}`, approver);
       return r.status === 200 ? r.body : undefined;
     }, 20_000, 'the pending request in the approval service');
     const change = shown.request.diff.changes[0];
-    out(`   ${bold('demo approver')} ${DEMO_APPROVER.identity} (demo identity, not for production) sees: ${change.field}: ${change.before} → ${change.after}`);
-    const approvedStatus = (await http('POST', `${APPROVAL}/api/approvals/${proposalId}/approve`, DEMO_APPROVER.token, {})).status;
-    out(`   demo approver → approve ${dim(`HTTP ${approvedStatus}`)}`);
+    out(`   ${bold('approver')} ${approver.me.identity} sees: ${change.field}: ${change.before} → ${change.after}`);
+    const approvedStatus = (await http('POST', `${APPROVAL}/api/approvals/${proposalId}/approve`, approver, {})).status;
+    out(`   approver → approve ${dim(`HTTP ${approvedStatus}`)}`);
     const committed = await committing;
     modelSees(committed);
     check('approved through the approval API, then the committed result in the same call', approvedStatus === 200 && committed.structuredContent?.new_version === 18, show(committed));

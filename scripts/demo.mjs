@@ -1,7 +1,7 @@
 // `npm run demo`: a scripted agent session against the whole system — the local stack and every
 // service as its own process — printed as a transcript. Exits 0 only if every step gave the
 // expected typed result.
-import { APPROVAL, bold, checklist, CONTROL, DEMO_APPROVER, demoEnv, dim, http, out, show, waitFor } from './demo-kit.mjs';
+import { AGENT_OWNER, APPROVAL, bold, checklist, CONTROL, demoEnv, dim, http, orchestratorToken, out, show, signInApprover, waitFor } from './demo-kit.mjs';
 import { requirePrerequisites } from './prerequisites.mjs';
 import { PUBLIC_KEYS, startServices } from './services.mjs';
 import { build, stackDown, stackUp } from './stack-lifecycle.mjs';
@@ -14,8 +14,7 @@ const { createClient, resultKeysFromEnv } = await import('@gatehouse/client');
 const { createKafka, DeadLetters, EventPublisher, EventSerde, eventsConfigFromEnv, startEventConsumer, topicNames } = await import('@gatehouse/events');
 const { createLogger } = await import('@gatehouse/telemetry');
 
-const { session, controlToken: CONTROL_TOKEN, env: sessionEnv } = demoEnv('demo', { CUSTOMERS_FAULTS: '1', EXPORT_STEP_MS: '300' });
-const env = { GATEHOUSE_CONTROL_TOKEN: CONTROL_TOKEN, ...sessionEnv };
+const { session, env } = demoEnv('demo', { CUSTOMERS_FAULTS: '1', EXPORT_STEP_MS: '300' });
 const CUSTOMERS = 'http://127.0.0.1:8090';
 const { check, summary } = checklist();
 
@@ -28,24 +27,34 @@ function gatehouseSays(result) {
   else out(`   gatehouse ← ${result.status} ${bold(result.error.code)} retryable=${result.error.retryable} ${show({ message: result.error.message, field: result.error.field, permitted: result.error.permitted, next: result.error.next, retry_after_ms: result.error.retryAfterMs })}`);
 }
 
+/** Registers a run as trusted code does: with the orchestrator's client-credentials token, on behalf of the agent's owner. */
 async function createRun(role, principal) {
-  const { status, body } = await http('POST', `${CONTROL}/runs`, CONTROL_TOKEN, { tenant: 'acme', principal, role, environment: 'production', ttl_ms: 3_600_000 });
+  const token = await orchestratorToken();
+  const { status, body } = await http('POST', `${CONTROL}/runs`, token, { tenant: 'acme', principal, role, environment: 'production', ttl_ms: 3_600_000, on_behalf_of: AGENT_OWNER });
   if (status !== 201) throw new Error(`run registration answered ${status}: ${show(body)}`);
   return body;
 }
 
-/** Approves a pending proposal in the approval API, as the labelled demo approver. */
-async function approveAsDemoApprover(proposalId) {
+let approverSession;
+
+/** Approves a pending proposal in the approval API, as a person signed in at the local identity provider. */
+async function approveAsSignedInApprover(proposalId) {
+  if (approverSession === undefined) {
+    approverSession = await signInApprover(APPROVAL);
+    const { me } = approverSession;
+    out(`   ${bold('approver')} signed in at the identity provider's login page: ${me.name} (${me.identity}), roles ${me.roles.join(', ')}`);
+    out(`      ${dim(`issuer ${me.issuer}, subject ${me.subject}`)}`);
+  }
   const shown = await waitFor(async () => {
-    const r = await http('GET', `${APPROVAL}/api/approvals/${proposalId}`, DEMO_APPROVER.token);
+    const r = await http('GET', `${APPROVAL}/api/approvals/${proposalId}`, approverSession);
     return r.status === 200 ? r.body : undefined;
   }, 20_000, 'the pending request in the approval service');
   const change = shown.request.diff.changes[0];
-  out(`   ${bold('demo approver')} ${DEMO_APPROVER.identity} (demo identity, not for production) sees: ${shown.request.effect}`);
+  out(`   ${bold('approver')} ${approverSession.me.identity} sees: ${shown.request.effect}`);
   out(`      ${change.field}: ${change.before} → ${change.after}   role required: ${shown.request.approver_role}`);
-  const approved = await http('POST', `${APPROVAL}/api/approvals/${proposalId}/approve`, DEMO_APPROVER.token, {});
-  out(`   demo approver → approve ${dim(`HTTP ${approved.status}`)}`);
-  return approved.status === 200;
+  const approved = await http('POST', `${APPROVAL}/api/approvals/${proposalId}/approve`, approverSession, {});
+  out(`   approver → approve ${dim(`HTTP ${approved.status}`)}${approved.body?.decider ? dim(`, recorded as ${approved.body.decider.subject} of ${approved.body.decider.issuer}`) : ''}`);
+  return approved.status === 200 && approved.body.decider?.subject === approverSession.me.subject;
 }
 
 async function main() {
@@ -89,8 +98,10 @@ async function main() {
     const agent = await createRun('support-agent', 'agent:demo-support-bot');
     const readonly = await createRun('support-readonly', 'agent:demo-lookup-bot');
     const ops = await createRun('ops-admin', 'agent:demo-ops-bot');
-    out(`\n${bold('0. Trusted code registers runs')} ${dim('(control API; agents cannot create or widen runs)')}`);
+    out(`\n${bold('0. Trusted code registers runs')} ${dim('(control API, with a client-credentials token from the IdP; agents cannot create or widen runs)')}`);
     out(`   ${agent.run_id} role support-agent, ${agent.capabilities.length} tools; ${readonly.run_id} role support-readonly`);
+    out(`   registered by ${agent.registered_by.client_id}, on behalf of ${agent.on_behalf_of.name} ${dim(`(${agent.on_behalf_of.subject}): they can never approve this run's writes`)}`);
+    check('the run records the client that registered it and the person it acts for', agent.registered_by.client_id === 'gatehouse-orchestrator' && agent.on_behalf_of.subject === AGENT_OWNER.subject, show(agent));
     const call = (run, tool, args, options = {}) => {
       agentSays(tool, args);
       return client.call(tool, args, { runId: run.run_id, tenant: run.tenant, ...options });
@@ -130,8 +141,8 @@ async function main() {
     out(`   gatehouse ← pending_approval ${show({ proposal_id: pending.proposal_id, approver_role: pending.approver_role, expires_at: new Date(pending.expires_at).toISOString() })}`);
     check('the commit is pending approval by a support-lead', pending.approver_role === 'support-lead', show(pending));
 
-    out(`\n${bold('5. An approval through the API by a demo approver')}`);
-    check('the demo approver approved the stored canonical proposal', await approveAsDemoApprover(proposalId), 'approval refused');
+    out(`\n${bold('5. An approval by a person signed in through the identity provider')}`);
+    check('a person signed in at the IdP approved the stored canonical proposal, recorded under their subject', await approveAsSignedInApprover(proposalId), 'approval refused');
 
     out(`\n${bold('6. The committed evidence')}`);
     const committed = await committing;
@@ -155,7 +166,7 @@ async function main() {
     let pending2;
     const conflicting = call(agent, 'commit_address_change.v2', { proposal_id: second.result.proposal_id }, { onPending: (p) => (pending2 = p) });
     await waitFor(async () => pending2, 20_000, 'pending_approval');
-    await approveAsDemoApprover(second.result.proposal_id);
+    await approveAsSignedInApprover(second.result.proposal_id);
     const conflict = await conflicting;
     gatehouseSays(conflict);
     check('VERSION_CONFLICT: nothing changed, read again and propose anew', !conflict.ok && conflict.error.code === 'VERSION_CONFLICT' && conflict.error.next === 'preview_address_change.v1', show(conflict));
@@ -179,7 +190,7 @@ async function main() {
     let pending3;
     const ambiguous = call(agent, 'commit_address_change.v2', { proposal_id: third.result.proposal_id }, { onPending: (p) => (pending3 = p) });
     await waitFor(async () => pending3, 20_000, 'pending_approval');
-    await approveAsDemoApprover(third.result.proposal_id);
+    await approveAsSignedInApprover(third.result.proposal_id);
     const unknown = await ambiguous;
     await http('POST', `${CUSTOMERS}/__faults`, '', { statusDown: false });
     gatehouseSays(unknown);

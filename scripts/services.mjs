@@ -38,6 +38,30 @@ export function writePublicKeys(dir = join(root, '.stack')) {
   return file;
 }
 
+/**
+ * The local stack's identity provider (Keycloak, deploy/local/keycloak/) as the approval service
+ * uses it: approvers sign in there through the console's client. Any of these set in the
+ * environment wins, so another issuer can be tried locally.
+ */
+export const LOCAL_IDENTITY = Object.freeze({
+  GATEHOUSE_OIDC_ISSUER: `${process.env.KEYCLOAK_URL ?? 'http://127.0.0.1:18080'}/realms/gatehouse`,
+  GATEHOUSE_OIDC_CLIENT_ID: 'gatehouse-console',
+  GATEHOUSE_OIDC_CLIENT_SECRET: 'console-local-only-secret',
+});
+
+/**
+ * Trusted code of the local realm: the orchestrator that registers runs, with OAuth client
+ * credentials (scope gatehouse.runs). Local-only secret.
+ */
+export const LOCAL_ORCHESTRATOR = Object.freeze({ clientId: 'gatehouse-orchestrator', clientSecret: 'orchestrator-local-only-secret' });
+
+/** What a service of `kind` needs from the local identity provider: the console's client, or the issuer trusted code's tokens come from. */
+function identityEnv(kind) {
+  if (kind === 'approval') return LOCAL_IDENTITY;
+  if (kind === 'policy') return { GATEHOUSE_OIDC_ISSUER: LOCAL_IDENTITY.GATEHOUSE_OIDC_ISSUER };
+  return {};
+}
+
 /** The signing key a service of `kind` is started with, if it signs. */
 function signingEnv(kind) {
   const pair = PAIRS[kind];
@@ -79,7 +103,7 @@ export function launch(instance, { env, logsDir = join(root, '.stack', 'logs'), 
   const child = spawn(process.execPath, [service.main], {
     cwd: root,
     // The services host the reference tool pack unless GATEHOUSE_TOOL_PACK names another.
-    env: { GATEHOUSE_TOOL_PACK: REFERENCE_PACK, ...process.env, ...PUBLIC_KEYS, ...signingEnv(kind), ...env, ...(kind === 'executor' ? { EXECUTOR_ID: `${instance}-${process.pid}` } : {}) },
+    env: { GATEHOUSE_TOOL_PACK: REFERENCE_PACK, ...identityEnv(kind), ...process.env, ...PUBLIC_KEYS, ...signingEnv(kind), ...env, ...(kind === 'executor' ? { EXECUTOR_ID: `${instance}-${process.pid}` } : {}) },
     stdio: ['ignore', 'pipe', 'pipe'],
     detached,
   });

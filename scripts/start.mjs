@@ -58,7 +58,7 @@ try {
 }
 if (up && !stopping) {
   say('');
-  say('approval console   http://127.0.0.1:8093/   (demo approvers: the hosted pack’s README; the reference pack’s are in services/approval/README.md)');
+  say('approval console   http://127.0.0.1:8093/   (sign in at the local Keycloak as lead@acme.example / lead-local-only; the realm\'s people are in docs/identity.md)');
   say('control API        http://127.0.0.1:8091/   (bearer GATEHOUSE_CONTROL_TOKEN)');
   say('MCP front door     http://127.0.0.1:8095/mcp (bearer: a run\'s token, `gatehouse runs create --mcp-token`; docs/mcp.md)');
   say('logs               .stack/logs/<service>.log');

@@ -1,4 +1,4 @@
-import { integer, port, text, url } from './value-kind.js';
+import { integer, oneOf, port, text, url } from './value-kind.js';
 import { variable } from './variable.js';
 
 /** The approval service: its database, its API and console, its approvers and its timers. */
@@ -16,10 +16,52 @@ export const APPROVAL_VARIABLES = {
   }),
   APPROVAL_HOST: variable(text(), { readers: ['approval'], default: '127.0.0.1', doc: 'listen address of the approval API and console' }),
   APPROVAL_PORT: variable(port(), { readers: ['approval'], default: '8093', doc: 'listen port of the approval API and console' }),
+  GATEHOUSE_OIDC_ISSUER: variable(url({ schemes: ['https', 'http'] }), {
+    readers: ['approval', 'policy', 'cli'],
+    unset: 'no IdP: only demo approver tokens and the control token',
+    doc: "the company's OpenID Provider, by discovery (`<issuer>/.well-known/openid-configuration`; plain HTTP on loopback only): approvers sign in there, trusted code gets its tokens there, and runs name their person by it",
+  }),
+  GATEHOUSE_OIDC_CLIENT_ID: variable(text(), {
+    readers: ['approval'],
+    unset: 'no browser sign-in: bearer access tokens only',
+    doc: "the console's client at the OpenID Provider (Authorization Code with PKCE; redirect URI `<APPROVAL_PUBLIC_URL>/auth/callback`)",
+  }),
+  GATEHOUSE_OIDC_CLIENT_SECRET: variable(text(), {
+    readers: ['approval'],
+    secret: true,
+    unset: 'a public client (PKCE only)',
+    doc: "the console client's secret",
+  }),
+  APPROVAL_OIDC_AUDIENCE: variable(text(), {
+    readers: ['approval'],
+    default: 'gatehouse-approval',
+    doc: "the audience (`aud`) a bearer access token must name to be taken by the approval API",
+  }),
+  APPROVAL_PUBLIC_URL: variable(url({ schemes: ['https', 'http'], trimTrailingSlash: true }), {
+    readers: ['approval'],
+    unset: '`http://<APPROVAL_HOST>:<APPROVAL_PORT>`',
+    doc: 'the console as browsers reach it: its redirect URI, and HTTPS there makes the session cookie `Secure`',
+  }),
+  APPROVAL_SESSION_TTL_MS: variable(integer(60_000, 7 * 24 * 3600 * 1000), {
+    readers: ['approval'],
+    default: String(8 * 3600 * 1000),
+    defaultText: '`28800000` (8 hours)',
+    doc: "how long a console session lasts at most; before each decision the IdP is asked again once the session's access token has lapsed",
+  }),
+  GATEHOUSE_APPROVER_POLICY_FILE: variable(text(), {
+    readers: ['approval'],
+    unset: "the tool pack's",
+    doc: "the approver policy: which claims (groups, roles, tenant) make a person an approver of which roles and tenants (replaces the tool pack's own)",
+  }),
+  GATEHOUSE_DEMO_APPROVERS: variable(oneOf(['on', 'off']), {
+    readers: ['approval'],
+    default: 'off',
+    doc: 'the demo switch: `on` also takes the bearer tokens of the approvers file, whose demo tokens are published; every start says so loudly. Never in production',
+  }),
   GATEHOUSE_APPROVERS_FILE: variable(text(), {
     readers: ['approval'],
     unset: 'the tool pack\'s',
-    doc: 'approvers: identities, token hashes, roles and tenants (replaces the tool pack\'s own)',
+    doc: 'demo approvers: identities, token hashes, roles and tenants, taken only with `GATEHOUSE_DEMO_APPROVERS=on` (replaces the tool pack\'s own)',
   }),
   APPROVAL_VALIDITY_MS: variable(integer(1_000, 24 * 3600 * 1000), {
     readers: ['approval'],
