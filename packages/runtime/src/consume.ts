@@ -84,13 +84,24 @@ export async function startConsumption<R extends TopicRole>(options: Consumption
     ...consumerTuning(options),
   });
   let joined = false;
-  void consumer.joined.then(() => (joined = true));
+  const joining = Date.now();
+  // A group that takes long to join says so, every 30 s, until it has.
+  const slow = setInterval(() => logger.warn({ group: groupId, waited_ms: Date.now() - joining }, 'still joining the consumer group'), 30_000);
+  slow.unref();
+  void consumer.joined
+    .then(() => {
+      joined = true;
+      logger.info({ group: groupId, ms: Date.now() - joining }, 'consumer group joined');
+    })
+    .catch(() => undefined)
+    .finally(() => clearInterval(slow));
   const lag = startConsumerLag({ admin: runtime.admin, groupId, topics: [runtime.serde.topics[options.role]], metrics: options.metrics, logger });
   return {
     joined: consumer.joined,
     hasJoined: () => joined,
     stats: () => consumer.stats(),
     stop: async ({ drainTimeoutMs = DEFAULT_DRAIN_TIMEOUT_MS } = {}) => {
+      clearInterval(slow);
       lag.stop();
       await consumer.stop({ drainTimeoutMs });
     },

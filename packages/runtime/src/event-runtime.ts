@@ -34,16 +34,40 @@ export interface EventRuntime {
  * Connects a Kafka admin, creates any missing topic, registers every event schema and connects the
  * publisher. What it opened is closed again if a later step fails.
  */
+// Each step of a start is bounded: a broker or registry that never answers makes the start fail,
+// naming the step, rather than leave a process that is neither ready nor dead.
+const START_STEP_TIMEOUT_MS = 60_000;
+
+/** Runs one step of a start, logs how long it took, and fails it after `START_STEP_TIMEOUT_MS`. */
+async function startStep<T>(logger: Logger, step: string, run: () => Promise<T>): Promise<T> {
+  const started = Date.now();
+  let timer: NodeJS.Timeout | undefined;
+  const bound = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(`start step "${step}" did not finish within ${START_STEP_TIMEOUT_MS} ms`)), START_STEP_TIMEOUT_MS);
+    timer.unref();
+  });
+  try {
+    const value = await Promise.race([run(), bound]);
+    logger.info({ step, ms: Date.now() - started }, 'start step done');
+    return value;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 export async function startEventRuntime(options: EventRuntimeOptions): Promise<EventRuntime> {
   return withTeardown(async (teardown) => {
+    const log = options.logger;
     const kafka = createKafka(options.events, options.clientId, options.logger);
     const admin = kafka.admin();
-    await admin.connect();
+    await startStep(log, 'kafka admin connected', () => admin.connect());
     teardown.add(() => admin.disconnect());
-    await provisionTopics(admin, options.topics, options.events.topicSettings);
+    await startStep(log, 'topics served', () => provisionTopics(admin, options.topics, options.events.topicSettings));
     const serde = new EventSerde({ registryUrl: options.events.registryUrl, topics: options.topics });
-    await serde.registerAll();
-    const publisher = await EventPublisher.connect(kafka, serde, options.signingKey === undefined ? undefined : new EventSigner(options.signingKey));
+    await startStep(log, 'schemas registered', () => serde.registerAll());
+    const publisher = await startStep(log, 'publisher connected', () =>
+      EventPublisher.connect(kafka, serde, options.signingKey === undefined ? undefined : new EventSigner(options.signingKey)),
+    );
     teardown.add(() => publisher.disconnect());
     return { events: options.events, topics: options.topics, kafka, admin, serde, publisher, stop: () => teardown.close() };
   });
