@@ -3,7 +3,7 @@ import type { IHeaders } from 'kafkajs';
 import pg from 'pg';
 import type { Pool } from 'pg';
 import { Approvers, startApprovalService, tablesIn, tokenSha256 } from '@gatehouse/approval';
-import type { ApproverIdentity, RunningApprovalService, Tables } from '@gatehouse/approval';
+import type { ApproverIdentity, RunningApprovalService, Tables, WebhookSettings } from '@gatehouse/approval';
 import { canonicalArguments } from '@gatehouse/contracts';
 import { EventPublisher, EventSigner } from '@gatehouse/events';
 import type { ApprovalRequest, EventByRole, TopicRole } from '@gatehouse/events';
@@ -156,7 +156,7 @@ async function watch(topics: TestTopics, roles: readonly TopicRole[]): Promise<E
 
 export async function startApprovalHarness(
   label: string,
-  options: { sweepMs?: number; validityMs?: number; identity?: ApproverIdentity; tokens?: boolean } = {},
+  options: { sweepMs?: number; validityMs?: number; identity?: ApproverIdentity; tokens?: boolean; webhooks?: WebhookSettings; publicUrl?: string } = {},
 ): Promise<ApprovalHarness> {
   const topics = await freshTopics(label);
   const schema = `t_apr_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
@@ -175,6 +175,8 @@ export async function startApprovalHarness(
       redisPrefix,
       ...(options.tokens === false ? {} : { approvers }),
       ...(options.identity === undefined ? {} : { identity: options.identity }),
+      ...(options.webhooks === undefined ? {} : { webhooks: options.webhooks }),
+      ...(options.publicUrl === undefined ? {} : { publicUrl: options.publicUrl }),
       signingKey: TEST_SIGNING_KEYS.approval,
       trustedKeys: TEST_KEY_RING,
       catalog,

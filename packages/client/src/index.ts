@@ -7,3 +7,5 @@ export type { McpTextContent, McpToolResult, ModelError, PendingApprovalMeta } f
 export { resultKeysFromEnv } from './result-keys.js';
 export { subscribeResults } from './result-subscriber.js';
 export type { ResultSubscription } from './result-subscriber.js';
+export { WebhookReceiver } from './webhook-receiver.js';
+export type { WebhookReceipt, WebhookRefusal } from './webhook-receiver.js';

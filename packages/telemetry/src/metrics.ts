@@ -50,6 +50,7 @@ export const METRICS = {
   duplicateOrders: { name: 'gatehouse_duplicate_orders_total', help: 'Signed orders an executor answered nothing for: their command was answered already (a replay, or a redelivery after the answer), or their command_id came with other arguments (kept in the execute DLQ).', labelNames: ['reason'] },
   duplicateCommands: { name: 'gatehouse_duplicate_commands_total', help: 'Commands the boundary did not answer because their command_id was already claimed: the same command again (redelivered or re-sent), or a different payload under a used id (kept in the commands DLQ).', labelNames: ['reason'] },
   identityRefusals: { name: 'gatehouse_identity_refusals_total', help: 'Requests refused because who sent them was not proved or may not do what they asked (a token of another issuer, expired or forged, a forged session, a missing CSRF token, claims that map to no role, another tenant), by surface and refusal code.', labelNames: ['surface', 'code'] },
+  webhookDeliveries: { name: 'gatehouse_webhook_deliveries_total', help: 'Webhook deliveries to approvers\' tools, by outcome: delivered, retried (a failed attempt that will be tried again) or dead (dead-lettered after its attempts).', labelNames: ['outcome'] },
   httpRequests: { name: 'gatehouse_http_requests_total', help: 'HTTP requests served, by route pattern, method and status.', labelNames: ['route', 'method', 'status'] },
   httpDuration: { name: 'gatehouse_http_request_duration_seconds', help: 'HTTP request duration by route pattern and method.', labelNames: ['route', 'method'] },
 } as const;
@@ -108,6 +109,7 @@ export class GatehouseMetrics {
   readonly #duplicateOrders: Counter<Labels<'duplicateOrders'>>;
   readonly #duplicateCommands: Counter<Labels<'duplicateCommands'>>;
   readonly #identityRefusals: Counter<Labels<'identityRefusals'>>;
+  readonly #webhookDeliveries: Counter<Labels<'webhookDeliveries'>>;
   readonly #httpRequests: Counter<Labels<'httpRequests'>>;
   readonly #httpDuration: Histogram<Labels<'httpDuration'>>;
 
@@ -132,6 +134,7 @@ export class GatehouseMetrics {
     this.#duplicateOrders = new Counter({ ...METRICS.duplicateOrders, registers });
     this.#duplicateCommands = new Counter({ ...METRICS.duplicateCommands, registers });
     this.#identityRefusals = new Counter({ ...METRICS.identityRefusals, registers });
+    this.#webhookDeliveries = new Counter({ ...METRICS.webhookDeliveries, registers });
     this.#httpRequests = new Counter({ ...METRICS.httpRequests, registers });
     this.#httpDuration = new Histogram({ ...METRICS.httpDuration, buckets, registers });
     this.#scraped = Registry.merge([processRegistry(), this.registry]);
@@ -183,6 +186,11 @@ export class GatehouseMetrics {
   /** A caller refused by who they are: `surface` is the API, `code` one of @gatehouse/identity's IDENTITY_REFUSALS (never caller text). */
   identityRefused(surface: 'approval' | 'control', code: string): void {
     this.#identityRefusals.inc({ surface, code });
+  }
+
+  /** One webhook delivery attempt's outcome. */
+  webhookDelivery(outcome: 'delivered' | 'retried' | 'dead'): void {
+    this.#webhookDeliveries.inc({ outcome });
   }
 
   /** A trusted order the executor answered nothing for. */

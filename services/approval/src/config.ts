@@ -26,6 +26,11 @@ export interface ApprovalConfig {
   readonly approverPolicyFile: string | undefined;
   readonly publicUrl: string | undefined;
   readonly sessionTtlMs: number;
+  /** Where approvers' tools are told of requests and decisions; none when unset. */
+  readonly webhooksFile: string | undefined;
+  readonly webhookAttempts: number;
+  readonly webhookBackoffMs: number;
+  readonly webhookTimeoutMs: number;
   readonly signingKey: SigningKey;
   /** The policy service's public keys: the approval requests this service accepts (GATEHOUSE_POLICY_KEYS). */
   readonly trustedKeys: KeyRing;
@@ -85,6 +90,10 @@ export function approvalConfigFromEnv(env: Env = process.env): ApprovalConfig {
     approverPolicyFile: c.GATEHOUSE_APPROVER_POLICY_FILE,
     publicUrl: c.APPROVAL_PUBLIC_URL,
     sessionTtlMs: c.APPROVAL_SESSION_TTL_MS,
+    webhooksFile: c.APPROVAL_WEBHOOKS_FILE,
+    webhookAttempts: c.APPROVAL_WEBHOOK_ATTEMPTS,
+    webhookBackoffMs: c.APPROVAL_WEBHOOK_BACKOFF_MS,
+    webhookTimeoutMs: c.APPROVAL_WEBHOOK_TIMEOUT_MS,
     signingKey: c.GATEHOUSE_SIGNING_KEY,
     // The other roles' keys too, when given: a request one of them signed is then named `wrong_role`.
     trustedKeys: keyRing({ policy: c.GATEHOUSE_POLICY_KEYS, approval: c.GATEHOUSE_APPROVAL_KEYS, executor: c.GATEHOUSE_EXECUTOR_KEYS }),

@@ -6,11 +6,12 @@ export interface Tables {
   readonly schema: string;
   readonly migrations: string;
   readonly requests: string;
+  readonly webhooks: string;
 }
 
 export function tablesIn(schema: string): Tables {
   const s = pg.escapeIdentifier(checkSchemaName(schema));
-  return { schema: s, migrations: `${s}.schema_migrations`, requests: `${s}.approval_requests` };
+  return { schema: s, migrations: `${s}.schema_migrations`, requests: `${s}.approval_requests`, webhooks: `${s}.webhook_deliveries` };
 }
 
 export { ensureDatabase, withTransaction } from '@gatehouse/pg';

@@ -6,6 +6,9 @@ import { sentAtOf, traceIdOf } from '@gatehouse/telemetry';
 import type { CarriedHeaders, GatehouseMetrics, Logger } from '@gatehouse/telemetry';
 import { approvalRecord, decisionEvent, executionOrder, refusalResult } from './decision-events.js';
 import type { RequestRepository, StoredRequest } from './request-repository.js';
+import { WITHDRAWN_REASON } from './sweeper.js';
+import { eventOf } from './webhooks.js';
+import type { WebhookOutbox } from './webhooks.js';
 
 /**
  * Publishes what a decision causes, after the decision is committed in PostgreSQL (the outbox):
@@ -22,6 +25,8 @@ export class DecisionPublisher {
     private readonly catalog: Catalog,
     private readonly logger: Logger,
     private readonly metrics?: GatehouseMetrics,
+    /** Approvers' tools are told of every decision, expiry and withdrawal. */
+    private readonly webhooks?: WebhookOutbox,
   ) {}
 
   // The publisher signs the order (with its reply partition), the decision and the refusal with
@@ -52,6 +57,8 @@ export class DecisionPublisher {
       await this.publishDecision(row, headers);
       await this.publishRefusal(row, row.command_id, headers);
     }
+    // Before the row counts as published: an outbox retry enqueues again, and the id makes it once.
+    await this.webhooks?.enqueue(row, eventOf(row, WITHDRAWN_REASON));
     await this.repository.markPublished(row.proposal_id);
     this.logger.info(
       { ...ids(row), decision: row.state, decision_id: row.decision_id, approval_id: row.approval_id, order_id: row.order_id, trace_id: traceIdOf(headers) },

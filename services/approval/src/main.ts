@@ -8,6 +8,7 @@ import type { ApproverIdentity } from './approver-auth.js';
 import { ApproverPolicy } from './approver-policy.js';
 import { Approvers } from './approvers.js';
 import type { ApprovalConfig } from './config.js';
+import { loadWebhookEndpoints } from './webhooks.js';
 import { approvalConfigFromEnv } from './config.js';
 import { startApprovalService } from './service.js';
 
@@ -46,6 +47,16 @@ await runMain({
       ...(approvers === undefined ? {} : { approvers }),
       ...(config.publicUrl === undefined ? {} : { publicUrl: config.publicUrl }),
       sessionTtlMs: config.sessionTtlMs,
+      ...(config.webhooksFile === undefined
+        ? {}
+        : {
+            webhooks: {
+              endpoints: loadWebhookEndpoints(config.webhooksFile, process.env),
+              attempts: config.webhookAttempts,
+              backoffMs: config.webhookBackoffMs,
+              timeoutMs: config.webhookTimeoutMs,
+            },
+          }),
       signingKey: config.signingKey,
       trustedKeys: config.trustedKeys,
       catalog: pack.catalog,

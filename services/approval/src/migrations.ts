@@ -55,6 +55,26 @@ const MIGRATIONS: readonly Migration<Tables>[] = [
     // {issuer, subject, name, auth_time}: decided_by stays the name people read.
     sql: (t) => `ALTER TABLE ${t.requests} ADD COLUMN decider jsonb`,
   },
+  {
+    version: 4,
+    name: 'webhook notifications to approvers, an outbox',
+    sql: (t) => `
+      CREATE TABLE ${t.webhooks} (
+        delivery_id      text NOT NULL,
+        endpoint_id      text NOT NULL,
+        event_type       text NOT NULL,
+        body             text NOT NULL,
+        state            text NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'delivered', 'dead')),
+        attempts         integer NOT NULL DEFAULT 0,
+        next_attempt_at  timestamptz NOT NULL DEFAULT now(),
+        last_error       text,
+        created_at       timestamptz NOT NULL DEFAULT now(),
+        delivered_at     timestamptz,
+        PRIMARY KEY (delivery_id, endpoint_id)
+      );
+      CREATE INDEX ON ${t.webhooks} (next_attempt_at) WHERE state = 'pending';
+    `,
+  },
 ];
 
 /** The highest migration version this build knows. */

@@ -5,6 +5,7 @@ import { annotateSpan, carriedHeaders, endSpan, endSpanThrown, SPAN_ATTRIBUTES, 
 import type { CarriedHeaders, Logger, SpanOutcome } from '@gatehouse/telemetry';
 import type { DecisionPublisher } from './decision-publisher.js';
 import type { RequestRepository, StoredRequest } from './request-repository.js';
+import type { WebhookOutbox } from './webhooks.js';
 
 const context = (request: ApprovalRequest, carried: CarriedHeaders | undefined): Record<string, string | undefined> => ({
   proposal_id: request.proposal_id,
@@ -33,7 +34,7 @@ function differs(stored: ApprovalRequest, sent: ApprovalRequest): boolean {
  * is stored pending. The same proposal again means the agent re-sent its commit: while pending, the
  * decision will answer the new command; once decided, the stored decision answers it at once.
  */
-export function requestHandler(repository: RequestRepository, decisions: DecisionPublisher, publisher: EventPublisher, logger: Logger) {
+export function requestHandler(repository: RequestRepository, decisions: DecisionPublisher, publisher: EventPublisher, logger: Logger, webhooks?: WebhookOutbox) {
   const refuse = async (request: ApprovalRequest, carried: CarriedHeaders | undefined, message: string): Promise<SpanOutcome> => {
     const address = { command_id: request.command_id, run_id: request.run_id, tenant: request.tenant, tool: request.tool };
     const error = toolError('ARGUMENTS_MISMATCH', message);
@@ -60,9 +61,16 @@ export function requestHandler(repository: RequestRepository, decisions: Decisio
     endSpan(scope.span, outcome);
   };
 
+  async function notify(proposalId: string): Promise<void> {
+    if (webhooks === undefined || !webhooks.enabled) return;
+    const row = await repository.get(proposalId);
+    if (row !== undefined) await webhooks.enqueue(row, 'approval.requested');
+  }
+
   async function handle(request: ApprovalRequest, carried: CarriedHeaders | undefined): Promise<SpanOutcome> {
     // The consumer let through only a request the policy service signed, its arguments re-hashed.
     if (await repository.insert(request, carried)) {
+      await notify(request.proposal_id);
       logger.info({ ...context(request, carried), approver_role: request.approver_role, expires_at: request.expires_at }, 'approval requested');
       return { status: 'pending_approval' };
     }
@@ -73,6 +81,8 @@ export function requestHandler(repository: RequestRepository, decisions: Decisio
       if (differs(row.request, request)) {
         return refuse(request, carried, `Proposal ${request.proposal_id} is stored with other run, tenant, tool or arguments`);
       }
+      // A redelivery after a failed notification notifies again (the webhook id makes it once).
+      if (row.state === 'pending') await webhooks?.enqueue(row, 'approval.requested');
       if (row.command_ids.includes(request.command_id)) return { status: 'repeat' };
       if (row.state === 'pending') {
         if ((await repository.waitOn(request.proposal_id, request.command_id, carried)) !== undefined) {

@@ -23,6 +23,9 @@ import { RequestRepository } from './request-repository.js';
 import { SessionStore } from './sessions.js';
 import { registerSignIn, sessionCookie } from './sign-in.js';
 import { startSweeper } from './sweeper.js';
+import { startWebhookDispatcher, WebhookOutbox } from './webhooks.js';
+import type { WebhookSettings } from './webhooks.js';
+import { tablesIn } from './db.js';
 
 export interface ApprovalServiceOptions {
   readonly events: EventsConfig;
@@ -43,6 +46,8 @@ export interface ApprovalServiceOptions {
   readonly publicUrl?: string;
   /** How long a console session lasts at most (default 8 h). */
   readonly sessionTtlMs?: number;
+  /** Approvers' tools told of every request, decision, withdrawal and expiry (Standard Webhooks). */
+  readonly webhooks?: WebhookSettings;
   /** What this service signs the orders of approved writes, its decisions and its answers with (GATEHOUSE_SIGNING_KEY). */
   readonly signingKey: SigningKey;
   /**
@@ -118,7 +123,17 @@ export async function startApprovalService(options: ApprovalServiceOptions): Pro
       const run = await runs.get(runId);
       return run === undefined || isActive(run);
     };
-    const decisions = new DecisionPublisher(repository, runtime.publisher, approvals, options.catalog, logger.child({ component: 'outbox' }), metrics);
+    let listening = '';
+    const publicUrl = (): string => options.publicUrl ?? listening;
+    const webhooks =
+      options.webhooks === undefined || options.webhooks.endpoints.length === 0
+        ? undefined
+        : new WebhookOutbox(pool, tablesIn(options.schema), options.webhooks, publicUrl, logger.child({ component: 'webhooks' }), metrics);
+    if (webhooks !== undefined) {
+      const dispatcher = startWebhookDispatcher(webhooks, options.sweepMs, logger.child({ component: 'webhooks' }));
+      teardown.add(() => dispatcher.stop());
+    }
+    const decisions = new DecisionPublisher(repository, runtime.publisher, approvals, options.catalog, logger.child({ component: 'outbox' }), metrics, webhooks);
     const sweeper = startSweeper({
       repository,
       decisions,
@@ -136,7 +151,7 @@ export async function startApprovalService(options: ApprovalServiceOptions): Pro
       runtime,
       role: 'approvalsRequested',
       groupId: options.groupId,
-      handle: requestHandler(repository, decisions, runtime.publisher, logger.child({ component: 'requests' })),
+      handle: requestHandler(repository, decisions, runtime.publisher, logger.child({ component: 'requests' }), webhooks),
       // A forged request could show people a proposal nobody made, or answer a real command.
       trust: { keys: options.trustedKeys },
       logger,
@@ -147,8 +162,6 @@ export async function startApprovalService(options: ApprovalServiceOptions): Pro
 
     const sessions = new SessionStore(options.redis, keys, options.sessionTtlMs);
     const auth = new ApproverAuth(sessions, logger.child({ component: 'auth' }), options.identity, options.approvers);
-    let listening = '';
-    const publicUrl = (): string => options.publicUrl ?? listening;
     const desk = new ApprovalDesk(repository, decisions, options.approvalValidityMs, logger.child({ component: 'desk' }), metrics, runIsActive);
     const api = buildApi({
       repository,
