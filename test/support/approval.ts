@@ -88,6 +88,7 @@ export function approvalRequest(overrides: Partial<ApprovalRequest> = {}): Appro
     requested_at: now,
     expires_at: now + 15 * 60_000,
     on_behalf_of: null,
+    recent_sign_in_s: null,
     ...overrides,
   };
 }

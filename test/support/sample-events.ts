@@ -89,6 +89,7 @@ export const sampleEvents: { readonly [R in TopicRole]: EventByRole[R] } = {
     requested_at: now,
     expires_at: now + 900_000,
     on_behalf_of: { issuer: 'https://idp.example/realms/acme', subject: 'person-7', name: 'Otto Owner' },
+    recent_sign_in_s: 300,
   },
   approvalsDecided: {
     schema_version: 1,

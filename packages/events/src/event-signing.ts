@@ -127,7 +127,7 @@ export function orderSigningPayload(order: ExecutionOrder, replyPartition: numbe
  */
 export function requestSigningPayload(request: ApprovalRequest, replyPartition: number | null): Buffer {
   const { diff } = request;
-  return withPerson(REQUEST_PREFIX, REQUEST_WITH_PERSON_PREFIX, {
+  const signed = {
     proposal_id: request.proposal_id,
     command_id: request.command_id,
     run_id: request.run_id,
@@ -150,7 +150,12 @@ export function requestSigningPayload(request: ApprovalRequest, replyPartition: 
     requested_at: request.requested_at,
     expires_at: request.expires_at,
     reply_partition: replyPartition,
-  }, request.on_behalf_of);
+  };
+  const person = request.on_behalf_of ?? null;
+  const recent = request.recent_sign_in_s ?? null;
+  // What a later version added is signed under its prefix; a request with neither is signed as before.
+  if (person === null && recent === null) return payloadOf(REQUEST_PREFIX, signed);
+  return payloadOf(REQUEST_WITH_PERSON_PREFIX, { ...signed, on_behalf_of: person === null ? null : signedPerson(person), recent_sign_in_s: recent });
 }
 
 /** The bytes the approval service signs for an `ApprovalDecision`: every field, picked one by one. */

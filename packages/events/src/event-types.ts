@@ -94,6 +94,8 @@ export interface ApprovalRequest {
   readonly expires_at: EpochMillis;
   /** The person whose agent asked; they may never approve it. Null when the run names no person. */
   readonly on_behalf_of?: Person | null;
+  /** Seconds within which the approver must have signed in at the IdP (a step-up rule); null when not asked. */
+  readonly recent_sign_in_s?: number | null;
 }
 
 /** A person as their identity provider names them. */

@@ -169,6 +169,15 @@ describe('the person an event names, signed too', () => {
     const plain = policySigner.headersFor('approvalsRequested', request);
     expect(verifyRequest(behalf, plain, trusted)).toMatchObject({ ok: false, reason: 'bad_signature' });
   });
+
+  it('signs a step-up rule’s recent sign-in, so a request cannot be relieved of it', () => {
+    const risky = { ...request, recent_sign_in_s: 300 };
+    expect(requestSigningPayload(risky, null).toString('utf8')).toMatch(/^gatehouse\.approval-request\.v2\n/);
+    const asked = policySigner.headersFor('approvalsRequested', risky);
+    expect(verifyRequest(risky, asked, trusted)).toMatchObject({ ok: true });
+    expect(verifyRequest({ ...risky, recent_sign_in_s: null }, asked, trusted)).toMatchObject({ ok: false, reason: 'bad_signature' });
+    expect(verifyRequest({ ...risky, recent_sign_in_s: 86_400 }, asked, trusted)).toMatchObject({ ok: false, reason: 'bad_signature' });
+  });
 });
 
 describe('signed results', () => {

@@ -5,7 +5,13 @@ import type { ToolContract } from '@gatehouse/contracts';
 /** What a rule decides. */
 export type PolicyDecision =
   | { readonly kind: 'allow' }
-  | { readonly kind: 'require_approval'; readonly approverRole: string; readonly ttlMs: number }
+  | {
+      readonly kind: 'require_approval';
+      readonly approverRole: string;
+      readonly ttlMs: number;
+      /** A high-risk approval: the approver must have signed in at the IdP within this many seconds (OIDC max_age). */
+      readonly recentSignInS?: number;
+    }
   | { readonly kind: 'deny'; readonly reason: string; readonly next?: string };
 
 export interface PolicyMatch {
@@ -64,6 +70,7 @@ const DECISION = {
         kind: { const: 'require_approval' },
         approverRole: { type: 'string', minLength: 1 },
         ttlMs: { type: 'integer', minimum: 1000, maximum: 7 * 24 * 3600 * 1000 },
+        recentSignInS: { type: 'integer', minimum: 1, maximum: 24 * 3600 },
       },
     },
     {

@@ -53,6 +53,8 @@ export interface ApprovalWriteVerdict {
   readonly ruleId: string;
   readonly approverRole: string;
   readonly expiresAt: number;
+  /** Seconds within which the approver must have signed in at the IdP, when the rule asks for it. */
+  readonly recentSignInS: number | null;
 }
 
 export type WriteVerdict = FinishedWriteVerdict | AllowedWriteVerdict | ApprovalWriteVerdict;

@@ -72,5 +72,15 @@ export async function checkWrite(
       grantExpiresAt: Math.min(now + deps.grantValidityMs, proposal.expires_at),
     };
   }
-  return { kind: 'approval', run, tool, proposal, implicit, ruleId, approverRole: decision.approverRole, expiresAt: Math.min(now + decision.ttlMs, proposal.expires_at) };
+  return {
+    kind: 'approval',
+    run,
+    tool,
+    proposal,
+    implicit,
+    ruleId,
+    approverRole: decision.approverRole,
+    expiresAt: Math.min(now + decision.ttlMs, proposal.expires_at),
+    recentSignInS: decision.recentSignInS ?? null,
+  };
 }

@@ -20,6 +20,7 @@ export const IDENTITY_REFUSALS = {
   SESSION_INVALID: { status: 401, means: 'the session cookie names no live session (forged, stale or signed out)' },
   SESSION_EXPIRED: { status: 401, means: 'the identity provider no longer vouches for the session (signed out there, or disabled)' },
   CSRF_TOKEN_INVALID: { status: 403, means: "a state-changing request on a session lacked the session's CSRF token" },
+  STEP_UP_REQUIRED: { status: 401, means: 'this approval asks for a recent sign-in at the identity provider: sign in again (max_age), then decide' },
   SIGN_IN_FAILED: { status: 400, means: 'the sign-in could not be completed (unknown or replayed state, refused code, bad ID token)' },
   OTHER_TENANT: { status: 404, means: "the request belongs to a tenant the person does not approve for (answered as NOT_FOUND)" },
 } as const;

@@ -58,7 +58,8 @@
     if (body !== undefined) headers['content-type'] = 'application/json';
     const response = await fetch(path, { method, headers, credentials: 'same-origin', body: body === undefined ? undefined : JSON.stringify(body) });
     const payload = await response.json().catch(() => ({}));
-    if (response.status === 401 && !quiet) {
+    // A step-up is not a sign-out: the approver is sent to sign in again, then comes back to this decision.
+    if (response.status === 401 && !quiet && payload.error?.code !== 'STEP_UP_REQUIRED') {
       signOut(SIGN_IN_ERRORS[payload.error?.code] ?? 'You are not signed in. Sign in again.');
       throw new Error('unauthorized');
     }
@@ -194,6 +195,7 @@
         field('Approver role required', el('span', { class: 'role' }, r.approver_role)),
         field('Time left', d.state === 'pending' ? el('span', { class: 'left', 'data-expires': d.expires_at }, timeLeft(d.expires_at)) : d.state),
         field('Requested by', `${r.principal} (run ${r.run_id})`),
+        ...(d.recent_sign_in_s === null ? [] : field('Recent sign-in required', `within ${d.recent_sign_in_s} s${d.sign_in_again ? ': approving takes you to sign in again first' : ''}`)),
         field('On behalf of', r.on_behalf_of ? `${r.on_behalf_of.name ?? r.on_behalf_of.subject} (${r.on_behalf_of.subject} at ${r.on_behalf_of.issuer})` : 'no person named'),
       ),
     );
@@ -312,6 +314,11 @@
   async function approve(d) {
     const reply = await decide(d, 'approve');
     if (reply === null) return;
+    if (reply.body.error?.code === 'STEP_UP_REQUIRED' && typeof reply.body.error.sign_in === 'string') {
+      announce('This approval needs a recent sign-in: taking you to the identity provider.', 'bad');
+      window.location.assign(reply.body.error.sign_in);
+      return;
+    }
     if (reply.status === 200 || reply.status === 202) await afterDecision(d, `Approved ${d.proposal_id}.`);
     else announce(reply.body.error?.message ?? `Could not approve (HTTP ${reply.status}).`, 'bad');
   }
@@ -399,10 +406,19 @@
   async function boot() {
     const config = await fetch('/auth/config').then((r) => r.json()).catch(() => null);
     if (config !== null) state.config = config;
-    const error = /^#sign-in-error=([A-Z_]+)$/.exec(window.location.hash)?.[1];
-    if (error !== undefined) history.replaceState(null, '', window.location.pathname);
+    const hash = window.location.hash;
+    const error = /^#sign-in-error=([A-Z_]+)$/.exec(hash)?.[1];
+    // Back from signing in again for a step-up: the approval the person asked for goes on, once.
+    const resume = /^#approve=([A-Za-z0-9_.:-]+)$/.exec(hash)?.[1];
+    const open = /^#proposal=([A-Za-z0-9_.:-]+)$/.exec(hash)?.[1];
+    if (hash !== '') history.replaceState(null, '', window.location.pathname);
     // A session cookie, when the identity provider has just signed the person in, or a demo token.
-    if (error === undefined && (await start(true).catch(() => false))) return;
+    if (error === undefined && (await start(true).catch(() => false))) {
+      const target = resume ?? open;
+      if (target !== undefined) await select(target, true);
+      if (resume !== undefined && state.detail?.state === 'pending' && state.detail.may_decide) await approve(state.detail);
+      return;
+    }
     signOut(error === undefined ? '' : SIGN_IN_ERRORS[error] ?? 'The sign-in could not be completed.');
   }
 

@@ -66,7 +66,11 @@ const rejectBody = {
 const errorBody = (code: string, message: string, extra: Record<string, unknown> = {}) => ({ error: { code, message, ...extra } });
 
 function sendDeskError(reply: FastifyReply, error: DeskError): FastifyReply {
-  return reply.code(error.status).send(errorBody(error.code, error.message, error.state === undefined ? {} : { state: error.state }));
+  const extra = {
+    ...(error.state === undefined ? {} : { state: error.state }),
+    ...(error.signIn === undefined ? {} : { sign_in: error.signIn, max_age: error.maxAge }),
+  };
+  return reply.code(error.status).send(errorBody(error.code, error.message, extra));
 }
 
 /**

@@ -9,11 +9,25 @@ import type { RunIsActive } from './sweeper.js';
 
 /** A refusal of an approver's action, as the HTTP API answers it. */
 export interface DeskError {
-  readonly status: 400 | 403 | 404 | 409;
+  readonly status: 400 | 401 | 403 | 404 | 409;
   readonly code: string;
   readonly message: string;
   /** The request's current state, on a 409. */
   readonly state?: ApprovalState;
+  /** On STEP_UP_REQUIRED: where to sign in again, and within how many seconds that must have been. */
+  readonly signIn?: string;
+  readonly maxAge?: number;
+}
+
+/**
+ * Whether a rule's recent sign-in holds for this approver now: true when the request asks for none,
+ * or the IdP says they signed in within its seconds. A bearer token without `auth_time`, or a demo
+ * token, never satisfies one.
+ */
+export function signedInRecently(approver: Approver, row: StoredRequest, now: number): boolean {
+  const within = row.request.recent_sign_in_s ?? null;
+  if (within === null) return true;
+  return approver.authTime !== null && approver.authTime >= now - within * 1000;
 }
 
 export type DeskOutcome =
@@ -82,6 +96,18 @@ export class ApprovalDesk {
   async approve(approver: Approver, proposalId: string): Promise<DeskOutcome> {
     const checked = await this.check(approver, proposalId);
     if (!checked.ok) return checked;
+    if (!signedInRecently(approver, checked.row, checked.row.now)) {
+      const maxAge = checked.row.request.recent_sign_in_s ?? 0;
+      this.metrics?.identityRefused('approval', 'STEP_UP_REQUIRED');
+      this.logger.info({ ...ids(checked.row), approver: approver.identity, max_age: maxAge }, 'approval refused until the approver signs in again');
+      return fail({
+        status: 401,
+        code: 'STEP_UP_REQUIRED',
+        message: `approving this proposal needs a sign-in at the identity provider within the last ${maxAge} s`,
+        signIn: `/login?max_age=${maxAge}&return=${encodeURIComponent(`/#approve=${proposalId}`)}`,
+        maxAge,
+      });
+    }
     const row = await this.repository.approve(proposalId, {
       identity: approver.identity,
       decider: deciderOf(approver),

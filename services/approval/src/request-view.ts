@@ -1,6 +1,6 @@
 import type { ApprovalRequest, Target } from '@gatehouse/events';
 import type { Approver } from './approvers.js';
-import { authorityProblem } from './approval-desk.js';
+import { authorityProblem, signedInRecently } from './approval-desk.js';
 import type { ApprovalState, Decider, StoredRequest } from './request-repository.js';
 
 /** One request as the API lists it: enough to pick it, nothing of its arguments. */
@@ -23,6 +23,10 @@ export interface RequestSummary {
   readonly may_decide: boolean;
   /** Why not, as an error code, when `may_decide` is false for reasons of authority. */
   readonly may_not_because: string | null;
+  /** Seconds within which an approver must have signed in (a step-up rule), or null. */
+  readonly recent_sign_in_s: number | null;
+  /** True when approving now would first send the caller back to the IdP to sign in again. */
+  readonly sign_in_again: boolean;
   readonly decided_by: string | null;
   /** The deciding person's issuer, subject, display name and time of sign-in. */
   readonly decider: Decider | null;
@@ -56,6 +60,8 @@ export function summaryOf(row: StoredRequest, approver: Approver): RequestSummar
     server_now: row.now,
     may_decide: problem === undefined,
     may_not_because: problem?.code ?? null,
+    recent_sign_in_s: request.recent_sign_in_s ?? null,
+    sign_in_again: !signedInRecently(approver, row, row.now),
     decided_by: row.decided_by,
     decider: row.decider,
     decided_at: row.decided_at,

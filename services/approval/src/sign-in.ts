@@ -109,6 +109,9 @@ export function registerSignIn(app: FastifyInstance, options: SignInOptions): vo
       accessExpiresAt: Date.now() + (tokens.expires_in ?? 60) * 1000,
     });
     const cookie = sessionCookie(options.publicUrl());
+    // Signing in again (a step-up) replaces the session the browser had.
+    const previous = request.cookies[cookie.name];
+    if (previous !== undefined) await sessions.delete(previous);
     logger.info({ approver: approver.identity, issuer: approver.issuer, subject: approver.subject, roles: approver.roles }, 'approver signed in');
     return reply
       .setCookie(cookie.name, id, { httpOnly: true, secure: cookie.secure, sameSite: 'lax', path: '/' })

@@ -4,8 +4,7 @@ import type { StoredRequest } from '../src/request-repository.js';
 
 const SECRET = `whsec_${Buffer.alloc(24, 1).toString('base64')}`;
 
-const row = (overrides: Partial<StoredRequest> = {}): StoredRequest =>
-  ({
+const row = (overrides: Partial<StoredRequest> = {}): StoredRequest => ({
     proposal_id: 'p_1',
     tenant: 'acme',
     state: 'pending',
@@ -45,7 +44,7 @@ const row = (overrides: Partial<StoredRequest> = {}): StoredRequest =>
       on_behalf_of: null,
     },
     ...overrides,
-  }) as StoredRequest;
+  });
 
 describe('webhook notifications', () => {
   it('name the tool, role, expiry and console link, and never the arguments, the diff or the effect text', () => {

@@ -69,6 +69,7 @@ export async function decideWrite(command: ToolCommand, verdict: WriteVerdict, d
       requested_at: now,
       expires_at: verdict.expiresAt,
       on_behalf_of: proposal.on_behalf_of ?? run.on_behalf_of ?? null,
+      recent_sign_in_s: verdict.recentSignInS,
     },
     pending: { proposal_id: proposal.proposal_id, approver_role: verdict.approverRole, expires_at: verdict.expiresAt },
   };
