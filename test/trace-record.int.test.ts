@@ -68,7 +68,7 @@ describe('trace record and replay over the real stack', () => {
     expect(refused?.decision).toEqual({ status: 'refused', code: 'INVALID_ARGUMENT', field: '/nickname' });
     expect(read?.result.fields).toEqual(Object.keys(view(results[0] as CallResult) as object).sort());
     expect(preview?.result.fields).toEqual(Object.keys(view(results[2] as CallResult) as object).sort());
-    expect(send?.approval).toEqual({ decision: 'pending', role: 'support-lead', rule: 'customer-email-support-lead' });
+    expect(send?.approval).toEqual({ decision: 'pending', role: 'support-lead', rule: 'customer-email-support-lead', on_behalf_of: null });
     expect(send?.policy?.environment).toBe('sandbox');
     expect(trace.calls.map((c) => c.command_id)).toEqual([...results.map((r) => r.commandId), send?.command_id]);
     expect(trace.catalog.tools.map((t) => t.address)).toEqual(g.catalog.tools().map((t) => t.address));

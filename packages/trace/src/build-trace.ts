@@ -65,7 +65,13 @@ function decisionOf(requests: readonly ApprovalRequest[], orders: readonly Execu
 function approvalOf(request: ApprovalRequest | undefined, decisions: readonly ApprovalDecision[]): TraceApproval | undefined {
   if (request === undefined) return undefined;
   const decided = decisions.find((d) => d.proposal_id === request.proposal_id) ?? decisions[0];
-  return { decision: decided?.decision ?? 'pending', role: request.approver_role, rule: request.rule_id };
+  const person = request.on_behalf_of ?? null;
+  return {
+    decision: decided?.decision ?? 'pending',
+    role: request.approver_role,
+    rule: request.rule_id,
+    on_behalf_of: person === null ? null : { issuer: person.issuer, subject: person.subject },
+  };
 }
 
 function policyOf(request: ApprovalRequest | undefined, order: ExecutionOrder | undefined): TracePolicy | undefined {

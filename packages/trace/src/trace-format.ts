@@ -34,6 +34,8 @@ export interface TraceApproval {
   readonly role: string;
   /** The policy-table rule that asked for the approval. */
   readonly rule: string;
+  /** The person on whose behalf the write was asked, when the run names one (absent in older traces). */
+  readonly on_behalf_of?: { readonly issuer: string; readonly subject: string } | null;
 }
 
 /** The scope figures of a proposal that policy rules look at; recipients and consequences as counts. */

@@ -32,7 +32,7 @@ describe('a recorded trace', () => {
     expect(read?.result).toEqual({ status: 'ok', fields: ['customer_id', 'email', 'name', 'version'] });
     expect(unknown?.result).toEqual({ status: 'error', code: 'INVALID_ARGUMENT' });
     expect(unknown?.arguments).toEqual({ customer_id: 'C-1842', nickname: 'x'.repeat(14) });
-    expect(send?.approval).toEqual({ decision: 'approved', role: 'support-lead', rule: 'customer-email-support-lead' });
+    expect(send?.approval).toEqual({ decision: 'approved', role: 'support-lead', rule: 'customer-email-support-lead', on_behalf_of: null });
     expect(send?.policy).toEqual({
       environment: 'sandbox', rule: 'customer-email-support-lead', scope: { affected_records: 1, amount: null, recipients: 1, irreversible: 1 },
     });
