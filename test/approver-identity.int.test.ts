@@ -91,7 +91,9 @@ describe('approvers proved by the identity provider (Keycloak from the stack)', 
     const lead = await signIn(h, PEOPLE.lead);
     const before = counted(await refusals(), 'CSRF_TOKEN_INVALID');
     const bare = await h.callAs<ErrorBody>('POST', `/api/approvals/${request.proposal_id}/approve`, { cookie: lead.cookie });
-    const wrong = await h.callAs<ErrorBody>('POST', `/api/approvals/${request.proposal_id}/approve`, { cookie: lead.cookie, csrf: `${lead.csrf.slice(0, -1)}A` });
+    // Another token of the same length: its last character changed, to one it is not.
+    const altered = `${lead.csrf.slice(0, -1)}${lead.csrf.endsWith('A') ? 'B' : 'A'}`;
+    const wrong = await h.callAs<ErrorBody>('POST', `/api/approvals/${request.proposal_id}/approve`, { cookie: lead.cookie, csrf: altered });
     expect([bare.status, bare.body.error.code, wrong.status, wrong.body.error.code]).toEqual([403, 'CSRF_TOKEN_INVALID', 403, 'CSRF_TOKEN_INVALID']);
     expect((await storedDecider(request.proposal_id)).state).toBe('pending');
     expect(counted(await refusals(), 'CSRF_TOKEN_INVALID')).toBe(before + 2);
