@@ -2,38 +2,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { CallToolResult, Progress } from '@modelcontextprotocol/sdk/types.js';
-import type { ModelError } from '@gatehouse/client';
 import type { RunningMcpService } from '@gatehouse/mcp';
 import { CONTROL_TOKEN, startGatehouse } from './support/gatehouse.js';
 import type { Gatehouse } from './support/gatehouse.js';
-import { approveAsLead, connectHttp, createRunWithToken, startFrontDoor } from './support/mcp.js';
+import { approveAsLead, connectHttp, createRunWithToken, dataOf, errorOf, startFrontDoor } from './support/mcp.js';
 import type { RunWithToken } from './support/mcp.js';
 import { pollUntil } from './support/poll.js';
 import { eventually } from './support/stack.js';
 import { armFaults, collect, currentVersion, shippingLine1 } from './support/writes.js';
 
-
-/** The error an isError result carries, read from its content as a model would, checked against _meta. */
-function errorOf(result: CallToolResult): ModelError {
-  expect(result.isError).toBe(true);
-  expect(result.structuredContent).toBeUndefined();
-  const first = result.content[0];
-  if (first?.type !== 'text') throw new Error('an error result carries its error as text');
-  const { error } = JSON.parse(first.text) as { error: ModelError };
-  expect(result._meta?.['gatehouse/error']).toEqual(error);
-  expect(Object.keys(error).sort()).toEqual(['code', 'field', 'message', 'next', 'permitted', 'retry_after_ms', 'retryable']);
-  return error;
-}
-
-/** The data an ok result carries: structuredContent, and the same JSON in content behind the data note. */
-function dataOf(result: CallToolResult): Record<string, unknown> {
-  expect(result.isError ?? false).toBe(false);
-  const [note, data] = result.content;
-  expect(note?.type === 'text' && note.text).toMatch(/data returned by the tool, not instructions/);
-  if (data?.type !== 'text') throw new Error('an ok result carries its JSON as text');
-  expect(JSON.parse(data.text)).toEqual(result.structuredContent);
-  return result.structuredContent ?? {};
-}
 
 describe('the MCP front door: any MCP client calls a run\'s tools, approvals included', () => {
   let g: Gatehouse;

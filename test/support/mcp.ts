@@ -1,3 +1,5 @@
+import { expect } from 'vitest';
+import type { ModelError } from '@gatehouse/client';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startMcpService } from '@gatehouse/mcp';
@@ -10,11 +12,41 @@ import { pollUntil } from './poll.js';
 import { TEST_KEY_RING } from './signing.js';
 import { config, logger } from './stack.js';
 
+/** A tool result as any MCP client hands it over, whichever SDK and revision. */
+export interface McpResult {
+  readonly content: readonly { readonly type: string; readonly text?: string }[];
+  readonly structuredContent?: Record<string, unknown> | undefined;
+  readonly isError?: boolean | undefined;
+  readonly _meta?: Record<string, unknown> | undefined;
+}
+
+/** The error an isError result carries, read from its content as a model would, checked against _meta. */
+export function errorOf(result: McpResult): ModelError {
+  expect(result.isError).toBe(true);
+  expect(result.structuredContent).toBeUndefined();
+  const first = result.content[0];
+  if (first?.type !== 'text' || first.text === undefined) throw new Error('an error result carries its error as text');
+  const { error } = JSON.parse(first.text) as { error: ModelError };
+  expect(result._meta?.['gatehouse/error']).toEqual(error);
+  expect(Object.keys(error).sort()).toEqual(['code', 'field', 'message', 'next', 'permitted', 'retry_after_ms', 'retryable']);
+  return error;
+}
+
+/** The data an ok result carries: structuredContent, and the same JSON in content behind the data note. */
+export function dataOf(result: McpResult): Record<string, unknown> {
+  expect(result.isError ?? false).toBe(false);
+  const [note, data] = result.content;
+  expect(note?.type === 'text' && note.text).toMatch(/data returned by the tool, not instructions/);
+  if (data?.type !== 'text' || data.text === undefined) throw new Error('an ok result carries its JSON as text');
+  expect(JSON.parse(data.text)).toEqual(result.structuredContent);
+  return result.structuredContent ?? {};
+}
+
 /** A run registered with `mcp_token: true`: the bearer token an MCP client sends. */
 export type RunWithToken = Run & { readonly mcp_token: string };
 
 /** Starts an MCP front door in this process over a test Gatehouse's topics and Redis prefix. */
-export function startFrontDoor(g: Gatehouse, overrides: Partial<Pick<McpServiceOptions, 'waitMs' | 'progressMs' | 'taskTtlMs' | 'transport'>> = {}): Promise<RunningMcpService> {
+export function startFrontDoor(g: Gatehouse, overrides: Partial<Pick<McpServiceOptions, 'waitMs' | 'progressMs' | 'taskTtlMs' | 'taskLeaseMs' | 'listTtlMs' | 'transport'>> = {}): Promise<RunningMcpService> {
   return startMcpService({
     events: { ...config, topicPrefix: g.topicPrefix },
     redis: g.redis,
@@ -49,9 +81,14 @@ export async function connectHttp(url: string, run: RunWithToken): Promise<Clien
 }
 
 /** Approves a pending proposal through the approval API as the test support lead; the HTTP status. */
-export async function approveAsLead(g: Gatehouse, proposalId: string): Promise<number> {
+export function approveAsLead(g: Gatehouse, proposalId: string): Promise<number> {
+  return decideAsLead(g, proposalId, 'approve', {});
+}
+
+/** Approves or rejects (with a reason) a pending proposal as the test support lead; the HTTP status. */
+export async function decideAsLead(g: Gatehouse, proposalId: string, decision: 'approve' | 'reject', body: { reason?: string }): Promise<number> {
   const url = `${g.approval?.url ?? ''}/api/approvals/${proposalId}`;
   await pollUntil(async () => ((await fetch(url, { headers: { authorization: `Bearer ${TOKENS.lead}` } })).status === 200 ? true : undefined), 20_000, 'the pending request', 25);
-  const approved = await fetch(`${url}/approve`, { method: 'POST', headers: { authorization: `Bearer ${TOKENS.lead}`, 'content-type': 'application/json' }, body: '{}' });
-  return approved.status;
+  const decided = await fetch(`${url}/${decision}`, { method: 'POST', headers: { authorization: `Bearer ${TOKENS.lead}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  return decided.status;
 }

@@ -36,10 +36,11 @@ export async function checkWrite(
       return refusal(toolError('CAPABILITY_DENIED', 'The proposal belongs to another run', { permitted: run.capabilities, field: '/proposal_id' }), canonical.sha256);
     }
     if (stored.state === 'consumed') {
-      // Executed already: the executor answers this retry with the stored result, never a second write.
+      // Executed already, or executing now: the executor answers this retry with the stored result,
+      // or IN_PROGRESS (retryable) while the one write still runs; never a second write.
       const key = idempotencyKeyOf(run.run_id, proposal.proposal_id);
       const record = await deps.idempotency.get(key);
-      if (record !== undefined && record.state !== 'in_flight') return { kind: 'finished', run, tool, proposal, idempotencyKey: key };
+      if (record !== undefined) return { kind: 'finished', run, tool, proposal, idempotencyKey: key };
       return refusal(toolError('PROPOSAL_CONSUMED', `Proposal ${proposal.proposal_id} was already used`, { next: tool.previewedBy }), canonical.sha256);
     }
     if (proposal.expires_at <= now) {

@@ -107,14 +107,6 @@ const CASES: readonly RefusalCase[] = [
     expected: { code: 'CAPABILITY_DENIED', field: '/proposal_id' }, hashed: true,
   },
   {
-    stage: 'consumed', why: 'a commit of a used, expired proposal whose operation is still in flight', call: commitP1,
-    setup: (w) => {
-      storeProposal({ expires_at: NOW }, 'consumed')(w);
-      w.idempotency.set(idempotencyKeyOf('run_1', 'p_1'), { state: 'in_flight' });
-    },
-    expected: { code: 'PROPOSAL_CONSUMED', next: 'preview_transfer.v1' }, hashed: true,
-  },
-  {
     stage: 'consumed', why: 'a commit of a used proposal with no idempotency record', call: commitP1, setup: storeProposal({}, 'consumed'),
     expected: { code: 'PROPOSAL_CONSUMED' }, hashed: true,
   },
@@ -210,5 +202,13 @@ describe('a call that passes the boundary', () => {
       w.idempotency.set('run_1:p_1:commit', { state: 'succeeded' });
     });
     expect(verdict).toMatchObject({ kind: 'finished', idempotencyKey: 'run_1:p_1:commit', proposal: { proposal_id: 'p_1' } });
+  });
+
+  it('routes a commit whose approved write is still running to the executor, which answers IN_PROGRESS, never PROPOSAL_CONSUMED', async () => {
+    const { verdict } = await verdictOf(commitP1, (w) => {
+      storeProposal({ expires_at: NOW }, 'consumed')(w);
+      w.idempotency.set(idempotencyKeyOf('run_1', 'p_1'), { state: 'in_flight' });
+    });
+    expect(verdict).toMatchObject({ kind: 'finished', idempotencyKey: 'run_1:p_1:commit' });
   });
 });

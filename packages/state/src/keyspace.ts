@@ -82,6 +82,11 @@ export class Keyspace {
     return `${this.prefix}mcptask:{${runId}}:${taskId}`;
   }
 
+  /** Held by the front door instance that waits for a task's result, under a lease it renews. */
+  mcpTaskWaiter(runId: string, taskId: string): string {
+    return `${this.prefix}mcptask-waiter:{${runId}}:${taskId}`;
+  }
+
   /** The tasks of a run, newest last (a sorted set scored by creation time). */
   mcpTasksOfRun(runId: string): string {
     return `${this.prefix}mcptasks:{${runId}}`;

@@ -20,6 +20,6 @@ export {
 export type { CarriedHeaders, RecordHeaders } from './trace-context.js';
 export { OTLP_ENDPOINT_VARIABLE, SERVICE_NAME_VARIABLE, startTracing, tracesUrl } from './tracing.js';
 export type { Tracing, TracingOptions } from './tracing.js';
-export { annotateSpan, endSpan, endSpanThrown, noteOutcome, SPAN_ATTRIBUTES, startCallSpan, startChildSpan, startRecordSpan, tracerFor } from './spans.js';
+export { annotateSpan, endSpan, endSpanThrown, noteOutcome, SPAN_ATTRIBUTES, startCallSpan, startChildSpan, startRecordSpan, startServerSpan, tracerFor } from './spans.js';
 export type { CallIds, SpanOutcome, SpanScope } from './spans.js';
 export type { Context as TraceContext, Span, Tracer } from '@opentelemetry/api';

@@ -101,6 +101,17 @@ export function startRecordSpan(tracer: Tracer, name: string, headers: RecordHea
   return scoped(tracer, name, SpanKind.CONSUMER, contextOf(headers), ids);
 }
 
+/**
+ * The span of a request a service answers (SERVER): a child of the caller's `traceparent`, or a new
+ * trace. `attributes` runs only for a span that records them.
+ */
+export function startServerSpan(tracer: Tracer, name: string, traceparent: string | undefined, attributes: () => Attributes): SpanScope {
+  const parent = traceparent === undefined ? ROOT_CONTEXT : contextOf({ traceparent });
+  const span = tracer.startSpan(name, { kind: SpanKind.SERVER }, parent);
+  if (span.isRecording()) span.setAttributes(attributes());
+  return { span, context: trace.setSpan(parent, span) };
+}
+
 /** A span inside another (a tool's handler within its execution). */
 export function startChildSpan(tracer: Tracer, name: string, parent: SpanScope, ids?: CallIds): SpanScope {
   return scoped(tracer, name, SpanKind.INTERNAL, parent.context, ids);

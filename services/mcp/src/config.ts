@@ -21,6 +21,8 @@ export interface McpConfig {
   readonly waitMs: number;
   readonly progressMs: number;
   readonly taskTtlMs: number;
+  readonly taskLeaseMs: number;
+  readonly listTtlMs: number;
   /** The run token of the stdio transport. */
   readonly stdioToken: string | undefined;
   /** The policy, approval and executor keys: only answers they signed reach an MCP client. */
@@ -59,6 +61,8 @@ export function mcpConfigFromEnv(env: Env = process.env): McpConfig {
     waitMs: c.MCP_WAIT_MS,
     progressMs: c.MCP_PROGRESS_MS,
     taskTtlMs: c.MCP_TASK_TTL_MS,
+    taskLeaseMs: c.MCP_TASK_LEASE_MS,
+    listTtlMs: c.MCP_LIST_TTL_MS,
     stdioToken: c.GATEHOUSE_MCP_TOKEN,
     resultKeys: keyRing({ policy: c.GATEHOUSE_POLICY_KEYS, approval: c.GATEHOUSE_APPROVAL_KEYS, executor: c.GATEHOUSE_EXECUTOR_KEYS }),
     tracing: { serviceName: c.OTEL_SERVICE_NAME ?? 'gatehouse-mcp', endpoint: c.OTEL_EXPORTER_OTLP_ENDPOINT },

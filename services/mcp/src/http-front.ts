@@ -1,10 +1,15 @@
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server as HttpServer, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Readable } from 'node:stream';
+import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { createMcpHandler, isLegacyRequest } from '@modelcontextprotocol/server';
+import type { McpHttpHandler } from '@modelcontextprotocol/server';
 import type { Health } from '@gatehouse/runtime';
-import type { RunTokens } from '@gatehouse/state';
+import type { Run, RunTokens } from '@gatehouse/state';
 import type { GatehouseMetrics, Logger } from '@gatehouse/telemetry';
+import { createModernRunServer } from './modern-server.js';
 import { createRunServer } from './run-server.js';
 import type { FrontDoor } from './run-server.js';
 
@@ -43,7 +48,7 @@ function send(res: ServerResponse, status: number, body: unknown, headers: Recor
 /** A JSON-RPC error answered outside any request (its id is unknown). */
 const rpcError = (code: number, message: string): unknown => ({ jsonrpc: '2.0', error: { code, message }, id: null });
 
-async function readBody(req: IncomingMessage): Promise<unknown> {
+async function readBody(req: IncomingMessage): Promise<{ text: string; json: unknown }> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req as AsyncIterable<Buffer>) {
@@ -51,8 +56,9 @@ async function readBody(req: IncomingMessage): Promise<unknown> {
     if (size > MAX_BODY_BYTES) throw new BodyError(413, `the request body exceeds ${MAX_BODY_BYTES} bytes`);
     chunks.push(chunk);
   }
+  const text = Buffer.concat(chunks).toString('utf8');
   try {
-    return JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown;
+    return { text, json: JSON.parse(text) as unknown };
   } catch {
     throw new BodyError(400, 'the request body is not JSON');
   }
@@ -73,6 +79,32 @@ function wantsStream(body: unknown): boolean {
   if (typeof body !== 'object' || body === null) return false;
   const params = (body as { params?: { _meta?: { progressToken?: unknown } } }).params;
   return params?._meta?.progressToken !== undefined;
+}
+
+/** The request as the 2026-07-28 SDK reads it: a web Request whose body is the text already read. */
+function webRequestOf(req: IncomingMessage, url: string, body: string, signal: AbortSignal): Request {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value === undefined) continue;
+    if (Array.isArray(value)) for (const item of value) headers.append(name, item);
+    else headers.set(name, value);
+  }
+  return new Request(url, { method: 'POST', headers, body, signal });
+}
+
+/** Writes the SDK's web Response to the Node response, streaming an SSE body as it comes. */
+async function sendWeb(res: ServerResponse, response: Response): Promise<void> {
+  const headers: Record<string, string> = {};
+  response.headers.forEach((value, name) => (headers[name] = value));
+  res.writeHead(response.status, headers);
+  if (response.body === null) {
+    res.end();
+    return;
+  }
+  const stream = Readable.fromWeb(response.body as WebReadableStream<Uint8Array>);
+  stream.on('error', () => res.destroy());
+  stream.pipe(res);
+  await new Promise<void>((resolve) => res.once('close', resolve));
 }
 
 function bearerOf(req: IncomingMessage): string | undefined {
@@ -102,6 +134,19 @@ export async function startHttpFront(options: HttpFrontOptions): Promise<HttpFro
   let allowedHosts = new Set<string>();
   let allowedOrigins = new Set<string>();
   let base = '';
+  const modern: McpHttpHandler = createMcpHandler(
+    (ctx) => {
+      const run = ctx.authInfo?.extra?.['run'] as Run | undefined;
+      if (run === undefined) throw new Error('a 2026-07-28 request reached the SDK without its run');
+      return createModernRunServer(run, options.door, { traceparentHeader: ctx.requestInfo?.headers.get('traceparent') ?? undefined });
+    },
+    {
+      // 2025-11-25 requests never reach this handler: they are routed before it.
+      legacy: 'reject',
+      maxRequestBodySize: MAX_BODY_BYTES,
+      onerror: (error) => log.debug({ err: error }, 'MCP 2026-07-28 request refused or failed'),
+    },
+  );
 
   const handleMcp = async (req: IncomingMessage, res: ServerResponse): Promise<number> => {
     // DNS rebinding: a page on another site must not reach a front door on this machine's loopback.
@@ -136,13 +181,26 @@ export async function startHttpFront(options: HttpFrontOptions): Promise<HttpFro
       });
       return 401;
     }
-    let body: unknown;
+    let read: { text: string; json: unknown };
     try {
-      body = await readBody(req);
+      read = await readBody(req);
     } catch (error) {
       const status = error instanceof BodyError ? error.status : 400;
       send(res, status, rpcError(-32700, error instanceof Error ? error.message : 'unreadable body'));
       return status;
+    }
+    const body = read.json;
+    // One endpoint, two revisions: a request carrying the 2026-07-28 envelope is served per request
+    // by the current SDK; a 2025-11-25 one (an initialize handshake, no envelope) as before.
+    const abort = new AbortController();
+    res.once('close', () => {
+      if (!res.writableFinished) abort.abort();
+    });
+    const request = webRequestOf(req, `${base}${MCP_PATH}`, read.text, abort.signal);
+    if (!(await isLegacyRequest(request, body))) {
+      const response = await modern.fetch(request, { parsedBody: body, authInfo: { token, clientId: check.run.run_id, scopes: [], extra: { run: check.run } } });
+      await sendWeb(res, response);
+      return response.status;
     }
     const server = createRunServer(check.run, options.door);
     // No sessionIdGenerator: stateless. A request that can be told of progress gets an SSE stream;
@@ -211,10 +269,12 @@ export async function startHttpFront(options: HttpFrontOptions): Promise<HttpFro
   allowedOrigins = new Set(options.allowedOrigins ?? [...allowedHosts].flatMap((h) => [`http://${h}`, `https://${h}`]));
   return {
     url: `${base}${MCP_PATH}`,
-    stop: () =>
-      new Promise<void>((resolve) => {
+    stop: async () => {
+      await new Promise<void>((resolve) => {
         http.close(() => resolve());
         http.closeAllConnections();
-      }),
+      });
+      await modern.close();
+    },
   };
 }

@@ -36,6 +36,8 @@ await runMain({
       waitMs: config.waitMs,
       progressMs: config.progressMs,
       taskTtlMs: config.taskTtlMs,
+      taskLeaseMs: config.taskLeaseMs,
+      listTtlMs: config.listTtlMs,
       resultKeys: config.resultKeys,
     });
     teardown.add(() => service.stop());

@@ -1,4 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/server/validators/ajv';
 import { createClient } from '@gatehouse/client';
 import type { Catalog } from '@gatehouse/contracts';
 import { topicNames } from '@gatehouse/events';
@@ -9,6 +11,7 @@ import type { Redis } from '@gatehouse/state';
 import { GatehouseMetrics } from '@gatehouse/telemetry';
 import type { Logger } from '@gatehouse/telemetry';
 import { startHttpFront } from './http-front.js';
+import { TaskWaits } from './task-waits.js';
 import type { FrontDoor } from './run-server.js';
 import { requireLiveToken, startStdioFront } from './stdio-front.js';
 
@@ -33,6 +36,10 @@ export interface McpServiceOptions {
   readonly waitMs: number;
   readonly progressMs: number;
   readonly taskTtlMs: number;
+  /** How long a task stays with the instance waiting for it once it stops renewing; default 15 s. */
+  readonly taskLeaseMs?: number;
+  /** The longest ttlMs of a 2026-07-28 tools/list; default 5 minutes. */
+  readonly listTtlMs?: number;
   readonly clientId?: string;
   /** The keys of the services that answer: an answer none of them signed never reaches an MCP client. */
   readonly resultKeys: KeyRing;
@@ -45,6 +52,9 @@ export interface RunningMcpService {
 }
 
 const VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+
+// Servers are made per request; each would otherwise build its own Ajv instance.
+const SHARED_VALIDATOR = new AjvJsonSchemaValidator();
 
 /** Wires the front door: one Kafka client for every run it serves, the run tokens, the transport. */
 export async function startMcpService(options: McpServiceOptions): Promise<RunningMcpService> {
@@ -64,6 +74,9 @@ export async function startMcpService(options: McpServiceOptions): Promise<Runni
       defaultTimeoutMs: options.waitMs,
     });
     teardown.add(() => client.close());
+    const waits = new TaskWaits(options.redis, keys, randomUUID(), options.taskLeaseMs ?? 15_000, options.logger);
+    // Before the client closes: a wait stopped by shutdown stores nothing, and another instance takes over.
+    teardown.add(() => waits.close());
     const door: FrontDoor = {
       client,
       catalog: options.catalog,
@@ -73,6 +86,9 @@ export async function startMcpService(options: McpServiceOptions): Promise<Runni
       waitMs: options.waitMs,
       progressMs: options.progressMs,
       taskTtlMs: options.taskTtlMs,
+      listTtlMs: options.listTtlMs ?? 300_000,
+      waits,
+      jsonSchemaValidator: SHARED_VALIDATOR,
       version: VERSION,
     };
     const transport = options.transport;

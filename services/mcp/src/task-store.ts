@@ -4,10 +4,36 @@ import type { Result, Task } from '@modelcontextprotocol/sdk/types.js';
 import { LuaScript } from '@gatehouse/state';
 import type { Keyspace, Redis } from '@gatehouse/state';
 
-interface StoredTask {
+/** What a task runs: enough for another instance to ask again when the one that waited is gone. */
+export interface TaskCall {
+  /** The tool's address (`name.vN`). */
+  readonly tool: string;
+  /** The model's arguments as sent: calling again with them answers the same command's outcome. */
+  readonly arguments: string;
+  readonly traceparent?: string | undefined;
+}
+
+export interface StoredTask {
   task: Task;
   result?: Result;
+  call?: TaskCall;
 }
+
+/** The instance that waits for tasks' results, as the store tells it what happens to a task. */
+export interface TaskWaiter {
+  readonly instanceId: string;
+  /** The instance that creates a task holds its waiter lease from the start, for this long. */
+  readonly leaseMs: number;
+  /** A task was read while it still works: take it over if its waiter is gone. */
+  readonly working?: (taskId: string, stored: StoredTask) => void;
+  /** A task was cancelled: stop waiting for it here. */
+  readonly cancelled?: (taskId: string) => void;
+}
+
+const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
+
+/** Whether a task has finished (completed, failed or cancelled): nothing changes it afterwards. */
+export const isTerminal = (status: string): boolean => TERMINAL.has(status);
 
 // Moves a task that is not yet terminal to a new status (and result); refuses a terminal one, so a
 // cancelled task is never completed afterwards by the wait that was still running.
@@ -40,9 +66,15 @@ export class RunTaskStore implements TaskStore {
     /** The longest a task is kept; a client's shorter `ttl` is honoured. */
     private readonly maxTtlMs: number,
     private readonly pollIntervalMs = 1_000,
+    private readonly waiter: TaskWaiter | undefined = undefined,
   ) {}
 
-  async createTask(params: CreateTaskOptions): Promise<Task> {
+  createTask(params: CreateTaskOptions): Promise<Task> {
+    return this.createCallTask(params, undefined);
+  }
+
+  /** A new task, with what it calls, so that another instance can take it over. */
+  async createCallTask(params: CreateTaskOptions, call: TaskCall | undefined): Promise<Task> {
     const taskId = `task_${randomBytes(16).toString('hex')}`;
     const now = new Date();
     const ttl = Math.min(params.ttl ?? this.maxTtlMs, this.maxTtlMs);
@@ -54,9 +86,11 @@ export class RunTaskStore implements TaskStore {
       lastUpdatedAt: now.toISOString(),
       pollInterval: params.pollInterval ?? this.pollIntervalMs,
     };
-    const stored: StoredTask = { task };
-    await this.redis
-      .multi()
+    const stored: StoredTask = call === undefined ? { task } : { task, call };
+    const batch = this.redis.multi();
+    // One batch: no tasks/get ever sees the task without the lease of the instance that waits for it.
+    if (this.waiter !== undefined) batch.set(this.keys.mcpTaskWaiter(this.runId, taskId), this.waiter.instanceId, 'PX', this.waiter.leaseMs);
+    await batch
       .set(this.keys.mcpTask(this.runId, taskId), JSON.stringify(stored), 'PX', ttl)
       .zadd(this.keys.mcpTasksOfRun(this.runId), now.getTime(), taskId)
       .pexpire(this.keys.mcpTasksOfRun(this.runId), this.maxTtlMs)
@@ -64,13 +98,16 @@ export class RunTaskStore implements TaskStore {
     return task;
   }
 
-  private async read(taskId: string): Promise<StoredTask | undefined> {
+  /** The task as stored: its state, its result once finished, and what it calls. */
+  async read(taskId: string): Promise<StoredTask | undefined> {
     const raw = await this.redis.get(this.keys.mcpTask(this.runId, taskId));
     return raw === null ? undefined : (JSON.parse(raw) as StoredTask);
   }
 
   async getTask(taskId: string): Promise<Task | null> {
-    return (await this.read(taskId))?.task ?? null;
+    const stored = await this.read(taskId);
+    if (stored !== undefined && !isTerminal(stored.task.status)) this.waiter?.working?.(taskId, stored);
+    return stored?.task ?? null;
   }
 
   private async transition(taskId: string, status: Task['status'], statusMessage: string | undefined, result: Result | undefined): Promise<void> {
@@ -91,6 +128,17 @@ export class RunTaskStore implements TaskStore {
     if (outcome === 2) throw new Error(`Task ${taskId} has already finished`);
   }
 
+  /** Cancels a task that has not finished; false when it had (a finished task keeps its result). */
+  async cancel(taskId: string, statusMessage: string): Promise<boolean> {
+    try {
+      await this.updateTaskStatus(taskId, 'cancelled', statusMessage);
+      return true;
+    } catch (error) {
+      if (error instanceof Error && error.message.endsWith('has already finished')) return false;
+      throw error;
+    }
+  }
+
   async storeTaskResult(taskId: string, status: 'completed' | 'failed', result: Result): Promise<void> {
     await this.transition(taskId, status, undefined, result);
   }
@@ -103,6 +151,7 @@ export class RunTaskStore implements TaskStore {
 
   async updateTaskStatus(taskId: string, status: Task['status'], statusMessage?: string): Promise<void> {
     await this.transition(taskId, status, statusMessage, undefined);
+    if (status === 'cancelled') this.waiter?.cancelled?.(taskId);
   }
 
   /** The run's tasks, oldest first; the cursor is the last task id of the previous page. */

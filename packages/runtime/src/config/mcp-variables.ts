@@ -37,6 +37,18 @@ export const MCP_VARIABLES = {
     defaultText: '`86400000` (24 hours)',
     doc: 'how long an MCP task and its result are kept (tasks are stored in Redis, scoped to their run)',
   }),
+  MCP_TASK_LEASE_MS: variable(integer(1_000), {
+    readers: ['mcp'],
+    default: '15000',
+    defaultText: '`15000` (15 s)',
+    doc: 'how long a task stays with the instance waiting for its result once that instance stops renewing it; then the next `tasks/get` on any instance takes the task over',
+  }),
+  MCP_LIST_TTL_MS: variable(integer(0), {
+    readers: ['mcp'],
+    default: '300000',
+    defaultText: '`300000` (5 minutes)',
+    doc: 'the longest `ttlMs` a 2026-07-28 `tools/list` answer carries (never past the run\'s end): the run\'s tools change only with the pack and the run, so this bounds how long a new deployment\'s tools take to be seen',
+  }),
   GATEHOUSE_MCP_TOKEN: variable(text({ minLength: 16 }), {
     readers: ['mcp'],
     unset: '*(required with `--stdio`)*',

@@ -1,0 +1,201 @@
+import { ProtocolError, ProtocolErrorCode, Server } from '@modelcontextprotocol/server';
+import type { CallToolResult, ServerContext, Tool as ModernTool } from '@modelcontextprotocol/server';
+import * as z from 'zod/v4';
+import { toMcpToolResult } from '@gatehouse/client';
+import type { CallResult, McpToolResult, PendingNotice } from '@gatehouse/client';
+import { toolNameFromMcp } from '@gatehouse/contracts';
+import type { Run } from '@gatehouse/state';
+import { callerOf, INSTRUCTIONS, localError, pendingMessage, runTaskStore, runTools, taskDeadline, waitInRequest } from './run-server.js';
+import type { Caller, FrontDoor, RequestChannel } from './run-server.js';
+import { isTerminal } from './task-store.js';
+import type { RunTaskStore, StoredTask } from './task-store.js';
+import { startFrontDoorSpan } from './front-door-span.js';
+
+/** The Tasks extension of protocol revision 2026-07-28 (SEP-2663). */
+export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
+const CLIENT_CAPABILITIES = 'io.modelcontextprotocol/clientCapabilities';
+const PROTOCOL_VERSION = 'io.modelcontextprotocol/protocolVersion';
+
+const MODERN_INSTRUCTIONS = INSTRUCTIONS.replace(
+  'A write that needs a person answers `pending_approval` in _meta: call the same tool again with the same proposal_id to get its result; it runs at most once.',
+  'A write that needs a person answers with a task while the person decides (clients with the io.modelcontextprotocol/tasks extension; others get `pending_approval` in _meta and call the same tool again with the same proposal_id). It runs at most once.',
+);
+
+const TaskIdParams = z.looseObject({ taskId: z.string().min(1) });
+const UpdateParams = z.looseObject({ taskId: z.string().min(1), inputResponses: z.record(z.string(), z.unknown()).optional() });
+const AnyResult = z.looseObject({});
+
+/** Whether the request's own capabilities declare the Tasks extension (2026-07-28 negotiates per request). */
+function declaresTasks(ctx: ServerContext): boolean {
+  const capabilities = (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES] as { extensions?: Record<string, unknown> } | undefined;
+  return capabilities?.extensions?.[TASKS_EXTENSION] !== undefined;
+}
+
+function requireTasks(ctx: ServerContext): void {
+  if (!declaresTasks(ctx)) {
+    throw new ProtocolError(ProtocolErrorCode.MissingRequiredClientCapability, 'Missing required client capability', {
+      requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } },
+    });
+  }
+}
+
+/** A task as `tasks/get` shows it (SEP-2663's DetailedTask): its state, and its result once done. */
+function detailedTask(stored: StoredTask): Record<string, unknown> {
+  const { task } = stored;
+  const view: Record<string, unknown> = {
+    taskId: task.taskId,
+    status: task.status,
+    createdAt: task.createdAt,
+    lastUpdatedAt: task.lastUpdatedAt,
+    ttlMs: task.ttl ?? null,
+    ...(task.pollInterval === undefined ? {} : { pollIntervalMs: task.pollInterval }),
+    ...(task.statusMessage === undefined ? {} : { statusMessage: task.statusMessage }),
+  };
+  // The result exactly as tools/call would have answered it on this revision.
+  if (task.status === 'completed' && stored.result !== undefined) view['result'] = { resultType: 'complete', ...stored.result };
+  if (task.status === 'failed') view['error'] = { code: ProtocolErrorCode.InternalError, message: task.statusMessage ?? 'the task failed' };
+  return view;
+}
+
+/**
+ * A tool's outcome as the task's final state. A tool error (a rejection, an expiry, a withdrawn
+ * run) is a result with isError, so the task completes with it: SEP-2663 keeps `failed` for
+ * JSON-RPC errors. The status message names the outcome for a person reading the task.
+ */
+const storeOutcome =
+  (store: RunTaskStore, taskId: string) =>
+  async (result: CallResult): Promise<void> => {
+    const outcome = toMcpToolResult(result);
+    await store.updateTaskStatus(taskId, 'working', result.ok ? 'Done.' : `${result.error.code}: ${result.error.message}`).catch(() => undefined);
+    await store.storeTaskResult(taskId, 'completed', outcome);
+  };
+
+async function storedOrRefuse(store: RunTaskStore, taskId: string): Promise<StoredTask> {
+  const stored = await store.read(taskId);
+  if (stored === undefined) throw new ProtocolError(ProtocolErrorCode.InvalidParams, 'Failed to retrieve task: Task not found');
+  return stored;
+}
+
+/** Request context the front door reads before the SDK parses the request: the HTTP traceparent. */
+export interface ModernRequestInfo {
+  readonly traceparentHeader: string | undefined;
+}
+
+/**
+ * The 2026-07-28 server for one run and one request. A commit that waits for a person answers with
+ * a task handle (for a client that declares the Tasks extension); everything else answers inline.
+ * Tasks live in Redis, so any instance answers `tasks/get` and `tasks/cancel` for any of the run's
+ * tasks, and takes over one whose instance died.
+ */
+export function createModernRunServer(run: Run, door: FrontDoor, info: ModernRequestInfo): Server {
+  const server = new Server(
+    { name: 'gatehouse', title: 'Gatehouse', version: door.version },
+    {
+      capabilities: { tools: { listChanged: false }, extensions: { [TASKS_EXTENSION]: {} } },
+      instructions: MODERN_INSTRUCTIONS,
+      jsonSchemaValidator: door.jsonSchemaValidator,
+    },
+  );
+  const taskStore = runTaskStore(run, door, storeOutcome);
+  const log = door.logger.child({ run_id: run.run_id, tenant: run.tenant });
+
+  // The run's tools change only with the pack (a new deployment) and the run (it ends): a client may
+  // keep the list until the run ends, within the configured bound. The list is the run's own.
+  server.setRequestHandler('tools/list', () => ({
+    tools: runTools(run, door.catalog, 'modern') as unknown as ModernTool[],
+    ttlMs: Math.max(0, Math.min(door.listTtlMs, run.expires_at - Date.now())),
+    cacheScope: 'private' as const,
+  }));
+
+  server.setRequestHandler('tools/call', async (request, ctx) => {
+    const name = request.params.name;
+    const meta = request.params._meta as Record<string, unknown> | undefined;
+    const span = startFrontDoorSpan('tools/call', name, {
+      traceparent: meta?.['traceparent'] ?? info.traceparentHeader,
+      protocolVersion: (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[PROTOCOL_VERSION],
+      requestId: ctx.mcpReq.id,
+    });
+    const address = toolNameFromMcp(name);
+    if (address === undefined) {
+      span.end('TOOL_NOT_FOUND');
+      return localError('TOOL_NOT_FOUND', `${name} is not a Gatehouse tool name (name_vN); tools/list names the run's tools`);
+    }
+    const rawArguments = JSON.stringify(request.params.arguments ?? {});
+    const call = callerOf(run, door, address, rawArguments, span.traceparent);
+    const progressToken = meta?.['progressToken'];
+    const channel: RequestChannel = {
+      progressToken: typeof progressToken === 'string' || typeof progressToken === 'number' ? progressToken : undefined,
+      notify: (params) => ctx.mcpReq.notify({ method: 'notifications/progress', params }),
+      signal: ctx.mcpReq.signal,
+    };
+    let answer: McpToolResult | Record<string, unknown>;
+    if (declaresTasks(ctx)) answer = await answerOrTask(address, rawArguments, span.traceparent, call, channel);
+    else answer = await waitInRequest(name, call, channel, door);
+    span.end(answer['resultType'] === 'task' ? undefined : ((answer as McpToolResult)._meta['gatehouse/error'] as { code?: string } | undefined)?.code);
+    return answer as CallToolResult;
+  });
+
+  /**
+   * The call's result when it comes without a person; a task handle as soon as it waits for one. The
+   * wait then goes on in the background, under the task's lease, until the decision.
+   */
+  async function answerOrTask(
+    address: string,
+    rawArguments: string,
+    traceparent: string | undefined,
+    call: Caller,
+    channel: RequestChannel,
+  ): Promise<McpToolResult | Record<string, unknown>> {
+    const abort = new AbortController();
+    const stopWithRequest = (): void => abort.abort();
+    channel.signal.addEventListener('abort', stopWithRequest, { once: true });
+    let firstNotice: (notice: PendingNotice) => void = () => undefined;
+    const pending = new Promise<PendingNotice>((resolve) => (firstNotice = resolve));
+    const made: { taskId?: string } = {};
+    const waiting = call(taskDeadline(run, door), (notice) => {
+      if (made.taskId === undefined) firstNotice(notice);
+      else taskStore.updateTaskStatus(made.taskId, 'working', pendingMessage(notice)).catch(() => undefined);
+    }, abort.signal);
+    const first = await Promise.race([waiting.then((result) => ({ result })), pending.then((notice) => ({ notice }))]);
+    if ('result' in first) {
+      channel.signal.removeEventListener('abort', stopWithRequest);
+      if (!first.result.ok && first.result.error.code === 'OPERATION_CANCELLED' && channel.signal.aborted) {
+        return localError('OPERATION_CANCELLED', 'the request was cancelled; a write already ordered still runs at most once');
+      }
+      return toMcpToolResult(first.result);
+    }
+    // From here the wait belongs to the task, not to this request.
+    channel.signal.removeEventListener('abort', stopWithRequest);
+    const task = await taskStore.createCallTask({ ttl: door.taskTtlMs }, { tool: address, arguments: rawArguments, traceparent });
+    made.taskId = task.taskId;
+    await taskStore.updateTaskStatus(task.taskId, 'working', pendingMessage(first.notice));
+    log.info({ tool: address, task_id: task.taskId, proposal_id: first.notice.proposal_id }, 'tools/call answered with a task: it waits for a person');
+    door.waits.hold(run.run_id, task.taskId, waiting, abort, storeOutcome(taskStore, task.taskId));
+    const stored = await taskStore.read(task.taskId);
+    return { resultType: 'task', ...detailedTask(stored ?? { task }) };
+  }
+
+  server.setRequestHandler('tasks/get', { params: TaskIdParams, result: AnyResult }, async (params, ctx) => {
+    requireTasks(ctx);
+    const stored = await storedOrRefuse(taskStore, params.taskId);
+    if (!isTerminal(stored.task.status)) await taskStore.getTask(params.taskId);
+    return detailedTask(stored);
+  });
+
+  // Gatehouse never asks the client for input during a task (an approval is another person's, never
+  // an elicitation): there is nothing outstanding to answer, so responses are acknowledged and ignored.
+  server.setRequestHandler('tasks/update', { params: UpdateParams, result: AnyResult }, async (params, ctx) => {
+    requireTasks(ctx);
+    await storedOrRefuse(taskStore, params.taskId);
+    return {};
+  });
+
+  server.setRequestHandler('tasks/cancel', { params: TaskIdParams, result: AnyResult }, async (params, ctx) => {
+    requireTasks(ctx);
+    await storedOrRefuse(taskStore, params.taskId);
+    await taskStore.cancel(params.taskId, 'Cancelled by the client: the wait stopped. A write already ordered still runs at most once; it is never recalled.');
+    return {};
+  });
+
+  return server;
+}
