@@ -4,6 +4,7 @@ import { spawn } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
 import { createWriteStream, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 const root = new URL('..', import.meta.url).pathname;
 
@@ -59,6 +60,14 @@ export const LOCAL_ORCHESTRATOR = Object.freeze({ clientId: 'gatehouse-orchestra
 function identityEnv(kind) {
   if (kind === 'approval') return LOCAL_IDENTITY;
   if (kind === 'policy') return { GATEHOUSE_OIDC_ISSUER: LOCAL_IDENTITY.GATEHOUSE_OIDC_ISSUER };
+  // People sign in through their MCP client; the realm's gatehouse.mcp scope names this URL as audience.
+  if (kind === 'mcp') {
+    return {
+      GATEHOUSE_OIDC_ISSUER: LOCAL_IDENTITY.GATEHOUSE_OIDC_ISSUER,
+      MCP_AGENT_POLICY_FILE: fileURLToPath(new URL('../examples/customer-support/config/agent-policy.json', import.meta.url)),
+      MCP_PUBLIC_URL: `http://127.0.0.1:${process.env.MCP_PORT ?? 8095}`,
+    };
+  }
   return {};
 }
 

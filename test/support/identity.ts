@@ -59,10 +59,10 @@ export async function orchestratorToken(client: { readonly id: string; readonly 
 }
 
 /** A person's tokens from the realm's test-only password client (`gatehouse-test-short`: expiring after 1 s). */
-export async function tokensOf(person: Person, client: 'gatehouse-test' | 'gatehouse-test-short' = 'gatehouse-test'): Promise<{ access_token: string; id_token: string }> {
+export async function tokensOf(person: Person, client: 'gatehouse-test' | 'gatehouse-test-short' = 'gatehouse-test', scope = 'openid'): Promise<{ access_token: string; id_token: string }> {
   const response = await fetch(TOKEN_ENDPOINT, {
     method: 'POST',
-    body: new URLSearchParams({ grant_type: 'password', client_id: client, username: person.username, password: person.password, scope: 'openid' }),
+    body: new URLSearchParams({ grant_type: 'password', client_id: client, username: person.username, password: person.password, scope }),
   });
   if (response.status !== 200) throw new Error(`Keycloak refused ${person.username}'s password grant: HTTP ${response.status} ${await response.text()}`);
   return (await response.json()) as { access_token: string; id_token: string };

@@ -46,7 +46,7 @@ export function dataOf(result: McpResult): Record<string, unknown> {
 export type RunWithToken = Run & { readonly mcp_token: string };
 
 /** Starts an MCP front door in this process over a test Gatehouse's topics and Redis prefix. */
-export function startFrontDoor(g: Gatehouse, overrides: Partial<Pick<McpServiceOptions, 'waitMs' | 'progressMs' | 'taskTtlMs' | 'taskLeaseMs' | 'listTtlMs' | 'transport'>> = {}): Promise<RunningMcpService> {
+export function startFrontDoor(g: Gatehouse, overrides: Partial<Pick<McpServiceOptions, 'waitMs' | 'progressMs' | 'taskTtlMs' | 'taskLeaseMs' | 'listTtlMs' | 'transport' | 'people'>> = {}): Promise<RunningMcpService> {
   return startMcpService({
     events: { ...config, topicPrefix: g.topicPrefix },
     redis: g.redis,

@@ -17,6 +17,8 @@ export const IDENTITY_REFUSALS = {
   INSUFFICIENT_SCOPE: { status: 403, means: 'the token does not carry the scope this API needs' },
   NOT_AN_APPROVER: { status: 403, means: "the person's claims map to no approver role" },
   NO_TENANT: { status: 403, means: "the person's claims map to no tenant" },
+  RUN_INACTIVE: { status: 401, means: 'the run the token acts in has expired or was stopped (a run token, or the run of a sign-in session)' },
+  NOT_AN_AGENT_OWNER: { status: 403, means: "the person's claims match no rule of the MCP front door's agent policy: no agent may act for them" },
   SESSION_INVALID: { status: 401, means: 'the session cookie names no live session (forged, stale or signed out)' },
   SESSION_EXPIRED: { status: 401, means: 'the identity provider no longer vouches for the session (signed out there, or disabled)' },
   CSRF_TOKEN_INVALID: { status: 403, means: "a state-changing request on a session lacked the session's CSRF token" },

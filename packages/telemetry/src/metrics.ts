@@ -184,7 +184,7 @@ export class GatehouseMetrics {
   }
 
   /** A caller refused by who they are: `surface` is the API, `code` one of @gatehouse/identity's IDENTITY_REFUSALS (never caller text). */
-  identityRefused(surface: 'approval' | 'control', code: string): void {
+  identityRefused(surface: 'approval' | 'control' | 'mcp', code: string): void {
     this.#identityRefusals.inc({ surface, code });
   }
 

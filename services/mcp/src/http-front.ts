@@ -7,8 +7,9 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { createMcpHandler, isLegacyRequest } from '@modelcontextprotocol/server';
 import type { McpHttpHandler } from '@modelcontextprotocol/server';
 import type { Health } from '@gatehouse/runtime';
-import type { Run, RunTokens } from '@gatehouse/state';
+import type { Run } from '@gatehouse/state';
 import type { GatehouseMetrics, Logger } from '@gatehouse/telemetry';
+import type { McpAuth } from './mcp-auth.js';
 import { createModernRunServer } from './modern-server.js';
 import { createRunServer } from './run-server.js';
 import type { FrontDoor } from './run-server.js';
@@ -22,7 +23,8 @@ export interface HttpFrontOptions {
   /** Host headers answered; undefined: loopback names at the port listened on, and the public host. */
   readonly allowedHosts: readonly string[] | undefined;
   readonly allowedOrigins: readonly string[] | undefined;
-  readonly runTokens: RunTokens;
+  /** Who a request acts for: a run token, or a person's access token from the IdP. */
+  readonly auth: McpAuth;
   readonly door: FrontDoor;
   readonly health: Health;
   readonly metrics: GatehouseMetrics;
@@ -166,20 +168,22 @@ export async function startHttpFront(options: HttpFrontOptions): Promise<HttpFro
       return 405;
     }
     const metadata = `${base}${METADATA_PATH}${MCP_PATH}`;
+    const scope = options.auth.scope === undefined ? '' : `, scope="${options.auth.scope}"`;
     const token = bearerOf(req);
     if (token === undefined) {
-      send(res, 401, rpcError(-32001, 'Unauthorized: send the run\'s MCP token as Authorization: Bearer <token>'), {
-        'www-authenticate': `Bearer realm="gatehouse", resource_metadata="${metadata}"`,
-      });
+      const how = options.auth.issuer === undefined ? "send the run's MCP token as Authorization: Bearer <token>" : `sign in at ${options.auth.issuer} (see ${metadata}), or send a run's MCP token`;
+      send(res, 401, rpcError(-32001, `Unauthorized: ${how}`), { 'www-authenticate': `Bearer realm="gatehouse", resource_metadata="${metadata}"${scope}` });
       return 401;
     }
-    const check = await options.runTokens.check(token);
+    const check = await options.auth.authenticate(token);
     if (!check.ok) {
-      const why = check.reason === 'run_inactive' ? 'the run has expired or was stopped' : 'the token is not valid';
-      send(res, 401, rpcError(-32001, `Unauthorized: ${why}`), {
-        'www-authenticate': `Bearer realm="gatehouse", resource_metadata="${metadata}", error="invalid_token", error_description="${why}"`,
+      options.metrics.identityRefused('mcp', check.code);
+      const description = check.message.replaceAll('"', "'").slice(0, 300);
+      const error = check.error === undefined ? '' : `, error="${check.error}", error_description="${description}"`;
+      send(res, check.status, rpcError(-32001, `${check.status === 403 ? 'Forbidden' : 'Unauthorized'}: ${check.code}: ${check.message}`), {
+        'www-authenticate': `Bearer realm="gatehouse", resource_metadata="${metadata}"${scope}${error}`,
       });
-      return 401;
+      return check.status;
     }
     let read: { text: string; json: unknown };
     try {
@@ -219,13 +223,14 @@ export async function startHttpFront(options: HttpFrontOptions): Promise<HttpFro
     const path = (req.url ?? '/').split('?', 1)[0] ?? '/';
     if (path === MCP_PATH) return { route: MCP_PATH, status: await handleMcp(req, res) };
     if (req.method === 'GET' && (path === METADATA_PATH || path === `${METADATA_PATH}${MCP_PATH}`)) {
-      // RFC 9728 protected resource metadata. Tokens come from the control API when a run is
-      // registered (`gatehouse runs create --mcp-token`), not from an OAuth authorization server.
+      // RFC 9728 protected resource metadata: the IdP people sign in at through their MCP client,
+      // when one is configured. Run tokens (`gatehouse runs create --mcp-token`) work either way.
       send(res, 200, {
         resource: `${base}${MCP_PATH}`,
         resource_name: 'Gatehouse',
         bearer_methods_supported: ['header'],
-        authorization_servers: [],
+        authorization_servers: options.auth.issuer === undefined ? [] : [options.auth.issuer],
+        ...(options.auth.scope === undefined ? {} : { scopes_supported: [options.auth.scope] }),
       });
       return { route: METADATA_PATH, status: 200 };
     }

@@ -5,3 +5,7 @@ export type { FrontDoor } from './run-server.js';
 export { startMcpService } from './service.js';
 export type { McpServiceOptions, RunningMcpService } from './service.js';
 export { RunTaskStore } from './task-store.js';
+export { AgentPolicy, AgentPolicyError } from './agent-policy.js';
+export type { AgentPolicyDocument, AgentRule } from './agent-policy.js';
+export type { PeopleSignIn } from './mcp-auth.js';
+export { liveRoleTools, peopleSignIn } from './people-sign-in.js';

@@ -1,6 +1,7 @@
 import { hostToolPack, loadToolPack, runMain } from '@gatehouse/runtime';
 import { createRedis } from '@gatehouse/state';
 import { createLogger, startTracing } from '@gatehouse/telemetry';
+import { peopleSignIn } from './people-sign-in.js';
 import { mcpConfigFromEnv } from './config.js';
 import { startMcpService } from './service.js';
 import { StdioTokenError } from './stdio-front.js';
@@ -21,6 +22,7 @@ await runMain({
       throw new StdioTokenError('--stdio serves one run: set GATEHOUSE_MCP_TOKEN to its token (gatehouse runs create --mcp-token)');
     }
     const pack = await hostToolPack(await loadToolPack(config.toolPack ?? ''), process.env);
+    const people = config.signIn === undefined ? undefined : await peopleSignIn(config.signIn, `${config.publicUrl ?? ''}/mcp`, pack.roles, pack.catalog);
     const redis = createRedis(config.redisUrl, 'gatehouse-mcp', logger);
     teardown.add(() => redis.quit());
     const service = await startMcpService({
@@ -39,8 +41,9 @@ await runMain({
       taskLeaseMs: config.taskLeaseMs,
       listTtlMs: config.listTtlMs,
       resultKeys: config.resultKeys,
+      ...(people === undefined ? {} : { people }),
     });
     teardown.add(() => service.stop());
-    return { url: service.url, pack: pack.name, tools: pack.catalog.tools().length };
+    return { url: service.url, pack: pack.name, tools: pack.catalog.tools().length, sign_in: people === undefined ? 'off' : people.verifier.issuer };
   },
 });

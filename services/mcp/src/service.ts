@@ -11,6 +11,8 @@ import type { Redis } from '@gatehouse/state';
 import { GatehouseMetrics } from '@gatehouse/telemetry';
 import type { Logger } from '@gatehouse/telemetry';
 import { startHttpFront } from './http-front.js';
+import { McpAuth } from './mcp-auth.js';
+import type { PeopleSignIn } from './mcp-auth.js';
 import { TaskWaits } from './task-waits.js';
 import type { FrontDoor } from './run-server.js';
 import { requireLiveToken, startStdioFront } from './stdio-front.js';
@@ -41,6 +43,8 @@ export interface McpServiceOptions {
   /** The longest ttlMs of a 2026-07-28 tools/list; default 5 minutes. */
   readonly listTtlMs?: number;
   readonly clientId?: string;
+  /** People signing in through their MCP client (IdP tokens and the agent policy); unset: run tokens only. */
+  readonly people?: PeopleSignIn;
   /** The keys of the services that answer: an answer none of them signed never reaches an MCP client. */
   readonly resultKeys: KeyRing;
 }
@@ -60,7 +64,8 @@ const SHARED_VALIDATOR = new AjvJsonSchemaValidator();
 export async function startMcpService(options: McpServiceOptions): Promise<RunningMcpService> {
   return withTeardown(async (teardown) => {
     const keys = new Keyspace(options.redisPrefix);
-    const runTokens = new RunTokens(options.redis, keys, new RunRegistry(options.redis, keys));
+    const runs = new RunRegistry(options.redis, keys);
+    const runTokens = new RunTokens(options.redis, keys, runs);
     // A stdio front door serves one run: a token that names none is refused before Kafka is touched.
     const stdioRun = options.transport.kind === 'stdio' ? await requireLiveToken(runTokens, options.transport.token) : undefined;
     const metrics = new GatehouseMetrics({ tools: options.catalog.tools() });
@@ -103,7 +108,7 @@ export async function startMcpService(options: McpServiceOptions): Promise<Runni
       publicUrl: transport.publicUrl,
       allowedHosts: transport.allowedHosts,
       allowedOrigins: transport.allowedOrigins,
-      runTokens,
+      auth: new McpAuth(runTokens, runs, options.people, options.logger),
       door,
       health: healthOf({ redis: redisReady(options.redis), registry: registryReady(options.events.registryUrl) }),
       metrics,

@@ -37,6 +37,16 @@ export const MCP_VARIABLES = {
     defaultText: '`86400000` (24 hours)',
     doc: 'how long an MCP task and its result are kept (tasks are stored in Redis, scoped to their run)',
   }),
+  MCP_AGENT_POLICY_FILE: variable(text(), {
+    readers: ['mcp'],
+    unset: 'people cannot sign in through their MCP client; only run tokens are taken',
+    doc: 'the agent policy (JSON): which people, by their claims at `GATEHOUSE_OIDC_ISSUER`, an MCP client may act for, in which role, tenant and for how long. Needs `GATEHOUSE_OIDC_ISSUER` and `MCP_PUBLIC_URL` (the tokens\' audience is `<MCP_PUBLIC_URL>/mcp`)',
+  }),
+  MCP_OIDC_SCOPE: variable(text(), {
+    readers: ['mcp'],
+    default: 'gatehouse.mcp',
+    doc: 'the scope an MCP client asks the identity provider for, named in `WWW-Authenticate` and the resource metadata',
+  }),
   MCP_TASK_LEASE_MS: variable(integer(1_000), {
     readers: ['mcp'],
     default: '15000',

@@ -37,7 +37,7 @@ export const POLICY_VARIABLES = {
     doc: 'largest `arguments` text of a tool call, in UTF-8 bytes (`PAYLOAD_TOO_LARGE` above)',
   }),
   GATEHOUSE_MAX_RUN_TTL_MS: variable(integer(1), {
-    readers: ['policy'],
+    readers: ['policy', 'mcp'],
     default: String(24 * 3600 * 1000),
     defaultText: '`86400000` (24 hours)',
     doc: 'longest `ttl_ms` a run may be registered with (`TTL_TOO_LONG` above)',
