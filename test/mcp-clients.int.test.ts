@@ -220,9 +220,15 @@ describe('off-the-shelf MCP clients call a run\'s tools through the front door',
     for (const [scenario, tally] of Object.entries(PARTLY_2026)) expect(output).toContain(`✗ ${scenario}: ${tally}`);
   }, 180_000);
 
-  it('the OpenAI Agents SDK lists and calls the tools; a read-only run\'s write is CAPABILITY_DENIED', async () => {
+  it('the OpenAI Agents SDK negotiates 2026-07-28, lists and calls the tools; a read-only run\'s write is CAPABILITY_DENIED', async () => {
+    // What the SDK sends, as the front door receives it: the revision it negotiated shows in each body.
+    const sent: { method?: string; params?: { _meta?: Record<string, unknown> } }[] = [];
+    const recording: typeof fetch = (input, init) => {
+      if (typeof init?.body === 'string') sent.push(JSON.parse(init.body) as (typeof sent)[number]);
+      return fetch(input, init);
+    };
     const connect = async (run: RunWithToken): Promise<MCPServerStreamableHttp> => {
-      const server = new MCPServerStreamableHttp({ url: door.url, name: `gatehouse-${run.role}`, requestInit: { headers: { Authorization: `Bearer ${run.mcp_token}` } } });
+      const server = new MCPServerStreamableHttp({ url: door.url, name: `gatehouse-${run.role}`, fetch: recording, requestInit: { headers: { Authorization: `Bearer ${run.mcp_token}` } } });
       await server.connect();
       cleanups.push(() => server.close());
       return server;
@@ -238,6 +244,12 @@ describe('off-the-shelf MCP clients call a run\'s tools through the front door',
     expect(denied.isError).toBe(true);
     expect((denied._meta?.['gatehouse/error'] as ModelError | undefined)?.code).toBe('CAPABILITY_DENIED');
     expect(errorText(denied).code).toBe('CAPABILITY_DENIED');
+    // It probed with server/discover and then spoke 2026-07-28: no initialize, the envelope on every call.
+    expect(sent.map((m) => m.method)).toContain('server/discover');
+    expect(sent.map((m) => m.method)).not.toContain('initialize');
+    const calls = sent.filter((m) => m.method === 'tools/call');
+    expect(calls.length).toBe(2);
+    for (const call of calls) expect(call.params?._meta?.['io.modelcontextprotocol/protocolVersion']).toBe('2026-07-28');
   });
 
   it('the MCP SDK\'s stdio client runs the front door as a subprocess: lists, reads, and waits for a person within the call', async () => {
