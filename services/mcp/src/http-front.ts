@@ -83,6 +83,24 @@ function wantsStream(body: unknown): boolean {
   return params?._meta?.progressToken !== undefined;
 }
 
+const PROTOCOL_VERSION_META = 'io.modelcontextprotocol/protocolVersion';
+
+function claimsEnvelope(message: unknown): boolean {
+  if (typeof message !== 'object' || message === null) return false;
+  const meta = (message as { params?: { _meta?: unknown } }).params?._meta;
+  return typeof meta === 'object' && meta !== null && PROTOCOL_VERSION_META in meta;
+}
+
+/**
+ * Whether a request could be 2026-07-28 traffic: a message (or a batch member) whose `_meta`
+ * claims a protocol version, or an `MCP-Protocol-Version` header of 2026 or later.
+ */
+export function mayBeModern(body: unknown, versionHeader: string | string[] | undefined): boolean {
+  const header = Array.isArray(versionHeader) ? versionHeader[0] : versionHeader;
+  if (header !== undefined && header >= '2026') return true;
+  return Array.isArray(body) ? body.some(claimsEnvelope) : claimsEnvelope(body);
+}
+
 /** The request as the 2026-07-28 SDK reads it: a web Request whose body is the text already read. */
 function webRequestOf(req: IncomingMessage, url: string, body: string, signal: AbortSignal): Request {
   const headers = new Headers();
@@ -200,8 +218,10 @@ export async function startHttpFront(options: HttpFrontOptions): Promise<HttpFro
     res.once('close', () => {
       if (!res.writableFinished) abort.abort();
     });
-    const request = webRequestOf(req, `${base}${MCP_PATH}`, read.text, abort.signal);
-    if (!(await isLegacyRequest(request, body))) {
+    // Most requests are told apart without the SDK: no envelope claim and no modern header is
+    // 2025-11-25. Anything that might be modern is classified by the SDK's own predicate.
+    const request = mayBeModern(body, req.headers['mcp-protocol-version']) ? webRequestOf(req, `${base}${MCP_PATH}`, read.text, abort.signal) : undefined;
+    if (request !== undefined && !(await isLegacyRequest(request, body))) {
       const response = await modern.fetch(request, { parsedBody: body, authInfo: { token, clientId: check.run.run_id, scopes: [], extra: { run: check.run } } });
       await sendWeb(res, response);
       return response.status;

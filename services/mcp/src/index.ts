@@ -9,3 +9,4 @@ export { AgentPolicy, AgentPolicyError } from './agent-policy.js';
 export type { AgentPolicyDocument, AgentRule } from './agent-policy.js';
 export type { PeopleSignIn } from './mcp-auth.js';
 export { liveRoleTools, peopleSignIn } from './people-sign-in.js';
+export { mayBeModern } from './http-front.js';
