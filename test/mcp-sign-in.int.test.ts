@@ -3,7 +3,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { Client, StreamableHTTPClientTransport, UnauthorizedError } from '@modelcontextprotocol/client';
-import type { OAuthClientMetadata, OAuthClientProvider, StoredOAuthClientInformation, StoredOAuthTokens } from '@modelcontextprotocol/client';
+import type { OAuthClientMetadata, OAuthClientProvider, OAuthDiscoveryState, StoredOAuthClientInformation, StoredOAuthTokens } from '@modelcontextprotocol/client';
 import { generateKeyPair, SignJWT } from 'jose';
 import { chromium } from 'playwright-core';
 import type { Browser } from 'playwright-core';
@@ -35,6 +35,7 @@ class MemoryOAuthProvider implements OAuthClientProvider {
   client: StoredOAuthClientInformation | undefined;
   saved: StoredOAuthTokens | undefined;
   verifier = '';
+  discovered: OAuthDiscoveryState | undefined;
   authorizationUrl: URL | undefined;
 
   constructor(readonly redirectUrl: string) {}
@@ -70,6 +71,13 @@ class MemoryOAuthProvider implements OAuthClientProvider {
   }
   codeVerifier(): string {
     return this.verifier;
+  }
+  // Kept with the code verifier, so the callback is checked against the server the flow began at.
+  saveDiscoveryState(state: OAuthDiscoveryState): void {
+    this.discovered = state;
+  }
+  discoveryState(): OAuthDiscoveryState | undefined {
+    return this.discovered;
   }
 }
 
