@@ -1,8 +1,10 @@
 // `node bench/dist/signing-cost.js [count]`: what signing and verifying cost per event, by kind, in
 // one process (CPU time per call, 10,000 of each by default). A read call signs one order (policy
 // service) and one answer (executor) and verifies each once (executor, then the agent's client).
+// Under load a publisher signs what it sends together once (MAX_BATCH_LEAVES events per signature),
+// and a reader verifies that signature once per batch: the batch rows give the cost per event then.
 import { canonicalArguments } from '@gatehouse/contracts';
-import { EventSigner, generateSigningKey, keyRing, parseSigningKey, parseTrustedKeys, verifyOrder, verifyResult } from '@gatehouse/events';
+import { EventSigner, generateSigningKey, keyRing, MAX_BATCH_LEAVES, parseSigningKey, parseTrustedKeys, payloadFor, verifyOrder, verifyResult } from '@gatehouse/events';
 import type { ExecutionOrder, ToolResult } from '@gatehouse/events';
 
 const count = Number(process.argv[2] ?? 10_000);
@@ -34,6 +36,30 @@ function cost(step: () => unknown): number {
   return (used.user + used.system) / count;
 }
 
+/** CPU microseconds per event of `step`, run once over `events` events. */
+function costOnce(events: number, step: () => unknown): number {
+  const start = process.cpuUsage();
+  step();
+  const used = process.cpuUsage(start);
+  return (used.user + used.system) / events;
+}
+
+// Distinct batches of distinct orders and results, as a busy policy service and executor send them.
+const batches = Math.max(1, Math.floor(count / MAX_BATCH_LEAVES));
+const batchOrders = Array.from({ length: batches * MAX_BATCH_LEAVES }, (_, i) => ({ ...order, order_id: `ord-${i}`, command_id: `cmd-${i}` }));
+const batchResults = Array.from({ length: batches * MAX_BATCH_LEAVES }, (_, i) => ({ ...result, command_id: `cmd-${i}` }));
+const inBatches = <T>(items: readonly T[]): T[][] => Array.from({ length: batches }, (_, b) => items.slice(b * MAX_BATCH_LEAVES, (b + 1) * MAX_BATCH_LEAVES));
+let orderBatchHeaders: Record<string, string>[] = [];
+let resultBatchHeaders: Record<string, string>[] = [];
+const signBatchOfOrders = costOnce(batchOrders.length, () => {
+  orderBatchHeaders = inBatches(batchOrders).flatMap((group) => policySigner.headersForBatch(group.map((o) => payloadFor('execute', o, headers) as Buffer)).map((h) => ({ ...headers, ...h })));
+});
+const signBatchOfResults = costOnce(batchResults.length, () => {
+  resultBatchHeaders = inBatches(batchResults).flatMap((group) => executorSigner.headersForBatch(group.map((r) => payloadFor('results', r, headers) as Buffer)).map((h) => ({ ...headers, ...h })));
+});
+const verifyBatchOfOrders = costOnce(batchOrders.length, () => batchOrders.every((o, i) => verifyOrder(o, orderBatchHeaders[i], ring).ok) || process.exit(1));
+const verifyBatchOfResults = costOnce(batchResults.length, () => batchResults.every((r, i) => verifyResult(r, resultBatchHeaders[i], ring).ok) || process.exit(1));
+
 const orderHeaders = { ...headers, ...policySigner.headersFor('execute', order, headers) };
 const resultHeaders = { ...headers, ...executorSigner.headersFor('results', result, headers) };
 const rows = {
@@ -42,6 +68,13 @@ const rows = {
   'sign a result': cost(() => executorSigner.headersFor('results', result, headers)),
   'verify a result': cost(() => verifyResult(result, resultHeaders, ring)),
 };
-for (const [what, us] of Object.entries(rows)) process.stdout.write(`${what.padEnd(16)} ${us.toFixed(1)} µs CPU\n`);
+const batchRows = {
+  [`sign an order, ${MAX_BATCH_LEAVES} a batch`]: signBatchOfOrders,
+  [`verify an order, ${MAX_BATCH_LEAVES} a batch`]: verifyBatchOfOrders,
+  [`sign a result, ${MAX_BATCH_LEAVES} a batch`]: signBatchOfResults,
+  [`verify a result, ${MAX_BATCH_LEAVES} a batch`]: verifyBatchOfResults,
+};
+for (const [what, us] of Object.entries(rows)) process.stdout.write(`${what.padEnd(30)} ${us.toFixed(1)} µs CPU\n`);
+for (const [what, us] of Object.entries(batchRows)) process.stdout.write(`${what.padEnd(30)} ${us.toFixed(1)} µs CPU\n`);
 const perCall = Object.values(rows).reduce((a, b) => a + b, 0);
 process.stdout.write(`per read call (all four) ${perCall.toFixed(1)} µs; of which the answer's ${(rows['sign a result'] + rows['verify a result']).toFixed(1)} µs\n`);

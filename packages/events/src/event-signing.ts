@@ -18,6 +18,7 @@ import { sign, verify } from 'node:crypto';
 import type { IHeaders } from 'kafkajs';
 import { canonicalJson, sha256Hex } from '@gatehouse/contracts';
 import { replyPartitionOf } from '@gatehouse/telemetry';
+import { BATCH_PROOF_HEADER, batchTree, MAX_BATCH_LEAVES, rememberVerifiedRoot, rootAlreadyVerified, rootOf, rootSigningBytes } from './batch-signing.js';
 import type { ApprovalDecision, ApprovalGrant, ApprovalRequest, ExecutionOrder, OperatorHandoff, Person, ToolResult } from './event-types.js';
 import { KEY_ID, strictBase64 } from './signing-keys.js';
 import type { KeyRing, KeyRole, SigningKey } from './signing-keys.js';
@@ -267,10 +268,36 @@ export class EventSigner {
     return this.headersOver(signingPayload(role, event as EventByRole[typeof role], headers));
   }
 
+  /**
+   * The signature headers for events sent together, given their signing payloads (`payloadFor`):
+   * one event is signed alone, as `headersFor` does; more share one signature per
+   * MAX_BATCH_LEAVES, over the root of a Merkle tree, each with its path to that root.
+   */
+  headersForBatch(payloads: readonly Buffer[]): Record<string, string>[] {
+    if (payloads.length === 1) return [this.headersOver(payloads[0] as Buffer)];
+    const headers: Record<string, string>[] = [];
+    for (let start = 0; start < payloads.length; start += MAX_BATCH_LEAVES) {
+      const group = payloads.slice(start, start + MAX_BATCH_LEAVES);
+      if (group.length === 1) {
+        headers.push(this.headersOver(group[0] as Buffer));
+        continue;
+      }
+      const { root, proofs } = batchTree(group);
+      const signature = sign(null, rootSigningBytes(root), this.privateKey).toString('base64');
+      for (const proof of proofs) headers.push({ [SIGNATURE_HEADER]: signature, [KEY_ID_HEADER]: this.keyId, [BATCH_PROOF_HEADER]: proof });
+    }
+    return headers;
+  }
+
   private headersOver(payload: Buffer): Record<string, string> {
     const signature = sign(null, payload, this.privateKey);
     return { [SIGNATURE_HEADER]: signature.toString('base64'), [KEY_ID_HEADER]: this.keyId };
   }
+}
+
+/** What is signed for an event of `role` published with `headers`; undefined for a topic whose events are not signed. */
+export function payloadFor<R extends TopicRole>(role: R, event: EventByRole[R], headers?: SignedHeaders): Buffer | undefined {
+  return isSignedRole(role) ? signingPayload(role, event as EventByRole[typeof role], headers) : undefined;
 }
 
 type HeaderValue = { readonly kind: 'absent' } | { readonly kind: 'conflicting'; readonly count: number } | { readonly kind: 'one'; readonly text: string };
@@ -339,7 +366,19 @@ export function verifySigned<R extends SignedRole>(role: R, event: EventByRole[R
     // No issuer could have signed an event without a canonical form.
     return refuse('bad_signature', `the event has no signable form: ${error instanceof Error ? error.message : String(error)}`);
   }
-  if (!verify(null, payload, held.key, signature)) return refuse('bad_signature', `the signature does not match the event under key id "${keyId}"`);
+  const proofHeader = headerValue(headers, BATCH_PROOF_HEADER);
+  if (proofHeader.kind === 'conflicting') return refuse('bad_signature', `${proofHeader.count} different ${BATCH_PROOF_HEADER} headers`);
+  if (proofHeader.kind === 'absent') {
+    if (!verify(null, payload, held.key, signature)) return refuse('bad_signature', `the signature does not match the event under key id "${keyId}"`);
+    return { ok: true, keyId, role: held.role };
+  }
+  // Signed with the others of its batch: the event's path must lead to a root this key signed.
+  const root = rootOf(payload, proofHeader.text);
+  if (root === undefined) return refuse('bad_signature', `${BATCH_PROOF_HEADER} is not a path of a signed batch`);
+  if (!rootAlreadyVerified(ring, keyId, signature, root)) {
+    if (!verify(null, rootSigningBytes(root), held.key, signature)) return refuse('bad_signature', `the signature does not match the event's batch under key id "${keyId}"`);
+    rememberVerifiedRoot(ring, keyId, signature, root);
+  }
   return { ok: true, keyId, role: held.role };
 }
 

@@ -55,6 +55,7 @@ export {
   isSignedRole,
   KEY_ID_HEADER,
   orderSigningPayload,
+  payloadFor,
   requestSigningPayload,
   resultSigningPayload,
   SIGNATURE_HEADER,
@@ -68,6 +69,7 @@ export {
   verifySigned,
 } from './event-signing.js';
 export type { SignatureCheck, SignatureRefusal, SignedHeaders, SignedRole } from './event-signing.js';
+export { BATCH_PROOF_HEADER, MAX_BATCH_LEAVES } from './batch-signing.js';
 export { checkRecord, deadLetterUntrusted, ORDER_CLOCK_MARGIN_MS, recordSha256, untrustedReason } from './record-trust.js';
 export type { RecordTrust } from './record-trust.js';
 export { assertSignsAs, generateSigningKey, KEY_ROLES, KeyRole, keyRing, keyRingFromEnv, KEYS_VARIABLE, parseSigningKey, parseTrustedKeys, SigningKeyError } from './signing-keys.js';

@@ -1,6 +1,7 @@
 import { Partitioners } from 'kafkajs';
 import type { ICustomPartitioner, IHeaders, Kafka, Message, Producer, TopicMessages } from 'kafkajs';
 import { replyPartitionOf } from '@gatehouse/telemetry';
+import { payloadFor } from './event-signing.js';
 import type { EventSigner } from './event-signing.js';
 import type { EventSerde } from './serde.js';
 import type { EventByRole, TopicRole } from './topics.js';
@@ -14,6 +15,8 @@ export interface Outgoing<R extends TopicRole> {
 interface Pending {
   readonly topic: string;
   readonly messages: Message[];
+  /** Each message's signing payload, signed when its batch is sent; absent when nothing is signed. */
+  readonly payloads?: readonly Buffer[];
   readonly bytes: number;
   readonly resolve: () => void;
   readonly reject: (error: unknown) => void;
@@ -30,6 +33,10 @@ const MAX_BATCH_BYTES = 900 * 1024;
 // the producer is replaced, which gets a new producer id from the broker.
 const PRODUCER_STATE_LOST = new Set(['OUT_OF_ORDER_SEQUENCE_NUMBER', 'UNKNOWN_PRODUCER_ID', 'INVALID_PRODUCER_EPOCH', 'INVALID_PRODUCER_ID_MAPPING']);
 const SEND_ATTEMPTS = 3;
+
+// What the signature headers add to a signed record at most (a signature, a key id and a path of
+// six hashes), counted against MAX_BATCH_BYTES before they exist.
+const SIGNATURE_HEADER_BYTES = 400;
 
 /** True when `error` (or one it wraps) says the producer's idempotence state is gone. */
 export function producerStateLost(error: unknown, depth = 0): boolean {
@@ -139,20 +146,26 @@ export class EventPublisher {
   async publishMany<R extends TopicRole>(role: R, entries: readonly Outgoing<R>[]): Promise<void> {
     if (entries.length === 0) return;
     let bytes = 0;
+    const payloads: Buffer[] = [];
     const messages = entries.map((e) => {
       const value = this.serde.encode(role, e.event);
       bytes += value.length;
       const partitionKey = partitionKeyOf(role, e.event);
-      const spread = partitionKey === undefined ? e.headers : { ...e.headers, [PARTITION_KEY_HEADER]: partitionKey };
-      const headers = this.signer === undefined ? spread : { ...spread, ...this.signer.headersFor(role, e.event, spread) };
-      return { key: e.key, value, ...(headers === undefined ? {} : { headers }) };
+      const headers = partitionKey === undefined ? e.headers : { ...e.headers, [PARTITION_KEY_HEADER]: partitionKey };
+      // Signed as its batch is sent, with whatever else shares the produce request (one signature).
+      const payload = this.signer === undefined ? undefined : payloadFor(role, e.event, headers);
+      if (payload !== undefined) {
+        payloads.push(payload);
+        bytes += SIGNATURE_HEADER_BYTES;
+      }
+      return { key: e.key, value, headers: { ...headers } };
     });
-    await this.enqueue(this.serde.topics[role], messages, bytes);
+    await this.enqueue(this.serde.topics[role], messages, bytes, payloads.length === 0 ? undefined : payloads);
   }
 
-  private enqueue(topic: string, messages: Message[], bytes: number): Promise<void> {
+  private enqueue(topic: string, messages: Message[], bytes: number, payloads?: readonly Buffer[]): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      this.queue.push({ topic, messages, bytes, resolve, reject });
+      this.queue.push({ topic, messages, bytes, ...(payloads === undefined ? {} : { payloads }), resolve, reject });
       if (!this.flushing) {
         this.flushing = true;
         setImmediate(() => void this.flush());
@@ -194,6 +207,7 @@ export class EventPublisher {
   private async flush(): Promise<void> {
     while (this.queue.length > 0) {
       const batch = this.takeBatch();
+      this.sign(batch);
       const byTopic = new Map<string, Message[]>();
       for (const pending of batch) {
         const list = byTopic.get(pending.topic);
@@ -209,6 +223,24 @@ export class EventPublisher {
       }
     }
     this.flushing = false;
+  }
+
+  /**
+   * Signs every signed record of a batch about to be sent: one signature per MAX_BATCH_LEAVES of
+   * them. A batch sent again after its producer was replaced keeps the headers signed here.
+   */
+  private sign(batch: readonly Pending[]): void {
+    if (this.signer === undefined) return;
+    const payloads: Buffer[] = [];
+    const messages: Message[] = [];
+    for (const pending of batch) {
+      if (pending.payloads === undefined) continue;
+      payloads.push(...pending.payloads);
+      messages.push(...pending.messages);
+    }
+    if (payloads.length === 0) return;
+    const headers = this.signer.headersForBatch(payloads);
+    messages.forEach((message, i) => Object.assign(message.headers as IHeaders, headers[i]));
   }
 
   private takeBatch(): Pending[] {
