@@ -75,6 +75,50 @@ describe('the MCP front door: any MCP client calls a run\'s tools, approvals inc
     expect(typeof result._meta?.['gatehouse/command_id']).toBe('string');
   });
 
+  it('answers a plain tools/call without the SDK exactly as the SDK answers the same call, and leaves the rest to the SDK', async () => {
+    const post = async (message: Record<string, unknown>, accept = 'application/json, text/event-stream'): Promise<{ status: number; type: string | null; body: Record<string, unknown> }> => {
+      const response = await fetch(door.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept, authorization: `Bearer ${agent.mcp_token}`, 'mcp-protocol-version': '2025-11-25' },
+        body: JSON.stringify({ jsonrpc: '2.0', ...message }),
+      });
+      return { status: response.status, type: response.headers.get('content-type'), body: (await response.json()) as Record<string, unknown> };
+    };
+    const call = (params: Record<string, unknown>): Record<string, unknown> => ({ method: 'tools/call', params: { name: 'get_customer_v1', arguments: { customer_id: 'C-1842' }, ...params } });
+    // The same call: plain (the front door's own answer), and with a field the fast path leaves to
+    // the SDK, which ignores it. Only the command's and the operation's ids differ between the answers.
+    const plain = await post({ id: 41, ...call({}) });
+    const bySdk = await post({ id: 'forty-one', ...call({ gatehouse_probe: true }) });
+    const withoutCommand = (body: Record<string, unknown>): unknown => {
+      const result = structuredClone(body['result']) as { _meta: Record<string, unknown> };
+      expect(typeof result._meta['gatehouse/command_id']).toBe('string');
+      delete result._meta['gatehouse/command_id'];
+      delete result._meta['gatehouse/operation_id'];
+      return result;
+    };
+    expect(plain).toMatchObject({ status: 200, body: { jsonrpc: '2.0', id: 41 } });
+    expect(bySdk).toMatchObject({ status: 200, body: { jsonrpc: '2.0', id: 'forty-one' } });
+    expect(plain.type).toMatch(/^application\/json/);
+    expect(bySdk.type).toMatch(/^application\/json/);
+    expect(withoutCommand(plain.body)).toEqual(withoutCommand(bySdk.body));
+    expect(CallToolResultSchema.parse(plain.body['result'])).toMatchObject({ structuredContent: { customer_id: 'C-1842' } });
+    // A tool name that is no Gatehouse tool's, both ways.
+    const unknownPlain = await post({ id: 42, method: 'tools/call', params: { name: 'no such tool' } });
+    const unknownSdk = await post({ id: 43, method: 'tools/call', params: { name: 'no such tool', gatehouse_probe: true } });
+    expect(unknownPlain.body['result']).toEqual(unknownSdk.body['result']);
+    expect(errorOf(unknownPlain.body['result'] as CallToolResult).code).toBe('TOOL_NOT_FOUND');
+    // What the SDK refuses is still refused as it refuses it: bad params, a bad id, a narrow Accept.
+    for (const [message, accept] of [
+      [{ id: 44, method: 'tools/call', params: { name: 7 } }, undefined],
+      [{ id: 45, method: 'tools/call', params: { name: 'get_customer_v1', arguments: ['C-1842'] } }, undefined],
+      [{ id: 46, ...call({}) }, 'application/json'],
+    ] as const) {
+      const answer = await post(message, accept);
+      expect(answer.body['result']).toBeUndefined();
+      expect(answer.body['error']).toMatchObject({ code: expect.any(Number) as number });
+    }
+  });
+
   it('refuses a request without a valid token with 401 and WWW-Authenticate, and a foreign Host or Origin with 403', async () => {
     const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} });
     const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };

@@ -2,8 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/client';
 import type { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
 import type { TaskEnabledSession } from '@modelcontextprotocol/ext-tasks/client';
+import { RunTaskStore } from '@gatehouse/mcp';
 import type { RunningMcpService } from '@gatehouse/mcp';
-import { startGatehouse } from './support/gatehouse.js';
+import { CONTROL_TOKEN, startGatehouse } from './support/gatehouse.js';
 import type { Gatehouse } from './support/gatehouse.js';
 import { approveAsLead, connectHttp, createRunWithToken, dataOf, decideAsLead, errorOf, startFrontDoor } from './support/mcp.js';
 import type { McpResult, RunWithToken } from './support/mcp.js';
@@ -125,6 +126,46 @@ describe('the MCP front door on protocol revision 2026-07-28, beside 2025-11-25 
     }
   });
 
+  it('answers a plain tools/call without the SDK exactly as the SDK answers it, headers and envelope checked the same', async () => {
+    const commands = await collect(g, 'commands');
+    try {
+      const traceId = '5cf92f3577b34da6a3ce929d0e0e4737';
+      // No Tasks extension declared: the call is answered inline either way.
+      const meta = { ...envelope({}), traceparent: `00-${traceId}-00f067aa0ba902b7-01` };
+      const params = { name: 'get_customer_v1', arguments: { customer_id: 'C-1842' }, _meta: meta };
+      const plain = await rawRequest(door.url, agent.mcp_token, { id: 51, method: 'tools/call', params });
+      // A field the fast path leaves to the SDK, which ignores it.
+      const bySdk = await rawRequest(door.url, agent.mcp_token, { id: 52, method: 'tools/call', params: { ...params, gatehouse_probe: true } });
+      expect(plain.status).toBe(200);
+      expect(bySdk.status).toBe(200);
+      const withoutIds = (result: Record<string, unknown> | undefined): unknown => {
+        const copy = structuredClone(result) as { _meta: Record<string, unknown> };
+        delete copy._meta['gatehouse/command_id'];
+        delete copy._meta['gatehouse/operation_id'];
+        return copy;
+      };
+      expect(plain.body.result).toMatchObject({ resultType: 'complete', _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'gatehouse' } } });
+      expect(withoutIds(plain.body.result)).toEqual(withoutIds(bySdk.body.result));
+      const commandId = plain.body.result?.['_meta'] === undefined ? undefined : (plain.body.result['_meta'] as Record<string, unknown>)['gatehouse/command_id'];
+      const command = await pollUntil(async () => Promise.resolve(commands.events.find((c) => c.command_id === commandId)), 20_000, 'the command');
+      expect(String(commands.headersOf(command)?.['traceparent'])).toContain(traceId);
+    } finally {
+      await commands.stop();
+    }
+    // What the SDK refuses is refused the same way, whichever path the request would have taken.
+    const params = { name: 'get_customer_v1', arguments: { customer_id: 'C-1842' }, _meta: envelope({}) };
+    const method = await rawRequest(door.url, agent.mcp_token, { method: 'tools/call', params }, { 'mcp-method': 'tools/list' });
+    expect({ status: method.status, code: method.body.error?.code }).toEqual({ status: 400, code: -32020 });
+    const name = await rawRequest(door.url, agent.mcp_token, { method: 'tools/call', params }, { 'mcp-name': 'commit_address_change_v2' });
+    expect({ status: name.status, code: name.body.error?.code }).toEqual({ status: 400, code: -32020 });
+    const version = await rawRequest(door.url, agent.mcp_token, { method: 'tools/call', params: { ...params, _meta: { ...envelope({}), 'io.modelcontextprotocol/protocolVersion': '2026-99-99' } } }, { 'mcp-protocol-version': '2026-99-99' });
+    expect(version.status).toBe(400);
+    expect(version.body.result).toBeUndefined();
+    const badEnvelope = { ...envelope({}), 'io.modelcontextprotocol/clientCapabilities': 'all of them' };
+    const malformed = await rawRequest(door.url, agent.mcp_token, { method: 'tools/call', params: { ...params, _meta: badEnvelope } });
+    expect({ status: malformed.status, code: malformed.body.error?.code }).toEqual({ status: 400, code: -32602 });
+  });
+
   it('refuses hostile calls with the same typed codes as on 2025-11-25', async () => {
     const client = await modern();
     const unknown = (await client.callTool({ name: 'delete_all_v1', arguments: {} })) as ToolResult;
@@ -173,6 +214,35 @@ describe('the MCP front door on protocol revision 2026-07-28, beside 2025-11-25 
     expect(error.code).toBe('APPROVAL_REJECTED');
     expect(error.message).toContain('the customer called to cancel the move');
     expect(lastTask?.statusMessage).toMatch(/^APPROVAL_REJECTED: /);
+    expect(await currentVersion(g)).toBe(before);
+  });
+
+  it('ends the task of a run that is stopped while it waits with the withdrawal, and the stopped run\'s token then reads nothing', async () => {
+    const run = await createRunWithToken(g, 'support-agent');
+    const { client, session } = await taskSession(door.url, run);
+    clients.push(client);
+    sessions.push(session);
+    const preview = (await (await modern(run)).callTool({ name: 'preview_address_change_v1', arguments: { customer_id: 'C-1842', destination: { kind: 'new', line1: '26 Withdrawn Walk', city: 'York', country: 'GB' } } })) as ToolResult;
+    const proposalId = dataOf(preview)['proposal_id'] as string;
+    const before = await currentVersion(g);
+    const execution = await session.callTool('commit_address_change_v2', { proposal_id: proposalId });
+    if (execution.kind !== 'task') throw new Error('expected a task');
+    const taskId = execution.handle.taskId;
+    const stopped = await fetch(`${g.policies[0]?.url ?? ''}/runs/${run.run_id}/stop`, { method: 'POST', headers: { authorization: `Bearer ${CONTROL_TOKEN}` } });
+    expect(stopped.status).toBe(200);
+    // The approval service withdraws the run's pending request; the wait ends with that answer.
+    const store = new RunTaskStore(g.redis, g.keys, run.run_id, 600_000);
+    const ended = await pollUntil(async () => {
+      const stored = await store.read(taskId);
+      return stored?.task.status === 'completed' ? stored : undefined;
+    }, 30_000, 'the withdrawn task to end');
+    const error = errorOf(ended.result as unknown as ToolResult);
+    expect(error).toMatchObject({ code: 'APPROVAL_REJECTED', retryable: false });
+    expect(error.message).toMatch(/withdrawn: the run was stopped/);
+    expect(ended.task.statusMessage).toMatch(/^APPROVAL_REJECTED: /);
+    // Stopping a run revokes its token: its tasks are not read with it any more.
+    const refused = await rawRequest(door.url, run.mcp_token, { method: 'tasks/get', params: { taskId, _meta: envelope() } });
+    expect(refused.status).toBe(401);
     expect(await currentVersion(g)).toBe(before);
   });
 

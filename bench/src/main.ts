@@ -31,7 +31,7 @@ process.env['KAFKAJS_NO_PARTITIONER_WARNING'] = '1';
 
 const settings = settingsOf(process.argv.slice(2));
 const variants = variantsOf(settings);
-if (variants.length === 0) throw new Error('no arm selected (--only takes a comma list of a, a2, b, c, t, m, d, e, open)');
+if (variants.length === 0) throw new Error('no arm selected (--only takes a comma list of a, a2, b, c, t, m, m2, d, e, open)');
 // Arm (a′) measures the clients it can install; it names the others and why.
 const unavailable = variants.some((v) => v.arm === 'a2') ? unavailableClients() : [];
 for (const u of unavailable) say(`(a′) ${u.client}: ${u.reason}`);

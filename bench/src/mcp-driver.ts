@@ -1,17 +1,46 @@
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from '@modelcontextprotocol/client';
+import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { parseToolAddress } from '@gatehouse/contracts';
 import { argumentPadding, cpuMark, cpuSince } from './driver.js';
 import type { LoadReport, LoadSpec } from './driver.js';
 import { summarize } from './stats.js';
 
-/** Arm (m): the MCP front door's endpoint and one bearer token per run. */
+/** Arms (m) and (m′): the MCP front door's endpoint and one bearer token per run. */
 export interface McpDriverSetup {
   readonly kind: 'mcp';
   readonly url: string;
   /** A run's MCP token each; every token gets its own SDK client, as every agent run would. */
   readonly tokens: readonly string[];
+  /** 2025-11-25 through the SDK 1.x client (m), or 2026-07-28 through the SDK 2.x client pinned to it (m′). */
+  readonly era: 'legacy' | 'modern';
+}
+
+/** What the driver needs of either SDK's client. */
+interface Client {
+  listTools(): Promise<{ tools: { name: string }[] }>;
+  callTool(params: { name: string; arguments: Record<string, unknown> }): Promise<unknown>;
+  close(): Promise<void>;
+}
+
+const CLIENT_INFO = { name: 'gatehouse-bench', version: '1.0.0' };
+
+async function connect(setup: McpDriverSetup, token: string): Promise<Client> {
+  const requestInit = { headers: { authorization: `Bearer ${token}` } };
+  if (setup.era === 'modern') {
+    const client = new ModernClient(CLIENT_INFO, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+    await client.connect(new ModernTransport(new URL(setup.url), { requestInit }));
+    return client;
+  }
+  const client = new LegacyClient(CLIENT_INFO);
+  await client.connect(new LegacyTransport(new URL(setup.url), { requestInit }));
+  return client;
+}
+
+/** A JSON-RPC error's code, as either SDK's error carries it. */
+function rpcCodeOf(error: unknown): number | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'number' ? code : undefined;
 }
 
 /** `bench_noop.v1` → `bench_noop_v1`, the name MCP lists the tool under. */
@@ -36,7 +65,7 @@ function within(work: Promise<unknown>, ms: number): Promise<void> {
 }
 
 /**
- * The load generator of arm (m): the official MCP SDK client over Streamable HTTP, one client per
+ * The load generator of arms (m) and (m′): an official MCP SDK client over Streamable HTTP, one client per
  * run (a token names one run). A closed loop of `inFlight` calls is spread over the clients; each
  * answer releases the next call on the same client. Calls are `tools/call` requests answered on an
  * SSE stream by the front door, which publishes a ToolCommand and waits for its ToolResult.
@@ -53,9 +82,7 @@ export class McpDriver {
   static async start(setup: McpDriverSetup): Promise<McpDriver> {
     const connecting = await Promise.allSettled(
       setup.tokens.map(async (token) => {
-        const client = new Client({ name: 'gatehouse-bench', version: '1.0.0' });
-        await client.connect(new StreamableHTTPClientTransport(new URL(setup.url), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
-        return client;
+        return connect(setup, token);
       }),
     );
     const clients = connecting.flatMap((c) => (c.status === 'fulfilled' ? [c.value] : []));
@@ -99,11 +126,12 @@ export class McpDriver {
       inFlight += 1;
       let code: string | undefined;
       try {
-        const result = await client.callTool({ name, arguments: { seq, payload } });
-        if ('isError' in result && result.isError === true) code = errorCodeOf(result._meta);
+        const result = (await client.callTool({ name, arguments: { seq, payload } })) as { isError?: boolean; _meta?: unknown };
+        if (result.isError === true) code = errorCodeOf(result._meta);
       } catch (error) {
         // Never the arguments: a protocol error by its JSON-RPC code, anything else as the transport's.
-        code = error instanceof McpError ? `mcp_${error.code}` : 'transport';
+        const rpc = rpcCodeOf(error);
+        code = rpc === undefined ? 'transport' : `mcp_${rpc}`;
       }
       inFlight -= 1;
       const arrived = Date.now();

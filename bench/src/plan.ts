@@ -11,14 +11,16 @@ export const Setup = {
   gatehouseTraced: 'gatehouse-traced',
   gatehouseOpen: 'gatehouse-open',
   gatehouseMcp: 'gatehouse-mcp',
+  /** (m)'s setup, called by clients of protocol revision 2026-07-28. */
+  gatehouseMcpModern: 'gatehouse-mcp-2026',
   scale1: 'scale-1',
   scale2: 'scale-2',
   scale3: 'scale-3',
 } as const;
 export type Setup = (typeof Setup)[keyof typeof Setup];
 
-/** The arms of the issue, by letter; a2 is (a′), arm (a) with another Kafka client. */
-export const Arm = { a: 'a', a2: 'a2', b: 'b', c: 'c', t: 't', m: 'm', d: 'd', e: 'e', open: 'open' } as const;
+/** The arms of the issue, by letter; a2 is (a′), arm (a) with another Kafka client; m2 is (m′), (m) on protocol 2026-07-28. */
+export const Arm = { a: 'a', a2: 'a2', b: 'b', c: 'c', t: 't', m: 'm', m2: 'm2', d: 'd', e: 'e', open: 'open' } as const;
 export type Arm = (typeof Arm)[keyof typeof Arm];
 
 export const ARM_TITLES: Readonly<Record<Arm, string>> = {
@@ -28,6 +30,7 @@ export const ARM_TITLES: Readonly<Record<Arm, string>> = {
   c: '(c) Gatehouse read',
   t: '(t) read, tracing on',
   m: '(m) read via MCP front door',
+  m2: '(m′) read via MCP, 2026-07-28',
   d: '(d) Gatehouse write',
   e: '(e) executors, 10 ms I/O',
   open: 'open loop, read',
@@ -127,6 +130,8 @@ export function variantsOf(settings: BenchSettings): Variant[] {
         : []),
       // (c)'s read, called by MCP clients through the front door on a Gatehouse of its own.
       { id: `m-${size}`, arm: 'm', setup: Setup.gatehouseMcp, label: `${ARM_TITLES.m}, ${s}`, argumentBytes: size, spec: closed(benchNoop.address, size) },
+      // The same through clients of the current revision (the SDK 2.x client, pinned to 2026-07-28).
+      { id: `m2-${size}`, arm: 'm2', setup: Setup.gatehouseMcpModern, label: `${ARM_TITLES.m2}, ${s}`, argumentBytes: size, spec: closed(benchNoop.address, size) },
       { id: `d-${size}`, arm: 'd', setup: Setup.gatehouse, label: `${ARM_TITLES.d}, ${s}`, argumentBytes: size, spec: closed(benchWrite.address, size) },
     );
   }

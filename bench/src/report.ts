@@ -143,18 +143,21 @@ function against(mine: VariantResult, theirs: VariantResult, name: string): stri
   );
 }
 
-/** What the MCP front door adds: (m) against (c) at each size both ran, in the same run. */
+/** What the MCP front door adds: (m) and (m′) against (c) at each size both ran, in the same run. */
 function mcpAgainstRead(results: readonly VariantResult[]): string[] {
   const lines: string[] = [];
-  for (const m of results.filter((r) => r.arm === 'm')) {
+  for (const m of results.filter((r) => r.arm === 'm' || r.arm === 'm2')) {
     const c = results.find((r) => r.id === `c-${m.argumentBytes}`);
     if (c === undefined) continue;
     if (lines.length === 0) {
       lines.push('');
-      lines.push('What the MCP front door adds — (m) against (c), same run: HTTP + JSON-RPC + SSE framing per call on top of the same Kafka path');
+      lines.push('What the MCP front door adds — (m) 2025-11-25 and (m′) 2026-07-28 against (c), same run: HTTP + JSON-RPC framing per call on top of the same Kafka path');
+      lines.push('  front door: the CPU of the bench process, which holds the front door (its Kafka client and its run-token lookups included)');
     }
+    const frontDoor = m.cpuPer1000?.bench.median;
     lines.push(
-      `  ${pad(`${m.argumentBytes} B:`, 8)} ${against(m, c, '(c)')}` +
+      `  ${pad(`${m.arm === 'm' ? '(m)' : '(m′)'} ${m.argumentBytes} B:`, 14)} ${against(m, c, '(c)')}` +
+        `   front door ${frontDoor === undefined ? '—' : fmt(frontDoor, 0)} µs CPU/call` +
         `   CPU/1k calls: services ${cpuAgainst(servicesOf(m.cpuPer1000), servicesOf(c.cpuPer1000), '(c)')}, driver ${cpuAgainst(m.cpuPer1000?.driver, c.cpuPer1000?.driver, '(c)')}`,
     );
   }

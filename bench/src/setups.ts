@@ -116,7 +116,7 @@ export async function startSetup(setup: Setup, arm: ArmTopics, context: SetupCon
     throw error;
   }
 
-  if (setup === Setup.gatehouseMcp) {
+  if (setup === Setup.gatehouseMcp || setup === Setup.gatehouseMcpModern) {
     // Arm (m): (c)'s Gatehouse behind the MCP front door, which runs in the bench process; the MCP
     // clients, one per run with its token, in the driver process.
     const frontDoor = await startBenchFrontDoor(arm, redis, gatehouse.redisPrefix);
@@ -131,7 +131,7 @@ export async function startSetup(setup: Setup, arm: ArmTopics, context: SetupCon
       await stopServices();
       throw error;
     }
-    const driver = await startDriver(setup, { kind: 'mcp', url: frontDoor.url, tokens }, env, stopServices);
+    const driver = await startDriver(setup, { kind: 'mcp', url: frontDoor.url, tokens, era: setup === Setup.gatehouseMcpModern ? 'modern' : 'legacy' }, env, stopServices);
     return {
       ...common,
       driver,

@@ -4,13 +4,14 @@ import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { createMcpHandler, isLegacyRequest } from '@modelcontextprotocol/server';
+import { createMcpHandler, isLegacyRequest, PROTOCOL_VERSION_META_KEY } from '@modelcontextprotocol/server';
 import type { McpHttpHandler } from '@modelcontextprotocol/server';
 import type { Health } from '@gatehouse/runtime';
 import type { Run } from '@gatehouse/state';
 import type { GatehouseMetrics, Logger } from '@gatehouse/telemetry';
 import type { McpAuth } from './mcp-auth.js';
 import { createModernRunServer } from './modern-server.js';
+import { answerPlainCall, plainCallResult, plainModernToolCall, plainToolCall } from './plain-call.js';
 import { createRunServer } from './run-server.js';
 import type { FrontDoor } from './run-server.js';
 
@@ -50,7 +51,7 @@ function send(res: ServerResponse, status: number, body: unknown, headers: Recor
 /** A JSON-RPC error answered outside any request (its id is unknown). */
 const rpcError = (code: number, message: string): unknown => ({ jsonrpc: '2.0', error: { code, message }, id: null });
 
-async function readBody(req: IncomingMessage): Promise<{ text: string; json: unknown }> {
+async function readBody(req: IncomingMessage): Promise<unknown> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req as AsyncIterable<Buffer>) {
@@ -58,9 +59,8 @@ async function readBody(req: IncomingMessage): Promise<{ text: string; json: unk
     if (size > MAX_BODY_BYTES) throw new BodyError(413, `the request body exceeds ${MAX_BODY_BYTES} bytes`);
     chunks.push(chunk);
   }
-  const text = Buffer.concat(chunks).toString('utf8');
   try {
-    return { text, json: JSON.parse(text) as unknown };
+    return JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown;
   } catch {
     throw new BodyError(400, 'the request body is not JSON');
   }
@@ -83,12 +83,11 @@ function wantsStream(body: unknown): boolean {
   return params?._meta?.progressToken !== undefined;
 }
 
-const PROTOCOL_VERSION_META = 'io.modelcontextprotocol/protocolVersion';
 
 function claimsEnvelope(message: unknown): boolean {
   if (typeof message !== 'object' || message === null) return false;
   const meta = (message as { params?: { _meta?: unknown } }).params?._meta;
-  return typeof meta === 'object' && meta !== null && PROTOCOL_VERSION_META in meta;
+  return typeof meta === 'object' && meta !== null && PROTOCOL_VERSION_META_KEY in meta;
 }
 
 /**
@@ -101,26 +100,28 @@ export function mayBeModern(body: unknown, versionHeader: string | string[] | un
   return Array.isArray(body) ? body.some(claimsEnvelope) : claimsEnvelope(body);
 }
 
-/** The request as the 2026-07-28 SDK reads it: a web Request whose body is the text already read. */
-function webRequestOf(req: IncomingMessage, url: string, body: string, signal: AbortSignal): Request {
+/**
+ * The request as the 2026-07-28 SDK reads it: a web Request with the headers, and no body — the SDK
+ * is handed the body already parsed (building one from the text cost ≈ 40 µs of a call's CPU).
+ */
+function webRequestOf(req: IncomingMessage, url: string, signal: AbortSignal): Request {
   const headers = new Headers();
-  for (const [name, value] of Object.entries(req.headers)) {
-    if (value === undefined) continue;
-    if (Array.isArray(value)) for (const item of value) headers.append(name, item);
-    else headers.set(name, value);
-  }
-  return new Request(url, { method: 'POST', headers, body, signal });
+  const raw = req.rawHeaders;
+  for (let i = 0; i + 1 < raw.length; i += 2) headers.append(raw[i] as string, raw[i + 1] as string);
+  return new Request(url, { method: 'POST', headers, signal });
 }
 
-/** Writes the SDK's web Response to the Node response, streaming an SSE body as it comes. */
+/** Writes the SDK's web Response to the Node response: a JSON answer at once, an SSE body as it comes. */
 async function sendWeb(res: ServerResponse, response: Response): Promise<void> {
   const headers: Record<string, string> = {};
   response.headers.forEach((value, name) => (headers[name] = value));
-  res.writeHead(response.status, headers);
-  if (response.body === null) {
-    res.end();
+  if (response.body === null || !response.headers.get('content-type')?.startsWith('text/event-stream')) {
+    const body = response.body === null ? undefined : Buffer.from(await response.arrayBuffer());
+    res.writeHead(response.status, headers);
+    res.end(body);
     return;
   }
+  res.writeHead(response.status, headers);
   const stream = Readable.fromWeb(response.body as WebReadableStream<Uint8Array>);
   stream.on('error', () => res.destroy());
   stream.pipe(res);
@@ -203,15 +204,14 @@ export async function startHttpFront(options: HttpFrontOptions): Promise<HttpFro
       });
       return check.status;
     }
-    let read: { text: string; json: unknown };
+    let body: unknown;
     try {
-      read = await readBody(req);
+      body = await readBody(req);
     } catch (error) {
       const status = error instanceof BodyError ? error.status : 400;
       send(res, status, rpcError(-32700, error instanceof Error ? error.message : 'unreadable body'));
       return status;
     }
-    const body = read.json;
     // One endpoint, two revisions: a request carrying the 2026-07-28 envelope is served per request
     // by the current SDK; a 2025-11-25 one (an initialize handshake, no envelope) as before.
     const abort = new AbortController();
@@ -220,7 +220,16 @@ export async function startHttpFront(options: HttpFrontOptions): Promise<HttpFro
     });
     // Most requests are told apart without the SDK: no envelope claim and no modern header is
     // 2025-11-25. Anything that might be modern is classified by the SDK's own predicate.
-    const request = mayBeModern(body, req.headers['mcp-protocol-version']) ? webRequestOf(req, `${base}${MCP_PATH}`, read.text, abort.signal) : undefined;
+    const maybeModern = mayBeModern(body, req.headers['mcp-protocol-version']);
+    // The common case on either revision, a lone tools/call answered with JSON, without an SDK server.
+    const plain = maybeModern ? plainModernToolCall(body, req.headers) : plainToolCall(body, req.headers);
+    if (plain !== undefined) {
+      const traceparent = req.headers.traceparent;
+      const answer = await answerPlainCall(check.run, options.door, plain, typeof traceparent === 'string' ? traceparent : undefined, abort.signal);
+      send(res, 200, { jsonrpc: '2.0', id: plain.id, result: plainCallResult(plain, options.door, answer) });
+      return 200;
+    }
+    const request = maybeModern ? webRequestOf(req, `${base}${MCP_PATH}`, abort.signal) : undefined;
     if (request !== undefined && !(await isLegacyRequest(request, body))) {
       const response = await modern.fetch(request, { parsedBody: body, authInfo: { token, clientId: check.run.run_id, scopes: [], extra: { run: check.run } } });
       await sendWeb(res, response);

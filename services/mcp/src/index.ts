@@ -10,3 +10,7 @@ export type { AgentPolicyDocument, AgentRule } from './agent-policy.js';
 export type { PeopleSignIn } from './mcp-auth.js';
 export { liveRoleTools, peopleSignIn } from './people-sign-in.js';
 export { mayBeModern } from './http-front.js';
+export { plainModernToolCall, plainToolCall } from './plain-call.js';
+export type { PlainCall } from './plain-call.js';
+export { startHttpFront } from './http-front.js';
+export type { HttpFront, HttpFrontOptions } from './http-front.js';

@@ -1,20 +1,17 @@
-import { ProtocolError, ProtocolErrorCode, Server } from '@modelcontextprotocol/server';
+import { CLIENT_CAPABILITIES_META_KEY, PROTOCOL_VERSION_META_KEY, ProtocolError, ProtocolErrorCode, Server } from '@modelcontextprotocol/server';
 import type { CallToolResult, ServerContext, Tool as ModernTool } from '@modelcontextprotocol/server';
 import * as z from 'zod/v4';
 import { toMcpToolResult } from '@gatehouse/client';
 import type { CallResult, McpToolResult, PendingNotice } from '@gatehouse/client';
 import { toolNameFromMcp } from '@gatehouse/contracts';
 import type { Run } from '@gatehouse/state';
-import { callerOf, INSTRUCTIONS, localError, pendingMessage, runTaskStore, runTools, taskDeadline, waitInRequest } from './run-server.js';
+import { callerOf, INSTRUCTIONS, localError, pendingMessage, runTaskStore, runTools, serverInfoOf, taskDeadline, waitInRequest } from './run-server.js';
 import type { Caller, FrontDoor, RequestChannel } from './run-server.js';
-import { isTerminal } from './task-store.js';
 import type { RunTaskStore, StoredTask } from './task-store.js';
 import { startFrontDoorSpan } from './front-door-span.js';
 
 /** The Tasks extension of protocol revision 2026-07-28 (SEP-2663). */
 export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
-const CLIENT_CAPABILITIES = 'io.modelcontextprotocol/clientCapabilities';
-const PROTOCOL_VERSION = 'io.modelcontextprotocol/protocolVersion';
 
 const MODERN_INSTRUCTIONS = INSTRUCTIONS.replace(
   'A write that needs a person answers `pending_approval` in _meta: call the same tool again with the same proposal_id to get its result; it runs at most once.',
@@ -27,7 +24,7 @@ const AnyResult = z.looseObject({});
 
 /** Whether the request's own capabilities declare the Tasks extension (2026-07-28 negotiates per request). */
 function declaresTasks(ctx: ServerContext): boolean {
-  const capabilities = (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES] as { extensions?: Record<string, unknown> } | undefined;
+  const capabilities = (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY] as { extensions?: Record<string, unknown> } | undefined;
   return capabilities?.extensions?.[TASKS_EXTENSION] !== undefined;
 }
 
@@ -89,7 +86,7 @@ export interface ModernRequestInfo {
  */
 export function createModernRunServer(run: Run, door: FrontDoor, info: ModernRequestInfo): Server {
   const server = new Server(
-    { name: 'gatehouse', title: 'Gatehouse', version: door.version },
+    serverInfoOf(door),
     {
       capabilities: { tools: { listChanged: false }, extensions: { [TASKS_EXTENSION]: {} } },
       instructions: MODERN_INSTRUCTIONS,
@@ -112,7 +109,7 @@ export function createModernRunServer(run: Run, door: FrontDoor, info: ModernReq
     const meta = request.params._meta as Record<string, unknown> | undefined;
     const span = startFrontDoorSpan('tools/call', name, {
       traceparent: meta?.['traceparent'] ?? info.traceparentHeader,
-      protocolVersion: (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[PROTOCOL_VERSION],
+      protocolVersion: (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[PROTOCOL_VERSION_META_KEY],
       requestId: ctx.mcpReq.id,
     });
     const address = toolNameFromMcp(name);
@@ -166,19 +163,18 @@ export function createModernRunServer(run: Run, door: FrontDoor, info: ModernReq
     }
     // From here the wait belongs to the task, not to this request.
     channel.signal.removeEventListener('abort', stopWithRequest);
-    const task = await taskStore.createCallTask({ ttl: door.taskTtlMs }, { tool: address, arguments: rawArguments, traceparent });
+    // One write: the task, what it calls, what it waits for, and this instance's lease on it.
+    const task = await taskStore.createCallTask({ ttl: door.taskTtlMs }, { tool: address, arguments: rawArguments, traceparent }, pendingMessage(first.notice));
     made.taskId = task.taskId;
-    await taskStore.updateTaskStatus(task.taskId, 'working', pendingMessage(first.notice));
     log.info({ tool: address, task_id: task.taskId, proposal_id: first.notice.proposal_id }, 'tools/call answered with a task: it waits for a person');
     door.waits.hold(run.run_id, task.taskId, waiting, abort, storeOutcome(taskStore, task.taskId));
-    const stored = await taskStore.read(task.taskId);
-    return { resultType: 'task', ...detailedTask(stored ?? { task }) };
+    return { resultType: 'task', ...detailedTask({ task }) };
   }
 
   server.setRequestHandler('tasks/get', { params: TaskIdParams, result: AnyResult }, async (params, ctx) => {
     requireTasks(ctx);
     const stored = await storedOrRefuse(taskStore, params.taskId);
-    if (!isTerminal(stored.task.status)) await taskStore.getTask(params.taskId);
+    taskStore.seen(params.taskId, stored);
     return detailedTask(stored);
   });
 

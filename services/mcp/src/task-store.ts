@@ -73,8 +73,8 @@ export class RunTaskStore implements TaskStore {
     return this.createCallTask(params, undefined);
   }
 
-  /** A new task, with what it calls, so that another instance can take it over. */
-  async createCallTask(params: CreateTaskOptions, call: TaskCall | undefined): Promise<Task> {
+  /** A new task, with what it calls, so that another instance can take it over, and what it waits for. */
+  async createCallTask(params: CreateTaskOptions, call: TaskCall | undefined, statusMessage?: string): Promise<Task> {
     const taskId = `task_${randomBytes(16).toString('hex')}`;
     const now = new Date();
     const ttl = Math.min(params.ttl ?? this.maxTtlMs, this.maxTtlMs);
@@ -85,6 +85,7 @@ export class RunTaskStore implements TaskStore {
       createdAt: now.toISOString(),
       lastUpdatedAt: now.toISOString(),
       pollInterval: params.pollInterval ?? this.pollIntervalMs,
+      ...(statusMessage === undefined ? {} : { statusMessage }),
     };
     const stored: StoredTask = call === undefined ? { task } : { task, call };
     const batch = this.redis.multi();
@@ -106,8 +107,13 @@ export class RunTaskStore implements TaskStore {
 
   async getTask(taskId: string): Promise<Task | null> {
     const stored = await this.read(taskId);
-    if (stored !== undefined && !isTerminal(stored.task.status)) this.waiter?.working?.(taskId, stored);
+    if (stored !== undefined) this.seen(taskId, stored);
     return stored?.task ?? null;
+  }
+
+  /** A task was just read: one still working is taken over here if its waiter is gone. */
+  seen(taskId: string, stored: StoredTask): void {
+    if (!isTerminal(stored.task.status)) this.waiter?.working?.(taskId, stored);
   }
 
   private async transition(taskId: string, status: Task['status'], statusMessage: string | undefined, result: Result | undefined): Promise<void> {

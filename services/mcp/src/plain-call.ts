@@ -1,0 +1,124 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js';
+import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
+import { CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, classifyInboundRequest, PROTOCOL_VERSION_META_KEY, SERVER_INFO_META_KEY } from '@modelcontextprotocol/server';
+import type { McpToolResult } from '@gatehouse/client';
+import { toolNameFromMcp } from '@gatehouse/contracts';
+import type { Run } from '@gatehouse/state';
+import { startFrontDoorSpan } from './front-door-span.js';
+import { TASKS_EXTENSION } from './modern-server.js';
+import { callerOf, localError, serverInfoOf, waitInRequest } from './run-server.js';
+import type { FrontDoor } from './run-server.js';
+
+/**
+ * The one request most traffic is, on either revision: a lone `tools/call` answered with plain JSON
+ * (no progress token, no task), which the front door answers without building an SDK server and
+ * transport for it. Building them cost ≈ 200 µs of CPU per call on 2025-11-25 and ≈ 420 µs on
+ * 2026-07-28 on this project's 2-core machine, more than the rest of the front door's own HTTP work
+ * (the figures are in the README's Performance section); the answer is the JSON-RPC response the
+ * SDK writes, which a test compares.
+ *
+ * Only what the SDK would accept as it is takes this path: every header check the SDK's transport
+ * makes passes, and the message has exactly the shape of a plain call (no key beyond those). Any
+ * other request (a batch, a notification, initialize, a task, progress, an odd field) goes to the
+ * SDK, which answers it or refuses it as it always has.
+ */
+export interface PlainCall {
+  readonly id: string | number;
+  readonly name: string;
+  readonly arguments: Record<string, unknown> | undefined;
+  readonly meta: Record<string, unknown> | undefined;
+  /** The MCP-Protocol-Version header, when the client sent one. */
+  readonly protocolVersion: string | undefined;
+  /** Which revision's answer it gets: 2026-07-28 results carry `resultType` and the server's identity. */
+  readonly era: 'legacy' | 'modern';
+}
+
+const REQUEST_KEYS = new Set(['jsonrpc', 'id', 'method', 'params']);
+const PARAM_KEYS = new Set(['name', 'arguments', '_meta']);
+// A progress token asks for notifications (an SSE answer); a related task belongs to the task API.
+const STREAMED_META = ['progressToken', 'io.modelcontextprotocol/related-task'];
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const prototype = Object.getPrototypeOf(value) as unknown;
+  return prototype === Object.prototype || prototype === null;
+}
+
+const onlyKeys = (value: Record<string, unknown>, allowed: ReadonlySet<string>): boolean => Object.keys(value).every((key) => allowed.has(key));
+
+/** The headers as the SDKs' transports check them: both media types accepted, a JSON body. */
+function headersPass(headers: IncomingHttpHeaders): boolean {
+  const accept = headers.accept;
+  if (accept === undefined || !accept.includes('application/json') || !accept.includes('text/event-stream')) return false;
+  return isJsonContentType(headers['content-type'] ?? null);
+}
+
+/** A lone tools/call's id and params, when the message is exactly one; never a field more. */
+function callShape(body: unknown): { id: string | number; name: string; args: Record<string, unknown> | undefined; meta: Record<string, unknown> | undefined } | undefined {
+  if (!isPlainObject(body) || !onlyKeys(body, REQUEST_KEYS) || body['jsonrpc'] !== '2.0' || body['method'] !== 'tools/call') return undefined;
+  const id = body['id'];
+  if (typeof id !== 'string' && !(typeof id === 'number' && Number.isSafeInteger(id))) return undefined;
+  const params = body['params'];
+  if (!isPlainObject(params) || !onlyKeys(params, PARAM_KEYS)) return undefined;
+  const name = params['name'];
+  const args = params['arguments'];
+  const meta = params['_meta'];
+  if (typeof name !== 'string') return undefined;
+  if (args !== undefined && !isPlainObject(args)) return undefined;
+  if (meta !== undefined && (!isPlainObject(meta) || STREAMED_META.some((key) => key in meta))) return undefined;
+  return { id, name, args, meta };
+}
+
+/** The plain call a 2025-11-25 request is, or undefined when the SDK should serve it. */
+export function plainToolCall(body: unknown, headers: IncomingHttpHeaders): PlainCall | undefined {
+  if (!headersPass(headers)) return undefined;
+  const version = headers['mcp-protocol-version'];
+  if (version !== undefined && !(typeof version === 'string' && SUPPORTED_PROTOCOL_VERSIONS.includes(version))) return undefined;
+  const shape = callShape(body);
+  if (shape === undefined) return undefined;
+  return { id: shape.id, name: shape.name, arguments: shape.args, meta: shape.meta, protocolVersion: typeof version === 'string' ? version : undefined, era: 'legacy' };
+}
+
+const MODERN_REVISION = '2026-07-28';
+// What a plain 2026-07-28 call's _meta may hold: the envelope and trace context. Anything else
+// (a log level, a subscription) is the SDK's to interpret.
+const PLAIN_MODERN_META = new Set([PROTOCOL_VERSION_META_KEY, CLIENT_INFO_META_KEY, CLIENT_CAPABILITIES_META_KEY, 'traceparent', 'tracestate', 'baggage']);
+
+/**
+ * The plain call a 2026-07-28 request is, or undefined when the SDK should serve it. Its envelope
+ * and the Mcp-* headers pass the SDK's own classifier, the headers name exactly the body's method,
+ * tool and revision, and the client declares no Tasks extension (a commit may then become a task).
+ */
+export function plainModernToolCall(body: unknown, headers: IncomingHttpHeaders): PlainCall | undefined {
+  if (!headersPass(headers)) return undefined;
+  const shape = callShape(body);
+  if (shape?.meta === undefined || !Object.keys(shape.meta).every((key) => PLAIN_MODERN_META.has(key))) return undefined;
+  const { 'mcp-protocol-version': version, 'mcp-method': method, 'mcp-name': name } = headers;
+  if (version !== MODERN_REVISION || method !== 'tools/call' || name !== shape.name || shape.meta[PROTOCOL_VERSION_META_KEY] !== MODERN_REVISION) return undefined;
+  const route = classifyInboundRequest({ httpMethod: 'POST', protocolVersionHeader: version, mcpMethodHeader: method, mcpNameHeader: name, body });
+  if (route.kind !== 'modern' || route.messageKind !== 'request' || route.classification.revision !== MODERN_REVISION) return undefined;
+  const capabilities = shape.meta[CLIENT_CAPABILITIES_META_KEY] as { extensions?: Record<string, unknown> } | undefined;
+  if (capabilities?.extensions?.[TASKS_EXTENSION] !== undefined) return undefined;
+  return { id: shape.id, name: shape.name, arguments: shape.args, meta: shape.meta, protocolVersion: MODERN_REVISION, era: 'modern' };
+}
+
+/** The JSON-RPC result a plain call's answer is on its revision, as the SDK encodes it. */
+export function plainCallResult(call: PlainCall, door: FrontDoor, answer: McpToolResult): Record<string, unknown> {
+  if (call.era === 'legacy') return answer;
+  return { ...answer, _meta: { ...answer._meta, [SERVER_INFO_META_KEY]: serverInfoOf(door) }, resultType: 'complete' };
+}
+
+/** Calls the tool for the run and answers within the request, as the SDK-served tools/call does. */
+export async function answerPlainCall(run: Run, door: FrontDoor, call: PlainCall, traceparentHeader: string | undefined, signal: AbortSignal): Promise<McpToolResult> {
+  const span = startFrontDoorSpan('tools/call', call.name, { traceparent: call.meta?.['traceparent'] ?? traceparentHeader, protocolVersion: call.protocolVersion, requestId: call.id });
+  const address = toolNameFromMcp(call.name);
+  if (address === undefined) {
+    span.end('TOOL_NOT_FOUND');
+    return localError('TOOL_NOT_FOUND', `${call.name} is not a Gatehouse tool name (name_vN); tools/list names the run's tools`);
+  }
+  const caller = callerOf(run, door, address, JSON.stringify(call.arguments ?? {}), span.traceparent);
+  const answer = await waitInRequest(call.name, caller, { progressToken: undefined, notify: () => Promise.resolve(), signal }, door);
+  span.end((answer._meta['gatehouse/error'] as { code?: string } | undefined)?.code);
+  return answer;
+}
