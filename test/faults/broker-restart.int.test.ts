@@ -4,6 +4,7 @@ import type { Run } from '@gatehouse/state';
 import { RIG, slotScopes, startFaultRig } from '../support/fault-rig.js';
 import type { FaultRig } from '../support/fault-rig.js';
 import { auditLoad, awaitLateAnswers, slotsHeld, summaryLine } from '../support/load-audit.js';
+import { lostTrail } from '../support/lost-trail.js';
 import { MixedLoad } from '../support/mixed-load.js';
 import { ownKafka } from '../support/stack-control.js';
 import { eventually } from '../support/stack.js';
@@ -61,6 +62,12 @@ describe('a Kafka broker restart during 5,000 calls', () => {
         'publishes sent again': g.client.stats().publishRetries,
       }),
     );
+
+    // Where any lost command got to, so a failure names the stage that dropped it.
+    if (examples.lost.length > 0) {
+      const trail = await lostTrail(g, examples.lost.map((e) => e.split(' ')[0] ?? e)).catch((error: unknown) => `unavailable: ${String(error)}`);
+      console.info(`broker-restart: lost commands' trail ${JSON.stringify(trail)}`);
+    }
 
     expect(figures.commands).toBe(CALLS);
     expect(figures.accepted + figures.notAccepted).toBe(CALLS);
