@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { PackError } from './pack-error.js';
 
 /**
@@ -18,7 +19,11 @@ export interface ConfigVariable<T = unknown> {
   readonly default?: string;
   /** Unset (and no default) is refused at start-up instead of giving `undefined`. */
   readonly required?: boolean;
-  /** Never echoed in a refusal: it may carry a password or token. */
+  /**
+   * Never echoed in a refusal: it may carry a password or token. A secret may also come from a
+   * file, as Kubernetes mounts secrets: `NAME_FILE` names it, and its content (less one trailing
+   * newline) is the value. Setting both `NAME` and `NAME_FILE` is refused.
+   */
   readonly secret?: boolean;
   /** Turns the raw text into the value, throwing an Error that says why a value is refused. Default: the text. */
   readonly parse?: (raw: string) => T;
@@ -64,16 +69,47 @@ export function configSpecProblems(spec: ConfigSpec): string[] {
   return problems;
 }
 
+/** Reads a secret's file; a refusal names the file and why, never its content. */
+export type ReadSecretFile = (path: string) => string;
+
+const readSecretFile: ReadSecretFile = (path) => readFileSync(path, 'utf8');
+
+/** A secret's raw text: from `NAME`, or from the file `NAME_FILE` names; a refusal when it cannot be read. */
+function secretText(name: string, env: Env, read: ReadSecretFile): { text: string | undefined } | { problem: string } {
+  const raw = env[name];
+  const file = env[`${name}_FILE`];
+  if (file === undefined || file === '') return { text: raw };
+  if (raw !== undefined && raw !== '') return { problem: `${name}: set either ${name} or ${name}_FILE, not both` };
+  try {
+    return { text: read(file).replace(/\r?\n$/, '') };
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    return { problem: `${name}: ${name}_FILE names ${shown(file)}, which cannot be read${typeof code === 'string' ? ` (${code})` : ''}` };
+  }
+}
+
+/** A refusal's reason for a secret, with the value itself taken out should the parser have quoted it. */
+const withheld = (why: string, text: string): string => (text.length === 0 ? why : why.split(text).join('(the value)'));
+
 /**
  * Reads a pack's variables from `env`, once, at start-up: an empty value is unset; unset takes the
- * default, is refused when required, else is `undefined`. Throws one PackError
- * (`PACK_CONFIG_INVALID`) naming every refused variable.
+ * default, is refused when required, else is `undefined`. A secret may come from the file its
+ * `NAME_FILE` names. Throws one PackError (`PACK_CONFIG_INVALID`) naming every refused variable,
+ * never a secret's value.
  */
-export function readPackConfig<C extends ConfigSpec>(pack: { readonly name: string; readonly config: C }, env: Env): PackConfig<C> {
+export function readPackConfig<C extends ConfigSpec>(pack: { readonly name: string; readonly config: C }, env: Env, read: ReadSecretFile = readSecretFile): PackConfig<C> {
   const values: Record<string, unknown> = {};
   const problems: string[] = [];
   for (const [name, variable] of Object.entries(pack.config)) {
-    const raw = env[name];
+    let raw = env[name];
+    if (variable.secret === true) {
+      const secret = secretText(name, env, read);
+      if ('problem' in secret) {
+        problems.push(secret.problem);
+        continue;
+      }
+      raw = secret.text;
+    }
     const text = raw === undefined || raw === '' ? variable.default : raw;
     if (text === undefined) {
       if (variable.required === true) problems.push(`${name}: required: ${variable.doc}`);
@@ -83,8 +119,8 @@ export function readPackConfig<C extends ConfigSpec>(pack: { readonly name: stri
     try {
       values[name] = variable.parse === undefined ? text : variable.parse(text);
     } catch (error) {
-      const got = variable.secret === true ? '' : `, got ${shown(text)}`;
-      problems.push(`${name}: ${reason(error)}${got}`);
+      if (variable.secret === true) problems.push(`${name}: ${withheld(reason(error), text)}`);
+      else problems.push(`${name}: ${reason(error)}, got ${shown(text)}`);
     }
   }
   if (problems.length > 0) throw new PackError('PACK_CONFIG_INVALID', pack.name, problems);

@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import { defineToolPack, describePack, isToolPack, PackError, readPackConfig, TOOL_PACK_KIND, validatePack } from '@gatehouse/sdk';
 import type { PackConfig, ToolImplementation, ToolPack } from '@gatehouse/sdk';
@@ -93,6 +96,35 @@ describe('readPackConfig', () => {
     };
     const secret = { name: 'secretive', config: { TOKEN: { doc: 'A token.', secret: true, parse: refuse } } };
     expect(problemsOf(() => readPackConfig(secret, { TOKEN: 'hunter2' })).problems).toEqual(['TOKEN: is malformed']);
+    // A parser that quotes what it refused does not get a secret into the refusal either.
+    const quoting = { name: 'quoting', config: { TOKEN: { doc: 'A token.', secret: true, parse: (raw: string): never => { throw new Error(`"${raw}" is not a token`); } } } };
+    const quoted = problemsOf(() => readPackConfig(quoting, { TOKEN: 'hunter2' })).problems;
+    expect(quoted).toEqual(['TOKEN: "(the value)" is not a token']);
+    expect(quoted.join(' ')).not.toContain('hunter2');
+  });
+
+  it('reads a secret from the file NAME_FILE names, as Kubernetes mounts secrets, and refuses both set or an unreadable file without the value', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gatehouse-secret-'));
+    try {
+      const file = join(dir, 'ledger-token');
+      writeFileSync(file, 'token-from-a-file\n');
+      expect(readPackConfig(bankPack, { LEDGER_TOKEN_FILE: file }).LEDGER_TOKEN).toBe('token-from-a-file');
+      // Only a secret is read from a file: another variable's NAME_FILE is not its value.
+      expect(readPackConfig(bankPack, { ...ENV, LEDGER_URL_FILE: file }).LEDGER_URL).toBe('http://127.0.0.1:9000');
+      const both = problemsOf(() => readPackConfig(bankPack, { LEDGER_TOKEN: 'secret-token', LEDGER_TOKEN_FILE: file })).problems;
+      expect(both).toEqual(['LEDGER_TOKEN: set either LEDGER_TOKEN or LEDGER_TOKEN_FILE, not both']);
+      const missing = problemsOf(() => readPackConfig(bankPack, { LEDGER_TOKEN_FILE: join(dir, 'absent') })).problems;
+      expect(missing).toEqual([`LEDGER_TOKEN: LEDGER_TOKEN_FILE names ${JSON.stringify(join(dir, 'absent'))}, which cannot be read (ENOENT)`]);
+      const refuse = (): never => {
+        throw new Error('is malformed');
+      };
+      const secret = { name: 'secretive', config: { TOKEN: { doc: 'A token.', secret: true, parse: refuse } } };
+      const refused = problemsOf(() => readPackConfig(secret, { TOKEN_FILE: file })).problems;
+      expect(refused).toEqual(['TOKEN: is malformed']);
+      expect(refused.join(' ')).not.toContain('token-from-a-file');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
