@@ -152,6 +152,21 @@ describe('the MCP front door on protocol revision 2026-07-28, beside 2025-11-25 
     } finally {
       await commands.stop();
     }
+    // A commit that waits for a person, from a client with the Tasks extension: a task handle both ways.
+    const commit = async (line1: string, extra: Record<string, unknown>): Promise<Record<string, unknown>> => {
+      const proposalId = await previewMove(line1);
+      const answer = await rawRequest(door.url, agent.mcp_token, { method: 'tools/call', params: { name: 'commit_address_change_v2', arguments: { proposal_id: proposalId }, _meta: envelope(), ...extra } });
+      expect(answer.status).toBe(200);
+      expect(await decideAsLead(g, proposalId, 'reject', { reason: 'only the shape of the task was wanted' })).toBe(200);
+      return answer.body.result ?? {};
+    };
+    const plainTask = await commit('27 Fast Path Row', {});
+    const sdkTask = await commit('28 SDK Path Row', { gatehouse_probe: true });
+    expect(plainTask).toMatchObject({ resultType: 'task', status: 'working', _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'gatehouse' } } });
+    expect(Object.keys(plainTask).sort()).toEqual(Object.keys(sdkTask).sort());
+    for (const same of ['resultType', 'status', 'ttlMs', 'pollIntervalMs', '_meta', 'content']) expect(plainTask[same]).toEqual(sdkTask[same]);
+    expect(plainTask['statusMessage']).toMatch(/^Waiting for approval of proposal p_/);
+
     // What the SDK refuses is refused the same way, whichever path the request would have taken.
     const params = { name: 'get_customer_v1', arguments: { customer_id: 'C-1842' }, _meta: envelope({}) };
     const method = await rawRequest(door.url, agent.mcp_token, { method: 'tools/call', params }, { 'mcp-method': 'tools/list' });

@@ -24,8 +24,7 @@ const AnyResult = z.looseObject({});
 
 /** Whether the request's own capabilities declare the Tasks extension (2026-07-28 negotiates per request). */
 function declaresTasks(ctx: ServerContext): boolean {
-  const capabilities = (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY] as { extensions?: Record<string, unknown> } | undefined;
-  return capabilities?.extensions?.[TASKS_EXTENSION] !== undefined;
+  return envelopeDeclaresTasks(ctx.mcpReq.envelope);
 }
 
 function requireTasks(ctx: ServerContext): void {
@@ -73,6 +72,53 @@ async function storedOrRefuse(store: RunTaskStore, taskId: string): Promise<Stor
   return stored;
 }
 
+/**
+ * The call's result when it comes without a person; a task handle as soon as it waits for one. The
+ * wait then goes on in the background, under the task's lease, until the decision.
+ */
+export async function answerOrTask(
+  run: Run,
+  door: FrontDoor,
+  address: string,
+  rawArguments: string,
+  traceparent: string | undefined,
+  call: Caller,
+  channel: RequestChannel,
+): Promise<McpToolResult | Record<string, unknown>> {
+  const abort = new AbortController();
+  const stopWithRequest = (): void => abort.abort();
+  channel.signal.addEventListener('abort', stopWithRequest, { once: true });
+  let firstNotice: (notice: PendingNotice) => void = () => undefined;
+  const pending = new Promise<PendingNotice>((resolve) => (firstNotice = resolve));
+  const made: { taskId?: string } = {};
+  const taskStore = runTaskStore(run, door, storeOutcome);
+  const waiting = call(taskDeadline(run, door), (notice) => {
+    if (made.taskId === undefined) firstNotice(notice);
+    else taskStore.updateTaskStatus(made.taskId, 'working', pendingMessage(notice)).catch(() => undefined);
+  }, abort.signal);
+  const first = await Promise.race([waiting.then((result) => ({ result })), pending.then((notice) => ({ notice }))]);
+  channel.signal.removeEventListener('abort', stopWithRequest);
+  if ('result' in first) {
+    if (!first.result.ok && first.result.error.code === 'OPERATION_CANCELLED' && channel.signal.aborted) {
+      return localError('OPERATION_CANCELLED', 'the request was cancelled; a write already ordered still runs at most once');
+    }
+    return toMcpToolResult(first.result);
+  }
+  // From here the wait belongs to the task, not to this request. One write: the task, what it
+  // calls, what it waits for, and this instance's lease on it.
+  const task = await taskStore.createCallTask({ ttl: door.taskTtlMs }, { tool: address, arguments: rawArguments, traceparent }, pendingMessage(first.notice));
+  made.taskId = task.taskId;
+  door.logger.info({ run_id: run.run_id, tenant: run.tenant, tool: address, task_id: task.taskId, proposal_id: first.notice.proposal_id }, 'tools/call answered with a task: it waits for a person');
+  door.waits.hold(run.run_id, task.taskId, waiting, abort, storeOutcome(taskStore, task.taskId));
+  return { resultType: 'task', ...detailedTask({ task }) };
+}
+
+/** Whether a 2026-07-28 request's envelope declares the Tasks extension. */
+export function envelopeDeclaresTasks(envelope: Record<string, unknown> | undefined): boolean {
+  const capabilities = envelope?.[CLIENT_CAPABILITIES_META_KEY] as { extensions?: Record<string, unknown> } | undefined;
+  return capabilities?.extensions?.[TASKS_EXTENSION] !== undefined;
+}
+
 /** Request context the front door reads before the SDK parses the request: the HTTP traceparent. */
 export interface ModernRequestInfo {
   readonly traceparentHeader: string | undefined;
@@ -94,7 +140,6 @@ export function createModernRunServer(run: Run, door: FrontDoor, info: ModernReq
     },
   );
   const taskStore = runTaskStore(run, door, storeOutcome);
-  const log = door.logger.child({ run_id: run.run_id, tenant: run.tenant });
 
   // The run's tools change only with the pack (a new deployment) and the run (it ends): a client may
   // keep the list until the run ends, within the configured bound. The list is the run's own.
@@ -126,50 +171,11 @@ export function createModernRunServer(run: Run, door: FrontDoor, info: ModernReq
       signal: ctx.mcpReq.signal,
     };
     let answer: McpToolResult | Record<string, unknown>;
-    if (declaresTasks(ctx)) answer = await answerOrTask(address, rawArguments, span.traceparent, call, channel);
+    if (declaresTasks(ctx)) answer = await answerOrTask(run, door, address, rawArguments, span.traceparent, call, channel);
     else answer = await waitInRequest(name, call, channel, door);
     span.end(answer['resultType'] === 'task' ? undefined : ((answer as McpToolResult)._meta['gatehouse/error'] as { code?: string } | undefined)?.code);
     return answer as CallToolResult;
   });
-
-  /**
-   * The call's result when it comes without a person; a task handle as soon as it waits for one. The
-   * wait then goes on in the background, under the task's lease, until the decision.
-   */
-  async function answerOrTask(
-    address: string,
-    rawArguments: string,
-    traceparent: string | undefined,
-    call: Caller,
-    channel: RequestChannel,
-  ): Promise<McpToolResult | Record<string, unknown>> {
-    const abort = new AbortController();
-    const stopWithRequest = (): void => abort.abort();
-    channel.signal.addEventListener('abort', stopWithRequest, { once: true });
-    let firstNotice: (notice: PendingNotice) => void = () => undefined;
-    const pending = new Promise<PendingNotice>((resolve) => (firstNotice = resolve));
-    const made: { taskId?: string } = {};
-    const waiting = call(taskDeadline(run, door), (notice) => {
-      if (made.taskId === undefined) firstNotice(notice);
-      else taskStore.updateTaskStatus(made.taskId, 'working', pendingMessage(notice)).catch(() => undefined);
-    }, abort.signal);
-    const first = await Promise.race([waiting.then((result) => ({ result })), pending.then((notice) => ({ notice }))]);
-    if ('result' in first) {
-      channel.signal.removeEventListener('abort', stopWithRequest);
-      if (!first.result.ok && first.result.error.code === 'OPERATION_CANCELLED' && channel.signal.aborted) {
-        return localError('OPERATION_CANCELLED', 'the request was cancelled; a write already ordered still runs at most once');
-      }
-      return toMcpToolResult(first.result);
-    }
-    // From here the wait belongs to the task, not to this request.
-    channel.signal.removeEventListener('abort', stopWithRequest);
-    // One write: the task, what it calls, what it waits for, and this instance's lease on it.
-    const task = await taskStore.createCallTask({ ttl: door.taskTtlMs }, { tool: address, arguments: rawArguments, traceparent }, pendingMessage(first.notice));
-    made.taskId = task.taskId;
-    log.info({ tool: address, task_id: task.taskId, proposal_id: first.notice.proposal_id }, 'tools/call answered with a task: it waits for a person');
-    door.waits.hold(run.run_id, task.taskId, waiting, abort, storeOutcome(taskStore, task.taskId));
-    return { resultType: 'task', ...detailedTask({ task }) };
-  }
 
   server.setRequestHandler('tasks/get', { params: TaskIdParams, result: AnyResult }, async (params, ctx) => {
     requireTasks(ctx);

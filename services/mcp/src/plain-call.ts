@@ -6,7 +6,7 @@ import type { McpToolResult } from '@gatehouse/client';
 import { toolNameFromMcp } from '@gatehouse/contracts';
 import type { Run } from '@gatehouse/state';
 import { startFrontDoorSpan } from './front-door-span.js';
-import { TASKS_EXTENSION } from './modern-server.js';
+import { answerOrTask, envelopeDeclaresTasks } from './modern-server.js';
 import { callerOf, localError, serverInfoOf, waitInRequest } from './run-server.js';
 import type { FrontDoor } from './run-server.js';
 
@@ -87,8 +87,9 @@ const PLAIN_MODERN_META = new Set([PROTOCOL_VERSION_META_KEY, CLIENT_INFO_META_K
 
 /**
  * The plain call a 2026-07-28 request is, or undefined when the SDK should serve it. Its envelope
- * and the Mcp-* headers pass the SDK's own classifier, the headers name exactly the body's method,
- * tool and revision, and the client declares no Tasks extension (a commit may then become a task).
+ * and the Mcp-* headers pass the SDK's own classifier, and the headers name exactly the body's
+ * method, tool and revision. A client that declares the Tasks extension gets a task handle for a
+ * commit that waits for a person, as from the SDK-served server.
  */
 export function plainModernToolCall(body: unknown, headers: IncomingHttpHeaders): PlainCall | undefined {
   if (!headersPass(headers)) return undefined;
@@ -98,27 +99,38 @@ export function plainModernToolCall(body: unknown, headers: IncomingHttpHeaders)
   if (version !== MODERN_REVISION || method !== 'tools/call' || name !== shape.name || shape.meta[PROTOCOL_VERSION_META_KEY] !== MODERN_REVISION) return undefined;
   const route = classifyInboundRequest({ httpMethod: 'POST', protocolVersionHeader: version, mcpMethodHeader: method, mcpNameHeader: name, body });
   if (route.kind !== 'modern' || route.messageKind !== 'request' || route.classification.revision !== MODERN_REVISION) return undefined;
-  const capabilities = shape.meta[CLIENT_CAPABILITIES_META_KEY] as { extensions?: Record<string, unknown> } | undefined;
-  if (capabilities?.extensions?.[TASKS_EXTENSION] !== undefined) return undefined;
   return { id: shape.id, name: shape.name, arguments: shape.args, meta: shape.meta, protocolVersion: MODERN_REVISION, era: 'modern' };
 }
 
-/** The JSON-RPC result a plain call's answer is on its revision, as the SDK encodes it. */
-export function plainCallResult(call: PlainCall, door: FrontDoor, answer: McpToolResult): Record<string, unknown> {
+/**
+ * The JSON-RPC result a plain call's answer is on its revision, as the SDK encodes it: on
+ * 2026-07-28 with a `resultType` (`complete`, or `task` for a task handle), a content list and the
+ * server's identity.
+ */
+export function plainCallResult(call: PlainCall, door: FrontDoor, answer: McpToolResult | Record<string, unknown>): Record<string, unknown> {
   if (call.era === 'legacy') return answer;
-  return { ...answer, _meta: { ...answer._meta, [SERVER_INFO_META_KEY]: serverInfoOf(door) }, resultType: 'complete' };
+  const meta = answer['_meta'] as Record<string, unknown> | undefined;
+  // A task handle carries no content of its own; the SDK gives every tools/call result a content list.
+  const content = answer['content'] ?? [];
+  return { content, ...answer, _meta: { ...meta, [SERVER_INFO_META_KEY]: serverInfoOf(door) }, resultType: answer['resultType'] ?? 'complete' };
 }
 
 /** Calls the tool for the run and answers within the request, as the SDK-served tools/call does. */
-export async function answerPlainCall(run: Run, door: FrontDoor, call: PlainCall, traceparentHeader: string | undefined, signal: AbortSignal): Promise<McpToolResult> {
+export async function answerPlainCall(run: Run, door: FrontDoor, call: PlainCall, traceparentHeader: string | undefined, signal: AbortSignal): Promise<McpToolResult | Record<string, unknown>> {
   const span = startFrontDoorSpan('tools/call', call.name, { traceparent: call.meta?.['traceparent'] ?? traceparentHeader, protocolVersion: call.protocolVersion, requestId: call.id });
   const address = toolNameFromMcp(call.name);
   if (address === undefined) {
     span.end('TOOL_NOT_FOUND');
     return localError('TOOL_NOT_FOUND', `${call.name} is not a Gatehouse tool name (name_vN); tools/list names the run's tools`);
   }
-  const caller = callerOf(run, door, address, JSON.stringify(call.arguments ?? {}), span.traceparent);
-  const answer = await waitInRequest(call.name, caller, { progressToken: undefined, notify: () => Promise.resolve(), signal }, door);
-  span.end((answer._meta['gatehouse/error'] as { code?: string } | undefined)?.code);
+  const rawArguments = JSON.stringify(call.arguments ?? {});
+  const caller = callerOf(run, door, address, rawArguments, span.traceparent);
+  const channel = { progressToken: undefined, notify: () => Promise.resolve(), signal };
+  const answer =
+    call.era === 'modern' && envelopeDeclaresTasks(call.meta)
+      ? await answerOrTask(run, door, address, rawArguments, span.traceparent, caller, channel)
+      : await waitInRequest(call.name, caller, channel, door);
+  const meta = answer['_meta'] as Record<string, unknown> | undefined;
+  span.end(answer['resultType'] === 'task' ? undefined : (meta?.['gatehouse/error'] as { code?: string } | undefined)?.code);
   return answer;
 }
