@@ -1,3 +1,4 @@
+import { inspect } from 'node:util';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import { ConfigError, readConfig, SERVICES, variablesReadBy } from '@gatehouse/runtime';
 import type { Env, Refusal, VariableName } from '@gatehouse/runtime';
@@ -99,6 +100,19 @@ describe('readConfig', () => {
     const error = refusals(['REDIS_URL', 'GATEHOUSE_CONTROL_TOKEN'], { REDIS_URL: 'http://:hunter2-password@redis', GATEHOUSE_CONTROL_TOKEN: 'hunter2' });
     expect(error.map((r) => r.reason).join(' ')).not.toContain('hunter2');
     expect(error.find((r) => r.variable === 'GATEHOUSE_CONTROL_TOKEN')?.reason).toBe('too short (must be at least 16 characters)');
+  });
+
+  it('keeps a malformed secret URL out of the error and its cause, as printed at start-up', () => {
+    try {
+      readConfig(['DATABASE_URL', 'REDIS_URL'], { DATABASE_URL: 'postgres://app:hunter2-password@[db', REDIS_URL: 'redis://:hunter3-password@[redis' });
+      throw new Error('expected a ConfigError');
+    } catch (error) {
+      expect(error).toBeInstanceOf(ConfigError);
+      const printed = inspect(error, { depth: 10 });
+      expect(printed).toMatch(/DATABASE_URL: not a URL/);
+      expect(printed).not.toContain('hunter2');
+      expect(printed).not.toContain('hunter3');
+    }
   });
 
   it('refuses a missing required variable and says why it is needed', () => {

@@ -32,7 +32,12 @@ export function readConfig<N extends VariableName>(names: readonly N[], env: Env
       values[name] = parsed.value;
       continue;
     }
-    const got = set && !variable.secret ? `, got ${shown(raw)}` : '';
+    if (variable.secret) {
+      // Neither the value nor what a parser made of it: a URL parser's error carries its input.
+      refusals.push({ variable: name, reason: set ? parsed.reason.split(raw).join('(the value)') : parsed.reason });
+      continue;
+    }
+    const got = set ? `, got ${shown(raw)}` : '';
     refusals.push({ variable: name, reason: `${parsed.reason}${got}`, ...(parsed.cause === undefined ? {} : { cause: parsed.cause }) });
   }
   refusals.push(...unknownVariables(env));
