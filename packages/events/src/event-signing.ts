@@ -274,7 +274,6 @@ export class EventSigner {
    * MAX_BATCH_LEAVES, over the root of a Merkle tree, each with its path to that root.
    */
   headersForBatch(payloads: readonly Buffer[]): Record<string, string>[] {
-    if (payloads.length === 1) return [this.headersOver(payloads[0] as Buffer)];
     const headers: Record<string, string>[] = [];
     for (let start = 0; start < payloads.length; start += MAX_BATCH_LEAVES) {
       const group = payloads.slice(start, start + MAX_BATCH_LEAVES);
