@@ -13,6 +13,8 @@ build();
 const { createClient, resultKeysFromEnv } = await import('@gatehouse/client');
 const { createKafka, DeadLetters, EventPublisher, EventSerde, eventsConfigFromEnv, startEventConsumer, topicNames } = await import('@gatehouse/events');
 const { createLogger } = await import('@gatehouse/telemetry');
+const { tablesIn } = await import('@gatehouse/customers');
+const { default: pg } = await import('pg');
 
 const { session, env } = demoEnv('demo', { CUSTOMERS_FAULTS: '1', EXPORT_STEP_MS: '300' });
 const CUSTOMERS = 'http://127.0.0.1:8090';
@@ -128,41 +130,55 @@ async function main() {
     } while (cursor && pages < 20);
     check(`walked ${pages} pages, ${orders} open orders, never more than page_size`, pages > 1 && largest <= 10 && cursor === null, `${pages} pages`);
 
-    out(`\n${bold('3. A preview')} ${dim('(a read: computes the effect and stores a canonical proposal)')}`);
+    out(`\n${bold('3. A direct call around Gatehouse')} ${dim('(the customers service answers only calls an executor signed an assertion for)')}`);
+    const aroundGatehouse = { customer_id: 'C-1842', expected_version: 17, destination: { kind: 'new', line1: '2 New Street', city: 'York', country: 'GB' } };
+    out(`   ${bold('anyone on the network')} → curl -X POST ${CUSTOMERS}/customers/C-1842/address-changes -H 'x-tenant: acme' -H 'idempotency-key: ${session}-direct' -d '${JSON.stringify(aroundGatehouse)}'`);
+    const direct = await fetch(`${CUSTOMERS}/customers/C-1842/address-changes`, {
+      method: 'POST',
+      headers: { 'x-tenant': 'acme', 'content-type': 'application/json', 'idempotency-key': `${session}-direct` },
+      body: JSON.stringify(aroundGatehouse),
+    });
+    const refusal = await direct.json();
+    out(`   customers ← HTTP ${direct.status} ${bold(refusal.error?.code ?? '?')} ${dim(direct.headers.get('www-authenticate') ?? '')}`);
+    const untouched = await call(agent, 'get_customer.v1', { customer_id: 'C-1842' });
+    check('refused with 401 ASSERTION_MISSING, and the customer is still at version 17; steps 4–7 make the same change through Gatehouse', direct.status === 401 && refusal.error?.code === 'ASSERTION_MISSING' && untouched.ok && untouched.result.version === 17, `HTTP ${direct.status} ${show(refusal)}`);
+
+    out(`\n${bold('4. A preview')} ${dim('(a read: computes the effect and stores a canonical proposal)')}`);
     const previewed = await call(agent, 'preview_address_change.v1', { customer_id: 'C-1842', destination: { kind: 'new', line1: '2 New Street', city: 'York', country: 'GB' } });
     gatehouseSays(previewed);
     check('preview returns a proposal_id and the exact effect', previewed.ok && /^p_/.test(previewed.result.proposal_id), show(previewed));
     const proposalId = previewed.ok ? previewed.result.proposal_id : 'p_missing00';
 
-    out(`\n${bold('4. A commit that waits for approval')} ${dim('(proposal_id only: no replacement arguments)')}`);
+    out(`\n${bold('5. A commit that waits for approval')} ${dim('(proposal_id only: no replacement arguments)')}`);
     let pending;
     const committing = call(agent, 'commit_address_change.v2', { proposal_id: proposalId }, { onPending: (p) => (pending = p) });
     await waitFor(async () => pending, 20_000, 'pending_approval');
     out(`   gatehouse ← pending_approval ${show({ proposal_id: pending.proposal_id, approver_role: pending.approver_role, expires_at: new Date(pending.expires_at).toISOString() })}`);
     check('the commit is pending approval by a support-lead', pending.approver_role === 'support-lead', show(pending));
 
-    out(`\n${bold('5. An approval by a person signed in through the identity provider')}`);
+    out(`\n${bold('6. An approval by a person signed in through the identity provider')}`);
     check('a person signed in at the IdP approved the stored canonical proposal, recorded under their subject', await approveAsSignedInApprover(proposalId), 'approval refused');
 
-    out(`\n${bold('6. The committed evidence')}`);
+    out(`\n${bold('7. The committed evidence')}`);
     const committed = await committing;
     gatehouseSays(committed);
     check('committed: previous_version 17 → new_version 18, changed_fields, committed_at', committed.ok && committed.result.previous_version === 17 && committed.result.new_version === 18, show(committed));
 
-    out(`\n${bold('7. The same commit retried')}`);
+    out(`\n${bold('8. The same commit retried')}`);
     const retried = await call(agent, 'commit_address_change.v2', { proposal_id: proposalId });
     gatehouseSays(retried);
     check('the retry gets the stored result — same operation, no second write', retried.ok && committed.ok && retried.operationId === committed.operationId, show(retried));
 
-    out(`\n${bold('8. A version conflict after a concurrent human edit')}`);
+    out(`\n${bold('9. A version conflict after a concurrent human edit')}`);
     const second = await call(agent, 'preview_address_change.v1', { customer_id: 'C-1842', destination: { kind: 'saved', address_id: 'addr_1842_office' } });
     gatehouseSays(second);
-    const human = await fetch(`${CUSTOMERS}/customers/C-1842/address-changes`, {
-      method: 'POST',
-      headers: { 'x-tenant': 'acme', 'content-type': 'application/json', 'idempotency-key': `crm-user-${session}` },
-      body: JSON.stringify({ expected_version: 18, destination: { kind: 'new', line1: '3 Human Street', city: 'York', country: 'GB' } }),
-    });
-    out(`   ${bold('a person in the CRM')} edits C-1842 directly ${dim(`HTTP ${human.status}: version 18 → 19`)}`);
+    // The CRM is the system of record's own application: its edit goes to its own database.
+    const crm = new pg.Pool({ connectionString: env.DATABASE_URL ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/gatehouse', max: 1 });
+    const edited = await crm.query(
+      `UPDATE ${tablesIn(env.CUSTOMERS_DB_SCHEMA).customers} SET line1 = $1, city = 'York', country = 'GB', postal_code = NULL, version = version + 1, updated_at = now() WHERE id = 'C-1842' AND tenant = 'acme' AND version = 18 RETURNING version`,
+      ['3 Human Street'],
+    ).finally(() => crm.end());
+    out(`   ${bold('a person in the CRM')} edits C-1842 in its own application ${dim(`version 18 → ${edited.rows[0]?.version ?? '?'}`)}`);
     let pending2;
     const conflicting = call(agent, 'commit_address_change.v2', { proposal_id: second.result.proposal_id }, { onPending: (p) => (pending2 = p) });
     await waitFor(async () => pending2, 20_000, 'pending_approval');
@@ -171,12 +187,12 @@ async function main() {
     gatehouseSays(conflict);
     check('VERSION_CONFLICT: nothing changed, read again and propose anew', !conflict.ok && conflict.error.code === 'VERSION_CONFLICT' && conflict.error.next === 'preview_address_change.v1', show(conflict));
 
-    out(`\n${bold('9. A capability denial')} ${dim('(a read-only run tries a write)')}`);
+    out(`\n${bold('10. A capability denial')} ${dim('(a read-only run tries a write)')}`);
     const denied = await call(readonly, 'commit_address_change.v2', { proposal_id: proposalId });
     gatehouseSays(denied);
     check('CAPABILITY_DENIED with permitted and next', !denied.ok && denied.error.code === 'CAPABILITY_DENIED' && (denied.error.permitted?.length ?? 0) > 0 && denied.error.next !== undefined, show(denied));
 
-    out(`\n${bold('10. A rate-limited call')} ${dim('(start_customer_export.v1 allows 10 per minute per tenant)')}`);
+    out(`\n${bold('11. A rate-limited call')} ${dim('(start_customer_export.v1 allows 10 per minute per tenant)')}`);
     const bursts = await Promise.all(Array.from({ length: 11 }, () => client.call('start_customer_export.v1', { customer_id: 'C-1842', format: 'csv' }, { runId: ops.run_id, tenant: 'acme' })));
     agentSays('start_customer_export.v1 ×11', { customer_id: 'C-1842', format: 'csv' });
     const limited = bursts.find((r) => !r.ok && r.error.code === 'RATE_LIMITED');
@@ -184,7 +200,7 @@ async function main() {
     if (limited) gatehouseSays(limited);
     check('RATE_LIMITED with retry_after_ms, retryable', limited !== undefined && limited.error.retryable && limited.error.retryAfterMs > 0, show(bursts.map((b) => (b.ok ? 'ok' : b.error.code))));
 
-    out(`\n${bold('11. An unknown outcome handed to the operator')} ${dim('(the service commits, the connection drops, the status query is down)')}`);
+    out(`\n${bold('12. An unknown outcome handed to the operator')} ${dim('(the service commits, the connection drops, the status query is down)')}`);
     const third = await call(agent, 'preview_address_change.v1', { customer_id: 'C-1842', destination: { kind: 'new', line1: '4 Unknown Street', city: 'York', country: 'GB' } });
     await http('POST', `${CUSTOMERS}/__faults`, '', { nextWrites: ['drop-after-commit'], statusDown: true });
     let pending3;

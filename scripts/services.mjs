@@ -1,7 +1,7 @@
 // Starts Gatehouse's services as child processes (the way they run in production), each logging
 // JSON to .stack/logs/<name>.log, and resolves once every one has said it is ready.
 import { spawn } from 'node:child_process';
-import { generateKeyPairSync } from 'node:crypto';
+import { createPublicKey, generateKeyPairSync } from 'node:crypto';
 import { createWriteStream, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -22,6 +22,28 @@ function localPair(role) {
     signingKey: `${id}:${privateKey.export({ type: 'pkcs8', format: 'der' }).toString('base64')}`,
     publicKey: `${id}:${publicKey.export({ type: 'spki', format: 'der' }).toString('base64')}`,
   };
+}
+
+/**
+ * The executors' call-assertion pair, also fresh per start and of its own (never an events key):
+ * executors sign the assertions every handler call presents with it, and the systems of record
+ * check them against its public half, as a JWKS file (what `gatehouse jwks` writes).
+ */
+const ASSERTION = localPair('assertion');
+
+/** The executors' JWKS of this start: the public half of ASSERTION, by its key id. */
+export function assertionJwks() {
+  const [kid, spki] = ASSERTION.publicKey.split(':');
+  const { kty, crv, x } = createPublicKey({ key: Buffer.from(spki, 'base64'), format: 'der', type: 'spki' }).export({ format: 'jwk' });
+  return { keys: [{ kty, crv, x, kid, alg: 'EdDSA', use: 'sig' }] };
+}
+
+/** Writes this start's JWKS where the local systems of record read it (CUSTOMERS_ASSERTION_KEYS). */
+export function writeAssertionJwks(dir = join(root, '.stack')) {
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, 'executor-jwks.json');
+  writeFileSync(file, JSON.stringify(assertionJwks(), null, 2) + '\n');
+  return file;
 }
 
 /** The public keys of this start's services: what an agent client, the CLI or a subscriber checks answers with. */
@@ -71,10 +93,12 @@ function identityEnv(kind) {
   return {};
 }
 
-/** The signing key a service of `kind` is started with, if it signs. */
+/** The signing keys a service of `kind` is started with, if it signs; the key set a system of record checks calls with. */
 function signingEnv(kind) {
+  if (kind === 'customers') return { CUSTOMERS_ASSERTION_KEYS: writeAssertionJwks() };
   const pair = PAIRS[kind];
-  return pair === undefined ? {} : { GATEHOUSE_SIGNING_KEY: pair.signingKey };
+  if (pair === undefined) return {};
+  return kind === 'executor' ? { GATEHOUSE_SIGNING_KEY: pair.signingKey, GATEHOUSE_ASSERTION_KEY: ASSERTION.signingKey } : { GATEHOUSE_SIGNING_KEY: pair.signingKey };
 }
 
 /** The tool pack `npm start` and the demo host by default: the reference domain. */

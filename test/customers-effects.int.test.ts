@@ -25,6 +25,11 @@ function poll(svc: TestService, id: string, done: (job: ExportJobView) => boolea
   }, 20_000, what);
 }
 
+
+/** Cancels a job as the cancel tool does: a keyed write whose body is its arguments. */
+const cancel = (svc: TestService, id: string, tenant?: string) =>
+  svc.call<CancelResult>('POST', `/exports/${id}/cancel`, { key: newKey('cancel'), body: { operation_id: id }, ...(tenant === undefined ? {} : { tenant }) });
+
 describe('sending an email to a customer', () => {
   let svc: TestService;
   beforeAll(async () => {
@@ -34,7 +39,7 @@ describe('sending an email to a customer', () => {
 
   it('records the message once however often the same request is retried, sequentially or concurrently', async () => {
     const key = newKey('mail');
-    const body = { subject: 'Your address', body: 'We updated your shipping address.', template: 'address_changed' };
+    const body = { customer_id: C.id, subject: 'Your address', body: 'We updated your shipping address.', template: 'address_changed' };
     const send = () => svc.call<SentMessage>('POST', `/customers/${C.id}/emails`, { key, body });
     const first = await send();
     const retries = [await send(), ...(await Promise.all([send(), send(), send()]))];
@@ -56,13 +61,13 @@ describe('sending an email to a customer', () => {
   it('sends one message per key when concurrent requests carry fresh keys', async () => {
     const before = (await svc.db.query(`SELECT 1 FROM ${svc.t.outboundMessages}`)).rowCount ?? 0;
     const replies = await Promise.all([1, 2, 3].map((n) =>
-      svc.call('POST', `/customers/${C.id}/emails`, { key: newKey('mail'), body: { subject: `n${n}`, body: 'b' } })));
+      svc.call('POST', `/customers/${C.id}/emails`, { key: newKey('mail'), body: { customer_id: C.id, subject: `n${n}`, body: 'b' } })));
     expect(replies.map((r) => r.status)).toEqual([200, 200, 200]);
     expect((await svc.db.query(`SELECT 1 FROM ${svc.t.outboundMessages}`)).rowCount).toBe(before + 3);
   });
 
   it('answers 404 and sends nothing to a customer of another tenant', async () => {
-    const reply = await svc.call<ErrorBody>('POST', `/customers/${SEED.otherTenantCustomer.id}/emails`, { key: newKey(), body: { subject: 's', body: 'b' } });
+    const reply = await svc.call<ErrorBody>('POST', `/customers/${SEED.otherTenantCustomer.id}/emails`, { key: newKey(), body: { customer_id: SEED.otherTenantCustomer.id, subject: 's', body: 'b' } });
     expect(reply.status).toBe(404);
     expect(reply.body.error.code).toBe('NOT_FOUND');
     const sent = await svc.db.query(`SELECT 1 FROM ${svc.t.outboundMessages} WHERE customer_id = $1`, [SEED.otherTenantCustomer.id]);
@@ -102,7 +107,7 @@ describe('export jobs that finish quickly', () => {
   it('answers already_completed to a cancel after success and leaves the job succeeded', async () => {
     const id = await startExport(svc);
     await poll(svc, id, (job) => job.state === 'succeeded', 'export to succeed');
-    const reply = await svc.call<CancelResult>('POST', `/exports/${id}/cancel`);
+    const reply = await cancel(svc, id);
     expect(reply.body).toEqual({ job_id: id, outcome: 'already_completed', state: 'succeeded' });
     expect(await jobState(svc, id)).toBe('succeeded');
   });
@@ -110,7 +115,7 @@ describe('export jobs that finish quickly', () => {
   it('hides another tenant\'s job', async () => {
     const id = await startExport(svc);
     expect((await svc.call('GET', `/exports/${id}`, { tenant: 'globex' })).status).toBe(404);
-    expect((await svc.call('POST', `/exports/${id}/cancel`, { tenant: 'globex' })).status).toBe(404);
+    expect((await cancel(svc, id, 'globex')).status).toBe(404);
   });
 });
 
@@ -123,17 +128,17 @@ describe('cancelling export jobs', () => {
 
   it('stops a queued job and says so', async () => {
     const id = await startExport(svc);
-    const reply = await svc.call<CancelResult>('POST', `/exports/${id}/cancel`);
+    const reply = await cancel(svc, id);
     expect(reply.body).toEqual({ job_id: id, outcome: 'stopped', state: 'cancelled' });
     expect(await jobState(svc, id)).toBe('cancelled');
-    const again = await svc.call<CancelResult>('POST', `/exports/${id}/cancel`);
+    const again = await cancel(svc, id);
     expect(again.body).toEqual({ job_id: id, outcome: 'already_completed', state: 'cancelled' });
   });
 
   it('stops a running job while it is still interruptible, and the worker never resumes it', async () => {
     const id = await startExport(svc);
     await poll(svc, id, (job) => job.state === 'running', 'export to run');
-    const reply = await svc.call<CancelResult>('POST', `/exports/${id}/cancel`);
+    const reply = await cancel(svc, id);
     expect(reply.body).toEqual({ job_id: id, outcome: 'stopped', state: 'cancelled' });
     const other = await startExport(svc);
     await poll(svc, other, (job) => job.state === 'running', 'a later export to run');
@@ -144,7 +149,7 @@ describe('cancelling export jobs', () => {
     const id = await startExport(svc);
     const finalizing = await poll(svc, id, (job) => job.state === 'running' && !job.interruptible, 'export to finalize');
     expect(finalizing.progress).toBeGreaterThanOrEqual(80);
-    const reply = await svc.call<CancelResult>('POST', `/exports/${id}/cancel`);
+    const reply = await cancel(svc, id);
     expect(reply.body).toEqual({ job_id: id, outcome: 'not_interruptible', state: 'running' });
     await poll(svc, id, (job) => job.state === 'succeeded', 'export to succeed');
     expect(await jobState(svc, id)).toBe('succeeded');

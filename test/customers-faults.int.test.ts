@@ -5,7 +5,7 @@ import { eventually, newKey, startTestService } from './customers-harness.js';
 import type { TestService } from './customers-harness.js';
 
 const C = SEED.customer;
-const body = { expected_version: 17, destination: { kind: 'saved', address_id: 'addr_1842_office' } };
+const body = { customer_id: C.id, expected_version: 17, destination: { kind: 'saved', address_id: 'addr_1842_office' } };
 
 async function version(svc: TestService): Promise<number | undefined> {
   const found = await svc.db.query<{ version: number }>(`SELECT version FROM ${svc.t.customers} WHERE id = $1`, [C.id]);
@@ -73,7 +73,7 @@ describe('fault hooks (CUSTOMERS_FAULTS=1)', () => {
   it('records the maximum number of concurrent in-flight writes per tenant', async () => {
     await svc.call('POST', '/__stats/reset', { tenant: null });
     const mail = (tenant: string, customer: string) =>
-      svc.call('POST', `/customers/${customer}/emails`, { tenant, key: newKey('m'), body: { subject: 's', body: 'b' }, fault: 'delay:500' });
+      svc.call('POST', `/customers/${customer}/emails`, { tenant, key: newKey('m'), body: { customer_id: customer, subject: 's', body: 'b' }, fault: 'delay:500' });
     const replies = await Promise.all([
       ...Array.from({ length: 5 }, () => mail('acme', C.id)),
       ...Array.from({ length: 2 }, () => mail('globex', SEED.otherTenantCustomer.id)),

@@ -3,13 +3,17 @@ import pg from 'pg';
 import type { Pool } from 'pg';
 import { buildApp, ensureDatabase, migrate, seedIfEmpty, tablesIn } from '@gatehouse/customers';
 import type { Tables } from '@gatehouse/customers';
-import { createLogger } from '@gatehouse/telemetry';
+import type { CallFacts } from '@gatehouse/identity';
+import { createLogger, GatehouseMetrics } from '@gatehouse/telemetry';
+import { testAssertion, testCallVerifier } from './support/signing.js';
 
 export const DATABASE_URL = process.env['DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/gatehouse';
 const logger = createLogger('customers-test', { level: process.env['LOG_LEVEL'] ?? 'error' });
 
 export interface TestServiceOptions {
   readonly faults?: boolean;
+  /** Where the service reads the executors' keys (a JWKS URL); default the test key set itself. */
+  readonly assertionKeys?: string;
   readonly exportStepMs?: number;
 }
 
@@ -22,7 +26,14 @@ export interface Reply<T> {
 }
 
 export interface CallOptions {
+  /** The `x-tenant` header (default `acme`; null sends none). */
   readonly tenant?: string | null;
+  /**
+   * The call assertion: by default one the test executors' key signs for exactly this request, as
+   * Gatehouse would (a status query for `/operations/…`, a write for a POST with a key, else a read);
+   * facts to change in it; a raw `Authorization` value; or null for none.
+   */
+  readonly assertion?: Partial<CallFacts> | string | null;
   readonly key?: string;
   readonly body?: unknown;
   readonly fault?: string;
@@ -37,7 +48,41 @@ export interface TestService {
   /** A pool for asserting on rows directly. */
   readonly db: Pool;
   call<T = unknown>(method: string, path: string, options?: CallOptions): Promise<Reply<T>>;
+  /** The service's metrics (call refusals among them). */
+  readonly metrics: GatehouseMetrics;
+  /** Every request the service served under a verified assertion, in order. */
+  readonly served: readonly ServedCall[];
+  /** Every request it refused for its assertion (or the lack of one). */
+  readonly refused: readonly { readonly method: string; readonly url: string; readonly status: number }[];
   close(): Promise<void>;
+}
+
+/** A request the service served, by what its assertion said. */
+export interface ServedCall {
+  readonly call: string;
+  readonly jti: string;
+  readonly idempotencyKey: string | undefined;
+  readonly tool: string;
+  readonly sub: string;
+  readonly actor: string;
+  readonly tenant: string;
+  readonly status: number;
+}
+
+/** The customers service's audience, as the reference pack and the service default it. */
+export const CUSTOMERS_AUDIENCE = 'customers';
+
+/** A call assertion for `method path` as an executor would mint it, with `facts` changed. */
+export async function assertionFor(method: string, path: string, o: CallOptions, facts: Partial<CallFacts> = {}): Promise<string> {
+  const status = path.startsWith('/operations/');
+  const write = !status && method === 'POST' && o.key !== undefined;
+  return testAssertion(CUSTOMERS_AUDIENCE, {
+    call: status ? 'status' : write ? 'write' : 'read',
+    tenant: o.tenant ?? 'acme',
+    ...(status ? { idempotencyKey: decodeURIComponent(path.slice('/operations/'.length)) } : {}),
+    ...(write ? { idempotencyKey: o.key ?? null, body: o.body } : {}),
+    ...facts,
+  });
 }
 
 export async function startTestService(options: TestServiceOptions = {}): Promise<TestService> {
@@ -46,12 +91,26 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
   const db = new pg.Pool({ connectionString: DATABASE_URL, max: 30 });
   await migrate(db, schema);
   await seedIfEmpty(db, schema);
+  const metrics = new GatehouseMetrics();
   const app = buildApp({
     pool: db,
     logger,
     schema,
+    metrics,
+    assertions: testCallVerifier(CUSTOMERS_AUDIENCE, options.assertionKeys === undefined ? {} : { keys: options.assertionKeys }),
     ...(options.faults === undefined ? {} : { faults: options.faults }),
     ...(options.exportStepMs === undefined ? {} : { exportStepMs: options.exportStepMs }),
+  });
+  const served: ServedCall[] = [];
+  const refused: { method: string; url: string; status: number }[] = [];
+  app.addHook('onResponse', (request, reply, done) => {
+    const claims = request.call;
+    if (claims !== undefined) {
+      served.push({ call: claims.call, jti: claims.jti, idempotencyKey: claims.idempotency_key, tool: claims.tool, sub: claims.sub, actor: claims.act.sub, tenant: claims.tenant, status: reply.statusCode });
+    } else if (request.routeOptions.config.tenantless !== true && [401, 403, 503].includes(reply.statusCode)) {
+      refused.push({ method: request.method, url: request.url, status: reply.statusCode });
+    }
+    done();
   });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const address = app.server.address();
@@ -62,8 +121,13 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     schema,
     t: tablesIn(schema),
     db,
+    metrics,
+    served,
+    refused,
     async call<T>(method: string, path: string, o: CallOptions = {}): Promise<Reply<T>> {
       const headers: Record<string, string> = {};
+      if (typeof o.assertion === 'string') headers['authorization'] = o.assertion;
+      else if (o.assertion !== null) headers['authorization'] = `Bearer ${await assertionFor(method, path, o, o.assertion)}`;
       if (o.tenant !== null) headers['x-tenant'] = o.tenant ?? 'acme';
       if (o.key !== undefined) headers['idempotency-key'] = o.key;
       if (o.fault !== undefined) headers['x-fault'] = o.fault;

@@ -82,10 +82,13 @@ describe('customers service reads', () => {
     expect(Object.keys(other.body.error).sort()).toEqual(Object.keys(missing.body.error).sort());
   });
 
-  it('refuses a request without x-tenant with 400 INVALID_REQUEST', async () => {
-    const reply = await svc.call<ErrorBody>('GET', `/customers/${C.id}`, { tenant: null });
-    expect(reply.status).toBe(400);
-    expect(reply.body.error).toMatchObject({ code: 'INVALID_REQUEST', field: 'x-tenant', retryable: false });
+  it('serves a request without x-tenant as the tenant its assertion names, and refuses a malformed x-tenant', async () => {
+    const reply = await svc.call<{ id: string; tenant: string }>('GET', `/customers/${C.id}`, { tenant: null });
+    expect(reply.status).toBe(200);
+    expect(reply.body).toMatchObject({ id: C.id, tenant: 'acme' });
+    const malformed = await svc.call<ErrorBody>('GET', `/customers/${C.id}`, { tenant: 'ACME!', assertion: { tenant: 'acme' } });
+    expect(malformed.status).toBe(400);
+    expect(malformed.body.error).toMatchObject({ code: 'INVALID_REQUEST', field: 'x-tenant', retryable: false });
   });
 
   it('walks every open order with the cursor, never more than page_size, without duplicates, in a stable order', async () => {
@@ -197,7 +200,7 @@ describe('committing an address change', () => {
   const commit = (key: string, expected: number, destination: object = toNew) =>
     svc.call<AddressChangeCommitted & ErrorBody>('POST', `/customers/${C.id}/address-changes`, {
       key,
-      body: { expected_version: expected, destination },
+      body: { customer_id: C.id, expected_version: expected, destination },
     });
 
   it('applies the change at the expected version, bumps the version by one and stores the key with the write', async () => {
@@ -213,7 +216,7 @@ describe('committing an address change', () => {
     );
     expect(stored.rows).toEqual([{
       status: 'succeeded',
-      arguments_sha256: argumentsSha256({ expected_version: 17, destination: toNew }),
+      arguments_sha256: argumentsSha256({ customer_id: C.id, expected_version: 17, destination: toNew }),
       response: reply.body,
     }]);
   });
@@ -264,7 +267,7 @@ describe('committing an address change', () => {
     const reused = await commit(key, 17, toHome);
     expect(reused.status).toBe(422);
     expect(reused.body.error.code).toBe('IDEMPOTENCY_KEY_REUSED');
-    const onEmail = await svc.call<ErrorBody>('POST', `/customers/${C.id}/emails`, { key, body: { subject: 's', body: 'b' } });
+    const onEmail = await svc.call<ErrorBody>('POST', `/customers/${C.id}/emails`, { key, body: { customer_id: C.id, subject: 's', body: 'b' } });
     expect(onEmail.status).toBe(422);
     expect(await customerRow(svc)).toMatchObject({ version: 18, city: 'Łódź' });
     expect((await svc.db.query(`SELECT 1 FROM ${svc.t.outboundMessages}`)).rowCount).toBe(0);
@@ -280,10 +283,14 @@ describe('committing an address change', () => {
     expect(again.body).toEqual(first.body);
   });
 
-  it('requires an Idempotency-Key', async () => {
-    const reply = await svc.call<ErrorBody>('POST', `/customers/${C.id}/address-changes`, { body: { expected_version: 17, destination: toHome } });
-    expect(reply.status).toBe(400);
-    expect(reply.body.error).toMatchObject({ code: 'INVALID_REQUEST', field: 'Idempotency-Key' });
+  it('requires the Idempotency-Key its assertion names', async () => {
+    const body = { customer_id: C.id, expected_version: 17, destination: toHome };
+    const reply = await svc.call<ErrorBody>('POST', `/customers/${C.id}/address-changes`, {
+      body,
+      assertion: { call: 'write', idempotencyKey: 'run-test:prop-test:op', argumentsSha256: argumentsSha256(body), approvalId: 'appr-test' },
+    });
+    expect(reply.status).toBe(403);
+    expect(reply.body.error).toMatchObject({ code: 'IDEMPOTENCY_KEY_MISMATCH' });
     expect(await keyRows(svc)).toEqual([]);
   });
 

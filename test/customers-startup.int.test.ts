@@ -1,9 +1,13 @@
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { customersConfigFromEnv, ensureDatabase, migrate, SCHEMA_VERSION, SEED, seedIfEmpty, startCustomersService, tablesIn } from '@gatehouse/customers';
 import { createLogger } from '@gatehouse/telemetry';
-import { DATABASE_URL } from './customers-harness.js';
+import { assertionFor, DATABASE_URL } from './customers-harness.js';
+import { TEST_ASSERTION_ISSUER, TEST_ASSERTION_JWKS } from './support/signing.js';
 
 describe('customers service start-up', () => {
   const schema = `t_${randomUUID().replaceAll('-', '').slice(0, 16)}`;
@@ -39,14 +43,20 @@ describe('customers service start-up', () => {
     expect(Object.fromEntries(byState.rows.map((r) => [r.state, Number(r.n)]))).toEqual(SEED.ordersOfC1842ByState);
   });
 
-  it('starts from environment settings, answers readyz and closes cleanly', async () => {
-    const config = customersConfigFromEnv({ DATABASE_URL, CUSTOMERS_PORT: '0', CUSTOMERS_DB_SCHEMA: schema });
+  it('starts from environment settings with the executors\' key set as a file, answers readyz and closes cleanly', async () => {
+    const jwks = join(mkdtempSync(join(tmpdir(), 'customers-')), 'jwks.json');
+    writeFileSync(jwks, JSON.stringify(TEST_ASSERTION_JWKS));
+    const config = customersConfigFromEnv({ DATABASE_URL, CUSTOMERS_PORT: '0', CUSTOMERS_DB_SCHEMA: schema, CUSTOMERS_ASSERTION_KEYS: jwks, CUSTOMERS_ASSERTION_ISSUER: TEST_ASSERTION_ISSUER });
     expect(config.faultsEnabled).toBe(false);
     const service = await startCustomersService(config, createLogger('customers-test', { level: 'error' }));
     try {
       const ready = await fetch(`${service.url}/readyz`);
       expect(ready.status).toBe(200);
-      const customer = await fetch(`${service.url}/customers/${SEED.customer.id}`, { headers: { 'x-tenant': 'acme' } });
+      const path = `/customers/${SEED.customer.id}`;
+      const unproved = await fetch(`${service.url}${path}`, { headers: { 'x-tenant': 'acme' } });
+      expect(unproved.status).toBe(401);
+      const assertion = await assertionFor('GET', path, {});
+      const customer = await fetch(`${service.url}${path}`, { headers: { 'x-tenant': 'acme', authorization: `Bearer ${assertion}` } });
       expect(((await customer.json()) as { version: number }).version).toBe(17);
     } finally {
       await service.close();
@@ -55,8 +65,9 @@ describe('customers service start-up', () => {
   });
 
   it('refuses settings it cannot use', () => {
-    expect(() => customersConfigFromEnv({ CUSTOMERS_DB_SCHEMA: 'Robert"); DROP' })).toThrow(/schema/);
-    expect(() => customersConfigFromEnv({ CUSTOMERS_PORT: '70000' })).toThrow(/CUSTOMERS_PORT/);
-    expect(() => customersConfigFromEnv({ CUSTOMERS_FAULTS: 'yes' })).toThrow(/CUSTOMERS_FAULTS/);
+    const keys = { CUSTOMERS_ASSERTION_KEYS: 'http://127.0.0.1:8092/.well-known/jwks.json' };
+    expect(() => customersConfigFromEnv({ ...keys, CUSTOMERS_DB_SCHEMA: 'Robert"); DROP' })).toThrow(/schema/);
+    expect(() => customersConfigFromEnv({ ...keys, CUSTOMERS_PORT: '70000' })).toThrow(/CUSTOMERS_PORT/);
+    expect(() => customersConfigFromEnv({ ...keys, CUSTOMERS_FAULTS: 'yes' })).toThrow(/CUSTOMERS_FAULTS/);
   });
 });

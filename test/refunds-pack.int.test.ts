@@ -12,6 +12,7 @@ import type { Run } from '@gatehouse/state';
 import { DATABASE_URL } from './support/approval.js';
 import { startPackGatehouse } from './support/pack-harness.js';
 import type { PackGatehouse } from './support/pack-harness.js';
+import { TEST_ASSERTION_ISSUER, testAssertion, testJwksFile } from './support/signing.js';
 import { logger } from './support/stack.js';
 
 /** The demo approvers' tokens, published in examples/refunds/README.md (their hashes are in the pack's approvers.json). */
@@ -51,7 +52,7 @@ describe('the refunds pack, hosted by the unchanged policy service, approval ser
 
   beforeAll(async () => {
     refunds = await startRefundsService({
-      ...refundsConfigFromEnv({ REFUNDS_DATABASE_URL: DATABASE_URL, REFUNDS_DB_SCHEMA: schema, REFUNDS_PORT: '0' }),
+      ...refundsConfigFromEnv({ REFUNDS_DATABASE_URL: DATABASE_URL, REFUNDS_DB_SCHEMA: schema, REFUNDS_PORT: '0', REFUNDS_ASSERTION_KEYS: testJwksFile(), REFUNDS_ASSERTION_ISSUER: TEST_ASSERTION_ISSUER }),
       logger,
     });
     g = await startPackGatehouse('refunds', refundsPack, { env: { REFUNDS_URL: refunds.url } });
@@ -166,10 +167,15 @@ describe('the refunds pack, hosted by the unchanged policy service, approval ser
     const order = SEED.partlyRefundedOrder;
     const proposalId = await preview(order.orderId, 1_000, 'USD', 'customer_request');
     // Another system refunds the same order meanwhile, with its own key.
+    const backOffice = { order_id: order.orderId, expected_version: order.version, amount: { minor: 500, currency: 'USD' }, reason: 'damaged' };
+    const backOfficeKey = `backoffice-${randomUUID()}`;
     const concurrent = await fetch(`${refunds.url}/orders/${order.orderId}/refunds`, {
       method: 'POST',
-      headers: { 'x-tenant': 'acme', 'idempotency-key': `backoffice-${randomUUID()}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ expected_version: order.version, amount: { minor: 500, currency: 'USD' }, reason: 'damaged' }),
+      headers: {
+        authorization: `Bearer ${await testAssertion('refunds', { call: 'write', idempotencyKey: backOfficeKey, body: backOffice })}`,
+        'x-tenant': 'acme', 'idempotency-key': backOfficeKey, 'content-type': 'application/json',
+      },
+      body: JSON.stringify(backOffice),
     });
     expect(concurrent.status).toBe(201);
     expect(await orderRow(order.orderId)).toEqual({ refunded_minor: 2_500, version: 4, refunds: 2 });
@@ -206,12 +212,14 @@ describe('the refunds pack, hosted by the unchanged policy service, approval ser
 
   it('keeps the service’s own idempotency contract: the same key and body replay, another body under the key is 409', async () => {
     const key = `direct-${randomUUID()}`;
-    const post = (minor: number) =>
-      fetch(`${refunds.url}/orders/${SEED.spareOrder.orderId}/refunds`, {
+    const post = async (minor: number) => {
+      const body = { order_id: SEED.spareOrder.orderId, expected_version: SEED.spareOrder.version, amount: { minor, currency: 'EUR' }, reason: 'goodwill' };
+      return fetch(`${refunds.url}/orders/${SEED.spareOrder.orderId}/refunds`, {
         method: 'POST',
-        headers: { 'x-tenant': 'acme', 'idempotency-key': key, 'content-type': 'application/json' },
-        body: JSON.stringify({ expected_version: SEED.spareOrder.version, amount: { minor, currency: 'EUR' }, reason: 'goodwill' }),
+        headers: { authorization: `Bearer ${await testAssertion('refunds', { call: 'write', idempotencyKey: key, body })}`, 'x-tenant': 'acme', 'idempotency-key': key, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
       });
+    };
     const first = await post(1_000);
     const firstBody: unknown = await first.json();
     const again = await post(1_000);
@@ -222,9 +230,11 @@ describe('the refunds pack, hosted by the unchanged policy service, approval ser
     expect(await other.json()).toMatchObject({ error: { code: 'IDEMPOTENCY_KEY_REUSED' } });
     expect(await orderRow(SEED.spareOrder.orderId)).toEqual({ refunded_minor: 1_000, version: 2, refunds: 1 });
 
-    const status = await fetch(`${refunds.url}/operations/${key}`, { headers: { 'x-tenant': 'acme' } });
+    const statusOf = async (tenant: string) =>
+      fetch(`${refunds.url}/operations/${key}`, { headers: { authorization: `Bearer ${await testAssertion('refunds', { call: 'status', tenant, idempotencyKey: key })}`, 'x-tenant': tenant } });
+    const status = await statusOf('acme');
     expect(await status.json()).toMatchObject({ status: 'succeeded', response: firstBody });
-    const elsewhere = await fetch(`${refunds.url}/operations/${key}`, { headers: { 'x-tenant': 'globex' } });
+    const elsewhere = await statusOf('globex');
     expect(elsewhere.status).toBe(404);
   });
 });

@@ -8,7 +8,7 @@ import type { Run } from '@gatehouse/state';
 import { startGatehouse } from './support/gatehouse.js';
 import type { Gatehouse } from './support/gatehouse.js';
 import { config, logger } from './support/stack.js';
-import { TEST_ORDER_KEYS, TEST_SIGNING_KEYS } from './support/signing.js';
+import { TEST_ASSERTION_SETTINGS, TEST_ORDER_KEYS, TEST_SIGNING_KEYS } from './support/signing.js';
 
 // One tool in two versions. The policy service's pack has both (it was upgraded first); the
 // executor's pack still has v1 only — a rolling upgrade half-way.
@@ -52,6 +52,7 @@ describe('a rolling upgrade in which the policy service hosts a tool version the
       implementations: oldPack,
       trustedKeys: TEST_ORDER_KEYS,
       signingKey: TEST_SIGNING_KEYS.executor,
+      assertions: TEST_ASSERTION_SETTINGS,
       logger,
       executorId: 'rolling-old-executor',
       groupId: 'rolling-executor',

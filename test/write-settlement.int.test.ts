@@ -211,6 +211,10 @@ describe('ambiguous writes are settled whenever the system of record can tell', 
     expect(answer.status, JSON.stringify(answer.error)).toBe('ok');
     expect(await currentVersion(g)).toBe(before + 1);
     expect(await shippingLine1(g)).toBe('5 Retry Row');
+    // Sent again under the same key, with an assertion of its own: the service saw two, one refused, one applied.
+    const writes = g.customers.served.filter((s) => s.call === 'write' && s.idempotencyKey === order.idempotency_key);
+    expect(writes.map((w) => w.status)).toEqual([503, 200]);
+    expect(new Set(writes.map((w) => w.jti)).size).toBe(2);
   });
 
   it('names a write order without an idempotency key, and one whose approval is gone, each by its own code', async () => {

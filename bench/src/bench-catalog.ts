@@ -78,16 +78,32 @@ export const SLEEP_MS = 10;
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+// Each handler asks for its call's credential, as one that calls a system of record does: the
+// figures include minting a call assertion per call.
+const BENCH_AUDIENCE = { audience: 'bench-system-of-record' } as const;
+
 export const benchImplementations: readonly ToolImplementation[] = [
-  implement(benchNoop, { run: (args) => Promise.resolve({ seq: args.seq, ok: true }) }),
+  implement(benchNoop, {
+    credential: BENCH_AUDIENCE,
+    run: async (args, context) => {
+      await context.credential();
+      return { seq: args.seq, ok: true };
+    },
+  }),
   implement(benchSleep, {
-    run: async (args) => {
+    credential: BENCH_AUDIENCE,
+    run: async (args, context) => {
+      await context.credential();
       await sleep(SLEEP_MS);
       return { seq: args.seq, ok: true };
     },
   }),
   implement(benchWrite, {
-    run: (args) => Promise.resolve({ seq: args.seq, ok: true }),
+    credential: BENCH_AUDIENCE,
+    run: async (args, context) => {
+      await context.credential();
+      return { seq: args.seq, ok: true };
+    },
     // A resource per call: the bench measures the write path, not contention on one record.
     resourceOf: (args) => `bench:${args.seq}`,
     status: () => Promise.resolve({ state: 'unknown' }),

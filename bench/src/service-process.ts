@@ -60,6 +60,7 @@ async function start(s: ServiceStart): Promise<void> {
     implementations,
     trustedKeys: keyRing({ policy: parseTrustedKeys(s.keys.policy.trustedKey) }),
     signingKey: parseSigningKey(s.keys.executor.signingKey),
+    assertions: { issuer: 'urn:gatehouse:bench', key: parseSigningKey(s.keys.assertion.signingKey) },
     logger: serviceLogger,
     executorId: s.name,
     groupId: s.groupId,

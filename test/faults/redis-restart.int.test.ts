@@ -70,6 +70,9 @@ describe('a Redis restart (nothing kept on disk) during 5,000 calls', () => {
     expect(examples.conflicting, 'commands with two different terminal results').toEqual([]);
     expect(examples.answerMismatches, 'client answers that differ from the topic').toEqual([]);
     expect(examples.appliedTwice, 'customers changed twice').toEqual([]);
+    // Every call reached the customers service with a valid assertion of its own, a re-sent write too.
+    expect(examples.refusedCalls, 'calls the system of record refused').toEqual([]);
+    expect(examples.reusedAssertions, 'writes re-sent with an assertion already presented').toEqual([]);
     expect(examples.contradictions, 'customers whose version contradicts the answer').toEqual([]);
     expect(figures.applied).toBe(figures.appliedKeys);
     expect(figures.applied).toBeGreaterThan(0);

@@ -20,7 +20,7 @@ import { startTestService } from '../customers-harness.js';
 import { DATABASE_URL, testApprovers } from './approval.js';
 import type { TestService } from '../customers-harness.js';
 import { config, logger, uniquePrefix } from './stack.js';
-import { TEST_KEY_RING, TEST_SIGNING_KEYS } from './signing.js';
+import { TEST_ASSERTION_SETTINGS, TEST_KEY_RING, TEST_SIGNING_KEYS } from './signing.js';
 import { orchestratorIdentity, stackIdentity } from './identity.js';
 
 export const CONTROL_TOKEN = 'test-control-token-0123456789';
@@ -131,6 +131,7 @@ export async function startGatehouse(label: string, options: GatehouseOptions = 
       implementations,
       trustedKeys: TEST_KEY_RING,
       signingKey: TEST_SIGNING_KEYS.executor,
+      assertions: TEST_ASSERTION_SETTINGS,
       logger,
       executorId: `${label}-${id}`,
       groupId: `${label}-executor`,

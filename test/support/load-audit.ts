@@ -47,6 +47,10 @@ export interface LoadFigures {
   codes: Record<string, number>;
   /** Slot leases still live once every lease must have been released or expired. Must be 0. */
   slotsInUse: number;
+  /** Writes the customers service was sent more than once under one key (re-sent orphans, retries). */
+  resentWrites: number;
+  /** Requests the customers service refused for their call assertion. Must be 0: every call Gatehouse makes carries a fresh, valid one. */
+  refusedCalls: number;
 }
 
 export interface LoadAudit {
@@ -54,7 +58,7 @@ export interface LoadAudit {
   /** The first terminal code (`ok` or the error code) of each command answered on the topic. */
   readonly codeOf: ReadonlyMap<string, string>;
   /** Up to 20 examples per problem, for failure messages. */
-  readonly examples: Record<'lost' | 'conflicting' | 'repeatedPreviews' | 'answerMismatches' | 'contradictions' | 'appliedTwice', string[]>;
+  readonly examples: Record<'lost' | 'conflicting' | 'repeatedPreviews' | 'answerMismatches' | 'contradictions' | 'appliedTwice' | 'refusedCalls' | 'reusedAssertions', string[]>;
 }
 
 const fingerprint = (r: ToolResult): string => `${r.status}|${r.result ?? ''}|${r.error?.code ?? ''}`;
@@ -102,7 +106,7 @@ export async function auditLoad(
     terminal.set(event.command_id, list);
   }
   const handedOff = new Set(handoffs.records.flatMap((r) => (r.value === undefined ? [] : [r.value.command_id])));
-  const examples: LoadAudit['examples'] = { lost: [], conflicting: [], repeatedPreviews: [], answerMismatches: [], contradictions: [], appliedTwice: [] };
+  const examples: LoadAudit['examples'] = { lost: [], conflicting: [], repeatedPreviews: [], answerMismatches: [], contradictions: [], appliedTwice: [], refusedCalls: [], reusedAssertions: [] };
   const note = (kind: keyof LoadAudit['examples'], text: string): void => {
     if (examples[kind].length < 20) examples[kind].push(text);
   };
@@ -129,7 +133,21 @@ export async function auditLoad(
     contradictions: 0,
     codes: {},
     slotsInUse,
+    resentWrites: 0,
+    refusedCalls: g.customers.refused.length,
   };
+  for (const refusal of g.customers.refused.slice(0, 20)) note('refusedCalls', `${refusal.method} ${refusal.url} → ${refusal.status}`);
+  // A write sent again under its key (its owner died, or the service asked for a retry) carries
+  // the same key and an assertion of its own: a jti is never presented twice.
+  const jtisByKey = new Map<string, string[]>();
+  for (const served of g.customers.served) {
+    if (served.call !== 'write' || served.idempotencyKey === undefined) continue;
+    jtisByKey.set(served.idempotencyKey, [...(jtisByKey.get(served.idempotencyKey) ?? []), served.jti]);
+  }
+  for (const [key, jtis] of jtisByKey) {
+    if (jtis.length > 1) figures.resentWrites += 1;
+    if (new Set(jtis).size < jtis.length) note('reusedAssertions', `${key}: ${jtis.length} requests, ${new Set(jtis).size} assertions`);
+  }
   for (const call of load.calls.values()) {
     const records = terminal.get(call.commandId) ?? [];
     const distinct = new Set(records.map(fingerprint));
@@ -239,6 +257,8 @@ export function summaryLine(name: string, f: LoadFigures, extra: Record<string, 
     `applied twice ${f.appliedTwice}`,
     `contradictions ${f.contradictions}`,
     `slots leaked ${f.slotsInUse}`,
+    `writes sent again under their key ${f.resentWrites}`,
+    `calls refused by the system of record ${f.refusedCalls}`,
     `codes ${JSON.stringify(f.codes)}`,
     ...Object.entries(extra).map(([k, v]) => `${k} ${typeof v === 'string' ? v : JSON.stringify(v)}`),
   ];

@@ -15,7 +15,7 @@ import { startExecutor } from '@gatehouse/executor';
 import type { RunningExecutor } from '@gatehouse/executor';
 import { startPolicyService } from '@gatehouse/policy';
 import type { RunningPolicyService } from '@gatehouse/policy';
-import { readPackConfig, validatePack } from '@gatehouse/sdk';
+import { readPackConfig, toolsOf, validatePack } from '@gatehouse/sdk';
 import type { ConfigSpec, Env, ToolPack, ValidatedPack } from '@gatehouse/sdk';
 import { createRedis, Keyspace, redisUrlFromEnv } from '@gatehouse/state';
 import type { Redis, Run } from '@gatehouse/state';
@@ -23,7 +23,7 @@ import type { Kafka } from 'kafkajs';
 import { DATABASE_URL } from './approval.js';
 import { pollUntil } from './poll.js';
 import { config, eventually, freshTopics, logger } from './stack.js';
-import { TEST_KEY_RING, TEST_SIGNING_KEYS } from './signing.js';
+import { TEST_ASSERTION_SETTINGS, TEST_KEY_RING, TEST_SIGNING_KEYS } from './signing.js';
 
 const CONTROL_TOKEN = `test-control-${randomUUID()}`;
 
@@ -75,7 +75,7 @@ const readJson = (url: URL): unknown => JSON.parse(readFileSync(url, 'utf8'));
 /** The pack set up once, as a service's main.ts would: configuration, setup, tools, then validatePack. */
 async function hostPack<C extends ConfigSpec, D>(pack: ToolPack<C, D>, env: Env): Promise<ValidatedPack> {
   const deps = await pack.setup(readPackConfig(pack, env));
-  return validatePack(pack, { tools: pack.tools(deps), roles: readJson(pack.roles), policyTable: readJson(pack.policyTable) });
+  return validatePack(pack, { tools: toolsOf(pack, deps), roles: readJson(pack.roles), policyTable: readJson(pack.policyTable) });
 }
 
 function packApprovers(pack: ToolPack, given: Approvers | undefined): Approvers {
@@ -116,7 +116,7 @@ export async function startPackGatehouse<C extends ConfigSpec, D>(label: string,
     });
     stoppers.push(() => policy.stop());
     const executor = await startExecutor({
-      events, topics, redis, redisPrefix, catalog, implementations, trustedKeys: TEST_KEY_RING, signingKey: TEST_SIGNING_KEYS.executor, logger,
+      events, topics, redis, redisPrefix, catalog, implementations, trustedKeys: TEST_KEY_RING, signingKey: TEST_SIGNING_KEYS.executor, assertions: TEST_ASSERTION_SETTINGS, logger,
       executorId: `${label}-exec`, groupId: `${label}-executor`, concurrency: 64, perTenantConcurrency: 8,
       leaseMs: 3_000, proposalTtlMs: 600_000,
     });

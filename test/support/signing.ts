@@ -1,5 +1,12 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { EventSigner, generateSigningKey, keyRing, parseSigningKey, parseTrustedKeys } from '@gatehouse/events';
 import type { EventByRole, KeyRing, KeyRole, SigningKey, TopicRole } from '@gatehouse/events';
+import type { AssertionSettings } from '@gatehouse/executor';
+import { randomUUID } from 'node:crypto';
+import { assertionJwks, CallAssertionSigner, CallAssertionVerifier, canonicalSha256 } from '@gatehouse/identity';
+import type { CallAssertionVerifierOptions, CallFacts } from '@gatehouse/identity';
 
 // One key pair per service role for every Gatehouse a test process starts, in-process or as child
 // processes: each service signs with its role's key, and every reader trusts the roles it should (as
@@ -36,10 +43,70 @@ export const PUBLIC_KEYS_ENV = {
   GATEHOUSE_EXECUTOR_KEYS: PAIRS.executor.trustedKey,
 } as const;
 
+/** The executors' call-assertion pair: a key of its own, as in a deployment. */
+const ASSERTION_PAIR = generateSigningKey('test-assertion');
+
+/** The issuer the test executors name in their call assertions, and the test systems of record check. */
+export const TEST_ASSERTION_ISSUER = 'urn:gatehouse:test';
+
+/** What an executor started in the test process mints call assertions with. */
+export const TEST_ASSERTION_SETTINGS: AssertionSettings = { issuer: TEST_ASSERTION_ISSUER, key: parseSigningKey(ASSERTION_PAIR.signingKey) };
+
+/** The executors' JWKS, as a system of record started by a test reads it. */
+export const TEST_ASSERTION_JWKS = assertionJwks(parseTrustedKeys(ASSERTION_PAIR.trustedKey));
+
+let signer: Promise<CallAssertionSigner> | undefined;
+
+/**
+ * A call assertion signed with the test executors' key, as an executor would mint it for a call to
+ * `audience`: a read of tenant `acme` unless `facts` say otherwise. A write given `body` names the
+ * body's canonical hash and an approval, as a real write's does.
+ */
+export async function testAssertion(audience: string, facts: Partial<CallFacts> & { readonly body?: unknown } = {}): Promise<string> {
+  signer ??= CallAssertionSigner.create(TEST_ASSERTION_ISSUER, TEST_ASSERTION_SETTINGS.key);
+  const { body, ...rest } = facts;
+  const write = rest.call === 'write';
+  return (await signer).mint({
+    audience,
+    call: 'read',
+    principal: 'agent:test',
+    actor: 'test-executor',
+    tenant: 'acme',
+    runId: 'run-test',
+    commandId: `cmd-${randomUUID()}`,
+    tool: 'test.tool.v1',
+    onBehalfOf: null,
+    argumentsSha256: write && body !== undefined ? (canonicalSha256(body) ?? null) : null,
+    idempotencyKey: null,
+    proposalId: write ? 'prop-test' : null,
+    approvalId: write ? 'appr-test' : null,
+    approver: write ? 'test-approver' : null,
+    expiresAt: Date.now() + 30_000,
+    ...rest,
+  });
+}
+
+let jwksFile: string | undefined;
+
+/** The executors' JWKS as a file (written once per test process): what a system of record started from its environment reads. */
+export function testJwksFile(): string {
+  if (jwksFile === undefined) {
+    jwksFile = join(mkdtempSync(join(tmpdir(), 'gatehouse-jwks-')), 'jwks.json');
+    writeFileSync(jwksFile, JSON.stringify(TEST_ASSERTION_JWKS));
+  }
+  return jwksFile;
+}
+
+/** A system of record's verifier of the test executors' assertions, for `audience`. */
+export function testCallVerifier(audience: string, options: Partial<CallAssertionVerifierOptions> = {}): CallAssertionVerifier {
+  return new CallAssertionVerifier({ issuer: TEST_ASSERTION_ISSUER, audience, keys: TEST_ASSERTION_JWKS, ...options });
+}
+
 /** The signing variables of a service process started from `script` (`services/<role>/dist/main.js`), with every public key. */
 export function signingEnvFor(script: string): Record<string, string> {
   const role = /services\/(policy|approval|executor)\//.exec(script)?.[1] as KeyRole | undefined;
-  return { ...PUBLIC_KEYS_ENV, ...(role === undefined ? {} : { GATEHOUSE_SIGNING_KEY: PAIRS[role].signingKey }) };
+  const assertions = role === 'executor' ? { GATEHOUSE_ASSERTION_KEY: ASSERTION_PAIR.signingKey, GATEHOUSE_ASSERTION_ISSUER: TEST_ASSERTION_ISSUER } : {};
+  return { ...PUBLIC_KEYS_ENV, ...(role === undefined ? {} : { GATEHOUSE_SIGNING_KEY: PAIRS[role].signingKey }), ...assertions };
 }
 
 const signers: Readonly<Record<KeyRole, EventSigner>> = {

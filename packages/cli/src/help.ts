@@ -21,6 +21,7 @@ const ENVIRONMENT: readonly (readonly [string, string])[] = [
   ['GATEHOUSE_POLICY_KEYS', 'the policy service’s public keys (trace record keeps only what the right service signed)'],
   ['GATEHOUSE_APPROVAL_KEYS', 'the approval service’s public keys (trace record)'],
   ['GATEHOUSE_EXECUTOR_KEYS', 'the executors’ public keys (trace record)'],
+  ['GATEHOUSE_ASSERTION_KEYS', 'the executors’ call-assertion public keys (keys jwks)'],
   ['GATEHOUSE_OPERATOR', 'who resolves operations when --by is not given'],
   ['GATEHOUSE_CLI_TIMEOUT_MS', 'HTTP timeout; default 10000'],
   ['GATEHOUSE_DLQ_READ_TIMEOUT_MS', 'bound on reading a DLQ; default 60000'],

@@ -17,6 +17,8 @@ export interface OpsServerOptions {
   readonly health: Health;
   readonly metrics: MetricsSource;
   readonly logger: Logger;
+  /** JSON documents served as they are, by path (the executor's `/.well-known/jwks.json`). */
+  readonly documents?: Readonly<Record<string, unknown>>;
 }
 
 export interface OpsServer {
@@ -45,6 +47,8 @@ async function replyTo(request: IncomingMessage, options: OpsServerOptions): Pro
       return json(ready.statusCode, ready.body);
     }
     if (path === '/metrics') return { statusCode: 200, contentType: options.metrics.contentType, body: await options.metrics.scrape() };
+    const document = path === undefined || options.documents === undefined || !Object.hasOwn(options.documents, path) ? undefined : options.documents[path];
+    if (document !== undefined) return json(200, document);
   }
   return json(404, { error: { code: 'NOT_FOUND', message: 'no such route' } });
 }

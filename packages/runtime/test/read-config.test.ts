@@ -21,7 +21,7 @@ function reasonOf(name: VariableName, raw: string): string | undefined {
 
 // The services' signing keys are required: a pair for the tests that read a whole service's settings.
 const PAIR = generateSigningKey('unit');
-const KEYS = { GATEHOUSE_SIGNING_KEY: PAIR.signingKey, GATEHOUSE_POLICY_KEYS: generateSigningKey('unit-policy').trustedKey, GATEHOUSE_APPROVAL_KEYS: generateSigningKey('unit-approval').trustedKey, GATEHOUSE_EXECUTOR_KEYS: generateSigningKey('unit-executor').trustedKey };
+const KEYS = { GATEHOUSE_SIGNING_KEY: PAIR.signingKey, GATEHOUSE_POLICY_KEYS: generateSigningKey('unit-policy').trustedKey, GATEHOUSE_APPROVAL_KEYS: generateSigningKey('unit-approval').trustedKey, GATEHOUSE_EXECUTOR_KEYS: generateSigningKey('unit-executor').trustedKey, GATEHOUSE_ASSERTION_KEY: generateSigningKey('unit-assertion').signingKey };
 
 describe('readConfig', () => {
   it('refuses a variable unset for a reader that requires it, and leaves it unset for one that does not', () => {

@@ -3,7 +3,7 @@
 // Contracts and handlers.
 export { Catalog, defineTool, Effect, implement, RateLimitScope, RetryClass } from '@gatehouse/contracts';
 export type {
-  CancelMode, DraftArgs, ExecutionContext, ImplementationParts, JSONSchema, LookupResult, PreviewResultOf, ProposalArgs,
+  CallCredential, CancelMode, DraftArgs, ExecutionContext, ImplementationParts, JSONSchema, LookupResult, PreviewResultOf, ProposalArgs,
   ProposalDraft, RateLimit, RunArgs, RunResult, SchemaType, StatusAnswer, ToolAddress, ToolArgs, ToolContract, ToolHandler,
   ToolImplementation, ToolResultOf, ToolSpec, ValidationResult,
 } from '@gatehouse/contracts';
@@ -18,8 +18,13 @@ export type {
   CommitContract, CommitInputSchema, CommitSpec, PreviewCommit, PreviewCommitSpec, PreviewContract, PreviewSpec,
 } from './preview-commit.js';
 
+// Calls to a system of record: the handler's side, and the system of record's own check of them.
+export { authorizedFetch } from './call-credential.js';
+export { ASSERTION_REFUSALS, CALL_ASSERTION_TYPE, CallAssertionVerifier, canonicalSha256, MemoryReplayGuard, refusalResponse } from '@gatehouse/identity';
+export type { AssertionCheck, AssertionRefusalCode, CallAssertionClaims, CallAssertionVerifierOptions, CallKind, CallRequest, RefusalResponse, ReplayGuard } from '@gatehouse/identity';
+
 // Tool packs.
-export { defineToolPack, isToolPack, TOOL_PACK_KIND } from './tool-pack.js';
+export { defineToolPack, isToolPack, TOOL_PACK_KIND, toolsOf } from './tool-pack.js';
 export type { ToolPack, ToolPackSpec } from './tool-pack.js';
 export { CONFIG_NAME_PATTERN, readPackConfig, RESERVED_PREFIXES } from './pack-config.js';
 export type { ConfigSpec, ConfigValue, ConfigVariable, Env, PackConfig } from './pack-config.js';

@@ -1,4 +1,4 @@
-import type { ToolImplementation } from '@gatehouse/contracts';
+import type { CallCredential, ToolImplementation } from '@gatehouse/contracts';
 import type { ConfigSpec, PackConfig } from './pack-config.js';
 
 /** The mark `defineToolPack` puts on a pack, so a loader can tell a pack from any other export. */
@@ -28,6 +28,11 @@ export interface ToolPackSpec<C extends ConfigSpec, D> {
   setup(config: PackConfig<C>): D | Promise<D>;
   /** The pack's tools, bound to what `setup` built. Binds handlers only: no I/O here. */
   tools(deps: D): readonly ToolImplementation[];
+  /**
+   * How the pack's tools prove themselves to their system of record, for every tool that does not
+   * declare a `credential` of its own: usually the audience of the one service the pack fronts.
+   */
+  credential?(deps: D): CallCredential;
 }
 
 /**
@@ -58,4 +63,16 @@ export function isToolPack(value: unknown): value is ToolPack {
     'setup' in value && typeof value.setup === 'function' &&
     'tools' in value && typeof value.tools === 'function'
   );
+}
+
+/**
+ * The pack's tools with its own `credential` given to each tool that declares none: what a service
+ * hosts. Tools keep their own declaration.
+ */
+export function toolsOf<D>(pack: ToolPack<ConfigSpec, D>, deps: D): readonly ToolImplementation[] {
+  const tools = pack.tools(deps);
+  const credential = typeof pack.credential === 'function' ? pack.credential(deps) : undefined;
+  // A pack written in JavaScript may return anything: validatePack names that, not this.
+  if (credential === undefined || !Array.isArray(tools)) return tools;
+  return (tools as readonly ToolImplementation[]).map((tool) => (tool.credential === undefined ? { ...tool, credential } : tool));
 }

@@ -64,6 +64,7 @@ function shapeProblems(pack: ToolPack): string[] {
   problems.push(...fileProblem('approvers', pack.approvers, true), ...fileProblem('approverPolicy', pack.approverPolicy, true));
   if (typeof pack.setup !== 'function') problems.push('setup: must be a function of the configuration');
   if (typeof pack.tools !== 'function') problems.push('tools: must be a function of what setup returns');
+  if (pack.credential !== undefined && typeof pack.credential !== 'function') problems.push('credential: must be a function of what setup returns');
   return problems;
 }
 
@@ -91,6 +92,25 @@ export function describePack(pack: ToolPack): PackDescription {
   };
 }
 
+const AUDIENCE = /^[\x21-\x7e]{1,255}$/;
+const SCOPE = /^[\x21\x23-\x5b\x5d-\x7e]{1,128}$/;
+
+/** A declared credential: an audience a JWT can carry, and scopes as RFC 6749 §3.3 spells them. */
+function credentialProblems(address: string, credential: unknown): string[] {
+  if (credential === undefined) return [];
+  if (typeof credential !== 'object' || credential === null) return [`tool ${address}: credential must be { audience, tokenExchange? }`];
+  const { audience, tokenExchange } = credential as { audience?: unknown; tokenExchange?: unknown };
+  const problems: string[] = [];
+  if (typeof audience !== 'string' || !AUDIENCE.test(audience)) problems.push(`tool ${address}: credential.audience must be 1..255 printable ASCII characters without spaces`);
+  if (tokenExchange !== undefined) {
+    const scopes: unknown = typeof tokenExchange === 'object' && tokenExchange !== null ? (tokenExchange as { scopes?: unknown }).scopes : undefined;
+    if (!Array.isArray(scopes) || !scopes.every((scope) => typeof scope === 'string' && SCOPE.test(scope))) {
+      problems.push(`tool ${address}: credential.tokenExchange.scopes must be a list of OAuth scopes`);
+    }
+  }
+  return problems;
+}
+
 function toolProblems(tools: readonly ToolImplementation[]): string[] {
   const problems: string[] = [];
   const seen = new Set<string>();
@@ -102,6 +122,7 @@ function toolProblems(tools: readonly ToolImplementation[]): string[] {
     if (tool.contract.commits !== undefined && typeof tool.propose !== 'function') {
       problems.push(`tool ${address}: a preview (commits ${tool.contract.commits}) must propose`);
     }
+    problems.push(...credentialProblems(address, tool.credential));
   }
   return problems;
 }

@@ -25,6 +25,7 @@ const context: ExecutionContext = {
   environment: 'test',
   idempotencyKey: 'run-1:p_1:commit',
   deadlineAt: null,
+  credential: () => Promise.resolve('unused'),
 };
 
 describe('definePreviewCommit', () => {

@@ -51,6 +51,8 @@ export const METRICS = {
   duplicateCommands: { name: 'gatehouse_duplicate_commands_total', help: 'Commands the boundary did not answer because their command_id was already claimed: the same command again (redelivered or re-sent), or a different payload under a used id (kept in the commands DLQ).', labelNames: ['reason'] },
   identityRefusals: { name: 'gatehouse_identity_refusals_total', help: 'Requests refused because who sent them was not proved or may not do what they asked (a token of another issuer, expired or forged, a forged session, a missing CSRF token, claims that map to no role, another tenant), by surface and refusal code.', labelNames: ['surface', 'code'] },
   webhookDeliveries: { name: 'gatehouse_webhook_deliveries_total', help: 'Webhook deliveries to approvers\' tools, by outcome: delivered, retried (a failed attempt that will be tried again) or dead (dead-lettered after its attempts).', labelNames: ['outcome'] },
+  callAssertions: { name: 'gatehouse_call_assertions_total', help: 'Call assertions the executor minted for handlers to present to their systems of record, by call kind (read, write, status).', labelNames: ['call'] },
+  callRefusals: { name: 'gatehouse_call_refusals_total', help: 'Requests a system of record refused because their call assertion was missing, forged, expired, replayed or did not cover the request, by refusal code.', labelNames: ['code'] },
   httpRequests: { name: 'gatehouse_http_requests_total', help: 'HTTP requests served, by route pattern, method and status.', labelNames: ['route', 'method', 'status'] },
   httpDuration: { name: 'gatehouse_http_request_duration_seconds', help: 'HTTP request duration by route pattern and method.', labelNames: ['route', 'method'] },
 } as const;
@@ -110,6 +112,8 @@ export class GatehouseMetrics {
   readonly #duplicateCommands: Counter<Labels<'duplicateCommands'>>;
   readonly #identityRefusals: Counter<Labels<'identityRefusals'>>;
   readonly #webhookDeliveries: Counter<Labels<'webhookDeliveries'>>;
+  readonly #callAssertions: Counter<Labels<'callAssertions'>>;
+  readonly #callRefusals: Counter<Labels<'callRefusals'>>;
   readonly #httpRequests: Counter<Labels<'httpRequests'>>;
   readonly #httpDuration: Histogram<Labels<'httpDuration'>>;
 
@@ -135,6 +139,8 @@ export class GatehouseMetrics {
     this.#duplicateCommands = new Counter({ ...METRICS.duplicateCommands, registers });
     this.#identityRefusals = new Counter({ ...METRICS.identityRefusals, registers });
     this.#webhookDeliveries = new Counter({ ...METRICS.webhookDeliveries, registers });
+    this.#callAssertions = new Counter({ ...METRICS.callAssertions, registers });
+    this.#callRefusals = new Counter({ ...METRICS.callRefusals, registers });
     this.#httpRequests = new Counter({ ...METRICS.httpRequests, registers });
     this.#httpDuration = new Histogram({ ...METRICS.httpDuration, buckets, registers });
     this.#scraped = Registry.merge([processRegistry(), this.registry]);
@@ -191,6 +197,16 @@ export class GatehouseMetrics {
   /** One webhook delivery attempt's outcome. */
   webhookDelivery(outcome: 'delivered' | 'retried' | 'dead'): void {
     this.#webhookDeliveries.inc({ outcome });
+  }
+
+  /** A call assertion minted for a handler. */
+  callAssertion(call: 'read' | 'write' | 'status'): void {
+    this.#callAssertions.inc({ call });
+  }
+
+  /** A request a system of record refused by its call assertion: `code` one of ASSERTION_REFUSALS (never caller text). */
+  callRefused(code: string): void {
+    this.#callRefusals.inc({ code });
   }
 
   /** A trusted order the executor answered nothing for. */

@@ -24,7 +24,7 @@ function samples(text: string, name: string): { labels: Record<string, string>; 
 
 const ALLOWED_LABELS = new Set([
   'stage', 'tool', 'version', 'outcome', 'code', 'field', 'decision', 'reason', 'retry_class', 'tenant', 'group', 'topic',
-  'partition', 'status', 'route', 'method', 'kind', 'surface',
+  'partition', 'status', 'route', 'method', 'kind', 'surface', 'call',
 ]);
 
 describe('the metrics catalogue', () => {
@@ -32,7 +32,7 @@ describe('the metrics catalogue', () => {
     const names = Object.values(METRICS).map((m) => m.name);
     expect(names.every((name) => /^gatehouse_[a-z_]+$/.test(name))).toBe(true);
     expect(new Set(names).size).toBe(names.length);
-    expect(names).toHaveLength(20);
+    expect(names).toHaveLength(22);
   });
 
   it('registers exactly the catalogue in a service registry', async () => {

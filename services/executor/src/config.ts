@@ -4,6 +4,7 @@ import type { EventsConfig, KeyRing, SigningKey } from '@gatehouse/events';
 import { eventsConfigOf, readConfig, variablesReadBy } from '@gatehouse/runtime';
 import type { Env } from '@gatehouse/runtime';
 import type { TracingOptions } from '@gatehouse/telemetry';
+import type { AssertionSettings } from './service.js';
 import type { SlotLimits } from './write-path.js';
 
 export interface ExecutorConfig {
@@ -26,6 +27,8 @@ export interface ExecutorConfig {
   readonly trustedKeys: KeyRing;
   /** What this executor signs its answers with (GATEHOUSE_SIGNING_KEY). */
   readonly signingKey: SigningKey;
+  /** Call assertions (GATEHOUSE_ASSERTION_ISSUER, GATEHOUSE_ASSERTION_KEY, GATEHOUSE_ASSERTION_KEYS). */
+  readonly assertions: AssertionSettings;
   /** Span export over OTLP (OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_SERVICE_NAME); off without an endpoint. */
   readonly tracing: TracingOptions;
 }
@@ -59,6 +62,7 @@ export function executorConfigFromEnv(env: Env = process.env): ExecutorConfig {
     // The executors' own keys too, when given: an order one of them signed is then named `wrong_role`.
     trustedKeys: keyRing({ policy: c.GATEHOUSE_POLICY_KEYS, approval: c.GATEHOUSE_APPROVAL_KEYS, executor: c.GATEHOUSE_EXECUTOR_KEYS }),
     signingKey: c.GATEHOUSE_SIGNING_KEY,
+    assertions: { issuer: c.GATEHOUSE_ASSERTION_ISSUER, key: c.GATEHOUSE_ASSERTION_KEY, published: c.GATEHOUSE_ASSERTION_KEYS },
     tracing: { serviceName: c.OTEL_SERVICE_NAME ?? 'gatehouse-executor', endpoint: c.OTEL_EXPORTER_OTLP_ENDPOINT },
   };
 }

@@ -48,6 +48,7 @@ export async function executorMain(load: (config: ExecutorConfig) => HostedTools
         implementations,
         trustedKeys: config.trustedKeys,
         signingKey: config.signingKey,
+        assertions: config.assertions,
         logger,
         executorId: config.executorId,
         groupId: config.groupId,

@@ -4,6 +4,6 @@ export { executorMain } from './executor-main.js';
 export type { ExecutorMainOptions, HostedTools } from './executor-main.js';
 export { commandClaimKey } from './order-handler.js';
 export { runHandler } from './run-handler.js';
-export { startExecutor } from './service.js';
-export type { ExecutorServiceOptions, RunningExecutor } from './service.js';
+export { executorJwks, JWKS_PATH, startExecutor } from './service.js';
+export type { AssertionSettings, ExecutorServiceOptions, RunningExecutor } from './service.js';
 export type { SlotLimits } from './write-path.js';

@@ -6,6 +6,7 @@ import type { ConsumedRecord, EventPublisher, ExecutionOrder, ResultAddress, Too
 import type { ApprovalStore, IdempotencyStore, ProposalStore, ResourceLock, RunRegistry, SlotPool } from '@gatehouse/state';
 import { carriedHeaders, endSpan, endSpanThrown, noteOutcome, sentAtOf, startRecordSpan, traceIdOf, tracerFor } from '@gatehouse/telemetry';
 import type { GatehouseMetrics, Logger, SpanScope } from '@gatehouse/telemetry';
+import type { CallCredentials } from './call-credentials.js';
 import { claimOrWait, keepLease } from './claim-wait.js';
 import { tracedImplementation } from './run-handler.js';
 import { runStoppedError } from './run-state.js';
@@ -36,6 +37,8 @@ export interface OrderHandlerDeps {
   readonly proposalTtlMs: number;
   readonly logger: Logger;
   readonly metrics: GatehouseMetrics;
+  /** What handlers present to their systems of record. */
+  readonly credentials: CallCredentials;
 }
 
 /** The claim that makes a command's answer one answer: per run, so two runs' command ids never meet. */
@@ -183,6 +186,7 @@ export function orderHandler(deps: OrderHandlerDeps) {
       proposalTtlMs: deps.proposalTtlMs,
       operationId,
       metrics: deps.metrics,
+      credentials: deps.credentials,
     });
     deps.metrics.handlerDuration(order.tool, execution.durationMs);
     const extras = { operationId, argumentsSha256: order.arguments_sha256, durationMs: execution.durationMs };

@@ -4,6 +4,7 @@ import type { ExecutionOrder } from '@gatehouse/events';
 import { buildProposal } from '@gatehouse/governance';
 import type { Proposal, ProposalStore } from '@gatehouse/state';
 import type { GatehouseMetrics } from '@gatehouse/telemetry';
+import type { CallCredentials } from './call-credentials.js';
 import { runHandler } from './run-handler.js';
 
 export type Execution =
@@ -16,6 +17,7 @@ export interface ReadDeps {
   readonly proposalTtlMs: number;
   readonly operationId: string;
   readonly metrics: GatehouseMetrics;
+  readonly credentials: CallCredentials;
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -39,6 +41,7 @@ export async function executeRead(order: ExecutionOrder, implementation: Impleme
     environment: order.environment,
     idempotencyKey: null,
     deadlineAt: order.deadline_at,
+    credential: deps.credentials.forRead(order, implementation),
   };
   const attempts = tool.retry === 'safe' ? RETRY_BACKOFF_MS.length + 1 : 1;
   let raw: unknown;

@@ -1,5 +1,7 @@
+import { createPublicKey } from 'node:crypto';
 import { assertSignsAs } from '@gatehouse/events';
-import type { EventsConfig, KeyRing, ParallelConsumerStats, SigningKey, Topics } from '@gatehouse/events';
+import type { EventsConfig, KeyRing, ParallelConsumerStats, SigningKey, Topics, TrustedKeys } from '@gatehouse/events';
+import { assertionJwks, CallAssertionSigner } from '@gatehouse/identity';
 import type { Catalog, ToolImplementation } from '@gatehouse/contracts';
 import { consumerChecks, healthOf, startConsumption, startEventRuntime, startOpsServer, withTeardown } from '@gatehouse/runtime';
 import type { StopOptions } from '@gatehouse/runtime';
@@ -7,6 +9,7 @@ import { ApprovalStore, IdempotencyStore, Keyspace, ProposalStore, ResourceLock,
 import type { Redis } from '@gatehouse/state';
 import { GatehouseMetrics } from '@gatehouse/telemetry';
 import type { Logger } from '@gatehouse/telemetry';
+import { CallCredentials } from './call-credentials.js';
 import { orderHandler } from './order-handler.js';
 import type { SlotLimits } from './write-path.js';
 
@@ -24,6 +27,11 @@ export interface ExecutorServiceOptions {
   readonly trustedKeys: KeyRing;
   /** What this executor signs its answers with (GATEHOUSE_SIGNING_KEY). */
   readonly signingKey: SigningKey;
+  /**
+   * Call assertions: the deployment's issuer, the key they are signed with (GATEHOUSE_ASSERTION_KEY,
+   * never the events key) and the other public keys the JWKS lists (GATEHOUSE_ASSERTION_KEYS).
+   */
+  readonly assertions: AssertionSettings;
   readonly logger: Logger;
   readonly executorId: string;
   readonly groupId: string;
@@ -38,6 +46,31 @@ export interface ExecutorServiceOptions {
   readonly http?: { readonly host: string; readonly port: number };
   /** This executor's metrics; default a fresh registry over the catalog. */
   readonly metrics?: GatehouseMetrics;
+}
+
+export interface AssertionSettings {
+  readonly issuer: string;
+  readonly key: SigningKey;
+  readonly published?: TrustedKeys | undefined;
+}
+
+/** The JWKS path of the ops endpoint (RFC 8615's well-known location). */
+export const JWKS_PATH = '/.well-known/jwks.json';
+
+/**
+ * The executors' call-assertion key set: this executor's public key and the ones listed beside it.
+ * A listed key under this executor's own key id must be its key: two keys under one id would make
+ * a verifier's choice of key ambiguous.
+ */
+export function executorJwks(settings: AssertionSettings, eventsKey: SigningKey): ReturnType<typeof assertionJwks> {
+  if (settings.key.keyId === eventsKey.keyId) throw new Error(`the call assertion key and the events signing key share the key id ${eventsKey.keyId}; give the assertion key one of its own`);
+  const own = createPublicKey(settings.key.privateKey);
+  if (own.equals(createPublicKey(eventsKey.privateKey))) throw new Error('the call assertion key is the events signing key; give assertions a key of their own');
+  const keys = new Map(settings.published ?? []);
+  const listed = keys.get(settings.key.keyId);
+  if (listed !== undefined && !listed.equals(own)) throw new Error(`GATEHOUSE_ASSERTION_KEYS lists another key under this executor's key id ${settings.key.keyId}`);
+  keys.set(settings.key.keyId, own);
+  return assertionJwks(keys);
 }
 
 export interface RunningExecutor {
@@ -63,6 +96,8 @@ export async function startExecutor(options: ExecutorServiceOptions): Promise<Ru
   const logger = options.logger.child({ executor: options.executorId });
   const metrics = options.metrics ?? new GatehouseMetrics({ tools: options.catalog.tools() });
   assertSignsAs(options.trustedKeys, options.signingKey, 'executor');
+  const jwks = executorJwks(options.assertions, options.signingKey);
+  const signer = await CallAssertionSigner.create(options.assertions.issuer, options.assertions.key);
   return withTeardown(async (teardown) => {
     const runtime = await startEventRuntime({ events: options.events, topics: options.topics, clientId: `gatehouse-executor-${options.executorId}`, logger, signingKey: options.signingKey });
     teardown.add(runtime.stop);
@@ -91,6 +126,7 @@ export async function startExecutor(options: ExecutorServiceOptions): Promise<Ru
         proposalTtlMs: options.proposalTtlMs,
         logger,
         metrics,
+        credentials: new CallCredentials(signer, options.executorId, metrics),
       }),
       logger,
       metrics,
@@ -103,7 +139,7 @@ export async function startExecutor(options: ExecutorServiceOptions): Promise<Ru
     let url: string | undefined;
     if (options.http !== undefined) {
       const health = healthOf(consumerChecks(runtime, consumption, options.redis));
-      const ops = await startOpsServer({ ...options.http, health, metrics, logger });
+      const ops = await startOpsServer({ ...options.http, health, metrics, logger, documents: { [JWKS_PATH]: jwks } });
       teardown.add(ops.stop);
       url = ops.url;
     }

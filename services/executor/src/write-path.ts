@@ -8,6 +8,7 @@ import { traceIdOf } from '@gatehouse/telemetry';
 import type { GatehouseMetrics, Logger, Span } from '@gatehouse/telemetry';
 import type { IHeaders } from 'kafkajs';
 import { authorize } from './approval-check.js';
+import type { CallCredentials } from './call-credentials.js';
 import { claimOrWait, keepLease } from './claim-wait.js';
 import { storedArguments } from './stored-arguments.js';
 import { runHandler } from './run-handler.js';
@@ -35,6 +36,7 @@ export interface WritePathDeps {
   readonly leaseMs: number;
   readonly logger: Logger;
   readonly metrics: GatehouseMetrics;
+  readonly credentials: CallCredentials;
 }
 
 const VERSION_CONFLICT = 'VERSION_CONFLICT';
@@ -153,6 +155,8 @@ export async function executeWrite(
     environment: order.environment,
     idempotencyKey: key,
     deadlineAt: order.deadline_at,
+    // What a status query presents; the handler's own run gets a write's credential (runLocked).
+    credential: deps.credentials.forStatus(order, implementation),
   };
   const finish = async (result: ToolResult, state: 'succeeded' | 'failed' | 'unknown'): Promise<void> => {
     const outcome = toStoredOutcome(result, record.origin, headers);
@@ -268,7 +272,7 @@ export async function executeWrite(
     const stopLockLease = resource === undefined ? () => undefined : keepLease(() => deps.locks.renew(resource, operationId, deps.leaseMs), deps.leaseMs);
     const started = Date.now();
     try {
-      const raw = await runHandler(implementation, args, context, tool.timeoutMs);
+      const raw = await runHandler(implementation, args, { ...context, credential: deps.credentials.forWrite(order, implementation, args) }, tool.timeoutMs);
       const valid = deps.catalog.validateOutput(tool, raw);
       if (!valid.ok) {
         // The write happened; its answer does not match the contract. Report that, never the raw answer.

@@ -8,6 +8,7 @@ const TRUSTED = {
   GATEHOUSE_POLICY_KEYS: generateSigningKey('unit-policy').trustedKey,
   GATEHOUSE_APPROVAL_KEYS: generateSigningKey('unit-approval').trustedKey,
   GATEHOUSE_SIGNING_KEY: generateSigningKey('unit-executor').signingKey,
+  GATEHOUSE_ASSERTION_KEY: generateSigningKey('unit-assertion').signingKey,
 };
 
 describe('executor configuration', () => {

@@ -1,5 +1,6 @@
 import { fastify } from 'fastify';
 import type { Pool } from 'pg';
+import type { CallAssertionVerifier } from '@gatehouse/sdk';
 import { GatehouseMetrics } from '@gatehouse/telemetry';
 import type { Logger } from '@gatehouse/telemetry';
 import { CUSTOMERS_ENV_DEFAULTS, checkSchemaName } from './config.js';
@@ -8,7 +9,7 @@ import { registerExportRoutes } from './export-routes.js';
 import { ExportWorker } from './export-worker.js';
 import { Faults, registerFaultHooks, registerFaultRoutes } from './faults.js';
 import { registerHealthRoutes } from './health-routes.js';
-import { registerErrorHandling, registerTenantCheck } from './http-context.js';
+import { registerCallCheck, registerErrorHandling } from './http-context.js';
 import { registerMetrics } from './metrics-routes.js';
 import { registerOperationRoutes } from './operation-routes.js';
 import { createServices } from './services.js';
@@ -27,6 +28,8 @@ export interface BuildAppOptions {
   readonly cursorSecret?: string;
   /** This instance's metrics, served at GET /metrics; default a fresh registry. */
   readonly metrics?: GatehouseMetrics;
+  /** Checks the call assertion every request but health, metrics and faults must carry. */
+  readonly assertions: CallAssertionVerifier;
 }
 
 /**
@@ -55,11 +58,12 @@ export function buildApp(options: BuildAppOptions): CustomersApp {
     options.logger.child({ part: 'export-worker' }),
   );
 
+  const metrics = options.metrics ?? new GatehouseMetrics();
   registerErrorHandling(app);
-  registerTenantCheck(app);
+  registerCallCheck(app, options.assertions, metrics);
   registerFaultHooks(app, faults);
   registerHealthRoutes(app, services);
-  registerMetrics(app, options.metrics ?? new GatehouseMetrics());
+  registerMetrics(app, metrics);
   registerCustomerRoutes(app, services);
   registerWriteRoutes(app, services);
   registerOperationRoutes(app, services);

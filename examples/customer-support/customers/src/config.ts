@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 /** The service's settings, read and checked once at start-up. */
 export interface CustomersConfig {
   readonly databaseUrl: string;
@@ -11,6 +12,8 @@ export interface CustomersConfig {
   readonly faultsEnabled: boolean;
   /** Key that signs order-list cursors, so a tampered cursor is refused. */
   readonly cursorSecret: string;
+  /** What every call's assertion is checked against: the executors' keys, the issuer and this service's audience. */
+  readonly assertions: { readonly keys: string; readonly issuer: string; readonly audience: string };
 }
 
 export const CUSTOMERS_ENV_DEFAULTS = {
@@ -21,6 +24,8 @@ export const CUSTOMERS_ENV_DEFAULTS = {
   EXPORT_STEP_MS: '2000',
   CUSTOMERS_FAULTS: '0',
   CUSTOMERS_CURSOR_SECRET: 'gatehouse-customers-dev-cursor-key',
+  CUSTOMERS_ASSERTION_ISSUER: 'urn:gatehouse',
+  CUSTOMERS_ASSERTION_AUDIENCE: 'customers',
 } as const;
 
 type EnvName = keyof typeof CUSTOMERS_ENV_DEFAULTS;
@@ -52,6 +57,26 @@ export function checkSchemaName(name: string): string {
   return name;
 }
 
+/**
+ * CUSTOMERS_ASSERTION_KEYS: the executors' JWKS, as the URL they serve it at or a file holding it.
+ * Required: without it no call can be checked, and the service answers none.
+ */
+function assertionKeys(env: Env): string {
+  const value = env['CUSTOMERS_ASSERTION_KEYS'];
+  if (value === undefined || value === '') {
+    throw invalid("CUSTOMERS_ASSERTION_KEYS is required: the executors' JWKS URL (http://executor:8092/.well-known/jwks.json) or a file holding it (`gatehouse jwks`)");
+  }
+  if (/^https?:\/\//.test(value)) return value;
+  let keys: unknown;
+  try {
+    keys = (JSON.parse(readFileSync(value, 'utf8')) as { keys?: unknown }).keys;
+  } catch (error) {
+    throw invalid(`CUSTOMERS_ASSERTION_KEYS names ${value}, which is not a readable JSON file (${error instanceof Error ? error.message : String(error)})`);
+  }
+  if (!Array.isArray(keys)) throw invalid(`CUSTOMERS_ASSERTION_KEYS names ${value}, which is not a JWKS ({ "keys": [...] })`);
+  return value;
+}
+
 export function customersConfigFromEnv(env: Env = process.env): CustomersConfig {
   const databaseUrl = read(env, 'DATABASE_URL');
   if (!/^postgres(ql)?:\/\//.test(databaseUrl)) throw invalid('DATABASE_URL must be a postgres:// URL');
@@ -65,5 +90,6 @@ export function customersConfigFromEnv(env: Env = process.env): CustomersConfig 
     exportStepMs: integer(env, 'EXPORT_STEP_MS', 1, 3_600_000),
     faultsEnabled: faults === '1',
     cursorSecret: read(env, 'CUSTOMERS_CURSOR_SECRET'),
+    assertions: { keys: assertionKeys(env), issuer: read(env, 'CUSTOMERS_ASSERTION_ISSUER'), audience: read(env, 'CUSTOMERS_ASSERTION_AUDIENCE') },
   };
 }

@@ -3,9 +3,9 @@ import { ServiceError } from './errors.js';
 import type { ExportFormat } from './export-jobs.js';
 import { sendWrite } from './faults.js';
 import { failure } from './idempotent-write.js';
-import { idParams, exportBody } from './http-schemas.js';
+import { cancelBody, idParams, exportBody } from './http-schemas.js';
 import type { Services } from './services.js';
-import { claimOf, logWrite, WRITE } from './write-routes.js';
+import { claimOf, logWrite, sameTarget, WRITE } from './write-routes.js';
 import type { CustomersApp } from './http-context.js';
 
 function jobNotFound(id: string): ServiceError {
@@ -39,10 +39,11 @@ export function registerExportRoutes(app: CustomersApp, s: Services): void {
     return job;
   });
 
-  app.post<{ Params: { id: string } }>(
+  app.post<{ Params: { id: string }; Body: { operation_id: string } }>(
     '/exports/:id/cancel',
-    { config: WRITE, schema: { params: idParams } },
+    { config: WRITE, schema: { params: idParams, body: cancelBody } },
     async (request, reply) => {
+      sameTarget(request.params.id, request.body.operation_id, 'operation_id');
       const result = await withTransaction(s.pool, (db) => s.exports.cancel(db, request.tenant, request.params.id));
       if (result === undefined) throw jobNotFound(request.params.id);
       request.log.info({ tenant: request.tenant, job_id: result.job_id, outcome: result.outcome }, 'export cancel');

@@ -1,17 +1,23 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Logger } from '@gatehouse/telemetry';
+import { refusalResponse } from '@gatehouse/sdk';
+import type { CallAssertionClaims, CallAssertionVerifier, CallKind } from '@gatehouse/sdk';
+import type { GatehouseMetrics, Logger } from '@gatehouse/telemetry';
 import { errorBody, ServiceError } from './errors.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** The caller's tenant from `x-tenant`; empty on tenantless routes. */
+    /** The tenant of the call, from its verified assertion; empty on tenantless routes. */
     tenant: string;
+    /** The call's verified assertion; undefined on tenantless routes. */
+    call: CallAssertionClaims | undefined;
   }
   interface FastifyContextConfig {
     /** A write by business effect: counted in `/__stats`, subject to `x-fault` outcomes. */
     write?: boolean;
-    /** Health and fault routes answer without `x-tenant`. */
+    /** The status query of a write's idempotency key (`/operations/:key`). */
+    status?: boolean;
+    /** Health, metrics and fault routes answer without a call assertion. */
     tenantless?: boolean;
   }
 }
@@ -27,17 +33,41 @@ function header(request: FastifyRequest, name: string): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
-/** Requires `x-tenant` on every route not marked tenantless. */
-export function registerTenantCheck(app: CustomersApp): void {
+/**
+ * Every route not marked tenantless serves only a call Gatehouse made: its assertion verified
+ * (signature by the executors' keys, issuer, audience, expiry, a `jti` never seen) and covering
+ * this request — the call kind of the route, the tenant `x-tenant` names (when it names one) and,
+ * for a write, its idempotency key, its approval and a body that hashes to the approved arguments.
+ * Checked once the body is parsed, before it is validated: a caller that proves nothing learns
+ * nothing of the routes' schemas. The tenant every query is scoped to is the assertion's.
+ */
+export function registerCallCheck(app: CustomersApp, verifier: CallAssertionVerifier, metrics: GatehouseMetrics): void {
   app.decorateRequest('tenant', '');
-  app.addHook('onRequest', (request, _reply, done) => {
-    if (request.routeOptions.config.tenantless === true) return done();
+  app.decorateRequest('call', undefined);
+  app.addHook('preValidation', async (request, reply) => {
+    const config = request.routeOptions.config;
+    if (config.tenantless === true) return;
     const tenant = header(request, 'x-tenant');
-    if (tenant === undefined || !TENANT.test(tenant)) {
-      return done(new ServiceError('INVALID_REQUEST', 'header x-tenant is required (lower-case letters, digits, - and _)', { field: 'x-tenant' }));
+    if (tenant !== undefined && !TENANT.test(tenant)) {
+      throw new ServiceError('INVALID_REQUEST', 'header x-tenant, when sent, is lower-case letters, digits, - and _', { field: 'x-tenant' });
     }
-    request.tenant = tenant;
-    done();
+    const call: CallKind = config.write === true ? 'write' : config.status === true ? 'status' : 'read';
+    const check = await verifier.verify({
+      authorization: header(request, 'authorization'),
+      call,
+      tenant,
+      idempotencyKey: call === 'status' ? (request.params as { key?: string }).key : header(request, 'idempotency-key'),
+      body: request.body,
+    });
+    if (!check.ok) {
+      metrics.callRefused(check.code);
+      request.log.warn({ code: check.code, route: request.routeOptions.url, method: request.method }, 'call refused');
+      const refusal = refusalResponse(check);
+      return reply.code(refusal.status).headers(refusal.headers).send(refusal.body);
+    }
+    request.tenant = check.claims.tenant;
+    request.call = check.claims;
+    return undefined;
   });
 }
 

@@ -50,18 +50,21 @@ export const previewBody = {
   properties: { destination },
 } as const;
 
+// A write's body is the approved arguments as they are (its call assertion names their hash), so it
+// names its target too: the route refuses a body whose target is not the one in the path.
 export const commitBody = {
   type: 'object',
   additionalProperties: false,
-  required: ['expected_version', 'destination'],
-  properties: { expected_version: { type: 'integer', minimum: 1 }, destination },
+  required: ['customer_id', 'expected_version', 'destination'],
+  properties: { customer_id: ID, expected_version: { type: 'integer', minimum: 1 }, destination },
 } as const;
 
 export const emailBody = {
   type: 'object',
   additionalProperties: false,
-  required: ['subject', 'body'],
+  required: ['customer_id', 'subject', 'body'],
   properties: {
+    customer_id: ID,
     subject: TEXT,
     body: { type: 'string', minLength: 1, maxLength: 20_000 },
     template: { type: 'string', pattern: '^[a-z0-9_-]{1,64}$' },
@@ -73,6 +76,13 @@ export const exportBody = {
   additionalProperties: false,
   required: ['customer_id', 'format'],
   properties: { customer_id: ID, format: { enum: ['csv', 'json'] } },
+} as const;
+
+export const cancelBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['operation_id'],
+  properties: { operation_id: ID },
 } as const;
 
 export const faultsBody = {

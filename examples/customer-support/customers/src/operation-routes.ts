@@ -8,7 +8,7 @@ import type { CustomersApp } from './http-context.js';
  * `succeeded` carries the stored response, `failed` the stored error; never seen → 404 `unknown`.
  */
 export function registerOperationRoutes(app: CustomersApp, s: Services): void {
-  app.get<{ Params: { key: string } }>('/operations/:key', { schema: { params: keyParams } }, async (request, reply) => {
+  app.get<{ Params: { key: string } }>('/operations/:key', { config: { status: true }, schema: { params: keyParams } }, async (request, reply) => {
     if (s.faults.isStatusDown(request)) {
       return reply.code(503).send(errorBody('UNAVAILABLE', 'status query is down (injected fault)'));
     }

@@ -1,5 +1,6 @@
 import pg from 'pg';
 import type { Pool } from 'pg';
+import { CallAssertionVerifier } from '@gatehouse/sdk';
 import type { Logger } from '@gatehouse/telemetry';
 import { buildApp } from './app.js';
 import type { CustomersConfig } from './config.js';
@@ -34,6 +35,7 @@ export async function startCustomersService(config: CustomersConfig, logger: Log
       exportStepMs: config.exportStepMs,
       faults: config.faultsEnabled,
       cursorSecret: config.cursorSecret,
+      assertions: new CallAssertionVerifier(config.assertions),
     });
     await app.listen({ host: config.host, port: config.port });
     const address = app.server.address();

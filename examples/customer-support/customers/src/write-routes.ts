@@ -39,12 +39,18 @@ export function logWrite(request: FastifyRequest, claim: KeyClaim, outcome: Writ
 
 export const WRITE = { write: true } as const;
 
+/** A write's body names its target (it is the approved arguments): it must be the path's. */
+export function sameTarget(pathId: string, bodyId: string, field: string): void {
+  if (pathId !== bodyId) throw new ServiceError('INVALID_REQUEST', `${field} in the body (${bodyId}) is not the one in the path (${pathId})`, { field });
+}
+
 /** Keyed writes on a customer: the address-change commit and the (irreversible) email. */
 export function registerWriteRoutes(app: CustomersApp, s: Services): void {
-  app.post<{ Params: { id: string }; Body: { expected_version: number; destination: Destination } }>(
+  app.post<{ Params: { id: string }; Body: { customer_id: string; expected_version: number; destination: Destination } }>(
     '/customers/:id/address-changes',
     { config: WRITE, schema: { params: idParams, body: commitBody } },
     async (request, reply) => {
+      sameTarget(request.params.id, request.body.customer_id, 'customer_id');
       const claim = claimOf(request, 'address_change', request.params.id);
       const { expected_version: expected, destination } = request.body;
       const outcome = await s.runWrite(claim, (db) =>
@@ -54,17 +60,20 @@ export function registerWriteRoutes(app: CustomersApp, s: Services): void {
     },
   );
 
-  app.post<{ Params: { id: string }; Body: OutboundEmail }>(
+  app.post<{ Params: { id: string }; Body: OutboundEmail & { customer_id: string } }>(
     '/customers/:id/emails',
     { config: WRITE, schema: { params: idParams, body: emailBody } },
     async (request, reply) => {
+      sameTarget(request.params.id, request.body.customer_id, 'customer_id');
       const claim = claimOf(request, 'email', request.params.id);
       const outcome = await s.runWrite(claim, async (db) => {
         const customer = await s.customers.find(db, request.tenant, request.params.id, true);
         if (customer === undefined) {
           return failure(new ServiceError('NOT_FOUND', `customer ${request.params.id} not found`, { field: 'customer_id' }));
         }
-        const sent = await s.messages.record(db, request.tenant, customer.id, customer.email, request.body, claim.key);
+        const { subject, body, template } = request.body;
+        const email: OutboundEmail = template === undefined ? { subject, body } : { subject, body, template };
+        const sent = await s.messages.record(db, request.tenant, customer.id, customer.email, email, claim.key);
         return { outcome: 'succeeded', httpStatus: 200, body: sent };
       });
       logWrite(request, claim, outcome);

@@ -30,11 +30,17 @@ describe('the customers error catalogue', () => {
 describe('the customers configuration', () => {
   it('documents every environment variable with its default in the README', () => {
     const documented = tableRows('Environment').map(([name, value]) => [name, value]);
-    expect(documented).toEqual(Object.entries(CUSTOMERS_ENV_DEFAULTS).map(([name, value]) => [`\`${name}\``, `\`${value}\``]));
+    const withDefaults = Object.entries(CUSTOMERS_ENV_DEFAULTS).map(([name, value]) => [`\`${name}\``, `\`${value}\``]);
+    expect(documented).toEqual([...withDefaults, ['`CUSTOMERS_ASSERTION_KEYS`', '*(required)*']]);
   });
 
-  it('uses the documented defaults when the environment is empty, with faults off', () => {
-    expect(customersConfigFromEnv({})).toEqual({
+  it('refuses to start without the executors\' keys, since it could check no call', () => {
+    expect(() => customersConfigFromEnv({})).toThrow(/CUSTOMERS_ASSERTION_KEYS is required/);
+    expect(() => customersConfigFromEnv({ CUSTOMERS_ASSERTION_KEYS: '/nonexistent/jwks.json' })).toThrow(/not a readable JSON file/);
+  });
+
+  it('uses the documented defaults when only the executors\' keys are given, with faults off', () => {
+    expect(customersConfigFromEnv({ CUSTOMERS_ASSERTION_KEYS: 'http://127.0.0.1:8092/.well-known/jwks.json' })).toEqual({
       databaseUrl: 'postgres://postgres@127.0.0.1:5432/gatehouse',
       host: '127.0.0.1',
       port: 8090,
@@ -42,6 +48,7 @@ describe('the customers configuration', () => {
       exportStepMs: 2000,
       faultsEnabled: false,
       cursorSecret: CUSTOMERS_ENV_DEFAULTS.CUSTOMERS_CURSOR_SECRET,
+      assertions: { keys: 'http://127.0.0.1:8092/.well-known/jwks.json', issuer: 'urn:gatehouse', audience: 'customers' },
     });
   });
 });

@@ -21,6 +21,8 @@ function httpUrl(raw: string): string {
 /** What the handlers of this pack need: the customers service, as one HTTP client. */
 export interface CustomerSupportDeps {
   readonly customers: CustomersClient;
+  /** The audience the customers service checks on every call assertion. */
+  readonly audience: string;
 }
 
 /**
@@ -35,12 +37,18 @@ export const customerSupportPack = defineToolPack({
       default: 'http://127.0.0.1:8090',
       parse: httpUrl,
     },
+    CUSTOMERS_AUDIENCE: {
+      doc: 'The audience of the call assertions the tools present to the customers service (the service checks it: CUSTOMERS_ASSERTION_AUDIENCE).',
+      default: 'customers',
+    },
   },
   roles: new URL('../../config/roles.json', import.meta.url),
   policyTable: new URL('../../config/policy-table.json', import.meta.url),
   approvers: new URL('../../config/approvers.json', import.meta.url),
   approverPolicy: new URL('../../config/approver-policy.json', import.meta.url),
-  setup: (config): CustomerSupportDeps => ({ customers: new CustomersClient(config.CUSTOMERS_URL) }),
+  setup: (config): CustomerSupportDeps => ({ customers: new CustomersClient(config.CUSTOMERS_URL), audience: config.CUSTOMERS_AUDIENCE }),
+  // Every tool calls the customers service, so every call carries an assertion for it.
+  credential: ({ audience }) => ({ audience }),
   tools: ({ customers }) => [
     getCustomerTool(customers),
     listOpenOrdersTool(customers),

@@ -39,7 +39,8 @@ function upstreamError(status: number, body: unknown): ToolFailure {
 }
 
 /**
- * The customers service (the system of record), called as the tenant of the run. Built once by the
+ * The customers service (the system of record), called with the call's assertion, as the tenant of
+ * the run. Built once by the
  * pack's `setup` from CUSTOMERS_URL. Reads fail plainly; a write whose answer is lost or unreadable
  * fails as ambiguous, because the service may have committed it.
  */
@@ -63,7 +64,12 @@ export class CustomersClient {
   }
 
   async call(options: RequestOptions): Promise<ApiResponse> {
-    const headers: Record<string, string> = { 'x-tenant': options.context.tenant, accept: 'application/json' };
+    // The assertion proves the call; the tenant header is a check the service makes against it.
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${await options.context.credential()}`,
+      'x-tenant': options.context.tenant,
+      accept: 'application/json',
+    };
     if (options.body !== undefined) headers['content-type'] = 'application/json';
     if (options.idempotencyKey !== undefined) headers['idempotency-key'] = options.idempotencyKey;
     const write = options.write === true;

@@ -1,7 +1,7 @@
 // The exports services and tests used before packs: kept working, unchanged, until the services load
 // the pack (GATEHOUSE_TOOL_PACK). They read CUSTOMERS_URL from process.env on every call, as before,
 // because tests set it after importing this module.
-import { Catalog, readPackConfig } from '@gatehouse/sdk';
+import { Catalog, readPackConfig, toolsOf } from '@gatehouse/sdk';
 import type { ToolImplementation } from '@gatehouse/sdk';
 import { customerSupportPack } from './customer-support-pack.js';
 import { CustomersClient } from './customers-client.js';
@@ -12,7 +12,10 @@ export function customersUrl(): string {
 }
 
 /** Every reference tool with its handler, in catalog order; the customers URL is read per call. */
-export const referenceImplementations: readonly ToolImplementation[] = customerSupportPack.tools({ customers: new CustomersClient(customersUrl) });
+export const referenceImplementations: readonly ToolImplementation[] = toolsOf(customerSupportPack, {
+  customers: new CustomersClient(customersUrl),
+  audience: readPackConfig(customerSupportPack, process.env).CUSTOMERS_AUDIENCE,
+});
 
 /** The reference catalog, loaded (linted and compiled) once. */
 export function referenceCatalog(): Catalog {

@@ -15,6 +15,9 @@ import type { AddressChangeArguments } from '@gatehouse/reference-tools';
 
 const readJson = (url: URL): unknown => JSON.parse(readFileSync(url, 'utf8'));
 
+/** What the executor would hand the handlers; the stand-in refuses any request without it. */
+const CREDENTIAL = 'assertion-of-this-call';
+
 const context: ExecutionContext = {
   signal: new AbortController().signal,
   commandId: 'cmd-1',
@@ -25,6 +28,7 @@ const context: ExecutionContext = {
   environment: 'test',
   idempotencyKey: null,
   deadlineAt: null,
+  credential: () => Promise.resolve(CREDENTIAL),
 };
 
 /** A stand-in for the customers service: answers GET /customers/:id and records who asked. */
@@ -33,6 +37,11 @@ function fakeCustomers(): { server: Server; seen: string[]; url: () => string } 
   const server = createServer((request: IncomingMessage, response) => {
     seen.push(`${String(request.headers['x-tenant'])} ${request.method ?? ''} ${request.url ?? ''}`);
     response.setHeader('content-type', 'application/json');
+    if (request.headers.authorization !== `Bearer ${CREDENTIAL}`) {
+      response.statusCode = 401;
+      response.end(JSON.stringify({ error: { code: 'ASSERTION_MISSING', message: 'no call assertion' } }));
+      return;
+    }
     response.end(JSON.stringify({
       id: 'C-7', name: 'Ada', email: 'ada@example.com', internal_notes: 'never leaves', credit_score: 700,
       shipping_address: { line1: '1 Main St', city: 'Oslo', country: 'NO', postal_code: null, geo: 'x' },
@@ -54,6 +63,7 @@ describe('the customer-support pack', () => {
     expect(description.name).toBe('customer-support');
     expect(description.variables).toEqual([
       { name: 'CUSTOMERS_URL', doc: expect.stringMatching(/customers service/) as unknown, default: 'http://127.0.0.1:8090', required: false, secret: false },
+      { name: 'CUSTOMERS_AUDIENCE', doc: expect.stringMatching(/call assertions/) as unknown, default: 'customers', required: false, secret: false },
     ]);
     expect(description.roles).toMatch(/\/config\/roles\.json$/);
     expect(description.policyTable).toMatch(/\/config\/policy-table\.json$/);
@@ -73,9 +83,10 @@ describe('the customer-support pack', () => {
   });
 
   it('reads CUSTOMERS_URL with its default, without trailing slashes, and refuses what is not an http URL', () => {
-    expect(readPackConfig(customerSupportPack, {})).toEqual({ CUSTOMERS_URL: 'http://127.0.0.1:8090' });
-    expect(readPackConfig(customerSupportPack, { CUSTOMERS_URL: '' })).toEqual({ CUSTOMERS_URL: 'http://127.0.0.1:8090' });
-    expect(readPackConfig(customerSupportPack, { CUSTOMERS_URL: 'https://crm.internal:8443//' })).toEqual({ CUSTOMERS_URL: 'https://crm.internal:8443' });
+    const audience = { CUSTOMERS_AUDIENCE: 'customers' };
+    expect(readPackConfig(customerSupportPack, {})).toEqual({ CUSTOMERS_URL: 'http://127.0.0.1:8090', ...audience });
+    expect(readPackConfig(customerSupportPack, { CUSTOMERS_URL: '' })).toEqual({ CUSTOMERS_URL: 'http://127.0.0.1:8090', ...audience });
+    expect(readPackConfig(customerSupportPack, { CUSTOMERS_URL: 'https://crm.internal:8443//' })).toEqual({ CUSTOMERS_URL: 'https://crm.internal:8443', ...audience });
     for (const [raw, reason] of [['ftp://crm', 'must be an http:// or https:// URL'], ['crm:8090', 'must be an http:// or https:// URL'], ['/customers', 'must be an absolute URL']]) {
       expect(() => readPackConfig(customerSupportPack, { CUSTOMERS_URL: raw })).toThrow(PackError);
       expect(() => readPackConfig(customerSupportPack, { CUSTOMERS_URL: raw })).toThrow(`CUSTOMERS_URL: ${reason}, got "${raw}"`);

@@ -1,4 +1,4 @@
-import { toolError, ToolFailure } from '@gatehouse/sdk';
+import { authorizedFetch, toolError, ToolFailure } from '@gatehouse/sdk';
 import type { ErrorCode, ExecutionContext, ToolError } from '@gatehouse/sdk';
 import { isBody } from './upstream-body.js';
 
@@ -44,7 +44,8 @@ interface Request {
 }
 
 /**
- * The refunds service (the system of record), called as the tenant of the run. Built once by the
+ * The refunds service (the system of record), called with the call's assertion, as the tenant of
+ * the run. Built once by the
  * pack's `setup` from REFUNDS_URL. Reads fail plainly; a write whose answer is lost or unreadable
  * fails as ambiguous, because the service may have committed it.
  */
@@ -66,9 +67,9 @@ export class RefundsClient {
   }
 
   /** `GET /operations/:key`: what happened under a key. Throws when the service cannot tell. */
-  async operation(idempotencyKey: string, tenant: string): Promise<OperationAnswer> {
-    const response = await fetch(`${this.#baseUrl}/operations/${encodeURIComponent(idempotencyKey)}`, {
-      headers: { 'x-tenant': tenant, accept: 'application/json' },
+  async operation(idempotencyKey: string, context: ExecutionContext): Promise<OperationAnswer> {
+    const response = await authorizedFetch(context, `${this.#baseUrl}/operations/${encodeURIComponent(idempotencyKey)}`, {
+      headers: { 'x-tenant': context.tenant, accept: 'application/json' },
       signal: AbortSignal.timeout(STATUS_TIMEOUT_MS),
     });
     if (response.status === 404) return { status: 'unknown' };
@@ -80,7 +81,12 @@ export class RefundsClient {
   }
 
   async #call(request: Request): Promise<unknown> {
-    const headers: Record<string, string> = { 'x-tenant': request.context.tenant, accept: 'application/json' };
+    // The assertion proves the call; the tenant header is a check the service makes against it.
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${await request.context.credential()}`,
+      'x-tenant': request.context.tenant,
+      accept: 'application/json',
+    };
     if (request.body !== undefined) headers['content-type'] = 'application/json';
     if (request.idempotencyKey !== undefined) headers['idempotency-key'] = request.idempotencyKey;
     const write = request.method === 'POST';

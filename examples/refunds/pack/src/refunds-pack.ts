@@ -7,6 +7,8 @@ import { refundTools } from './tools/refund.js';
 /** What the handlers of this pack need: the refunds service, as one HTTP client. */
 export interface RefundsDeps {
   readonly refunds: RefundsClient;
+  /** The audience the refunds service checks on every call assertion. */
+  readonly audience: string;
 }
 
 /**
@@ -21,11 +23,16 @@ export const refundsPack = defineToolPack({
       default: 'http://127.0.0.1:8094',
       parse: httpUrl,
     },
+    REFUNDS_AUDIENCE: {
+      doc: 'The audience of the call assertions the tools present to the refunds service (the service checks it: REFUNDS_ASSERTION_AUDIENCE).',
+      default: 'refunds',
+    },
   },
   roles: new URL('../config/roles.json', import.meta.url),
   policyTable: new URL('../config/policy-table.json', import.meta.url),
   approvers: new URL('../config/approvers.json', import.meta.url),
   approverPolicy: new URL('../config/approver-policy.json', import.meta.url),
-  setup: (config): RefundsDeps => ({ refunds: new RefundsClient(config.REFUNDS_URL) }),
+  setup: (config): RefundsDeps => ({ refunds: new RefundsClient(config.REFUNDS_URL), audience: config.REFUNDS_AUDIENCE }),
+  credential: ({ audience }) => ({ audience }),
   tools: ({ refunds }) => [getOrderRefundsTool(refunds), ...refundTools(refunds)],
 });

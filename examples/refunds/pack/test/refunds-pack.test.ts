@@ -12,6 +12,9 @@ import { commitRefund, moneyText, REFUND_IRREVERSIBLE, refundsPack } from '@gate
 
 const readJson = (url: URL): unknown => JSON.parse(readFileSync(url, 'utf8'));
 
+/** What the executor would hand the handlers; the stand-in refuses any request without it. */
+const CREDENTIAL = 'assertion-of-this-call';
+
 const context = (overrides: Partial<ExecutionContext> = {}): ExecutionContext => ({
   signal: new AbortController().signal,
   commandId: 'cmd-1',
@@ -22,6 +25,7 @@ const context = (overrides: Partial<ExecutionContext> = {}): ExecutionContext =>
   environment: 'test',
   idempotencyKey: null,
   deadlineAt: null,
+  credential: () => Promise.resolve(CREDENTIAL),
   ...overrides,
 });
 
@@ -47,7 +51,10 @@ function fakeRefunds(): { server: Server; seen: string[]; answers: Map<string, A
   const server = createServer((request: IncomingMessage, response: ServerResponse) => {
     const route = `${request.method ?? ''} ${request.url ?? ''}`;
     seen.push(`${String(request.headers['x-tenant'])} ${route} ${String(request.headers['idempotency-key'] ?? '-')}`);
-    const answer = answers.get(route) ?? { status: 404, body: { error: { code: 'NOT_FOUND', message: 'no such order', field: 'order_id' } } };
+    const proved = request.headers.authorization === `Bearer ${CREDENTIAL}`;
+    const answer = !proved
+      ? { status: 401, body: { error: { code: 'ASSERTION_MISSING', message: 'no call assertion' } } }
+      : (answers.get(route) ?? { status: 404, body: { error: { code: 'NOT_FOUND', message: 'no such order', field: 'order_id' } } });
     request.resume();
     if (answer === 'hang-up') {
       request.socket.destroy();
@@ -87,6 +94,7 @@ describe('the refunds pack', () => {
     expect(description.name).toBe('refunds');
     expect(description.variables).toEqual([
       { name: 'REFUNDS_URL', doc: expect.stringMatching(/refunds service/) as unknown, default: 'http://127.0.0.1:8094', required: false, secret: false },
+      { name: 'REFUNDS_AUDIENCE', doc: expect.stringMatching(/call assertions/) as unknown, default: 'refunds', required: false, secret: false },
     ]);
     expect(description.roles).toMatch(/\/examples\/refunds\/pack\/config\/roles\.json$/);
     expect(description.policyTable).toMatch(/\/examples\/refunds\/pack\/config\/policy-table\.json$/);
@@ -138,8 +146,8 @@ describe('the refunds pack', () => {
   });
 
   it('reads REFUNDS_URL with its default, without trailing slashes, and refuses what is not an http URL', () => {
-    expect(readPackConfig(refundsPack, {})).toEqual({ REFUNDS_URL: 'http://127.0.0.1:8094' });
-    expect(readPackConfig(refundsPack, { REFUNDS_URL: 'https://refunds.internal:8443//' })).toEqual({ REFUNDS_URL: 'https://refunds.internal:8443' });
+    expect(readPackConfig(refundsPack, {})).toEqual({ REFUNDS_URL: 'http://127.0.0.1:8094', REFUNDS_AUDIENCE: 'refunds' });
+    expect(readPackConfig(refundsPack, { REFUNDS_URL: 'https://refunds.internal:8443//' })).toEqual({ REFUNDS_URL: 'https://refunds.internal:8443', REFUNDS_AUDIENCE: 'refunds' });
     expect(() => readPackConfig(refundsPack, { REFUNDS_URL: 'ftp://refunds' })).toThrow(PackError);
     expect(() => readPackConfig(refundsPack, { REFUNDS_URL: '/refunds' })).toThrow('REFUNDS_URL: must be an absolute URL, got "/refunds"');
   });

@@ -1,9 +1,11 @@
 import { fastify } from 'fastify';
 import type { Pool } from 'pg';
+import type { CallAssertionVerifier } from '@gatehouse/sdk';
+import { GatehouseMetrics } from '@gatehouse/telemetry';
 import type { Logger } from '@gatehouse/telemetry';
 import { checkSchemaName } from './config.js';
 import { registerHealthRoutes } from './health-routes.js';
-import { registerErrorHandling, registerTenantCheck } from './http-context.js';
+import { registerCallCheck, registerErrorHandling } from './http-context.js';
 import type { RefundsApp } from './http-context.js';
 import { registerOperationRoutes } from './operation-routes.js';
 import { registerOrderRoutes } from './order-routes.js';
@@ -15,6 +17,10 @@ export interface BuildAppOptions {
   readonly logger: Logger;
   /** PostgreSQL schema holding the tables (already migrated). */
   readonly schema: string;
+  /** Checks the call assertion every request but health and metrics must carry. */
+  readonly assertions: CallAssertionVerifier;
+  /** This instance's metrics, served at GET /metrics; default a fresh registry. */
+  readonly metrics?: GatehouseMetrics;
 }
 
 /** The refunds HTTP service, not yet listening; the pool stays the caller's to end. */
@@ -26,9 +32,11 @@ export function buildApp(options: BuildAppOptions): RefundsApp {
     return503OnClosing: true,
   });
   const services = createServices(options.pool, schema);
+  const metrics = options.metrics ?? new GatehouseMetrics();
   registerErrorHandling(app);
-  registerTenantCheck(app);
+  registerCallCheck(app, options.assertions, metrics);
   registerHealthRoutes(app, services);
+  app.get('/metrics', { config: { tenantless: true } }, async (_request, reply) => reply.type(metrics.contentType).send(await metrics.scrape()));
   registerOrderRoutes(app, services);
   registerRefundRoutes(app, services);
   registerOperationRoutes(app, services);

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 /** The refunds service's settings, read and checked once at start-up. */
 export interface RefundsConfig {
   readonly databaseUrl: string;
@@ -6,6 +7,8 @@ export interface RefundsConfig {
   readonly port: number;
   /** PostgreSQL schema that holds every table; tests use one schema each. */
   readonly schema: string;
+  /** What every call's assertion is checked against: the executors' keys, the issuer and this service's audience. */
+  readonly assertions: { readonly keys: string; readonly issuer: string; readonly audience: string };
 }
 
 export const REFUNDS_ENV_DEFAULTS = {
@@ -13,6 +16,8 @@ export const REFUNDS_ENV_DEFAULTS = {
   REFUNDS_HOST: '127.0.0.1',
   REFUNDS_PORT: '8094',
   REFUNDS_DB_SCHEMA: 'refunds',
+  REFUNDS_ASSERTION_ISSUER: 'urn:gatehouse',
+  REFUNDS_ASSERTION_AUDIENCE: 'refunds',
 } as const;
 
 type EnvName = keyof typeof REFUNDS_ENV_DEFAULTS;
@@ -36,6 +41,14 @@ export function checkSchemaName(name: string): string {
   return name;
 }
 
+/** REFUNDS_ASSERTION_KEYS: the executors' JWKS URL, or a file holding the set. Required: no call is served unchecked. */
+function assertionKeys(env: Env): string {
+  const value = env['REFUNDS_ASSERTION_KEYS'];
+  if (value === undefined || value === '') throw invalid("REFUNDS_ASSERTION_KEYS is required: the executors' JWKS URL or a file holding it (`gatehouse jwks`)");
+  if (!/^https?:\/\//.test(value) && !existsSync(value)) throw invalid(`REFUNDS_ASSERTION_KEYS names ${value}, which is neither an http(s) URL nor a file`);
+  return value;
+}
+
 /** Reads REFUNDS_* once; throws naming the refused variable. */
 export function refundsConfigFromEnv(env: Env = process.env): RefundsConfig {
   const databaseUrl = read(env, 'REFUNDS_DATABASE_URL');
@@ -48,5 +61,6 @@ export function refundsConfigFromEnv(env: Env = process.env): RefundsConfig {
     host: read(env, 'REFUNDS_HOST'),
     port,
     schema: checkSchemaName(read(env, 'REFUNDS_DB_SCHEMA')),
+    assertions: { keys: assertionKeys(env), issuer: read(env, 'REFUNDS_ASSERTION_ISSUER'), audience: read(env, 'REFUNDS_ASSERTION_AUDIENCE') },
   };
 }

@@ -1,16 +1,20 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Logger } from '@gatehouse/telemetry';
+import { refusalResponse } from '@gatehouse/sdk';
+import type { CallAssertionVerifier, CallKind } from '@gatehouse/sdk';
+import type { GatehouseMetrics, Logger } from '@gatehouse/telemetry';
 import { errorBody, ServiceError } from './errors.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** The caller's tenant from `x-tenant`; empty on tenantless routes. */
+    /** The tenant of the call, from its verified assertion; empty on tenantless routes. */
     tenant: string;
   }
   interface FastifyContextConfig {
-    /** Health routes answer without `x-tenant`. */
+    /** Health and metrics routes answer without a call assertion. */
     tenantless?: boolean;
+    /** The kind of call a route serves (default a read). */
+    call?: CallKind;
   }
 }
 
@@ -25,17 +29,29 @@ function header(request: FastifyRequest, name: string): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
-/** Requires `x-tenant` on every route not marked tenantless. */
-export function registerTenantCheck(app: RefundsApp): void {
+/**
+ * Serves a route (but health and metrics) only for a call whose assertion the verifier accepts for
+ * it: Gatehouse's executors signed it for this service, it is fresh, it is for the route's kind of
+ * call and for the tenant `x-tenant` names, and a write's covers its key, approval and exact body.
+ * The assertion's tenant is the one every query runs under.
+ */
+export function registerCallCheck(app: RefundsApp, verifier: CallAssertionVerifier, metrics: GatehouseMetrics): void {
   app.decorateRequest('tenant', '');
-  app.addHook('onRequest', (request, _reply, done) => {
-    if (request.routeOptions.config.tenantless === true) return done();
-    const tenant = header(request, 'x-tenant');
-    if (tenant === undefined || !TENANT.test(tenant)) {
-      return done(new ServiceError('INVALID_REQUEST', 'header x-tenant is required (lower-case letters, digits, - and _)', { field: 'x-tenant' }));
+  app.addHook('preValidation', async (request, reply) => {
+    const { tenantless, call = 'read' } = request.routeOptions.config;
+    if (tenantless === true) return undefined;
+    const named = header(request, 'x-tenant');
+    if (named !== undefined && !TENANT.test(named)) throw new ServiceError('INVALID_REQUEST', 'header x-tenant, when sent, is lower-case letters, digits, - and _', { field: 'x-tenant' });
+    const key = call === 'status' ? (request.params as { key?: string }).key : header(request, 'idempotency-key');
+    const check = await verifier.verify({ authorization: header(request, 'authorization'), call, tenant: named, idempotencyKey: key, body: request.body });
+    if (check.ok) {
+      request.tenant = check.claims.tenant;
+      return undefined;
     }
-    request.tenant = tenant;
-    done();
+    metrics.callRefused(check.code);
+    request.log.warn({ code: check.code, route: request.routeOptions.url }, 'call refused');
+    const refusal = refusalResponse(check);
+    return reply.code(refusal.status).headers(refusal.headers).send(refusal.body);
   });
 }
 

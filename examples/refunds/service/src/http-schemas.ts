@@ -20,8 +20,9 @@ export const keyParams = {
 export const refundBody = {
   type: 'object',
   additionalProperties: false,
-  required: ['expected_version', 'amount', 'reason'],
+  required: ['order_id', 'expected_version', 'amount', 'reason'],
   properties: {
+    order_id: { type: 'string', pattern: ORDER_ID_PATTERN },
     expected_version: { type: 'integer', minimum: 1 },
     amount: {
       type: 'object',

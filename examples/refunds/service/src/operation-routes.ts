@@ -8,7 +8,7 @@ import type { Services } from './services.js';
  * tenant's key) → 404 `unknown`.
  */
 export function registerOperationRoutes(app: RefundsApp, s: Services): void {
-  app.get<{ Params: { key: string } }>('/operations/:key', { schema: { params: keyParams } }, async (request, reply) => {
+  app.get<{ Params: { key: string } }>('/operations/:key', { config: { call: 'status' }, schema: { params: keyParams } }, async (request, reply) => {
     const { key } = request.params;
     const stored = await s.keys.find(s.pool, key);
     if (stored === undefined || stored.tenant !== request.tenant || stored.status === 'in_flight') {

@@ -1,4 +1,5 @@
 import { argumentsSha256 } from './arguments-hash.js';
+import { ServiceError } from './errors.js';
 import { idempotencyKey } from './http-context.js';
 import type { RefundsApp } from './http-context.js';
 import { orderParams, refundBody } from './http-schemas.js';
@@ -13,10 +14,14 @@ import type { Services } from './services.js';
  * IDEMPOTENCY_KEY_REUSED.
  */
 export function registerRefundRoutes(app: RefundsApp, s: Services): void {
-  app.post<{ Params: { id: string }; Body: RefundRequest }>(
+  app.post<{ Params: { id: string }; Body: RefundRequest & { order_id: string } }>(
     '/orders/:id/refunds',
-    { schema: { params: orderParams, body: refundBody } },
+    { config: { call: 'write' }, schema: { params: orderParams, body: refundBody } },
     async (request, reply) => {
+      // The body is the approved arguments as they are, so it names its order: it must be the path's.
+      if (request.body.order_id !== request.params.id) {
+        throw new ServiceError('INVALID_REQUEST', `order_id in the body (${request.body.order_id}) is not the one in the path (${request.params.id})`, { field: 'order_id' });
+      }
       const claim: KeyClaim = {
         key: idempotencyKey(request),
         tenant: request.tenant,

@@ -1,6 +1,7 @@
 import pg from 'pg';
 import type { Pool } from 'pg';
 import { ensureDatabase } from '@gatehouse/pg';
+import { CallAssertionVerifier } from '@gatehouse/sdk';
 import { createLogger } from '@gatehouse/telemetry';
 import type { Logger } from '@gatehouse/telemetry';
 import { buildApp } from './app.js';
@@ -32,7 +33,7 @@ export async function startRefundsService(options: RefundsServiceOptions): Promi
   await ensureDatabase(options.databaseUrl);
   const pool = new pg.Pool({ connectionString: options.databaseUrl, max: 10 });
   pool.on('error', (error) => logger.error({ err: error }, 'idle PostgreSQL client failed'));
-  const app = buildApp({ pool, logger, schema: options.schema });
+  const app = buildApp({ pool, logger, schema: options.schema, assertions: new CallAssertionVerifier(options.assertions) });
   try {
     const applied = await migrate(pool, options.schema);
     const seeded = await seedIfEmpty(pool, options.schema);

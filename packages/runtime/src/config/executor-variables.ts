@@ -1,4 +1,4 @@
-import { integer, jsonIntegerMap, port, text } from './value-kind.js';
+import { integer, jsonIntegerMap, port, signingKey, text, trustedKeys } from './value-kind.js';
 import { variable } from './variable.js';
 
 /** The executor: its identity, its consumer group, its concurrency and the write slots. */
@@ -29,5 +29,21 @@ export const EXECUTOR_VARIABLES = {
   }),
   GATEHOUSE_RUN_SLOTS: variable(integer(1), { readers: ['executor'], default: '4', doc: 'writes one run runs at once, across every executor' }),
   EXECUTOR_HOST: variable(text(), { readers: ['executor'], default: '127.0.0.1', doc: 'listen address of `/metrics`, `/healthz`, `/readyz`' }),
-  EXECUTOR_PORT: variable(port(), { readers: ['executor'], default: '8092', doc: 'listen port of `/metrics`, `/healthz`, `/readyz`' }),
+  EXECUTOR_PORT: variable(port(), { readers: ['executor'], default: '8092', doc: 'listen port of `/metrics`, `/healthz`, `/readyz` and `/.well-known/jwks.json`' }),
+  GATEHOUSE_ASSERTION_KEY: variable(signingKey(), {
+    readers: ['executor'],
+    required: 'every request a handler makes to its system of record carries a call assertion signed with it (`node scripts/signing-key.mjs <key id>` makes a pair)',
+    secret: true,
+    doc: 'the Ed25519 key this executor signs call assertions with (EdDSA JWTs), under a key id its JWKS names; a key of its own, not the one it signs events with',
+  }),
+  GATEHOUSE_ASSERTION_KEYS: variable(trustedKeys(), {
+    readers: ['executor', 'cli'],
+    unset: '*(its own key only)*',
+    doc: "call-assertion public keys published in the executors' JWKS besides the executor's own: the other executors' keys, and the old and the new key while rotating (`gatehouse jwks` writes the set as a file)",
+  }),
+  GATEHOUSE_ASSERTION_ISSUER: variable(text(), {
+    readers: ['executor'],
+    default: 'urn:gatehouse',
+    doc: "`iss` of the call assertions: the deployment's name, which its systems of record check",
+  }),
 };

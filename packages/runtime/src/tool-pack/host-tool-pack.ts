@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Catalog, ToolImplementation } from '@gatehouse/contracts';
 import type { PolicyTable, Roles } from '@gatehouse/governance';
-import { describePack, readPackConfig, validatePack } from '@gatehouse/sdk';
+import { describePack, readPackConfig, toolsOf, validatePack } from '@gatehouse/sdk';
 import type { PackDescription, ToolPack } from '@gatehouse/sdk';
 import { ToolPackLoadError } from './tool-pack-load-error.js';
 
@@ -48,7 +48,7 @@ export async function hostToolPack(pack: ToolPack, env: Readonly<Record<string, 
   const description = describePack(pack);
   const config = readPackConfig(pack, env);
   const deps: unknown = await pack.setup(config);
-  const tools = pack.tools(deps);
+  const tools = toolsOf(pack, deps);
   const rolesFile = overrides.rolesFile ?? fileURLToPath(pack.roles);
   const policyTableFile = overrides.policyTableFile ?? fileURLToPath(pack.policyTable);
   const validated = validatePack(pack, { tools, roles: readJson(rolesFile, 'roles file'), policyTable: readJson(policyTableFile, 'policy table') });

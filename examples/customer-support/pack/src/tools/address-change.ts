@@ -148,7 +148,8 @@ function committer(customers: CustomersClient) {
       const { body } = await customers.call({
         method: 'POST',
         path: `/customers/${encodeURIComponent(args.customer_id)}/address-changes`,
-        body: { expected_version: args.expected_version, destination: args.destination },
+        // The approved arguments as they are: the service checks their hash against the assertion's.
+        body: args,
         idempotencyKey: context.idempotencyKey,
         context,
         write: true,

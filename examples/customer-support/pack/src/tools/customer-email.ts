@@ -108,7 +108,7 @@ export function customerEmailTools(customers: CustomersClient): readonly ToolImp
       const { body } = await customers.call({
         method: 'POST',
         path: `/customers/${encodeURIComponent(email.customer_id)}/emails`,
-        body: { subject: email.subject, body: email.body },
+        body: email,
         idempotencyKey: context.idempotencyKey,
         context,
         write: true,

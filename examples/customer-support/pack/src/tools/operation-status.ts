@@ -1,4 +1,4 @@
-import { toolError } from '@gatehouse/sdk';
+import { authorizedFetch, toolError } from '@gatehouse/sdk';
 import type { ErrorCode, ExecutionContext, StatusAnswer } from '@gatehouse/sdk';
 import type { CustomersClient } from '../customers-client.js';
 import { isBody } from '../upstream-body.js';
@@ -20,7 +20,7 @@ export async function operationStatus(
   toResult: (response: unknown) => unknown,
   conflictNext?: string,
 ): Promise<StatusAnswer> {
-  const response = await fetch(customers.url(`/operations/${encodeURIComponent(key)}`), {
+  const response = await authorizedFetch(context, customers.url(`/operations/${encodeURIComponent(key)}`), {
     headers: { 'x-tenant': context.tenant, accept: 'application/json' },
     signal: AbortSignal.timeout(2_000),
   });

@@ -104,7 +104,7 @@ export function operationTools(customers: CustomersClient): readonly ToolImpleme
       const { body } = await customers.call({
         method: 'POST',
         path: '/exports',
-        body: { customer_id: args.customer_id, format: args.format },
+        body: args,
         idempotencyKey: context.idempotencyKey,
         context,
         write: true,
@@ -142,6 +142,9 @@ export function operationTools(customers: CustomersClient): readonly ToolImpleme
       const { body } = await customers.call({
         method: 'POST',
         path: `/exports/${encodeURIComponent(args.operation_id)}/cancel`,
+        body: args,
+        // Its assertion names the key: the service checks the two agree, as for every write.
+        ...(context.idempotencyKey === null ? {} : { idempotencyKey: context.idempotencyKey }),
         context,
         write: true,
       });

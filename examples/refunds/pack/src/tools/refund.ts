@@ -187,16 +187,16 @@ export function refundTools(refunds: RefundsClient): readonly ToolImplementation
     // The stored proposal's arguments: exactly what the approver saw, never anything the agent sent.
     async run(args, context) {
       if (context.idempotencyKey === null) throw new Error('a refund runs only under an idempotency key made by the executor');
-      const body = { expected_version: args.expected_version, amount: args.amount, reason: args.reason };
       try {
-        return expectShape(await refunds.refund(args.order_id, body, context.idempotencyKey, context), committedView, true);
+        // The approved arguments as they are: the service checks their hash against the assertion's.
+        return expectShape(await refunds.refund(args.order_id, args, context.idempotencyKey, context), committedView, true);
       } catch (failure) {
         if (isToolFailure(failure) && failure.error.code === 'VERSION_CONFLICT') throw new ToolFailure(withNextStep(failure.error), { cause: failure });
         throw failure;
       }
     },
     async status(key, context): Promise<StatusAnswer> {
-      const answer = await refunds.operation(key, context.tenant);
+      const answer = await refunds.operation(key, context);
       if (answer.status === 'succeeded') {
         const view = isBody(answer.response) ? committedView(answer.response) : undefined;
         if (view === undefined) throw new Error('the status query answered a refund of an unexpected shape');

@@ -1,0 +1,150 @@
+import { randomUUID, webcrypto } from 'node:crypto';
+import type { KeyObject } from 'node:crypto';
+import { SignJWT } from 'jose';
+import type { JSONWebKeySet, JWK, JWTPayload } from 'jose';
+
+/**
+ * The `typ` of a call assertion's header (RFC 8725 §3.11): a verifier that requires it can never
+ * take an access token, an ID token or any other JWT of the same keys for a call assertion.
+ */
+export const CALL_ASSERTION_TYPE = 'gatehouse-call+jwt';
+
+/** The signature algorithm of call assertions: EdDSA over Ed25519 keys. */
+export const CALL_ASSERTION_ALGORITHM = 'EdDSA';
+
+/**
+ * What a call is, as the system of record sees it: a read, a write (run under an idempotency key,
+ * approved), or the status query of a write's idempotency key.
+ */
+export type CallKind = 'read' | 'write' | 'status';
+
+/** A person as the company's identity provider names them. */
+export interface PersonClaim {
+  readonly iss: string;
+  readonly sub: string;
+}
+
+/**
+ * The claims of a call assertion. `sub` is the run's principal and `act` the executor that acts
+ * for it (RFC 8693 §4.1); the rest name the call so the system of record can check it is the call
+ * Gatehouse decided: the tenant, the run, the tool, the arguments' hash and, for a write, its key
+ * and approval.
+ */
+export interface CallAssertionClaims extends JWTPayload {
+  readonly iss: string;
+  readonly aud: string;
+  readonly sub: string;
+  readonly act: { readonly sub: string };
+  readonly iat: number;
+  readonly exp: number;
+  readonly jti: string;
+  readonly call: CallKind;
+  readonly tenant: string;
+  readonly run_id: string;
+  readonly command_id: string;
+  /** The tool version's address (`support.commit_address_change.v2`). */
+  readonly tool: string;
+  /** The person whose agent the run is, when the run names one. */
+  readonly on_behalf_of?: PersonClaim;
+  /** sha256 (hex) of the RFC 8785 canonical JSON of the arguments the handler runs with (reads and writes). */
+  readonly arguments_sha256?: string;
+  /** Writes and status queries: the key the write runs under. */
+  readonly idempotency_key?: string;
+  /** Writes: the approved proposal the arguments come from (none for a write without one). */
+  readonly proposal_id?: string;
+  /** Writes: the approval that lets it run. */
+  readonly approval_id?: string;
+  /** Writes: who approved (`policy:<rule>` when the policy table allowed it without a person). */
+  readonly approver?: string;
+}
+
+/** What the executor knows of one call, from which it mints that call's assertion. */
+export interface CallFacts {
+  readonly audience: string;
+  readonly call: CallKind;
+  readonly principal: string;
+  /** The executor's id (`act.sub`). */
+  readonly actor: string;
+  readonly tenant: string;
+  readonly runId: string;
+  readonly commandId: string;
+  readonly tool: string;
+  readonly onBehalfOf: { readonly issuer: string; readonly subject: string } | null;
+  readonly argumentsSha256: string | null;
+  readonly idempotencyKey: string | null;
+  readonly proposalId: string | null;
+  readonly approvalId: string | null;
+  readonly approver: string | null;
+  /** When the assertion stops being valid (epoch ms); the JWT's `exp` is this, rounded down to the second. */
+  readonly expiresAt: number;
+}
+
+/** The private key an executor mints call assertions with, under the key id its JWKS names. */
+export interface AssertionKey {
+  readonly keyId: string;
+  readonly privateKey: KeyObject;
+}
+
+/**
+ * Mints call assertions: JWTs signed with EdDSA under one key id, each with a fresh `jti`, so a
+ * system of record that remembers the ids it has seen can refuse any replay within a lifetime.
+ */
+export class CallAssertionSigner {
+  private constructor(
+    readonly issuer: string,
+    readonly keyId: string,
+    private readonly key: webcrypto.CryptoKey,
+  ) {}
+
+  /** Imports the key once (as a non-extractable WebCrypto key): minting then only signs. */
+  static async create(issuer: string, key: AssertionKey): Promise<CallAssertionSigner> {
+    if (key.privateKey.asymmetricKeyType !== 'ed25519') throw new Error(`the call assertion key ${key.keyId} is not an Ed25519 key`);
+    const der = key.privateKey.export({ format: 'der', type: 'pkcs8' });
+    const imported = await webcrypto.subtle.importKey('pkcs8', der, { name: 'Ed25519' }, false, ['sign']);
+    return new CallAssertionSigner(issuer, key.keyId, imported);
+  }
+
+  /** One assertion for one request of one call; never reuse it (its `jti` is single-use). */
+  async mint(facts: CallFacts, now: number = Date.now()): Promise<string> {
+    const claims: Record<string, unknown> = {
+      act: { sub: facts.actor },
+      call: facts.call,
+      tenant: facts.tenant,
+      run_id: facts.runId,
+      command_id: facts.commandId,
+      tool: facts.tool,
+    };
+    if (facts.onBehalfOf !== null) claims['on_behalf_of'] = { iss: facts.onBehalfOf.issuer, sub: facts.onBehalfOf.subject };
+    if (facts.argumentsSha256 !== null) claims['arguments_sha256'] = facts.argumentsSha256;
+    if (facts.idempotencyKey !== null) claims['idempotency_key'] = facts.idempotencyKey;
+    if (facts.proposalId !== null) claims['proposal_id'] = facts.proposalId;
+    if (facts.approvalId !== null) claims['approval_id'] = facts.approvalId;
+    if (facts.approver !== null) claims['approver'] = facts.approver;
+    return new SignJWT(claims)
+      .setProtectedHeader({ alg: CALL_ASSERTION_ALGORITHM, typ: CALL_ASSERTION_TYPE, kid: this.keyId })
+      .setIssuer(this.issuer)
+      .setAudience(facts.audience)
+      .setSubject(facts.principal)
+      .setIssuedAt(Math.floor(now / 1000))
+      .setExpirationTime(Math.floor(facts.expiresAt / 1000))
+      .setJti(randomUUID())
+      .sign(this.key);
+  }
+}
+
+/**
+ * The JSON Web Key Set of call-assertion public keys (RFC 7517), as executors serve it at
+ * `/.well-known/jwks.json` and as a file for verifiers that cannot reach them: one key per key id,
+ * so a system of record picks the key by the assertion's `kid`, and a rotation lists old and new.
+ */
+export function assertionJwks(keys: ReadonlyMap<string, KeyObject>): JSONWebKeySet {
+  const out: JWK[] = [];
+  for (const [keyId, key] of keys) {
+    const publicKey = key.type === 'private' ? undefined : key;
+    if (publicKey === undefined) throw new Error(`the key ${keyId} is a private key; a key set holds public keys only`);
+    const { kty, crv, x } = publicKey.export({ format: 'jwk' });
+    if (kty !== 'OKP' || crv !== 'Ed25519' || x === undefined) throw new Error(`the key ${keyId} is not an Ed25519 public key`);
+    out.push({ kty, crv, x, kid: keyId, alg: CALL_ASSERTION_ALGORITHM, use: 'sig' });
+  }
+  return { keys: out };
+}

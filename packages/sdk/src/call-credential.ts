@@ -1,0 +1,12 @@
+import type { ExecutionContext } from '@gatehouse/contracts';
+
+/**
+ * `fetch` with the call's credential: `Authorization: Bearer <assertion or exchanged token>` added
+ * to the request's headers (a fresh one per request), and the call's signal unless `init` brings
+ * its own. What a handler uses to reach its system of record.
+ */
+export async function authorizedFetch(context: ExecutionContext, input: string | URL, init: RequestInit = {}): Promise<Response> {
+  const headers = new Headers(init.headers);
+  headers.set('authorization', `Bearer ${await context.credential()}`);
+  return fetch(input, { ...init, headers, signal: init.signal ?? context.signal });
+}

@@ -1,0 +1,79 @@
+import { canonicalJson, sha256Hex, toolError, ToolFailure } from '@gatehouse/contracts';
+import type { ToolImplementation } from '@gatehouse/contracts';
+import type { ExecutionOrder } from '@gatehouse/events';
+import type { CallAssertionSigner, CallKind } from '@gatehouse/identity';
+import type { GatehouseMetrics } from '@gatehouse/telemetry';
+
+/**
+ * How long past the handler's own timeout an assertion stays valid: room for the clocks of the
+ * executor and the system of record to disagree a little, never for a second request.
+ */
+export const ASSERTION_MARGIN_MS = 5_000;
+
+/** A handler's `credential()`: one fresh credential per ask. */
+export type Credential = () => Promise<string>;
+
+/**
+ * The credentials an executor gives the handlers it runs: a call assertion minted on each ask,
+ * naming exactly the call the executor is running — its principal and person, tenant, run and
+ * tool, the hash of the arguments the handler holds and, for a write, its key and approval.
+ */
+export class CallCredentials {
+  constructor(
+    private readonly signer: CallAssertionSigner,
+    private readonly executorId: string,
+    private readonly metrics?: GatehouseMetrics,
+  ) {}
+
+  /** A read's credential: the order's arguments are the handler's. */
+  forRead(order: ExecutionOrder, implementation: ToolImplementation): Credential {
+    return this.credential(order, implementation, 'read', order.arguments_sha256);
+  }
+
+  /** A write's credential, for the arguments it runs with (the approved proposal's, for a commit). */
+  forWrite(order: ExecutionOrder, implementation: ToolImplementation, args: unknown): Credential {
+    return this.credential(order, implementation, 'write', sha256Hex(canonicalJson(args)));
+  }
+
+  /** The credential of a write's status query: it names the key, not the arguments. */
+  forStatus(order: ExecutionOrder, implementation: ToolImplementation): Credential {
+    return this.credential(order, implementation, 'status', null);
+  }
+
+  private credential(order: ExecutionOrder, implementation: ToolImplementation, call: CallKind, argumentsSha256: string | null): Credential {
+    const tool = implementation.contract;
+    const audience = implementation.credential?.audience;
+    return async () => {
+      if (audience === undefined) {
+        throw new ToolFailure(toolError('CREDENTIAL_REFUSED', `${tool.address} declares no audience for its system of record (credential.audience, or the pack's credential)`));
+      }
+      const now = Date.now();
+      let expiresAt = now + tool.timeoutMs + ASSERTION_MARGIN_MS;
+      // A status query settles what already happened: it outlives the call's deadline. A call does not.
+      if (call !== 'status' && order.deadline_at !== null) expiresAt = Math.min(expiresAt, order.deadline_at);
+      if (expiresAt - now < 1_000) {
+        throw new ToolFailure(toolError('TIMEOUT', `the deadline of ${tool.address} has passed; nothing was sent`, { retryable: false }));
+      }
+      const write = call === 'write';
+      const token = await this.signer.mint({
+        audience,
+        call,
+        principal: order.principal,
+        actor: this.executorId,
+        tenant: order.tenant,
+        runId: order.run_id,
+        commandId: order.command_id,
+        tool: tool.address,
+        onBehalfOf: order.on_behalf_of ?? null,
+        argumentsSha256,
+        idempotencyKey: call === 'read' ? null : order.idempotency_key,
+        proposalId: write ? order.proposal_id : null,
+        approvalId: write ? (order.approval?.approval_id ?? null) : null,
+        approver: write ? (order.approval?.approved_by ?? null) : null,
+        expiresAt,
+      }, now);
+      this.metrics?.callAssertion(call);
+      return token;
+    };
+  }
+}
