@@ -37,6 +37,10 @@ export const ${exportName} = defineToolPack({
   setup: (config) => ({ tickets: new TicketStore(config.TICKETS_SEED) }),
   // Binds the handlers to what setup built; no I/O here.
   tools: ({ tickets }) => [getTicketTool(tickets), ...priorityChangeTools(tickets)],
+  // The audience your system of record checks on the call assertion every request carries: a
+  // client sends \`authorizedFetch(context, url, init)\` (Authorization: Bearer <assertion>), and the
+  // service verifies it with CallAssertionVerifier (docs/identity.md, "Calls to systems of record").
+  credential: () => ({ audience: '${name}' }),
 });
 `;
 }

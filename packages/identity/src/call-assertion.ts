@@ -1,6 +1,5 @@
-import { randomUUID, webcrypto } from 'node:crypto';
+import { randomUUID, sign } from 'node:crypto';
 import type { KeyObject } from 'node:crypto';
-import { SignJWT } from 'jose';
 import type { JSONWebKeySet, JWK, JWTPayload } from 'jose';
 
 /**
@@ -86,28 +85,40 @@ export interface AssertionKey {
 }
 
 /**
- * Mints call assertions: JWTs signed with EdDSA under one key id, each with a fresh `jti`, so a
- * system of record that remembers the ids it has seen can refuse any replay within a lifetime.
+ * Mints call assertions: JWTs (RFC 7519, compact JWS) signed with EdDSA under one key id, each with
+ * a fresh `jti`, so a system of record that remembers the ids it has seen can refuse any replay
+ * within a lifetime. Signed with node:crypto directly, the header encoded once: 32 µs of CPU per
+ * assertion against 75 µs through jose's SignJWT (`node bench/dist/assertion-cost.js`), on a path
+ * every handler call takes. Verifiers check them with jose (or any JWT library) as any JWT.
  */
 export class CallAssertionSigner {
+  readonly #header: string;
+
   private constructor(
     readonly issuer: string,
     readonly keyId: string,
-    private readonly key: webcrypto.CryptoKey,
-  ) {}
+    private readonly key: KeyObject,
+  ) {
+    this.#header = Buffer.from(JSON.stringify({ alg: CALL_ASSERTION_ALGORITHM, typ: CALL_ASSERTION_TYPE, kid: keyId })).toString('base64url');
+  }
 
-  /** Imports the key once (as a non-extractable WebCrypto key): minting then only signs. */
-  static async create(issuer: string, key: AssertionKey): Promise<CallAssertionSigner> {
-    if (key.privateKey.asymmetricKeyType !== 'ed25519') throw new Error(`the call assertion key ${key.keyId} is not an Ed25519 key`);
-    const der = key.privateKey.export({ format: 'der', type: 'pkcs8' });
-    const imported = await webcrypto.subtle.importKey('pkcs8', der, { name: 'Ed25519' }, false, ['sign']);
-    return new CallAssertionSigner(issuer, key.keyId, imported);
+  static create(issuer: string, key: AssertionKey): Promise<CallAssertionSigner> {
+    if (key.privateKey.type !== 'private' || key.privateKey.asymmetricKeyType !== 'ed25519') {
+      return Promise.reject(new Error(`the call assertion key ${key.keyId} is not an Ed25519 private key`));
+    }
+    return Promise.resolve(new CallAssertionSigner(issuer, key.keyId, key.privateKey));
   }
 
   /** One assertion for one request of one call; never reuse it (its `jti` is single-use). */
-  async mint(facts: CallFacts, now: number = Date.now()): Promise<string> {
+  mint(facts: CallFacts, now: number = Date.now()): Promise<string> {
     const claims: Record<string, unknown> = {
+      iss: this.issuer,
+      aud: facts.audience,
+      sub: facts.principal,
       act: { sub: facts.actor },
+      iat: Math.floor(now / 1000),
+      exp: Math.floor(facts.expiresAt / 1000),
+      jti: randomUUID(),
       call: facts.call,
       tenant: facts.tenant,
       run_id: facts.runId,
@@ -120,15 +131,8 @@ export class CallAssertionSigner {
     if (facts.proposalId !== null) claims['proposal_id'] = facts.proposalId;
     if (facts.approvalId !== null) claims['approval_id'] = facts.approvalId;
     if (facts.approver !== null) claims['approver'] = facts.approver;
-    return new SignJWT(claims)
-      .setProtectedHeader({ alg: CALL_ASSERTION_ALGORITHM, typ: CALL_ASSERTION_TYPE, kid: this.keyId })
-      .setIssuer(this.issuer)
-      .setAudience(facts.audience)
-      .setSubject(facts.principal)
-      .setIssuedAt(Math.floor(now / 1000))
-      .setExpirationTime(Math.floor(facts.expiresAt / 1000))
-      .setJti(randomUUID())
-      .sign(this.key);
+    const input = `${this.#header}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}`;
+    return Promise.resolve(`${input}.${sign(null, Buffer.from(input), this.key).toString('base64url')}`);
   }
 }
 

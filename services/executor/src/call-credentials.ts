@@ -10,6 +10,12 @@ import type { GatehouseMetrics } from '@gatehouse/telemetry';
  */
 export const ASSERTION_MARGIN_MS = 5_000;
 
+/**
+ * The longest an assertion lives before its margin: it is asked for per request and checked when
+ * the request arrives, so a handler with a long timeout asks again rather than holding one.
+ */
+export const ASSERTION_LIFETIME_MS = 60_000;
+
 /** A handler's `credential()`: one fresh credential per ask. */
 export type Credential = () => Promise<string>;
 
@@ -48,7 +54,7 @@ export class CallCredentials {
         throw new ToolFailure(toolError('CREDENTIAL_REFUSED', `${tool.address} declares no audience for its system of record (credential.audience, or the pack's credential)`));
       }
       const now = Date.now();
-      let expiresAt = now + tool.timeoutMs + ASSERTION_MARGIN_MS;
+      let expiresAt = now + Math.min(tool.timeoutMs, ASSERTION_LIFETIME_MS) + ASSERTION_MARGIN_MS;
       // A status query settles what already happened: it outlives the call's deadline. A call does not.
       if (call !== 'status' && order.deadline_at !== null) expiresAt = Math.min(expiresAt, order.deadline_at);
       if (expiresAt - now < 1_000) {
