@@ -17,24 +17,20 @@ export interface ExecutionContext {
   /**
    * A credential for one request to the tool's system of record, to send as `Authorization: Bearer
    * …`: a call assertion the executor mints for this call (fresh on every ask — its `jti` is
-   * single-use, so ask once per request), or the identity provider's token exchanged for the run's
-   * person when the tool's `credential` says so. Rejects with a ToolFailure (`CREDENTIAL_REFUSED`)
-   * when the tool declares no audience.
+   * single-use, so ask once per request). Rejects with a ToolFailure (`CREDENTIAL_REFUSED`) when the
+   * tool declares no audience.
    */
   readonly credential: () => Promise<string>;
 }
 
 /**
- * How a tool's calls prove themselves to its system of record. By default a call assertion: a JWT
- * the executor signs for `audience`, naming the run's principal and person, the tenant, the tool,
- * the arguments' hash and, for a write, its idempotency key and approval (verified against the
- * executors' JWKS). With `tokenExchange`, an access token of the company's identity provider
- * instead, exchanged (RFC 8693) for the run's `on_behalf_of` person, for `audience` and `scopes`.
+ * How a tool's calls prove themselves to its system of record: a call assertion, a JWT the executor
+ * signs for `audience`, naming the run's principal and person, the tenant, the tool, the arguments'
+ * hash and, for a write, its idempotency key and approval (verified against the executors' JWKS).
  */
 export interface CallCredential {
   /** The system of record's audience: the `aud` it checks. */
   readonly audience: string;
-  readonly tokenExchange?: { readonly scopes: readonly string[] };
 }
 
 /**

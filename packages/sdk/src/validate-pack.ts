@@ -93,21 +93,15 @@ export function describePack(pack: ToolPack): PackDescription {
 }
 
 const AUDIENCE = /^[\x21-\x7e]{1,255}$/;
-const SCOPE = /^[\x21\x23-\x5b\x5d-\x7e]{1,128}$/;
 
-/** A declared credential: an audience a JWT can carry, and scopes as RFC 6749 §3.3 spells them. */
+/** A declared credential: `{ audience }`, an audience a JWT can carry. */
 function credentialProblems(address: string, credential: unknown): string[] {
   if (credential === undefined) return [];
-  if (typeof credential !== 'object' || credential === null) return [`tool ${address}: credential must be { audience, tokenExchange? }`];
-  const { audience, tokenExchange } = credential as { audience?: unknown; tokenExchange?: unknown };
+  if (typeof credential !== 'object' || credential === null) return [`tool ${address}: credential must be { audience }`];
   const problems: string[] = [];
+  const { audience, ...rest } = credential as { audience?: unknown };
   if (typeof audience !== 'string' || !AUDIENCE.test(audience)) problems.push(`tool ${address}: credential.audience must be 1..255 printable ASCII characters without spaces`);
-  if (tokenExchange !== undefined) {
-    const scopes: unknown = typeof tokenExchange === 'object' && tokenExchange !== null ? (tokenExchange as { scopes?: unknown }).scopes : undefined;
-    if (!Array.isArray(scopes) || !scopes.every((scope) => typeof scope === 'string' && SCOPE.test(scope))) {
-      problems.push(`tool ${address}: credential.tokenExchange.scopes must be a list of OAuth scopes`);
-    }
-  }
+  for (const name of Object.keys(rest)) problems.push(`tool ${address}: credential.${name} is not a credential setting (only audience)`);
   return problems;
 }
 

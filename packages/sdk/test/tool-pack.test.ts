@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, expectTypeOf, it } from 'vitest';
-import { defineToolPack, describePack, isToolPack, PackError, readPackConfig, TOOL_PACK_KIND, validatePack } from '@gatehouse/sdk';
+import { defineToolPack, describePack, isToolPack, PackError, readPackConfig, TOOL_PACK_KIND, toolsOf, validatePack } from '@gatehouse/sdk';
 import type { PackConfig, ToolImplementation, ToolPack } from '@gatehouse/sdk';
 import { bankPack, ledgerHandlers, ledgerTools, ROLES, TABLE, transfer } from './fixtures.js';
 
@@ -186,6 +186,26 @@ describe('validatePack', () => {
     expect(Object.keys(valid.roles)).toEqual(['teller', 'auditor']);
     expect(valid.policyTable.rules.map((r) => r.id)).toEqual(['transfer-approved']);
     expect(valid.implementations).toBe(contents.tools);
+  });
+
+  it('refuses a credential without a usable audience, or with settings it does not know', () => {
+    const { balance } = ledgerHandlers(ledger);
+    const declared = (credential: unknown): ToolImplementation => ({ ...balance, credential } as ToolImplementation);
+    expect(validatePack(bankPack, { ...contents, tools: [declared({ audience: 'ledger' }), ...contents.tools.slice(1)] }).implementations[0]?.credential).toEqual({ audience: 'ledger' });
+    expect(problemsOf(() => validatePack(bankPack, { ...contents, tools: [declared({ audience: 'a ledger' }), ...contents.tools.slice(1)] })).problems).toEqual([
+      'tool get_balance.v1: credential.audience must be 1..255 printable ASCII characters without spaces',
+    ]);
+    expect(problemsOf(() => validatePack(bankPack, { ...contents, tools: [declared({ audience: 'ledger', exchange: true }), ...contents.tools.slice(1)] })).problems).toEqual([
+      'tool get_balance.v1: credential.exchange is not a credential setting (only audience)',
+    ]);
+  });
+
+  it('gives every tool without a credential of its own the pack\'s, as a service hosts them', () => {
+    const withPack = defineToolPack({ ...bankPack, credential: (deps) => ({ audience: `ledger@${deps.url}` }) });
+    const tools = toolsOf(withPack, { url: 'http://ledger', transfers: [] });
+    expect(tools.map((t) => t.credential)).toEqual([{ audience: 'ledger@http://ledger' }, { audience: 'ledger@http://ledger' }, { audience: 'ledger@http://ledger' }]);
+    const own = defineToolPack({ ...withPack, tools: (deps) => [{ ...ledgerHandlers(deps).balance, credential: { audience: 'own' } }] });
+    expect(toolsOf(own, { url: 'x', transfers: [] }).map((t) => t.credential)).toEqual([{ audience: 'own' }]);
   });
 
   it('refuses a tool implemented twice, naming it', () => {
