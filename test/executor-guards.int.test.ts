@@ -249,7 +249,10 @@ describe('the executor’s guards on what a handler returns and how long it runs
     expect(second - first).toBeGreaterThanOrEqual(HANG_SAFE_MS + 100 - 5);
     expect(third - second).toBeGreaterThanOrEqual(HANG_SAFE_MS + 400 - 5);
     const floor = 3 * HANG_SAFE_MS + 100 + 400;
-    expect(event.duration_ms).toBeGreaterThanOrEqual(floor);
+    // Five timers (three attempt bounds, two backoffs), each of which Node may fire up to 1 ms before
+    // Date.now says its delay is up (timers run on the event loop's cached millisecond clock): the
+    // same allowance as each interval above, once per timer (a CI run measured 1399 against 1400).
+    expect(event.duration_ms).toBeGreaterThanOrEqual(floor - 5);
     expect(event.duration_ms).toBeLessThan(floor + 1_500);
   });
 
