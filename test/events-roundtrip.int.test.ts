@@ -71,3 +71,46 @@ describe('every event type round-trips through Kafka and the schema registry', (
     }
   });
 });
+
+describe('a publisher whose send failed', () => {
+  let env: TestTopics;
+  let publisher: EventPublisher;
+  const topic = `events-tiny-${randomUUID()}`;
+
+  beforeAll(async () => {
+    env = await freshTopics('suspect', 1);
+    const admin = env.kafka.admin();
+    await admin.connect();
+    try {
+      // A topic whose records may be 2 KiB at most: the broker refuses a bigger one.
+      await admin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: 1, replicationFactor: 1, configEntries: [{ name: 'max.message.bytes', value: '2048' }] }] });
+    } finally {
+      await admin.disconnect();
+    }
+    publisher = await EventPublisher.connect(env.kafka, env.serde);
+  });
+  afterAll(async () => {
+    await publisher?.disconnect();
+    const admin = env.kafka.admin();
+    await admin.connect();
+    await admin.deleteTopics({ topics: [topic] }).catch(() => undefined);
+    await admin.disconnect();
+  });
+
+  // kafkajs gives a partition's sequence numbers back when a produce request throws, even when the
+  // broker appended the batch before the connection dropped; a later batch under the same numbers
+  // is then acknowledged as that batch's retry and dropped. So no send follows a failed one on the
+  // same producer.
+  it('sends its next batch on a new producer, and that batch lands', async () => {
+    await expect(publisher.sendRaw(topic, [{ key: 'k', value: Buffer.alloc(8 * 1024, 1) }])).rejects.toThrow();
+    expect(publisher.replacements).toBe(0);
+    await publisher.sendRaw(topic, [{ key: 'k', value: Buffer.from('after the failure') }]);
+    expect(publisher.replacements).toBe(1);
+
+    const admin = env.kafka.admin();
+    await admin.connect();
+    const offsets = await admin.fetchTopicOffsets(topic);
+    await admin.disconnect();
+    expect(offsets.map((o) => [o.partition, o.high])).toEqual([[0, '1']]);
+  });
+});

@@ -34,6 +34,13 @@ const MAX_BATCH_BYTES = 900 * 1024;
 const PRODUCER_STATE_LOST = new Set(['OUT_OF_ORDER_SEQUENCE_NUMBER', 'UNKNOWN_PRODUCER_ID', 'INVALID_PRODUCER_EPOCH', 'INVALID_PRODUCER_ID_MAPPING']);
 const SEND_ATTEMPTS = 3;
 
+// kafkajs rolls a partition's sequence number back whenever a produce request throws, even when the
+// broker did append it (the connection lost after the append, a timeout, an error on another
+// partition of the same request). A later, different batch then goes out under the same sequence
+// numbers, and a broker that holds a batch with the same first and last sequence takes it for a
+// retry of that one: it acknowledges it with the old offsets and drops it. So a producer whose send
+// failed sends nothing more: the next send first replaces it (a new producer id, new sequences).
+
 // What the signature headers add to a signed record at most (a signature, a key id and a path of
 // six hashes), counted against MAX_BATCH_BYTES before they exist.
 const SIGNATURE_HEADER_BYTES = 400;
@@ -99,6 +106,8 @@ export class EventPublisher {
   private flushing = false;
   private current: Producer;
   private replacing: Promise<void> | undefined;
+  /** The current producer's last send failed: its sequence numbers may be reused, so it is replaced before the next send. */
+  private suspect = false;
   /** How many times the producer was replaced (for logs and tests). */
   replacements = 0;
 
@@ -180,12 +189,18 @@ export class EventPublisher {
 
   private async send(topicMessages: TopicMessages[]): Promise<void> {
     for (let attempt = 1; ; attempt += 1) {
+      // Throws while the broker is away (the batch fails, its callers retry); stays suspect until replaced.
+      if (this.suspect) {
+        await this.replaceProducer();
+        this.suspect = false;
+      }
       try {
         await this.current.sendBatch({ acks: -1, topicMessages });
         return;
       } catch (error) {
+        // Whatever the error, this batch may be in the log: never reuse its sequence numbers.
+        this.suspect = true;
         if (attempt >= SEND_ATTEMPTS || !producerStateLost(error)) throw error;
-        await this.replaceProducer();
       }
     }
   }
