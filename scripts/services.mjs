@@ -78,14 +78,23 @@ export const LOCAL_IDENTITY = Object.freeze({
  */
 export const LOCAL_ORCHESTRATOR = Object.freeze({ clientId: 'gatehouse-orchestrator', clientSecret: 'orchestrator-local-only-secret' });
 
+/**
+ * The executors' client of the local realm, for token exchange (RFC 8693): the policy service and the
+ * MCP front door keep people's tokens that name it, executors exchange them. Local-only secret.
+ */
+const LOCAL_EXCHANGE = Object.freeze({ GATEHOUSE_EXCHANGE_CLIENT_ID: 'gatehouse-executor', GATEHOUSE_EXCHANGE_CLIENT_SECRET: 'executor-local-only-secret' });
+
 /** What a service of `kind` needs from the local identity provider: the console's client, or the issuer trusted code's tokens come from. */
 function identityEnv(kind) {
   if (kind === 'approval') return LOCAL_IDENTITY;
-  if (kind === 'policy') return { GATEHOUSE_OIDC_ISSUER: LOCAL_IDENTITY.GATEHOUSE_OIDC_ISSUER };
+  const exchangeClient = { GATEHOUSE_EXCHANGE_CLIENT_ID: LOCAL_EXCHANGE.GATEHOUSE_EXCHANGE_CLIENT_ID };
+  if (kind === 'policy') return { GATEHOUSE_OIDC_ISSUER: LOCAL_IDENTITY.GATEHOUSE_OIDC_ISSUER, ...exchangeClient };
+  if (kind === 'executor') return { GATEHOUSE_OIDC_ISSUER: LOCAL_IDENTITY.GATEHOUSE_OIDC_ISSUER, ...LOCAL_EXCHANGE };
   // People sign in through their MCP client; the realm's gatehouse.mcp scope names this URL as audience.
   if (kind === 'mcp') {
     return {
       GATEHOUSE_OIDC_ISSUER: LOCAL_IDENTITY.GATEHOUSE_OIDC_ISSUER,
+      ...exchangeClient,
       MCP_AGENT_POLICY_FILE: fileURLToPath(new URL('../examples/customer-support/config/agent-policy.json', import.meta.url)),
       MCP_PUBLIC_URL: `http://127.0.0.1:${process.env.MCP_PORT ?? 8095}`,
     };

@@ -12,10 +12,10 @@ import { loadRoles } from '@gatehouse/governance';
 import { AccessTokenVerifier } from '@gatehouse/identity';
 import { AgentPolicy, liveRoleTools } from '@gatehouse/mcp';
 import type { RunningMcpService } from '@gatehouse/mcp';
-import { RunRegistry } from '@gatehouse/state';
+import { DelegationStore, RunRegistry } from '@gatehouse/state';
 import { CONTROL_TOKEN, startGatehouse } from './support/gatehouse.js';
 import type { Gatehouse } from './support/gatehouse.js';
-import { ISSUER, PEOPLE, tokensOf } from './support/identity.js';
+import { EXECUTOR_CLIENT, ISSUER, PEOPLE, tokensOf } from './support/identity.js';
 import { connectHttp, dataOf, startFrontDoor } from './support/mcp.js';
 import type { McpResult, RunWithToken } from './support/mcp.js';
 import { MODERN } from './support/mcp-modern.js';
@@ -134,7 +134,7 @@ describe('MCP clients that sign their person in: the front door as an OAuth reso
     const verifier = await AccessTokenVerifier.discover({ issuer: ISSUER, audience: RESOURCE, clockToleranceS: 0 });
     door = await startFrontDoor(g, {
       transport: { kind: 'http', host: '127.0.0.1', port: PORT, publicUrl: BASE },
-      people: { verifier, policy: AgentPolicy.load(AGENT_POLICY, liveRoleTools(roles, g.catalog), 24 * 3600 * 1000), scope: 'gatehouse.mcp' },
+      people: { verifier, policy: AgentPolicy.load(AGENT_POLICY, liveRoleTools(roles, g.catalog), 24 * 3600 * 1000), scope: 'gatehouse.mcp', exchangeClientId: EXECUTOR_CLIENT.id },
     });
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
     callback = await callbackListener();
@@ -204,6 +204,8 @@ describe('MCP clients that sign their person in: the front door as an OAuth reso
     expect(run).toMatchObject({ tenant: 'acme', role: 'support-agent', on_behalf_of: { issuer: ISSUER, subject: PEOPLE.owner.subject }, registered_by: { client_id: 'gatehouse-mcp' } });
     // A 2025-11-25 client with the same person's token reaches the same run.
     const token = provider.saved?.access_token ?? '';
+    // The person's token names the executors' client: it is kept for the run, for token exchange.
+    expect(await new DelegationStore(g.redis, g.keys).subjectToken(runId ?? '')).toBe(token);
     const legacy = await connectHttp(RESOURCE, { mcp_token: token } as RunWithToken);
     expect((await legacy.listTools()).tools.map((t) => t.name).sort()).toEqual(tools);
     await legacy.close();

@@ -21,7 +21,7 @@ import { DATABASE_URL, testApprovers } from './approval.js';
 import type { TestService } from '../customers-harness.js';
 import { config, logger, uniquePrefix } from './stack.js';
 import { TEST_ASSERTION_SETTINGS, TEST_KEY_RING, TEST_SIGNING_KEYS } from './signing.js';
-import { orchestratorIdentity, stackIdentity } from './identity.js';
+import { orchestratorIdentity, stackExchange, stackIdentity, subjectTokenVerifier } from './identity.js';
 
 export const CONTROL_TOKEN = 'test-control-token-0123456789';
 
@@ -46,6 +46,8 @@ export interface GatehouseOptions {
    * tokens (beside the test control token), and the approval service signs people in.
    */
   readonly identity?: boolean;
+  /** Token exchange at the stack's IdP: executors exchange, the control API takes people's tokens. */
+  readonly exchange?: boolean;
 }
 
 /** A whole Gatehouse in this process over the real stack: its own topics, Redis prefix and customers schema. */
@@ -94,6 +96,7 @@ export async function startGatehouse(label: string, options: GatehouseOptions = 
   const events = { ...config, topicSettings: { ...config.topicSettings, partitions: options.partitions ?? 3 } };
 
   const callerIdentity = options.identity === true ? await orchestratorIdentity() : undefined;
+  const subjectTokens = options.exchange === true ? await subjectTokenVerifier() : undefined;
   const policies: RunningPolicyService[] = [];
   for (let i = 0; i < (options.policies ?? 1); i += 1) {
     policies.push(
@@ -109,6 +112,7 @@ export async function startGatehouse(label: string, options: GatehouseOptions = 
         logger,
         controlToken: CONTROL_TOKEN,
         ...(callerIdentity === undefined ? {} : { callerIdentity }),
+        ...(subjectTokens === undefined ? {} : { subjectTokens }),
         signingKey: TEST_SIGNING_KEYS.policy,
         host: '127.0.0.1',
         port: 0,
@@ -132,6 +136,7 @@ export async function startGatehouse(label: string, options: GatehouseOptions = 
       trustedKeys: TEST_KEY_RING,
       signingKey: TEST_SIGNING_KEYS.executor,
       assertions: TEST_ASSERTION_SETTINGS,
+      ...(options.exchange === true ? { exchange: stackExchange } : {}),
       logger,
       executorId: `${label}-${id}`,
       groupId: `${label}-executor`,

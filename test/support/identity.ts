@@ -45,6 +45,13 @@ export async function orchestratorIdentity(options: { readonly audience?: string
   return { accessTokens: await AccessTokenVerifier.discover({ issuer: ISSUER, audience: options.audience ?? 'gatehouse-policy' }), scope: 'gatehouse.runs' };
 }
 
+/** The executors' client: it exchanges a run's person's token for a system of record's (RFC 8693). */
+export const EXECUTOR_CLIENT = { id: 'gatehouse-executor', secret: 'executor-local-only-secret' } as const;
+
+/** Token exchange for the stack's executors, and the control API's check of the people's tokens handed over. */
+export const stackExchange = { issuer: ISSUER, clientId: EXECUTOR_CLIENT.id, clientSecret: EXECUTOR_CLIENT.secret } as const;
+export const subjectTokenVerifier = (): Promise<AccessTokenVerifier> => AccessTokenVerifier.discover({ issuer: ISSUER, audience: EXECUTOR_CLIENT.id });
+
 export const ORCHESTRATOR = { id: 'gatehouse-orchestrator', secret: 'orchestrator-local-only-secret' } as const;
 
 /** The orchestrator's access token, by client credentials. */
@@ -59,13 +66,13 @@ export async function orchestratorToken(client: { readonly id: string; readonly 
 }
 
 /** A person's tokens from the realm's test-only password client (`gatehouse-test-short`: expiring after 1 s). */
-export async function tokensOf(person: Person, client: 'gatehouse-test' | 'gatehouse-test-short' = 'gatehouse-test', scope = 'openid'): Promise<{ access_token: string; id_token: string }> {
+export async function tokensOf(person: Person, client: 'gatehouse-test' | 'gatehouse-test-short' = 'gatehouse-test', scope = 'openid'): Promise<{ access_token: string; id_token: string; refresh_token: string }> {
   const response = await fetch(TOKEN_ENDPOINT, {
     method: 'POST',
     body: new URLSearchParams({ grant_type: 'password', client_id: client, username: person.username, password: person.password, scope }),
   });
   if (response.status !== 200) throw new Error(`Keycloak refused ${person.username}'s password grant: HTTP ${response.status} ${await response.text()}`);
-  return (await response.json()) as { access_token: string; id_token: string };
+  return (await response.json()) as { access_token: string; id_token: string; refresh_token: string };
 }
 
 /** Cookies a browser would keep, by name, for one origin. */

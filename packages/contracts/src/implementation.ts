@@ -17,20 +17,45 @@ export interface ExecutionContext {
   /**
    * A credential for one request to the tool's system of record, to send as `Authorization: Bearer
    * …`: a call assertion the executor mints for this call (fresh on every ask — its `jti` is
-   * single-use, so ask once per request). Rejects with a ToolFailure (`CREDENTIAL_REFUSED`) when the
-   * tool declares no audience.
+   * single-use, so ask once per request), or the IdP's token for the run's person when the tool's
+   * credential is `{ exchange }`. Rejects with a ToolFailure (`CREDENTIAL_REFUSED`) when the tool
+   * declares no audience or the IdP refuses the exchange.
    */
   readonly credential: () => Promise<string>;
 }
 
 /**
- * How a tool's calls prove themselves to its system of record: a call assertion, a JWT the executor
- * signs for `audience`, naming the run's principal and person, the tenant, the tool, the arguments'
- * hash and, for a write, its idempotency key and approval (verified against the executors' JWKS).
+ * How a tool's calls prove themselves to its system of record. Either a call assertion, a JWT the
+ * executor signs for `audience`, naming the run's principal and person, the tenant, the tool, the
+ * arguments' hash and, for a write, its idempotency key and approval (verified against the
+ * executors' JWKS); or, for a system that trusts only the company's IdP, a token the IdP issues for
+ * the run's person by token exchange (RFC 8693).
  */
-export interface CallCredential {
+export type CallCredential = AssertionCredential | ExchangedCredential;
+
+/** A call assertion for the system of record whose `aud` is `audience`. */
+export interface AssertionCredential {
   /** The system of record's audience: the `aud` it checks. */
   readonly audience: string;
+}
+
+/**
+ * The IdP's own token for the run's person (`on_behalf_of`), exchanged by the executor for the
+ * system of record's audience and scope. A run whose person handed over no token, or whose session
+ * at the IdP has ended, gets `CREDENTIAL_REFUSED` before the handler runs.
+ */
+export interface ExchangedCredential {
+  readonly exchange: {
+    /** The system of record's client id at the IdP: the exchanged token's `aud`. */
+    readonly audience: string;
+    /** Space-separated scopes to ask for (the executors' client must be allowed them). */
+    readonly scope?: string;
+  };
+}
+
+/** Whether a credential is the IdP's token by exchange rather than a call assertion. */
+export function isExchangedCredential(credential: CallCredential | undefined): credential is ExchangedCredential {
+  return credential !== undefined && 'exchange' in credential;
 }
 
 /**

@@ -20,6 +20,7 @@ export type { ValidationDetail } from './validation-errors.js';
 export { snapshotByRole, snapshotJson, toMcpTool, toOpenAiFunction, toolNameFromMcp } from './exports.js';
 export type { McpTool, OpenAiFunctionTool, RoleSnapshot, RoleSnapshotEntry } from './exports.js';
 export { implement, ToolFailure } from './implementation.js';
-export type { CallCredential, ExecutionContext, ProposalDraft, StatusAnswer, ToolImplementation } from './implementation.js';
+export { isExchangedCredential } from './implementation.js';
+export type { AssertionCredential, CallCredential, ExchangedCredential, ExecutionContext, ProposalDraft, StatusAnswer, ToolImplementation } from './implementation.js';
 export { isToolFailure } from './implementation.js';
 export type { ImplementationParts } from './implementation.js';

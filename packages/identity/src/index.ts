@@ -10,3 +10,5 @@ export { assertionJwks, CALL_ASSERTION_ALGORITHM, CALL_ASSERTION_TYPE, CallAsser
 export type { AssertionKey, CallAssertionClaims, CallFacts, CallKind, PersonClaim } from './call-assertion.js';
 export { ASSERTION_REFUSALS, CallAssertionVerifier, canonicalSha256, MemoryReplayGuard, refusalResponse } from './assertion-verifier.js';
 export type { AssertionCheck, AssertionRefusalCode, CallAssertionVerifierOptions, CallRequest, RefusalResponse, ReplayGuard } from './assertion-verifier.js';
+export { TokenExchanger } from './token-exchange.js';
+export type { DelegationSource, ExchangeOutcome, ExchangeStep, ExchangeTarget, TokenExchangerOptions } from './token-exchange.js';

@@ -3,7 +3,7 @@
 // Contracts and handlers.
 export { Catalog, defineTool, Effect, implement, RateLimitScope, RetryClass } from '@gatehouse/contracts';
 export type {
-  CallCredential, CancelMode, DraftArgs, ExecutionContext, ImplementationParts, JSONSchema, LookupResult, PreviewResultOf, ProposalArgs,
+  AssertionCredential, CallCredential, CancelMode, DraftArgs, ExchangedCredential, ExecutionContext, ImplementationParts, JSONSchema, LookupResult, PreviewResultOf, ProposalArgs,
   ProposalDraft, RateLimit, RunArgs, RunResult, SchemaType, StatusAnswer, ToolAddress, ToolArgs, ToolContract, ToolHandler,
   ToolImplementation, ToolResultOf, ToolSpec, ValidationResult,
 } from '@gatehouse/contracts';

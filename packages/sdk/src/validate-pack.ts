@@ -94,15 +94,32 @@ export function describePack(pack: ToolPack): PackDescription {
 
 const AUDIENCE = /^[\x21-\x7e]{1,255}$/;
 
-/** A declared credential: `{ audience }`, an audience a JWT can carry. */
+/** A declared credential: `{ audience }`, an audience a JWT can carry, or `{ exchange: { audience, scope? } }`. */
 function credentialProblems(address: string, credential: unknown): string[] {
   if (credential === undefined) return [];
-  if (typeof credential !== 'object' || credential === null) return [`tool ${address}: credential must be { audience }`];
-  const problems: string[] = [];
+  const shape = `tool ${address}: credential must be { audience } or { exchange: { audience, scope? } }`;
+  if (typeof credential !== 'object' || credential === null) return [shape];
+  if ('exchange' in credential) {
+    const { exchange, ...others } = credential;
+    if (typeof exchange !== 'object' || exchange === null) return [shape];
+    const { audience, scope, ...rest } = exchange as { audience?: unknown; scope?: unknown };
+    const problems = audienceProblems(address, 'credential.exchange.audience', audience);
+    if (scope !== undefined && (typeof scope !== 'string' || !SCOPE.test(scope))) problems.push(`tool ${address}: credential.exchange.scope must be space-separated scope names`);
+    for (const name of Object.keys(rest)) problems.push(`tool ${address}: credential.exchange.${name} is not an exchange setting (audience, scope)`);
+    for (const name of Object.keys(others)) problems.push(`tool ${address}: credential.${name} does not go with exchange`);
+    return problems;
+  }
   const { audience, ...rest } = credential as { audience?: unknown };
-  if (typeof audience !== 'string' || !AUDIENCE.test(audience)) problems.push(`tool ${address}: credential.audience must be 1..255 printable ASCII characters without spaces`);
-  for (const name of Object.keys(rest)) problems.push(`tool ${address}: credential.${name} is not a credential setting (only audience)`);
+  const problems = audienceProblems(address, 'credential.audience', audience);
+  for (const name of Object.keys(rest)) problems.push(`tool ${address}: credential.${name} is not a credential setting (only audience, or exchange)`);
   return problems;
+}
+
+// RFC 6749 §3.3: scope tokens are printable ASCII without spaces, quotes or backslashes.
+const SCOPE = /^[\x21\x23-\x5b\x5d-\x7e]+( [\x21\x23-\x5b\x5d-\x7e]+)*$/;
+
+function audienceProblems(address: string, name: string, audience: unknown): string[] {
+  return typeof audience === 'string' && AUDIENCE.test(audience) ? [] : [`tool ${address}: ${name} must be 1..255 printable ASCII characters without spaces`];
 }
 
 function toolProblems(tools: readonly ToolImplementation[]): string[] {

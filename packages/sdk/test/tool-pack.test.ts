@@ -195,8 +195,24 @@ describe('validatePack', () => {
     expect(problemsOf(() => validatePack(bankPack, { ...contents, tools: [declared({ audience: 'a ledger' }), ...contents.tools.slice(1)] })).problems).toEqual([
       'tool get_balance.v1: credential.audience must be 1..255 printable ASCII characters without spaces',
     ]);
+    expect(problemsOf(() => validatePack(bankPack, { ...contents, tools: [declared({ audience: 'ledger', ttl: 5 }), ...contents.tools.slice(1)] })).problems).toEqual([
+      'tool get_balance.v1: credential.ttl is not a credential setting (only audience, or exchange)',
+    ]);
     expect(problemsOf(() => validatePack(bankPack, { ...contents, tools: [declared({ audience: 'ledger', exchange: true }), ...contents.tools.slice(1)] })).problems).toEqual([
-      'tool get_balance.v1: credential.exchange is not a credential setting (only audience)',
+      'tool get_balance.v1: credential must be { audience } or { exchange: { audience, scope? } }',
+    ]);
+  });
+
+  it('takes a token-exchange credential with an audience and scopes, and refuses a malformed one', () => {
+    const { balance } = ledgerHandlers(ledger);
+    const declared = (credential: unknown): ToolImplementation => ({ ...balance, credential } as ToolImplementation);
+    const exchange = { exchange: { audience: 'ledger-service', scope: 'ledger.read ledger.audit' } };
+    expect(validatePack(bankPack, { ...contents, tools: [declared(exchange), ...contents.tools.slice(1)] }).implementations[0]?.credential).toEqual(exchange);
+    expect(problemsOf(() => validatePack(bankPack, { ...contents, tools: [declared({ exchange: { audience: '', scope: 'a  b', ttl: 1 }, audience: 'x' }), ...contents.tools.slice(1)] })).problems).toEqual([
+      'tool get_balance.v1: credential.exchange.audience must be 1..255 printable ASCII characters without spaces',
+      'tool get_balance.v1: credential.exchange.scope must be space-separated scope names',
+      'tool get_balance.v1: credential.exchange.ttl is not an exchange setting (audience, scope)',
+      'tool get_balance.v1: credential.audience does not go with exchange',
     ]);
   });
 

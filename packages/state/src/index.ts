@@ -2,6 +2,8 @@ export { ApprovalStore } from './approval-store.js';
 export type { ApprovalRecord } from './approval-store.js';
 export { CommandClaims, RUN_ID_PATTERN } from './command-claims.js';
 export type { CommandClaim } from './command-claims.js';
+export { DelegationStore } from './delegation-store.js';
+export type { GrantTarget } from './delegation-store.js';
 export { IdempotencyState, IdempotencyStore } from './idempotency-store.js';
 export type { Claim, IdempotencyOptions, IdempotencyRecord, Staging } from './idempotency-store.js';
 export { Keyspace } from './keyspace.js';

@@ -67,6 +67,16 @@ export class Keyspace {
     return `${this.prefix}runtoken:${tokenSha256}`;
   }
 
+  /** The access token of a run's person, kept for token exchange (tagged by run, one cluster slot). */
+  subjectToken(runId: string): string {
+    return `${this.prefix}subject:{${runId}}`;
+  }
+
+  /** The refresh token an exchange for one run, audience and scope left (`grantHash` names the pair). */
+  exchangeGrant(runId: string, grantHash: string): string {
+    return `${this.prefix}xgrant:{${runId}}:${grantHash}`;
+  }
+
   /** An approver's sign-in session, by the sha256 of its cookie (the cookie itself is never stored). */
   approverSession(idSha256: string): string {
     return `${this.prefix}approver-session:${idSha256}`;

@@ -53,6 +53,7 @@ export const METRICS = {
   webhookDeliveries: { name: 'gatehouse_webhook_deliveries_total', help: 'Webhook deliveries to approvers\' tools, by outcome: delivered, retried (a failed attempt that will be tried again) or dead (dead-lettered after its attempts).', labelNames: ['outcome'] },
   callAssertions: { name: 'gatehouse_call_assertions_total', help: 'Call assertions the executor minted for handlers to present to their systems of record, by call kind (read, write, status).', labelNames: ['call'] },
   callRefusals: { name: 'gatehouse_call_refusals_total', help: 'Requests a system of record refused because their call assertion was missing, forged, expired, replayed or did not cover the request, by refusal code.', labelNames: ['code'] },
+  tokenExchanges: { name: 'gatehouse_token_exchanges_total', help: "Tokens for a run's person that handlers asked for at the IdP by token exchange, by how each was had (cached, refreshed, exchanged) or why not (refused, unreachable).", labelNames: ['outcome'] },
   httpRequests: { name: 'gatehouse_http_requests_total', help: 'HTTP requests served, by route pattern, method and status.', labelNames: ['route', 'method', 'status'] },
   httpDuration: { name: 'gatehouse_http_request_duration_seconds', help: 'HTTP request duration by route pattern and method.', labelNames: ['route', 'method'] },
 } as const;
@@ -114,6 +115,7 @@ export class GatehouseMetrics {
   readonly #webhookDeliveries: Counter<Labels<'webhookDeliveries'>>;
   readonly #callAssertions: Counter<Labels<'callAssertions'>>;
   readonly #callRefusals: Counter<Labels<'callRefusals'>>;
+  readonly #tokenExchanges: Counter<Labels<'tokenExchanges'>>;
   readonly #httpRequests: Counter<Labels<'httpRequests'>>;
   readonly #httpDuration: Histogram<Labels<'httpDuration'>>;
 
@@ -141,6 +143,7 @@ export class GatehouseMetrics {
     this.#webhookDeliveries = new Counter({ ...METRICS.webhookDeliveries, registers });
     this.#callAssertions = new Counter({ ...METRICS.callAssertions, registers });
     this.#callRefusals = new Counter({ ...METRICS.callRefusals, registers });
+    this.#tokenExchanges = new Counter({ ...METRICS.tokenExchanges, registers });
     this.#httpRequests = new Counter({ ...METRICS.httpRequests, registers });
     this.#httpDuration = new Histogram({ ...METRICS.httpDuration, buckets, registers });
     this.#scraped = Registry.merge([processRegistry(), this.registry]);
@@ -202,6 +205,11 @@ export class GatehouseMetrics {
   /** A call assertion minted for a handler. */
   callAssertion(call: 'read' | 'write' | 'status'): void {
     this.#callAssertions.inc({ call });
+  }
+
+  /** How a handler's token by exchange was had: from the cache, refreshed, exchanged anew, or refused or unreachable. */
+  tokenExchange(outcome: 'cached' | 'refreshed' | 'exchanged' | 'refused' | 'unreachable'): void {
+    this.#tokenExchanges.inc({ outcome });
   }
 
   /** A request a system of record refused by its call assertion: `code` one of ASSERTION_REFUSALS (never caller text). */

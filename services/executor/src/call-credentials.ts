@@ -1,7 +1,8 @@
 import { canonicalJson, sha256Hex, toolError, ToolFailure } from '@gatehouse/contracts';
-import type { ToolImplementation } from '@gatehouse/contracts';
+import { isExchangedCredential } from '@gatehouse/contracts';
+import type { ExchangedCredential, ToolImplementation } from '@gatehouse/contracts';
 import type { ExecutionOrder } from '@gatehouse/events';
-import type { CallAssertionSigner, CallKind } from '@gatehouse/identity';
+import type { CallAssertionSigner, CallKind, TokenExchanger } from '@gatehouse/identity';
 import type { GatehouseMetrics } from '@gatehouse/telemetry';
 
 /**
@@ -22,14 +23,35 @@ export type Credential = () => Promise<string>;
 /**
  * The credentials an executor gives the handlers it runs: a call assertion minted on each ask,
  * naming exactly the call the executor is running — its principal and person, tenant, run and
- * tool, the hash of the arguments the handler holds and, for a write, its key and approval.
+ * tool, the hash of the arguments the handler holds and, for a write, its key and approval; or,
+ * for a tool whose credential is `{ exchange }`, the IdP's token for the run's person.
  */
 export class CallCredentials {
   constructor(
     private readonly signer: CallAssertionSigner,
     private readonly executorId: string,
     private readonly metrics?: GatehouseMetrics,
+    private readonly exchanger?: TokenExchanger,
   ) {}
+
+  /**
+   * The IdP's token for the run's person and the tool's audience: the same token for every ask while
+   * it lives (the exchanger caches it). A run with no person's token, or whose person's session has
+   * ended, gets CREDENTIAL_REFUSED; an IdP that cannot be asked, UPSTREAM_ERROR (retryable: nothing
+   * was sent, and asking again can succeed).
+   */
+  private exchanged(order: ExecutionOrder, address: string, declared: ExchangedCredential): Credential {
+    const target = { audience: declared.exchange.audience, scope: declared.exchange.scope ?? null };
+    return async () => {
+      if (this.exchanger === undefined) throw new ToolFailure(toolError('CREDENTIAL_REFUSED', `${address} needs a token exchanged at the IdP, and this executor has no exchange configured`));
+      const outcome = await this.exchanger.tokenFor(order.run_id, target);
+      if (outcome.ok) return outcome.token;
+      if (outcome.reason === 'unreachable') {
+        throw new ToolFailure(toolError('UPSTREAM_ERROR', `the identity provider could not be asked for ${address}'s token; nothing was sent`, { retryable: true }));
+      }
+      throw new ToolFailure(toolError('CREDENTIAL_REFUSED', `the identity provider refused a token for ${address} on behalf of the run's person (${outcome.detail}); nothing was sent`));
+    };
+  }
 
   /** A read's credential: the order's arguments are the handler's. */
   forRead(order: ExecutionOrder, implementation: ToolImplementation): Credential {
@@ -48,7 +70,9 @@ export class CallCredentials {
 
   private credential(order: ExecutionOrder, implementation: ToolImplementation, call: CallKind, argumentsSha256: string | null): Credential {
     const tool = implementation.contract;
-    const audience = implementation.credential?.audience;
+    const declared = implementation.credential;
+    if (isExchangedCredential(declared)) return this.exchanged(order, tool.address, declared);
+    const audience = declared?.audience;
     return async () => {
       if (audience === undefined) {
         throw new ToolFailure(toolError('CREDENTIAL_REFUSED', `${tool.address} declares no audience for its system of record (credential.audience, or the pack's credential)`));

@@ -1,10 +1,10 @@
 import { hostname } from 'node:os';
 import { keyRing } from '@gatehouse/events';
 import type { EventsConfig, KeyRing, SigningKey } from '@gatehouse/events';
-import { eventsConfigOf, readConfig, variablesReadBy } from '@gatehouse/runtime';
+import { ConfigError, eventsConfigOf, readConfig, variablesReadBy } from '@gatehouse/runtime';
 import type { Env } from '@gatehouse/runtime';
 import type { TracingOptions } from '@gatehouse/telemetry';
-import type { AssertionSettings } from './service.js';
+import type { AssertionSettings, ExchangeSettings } from './service.js';
 import type { SlotLimits } from './write-path.js';
 
 export interface ExecutorConfig {
@@ -29,6 +29,8 @@ export interface ExecutorConfig {
   readonly signingKey: SigningKey;
   /** Call assertions (GATEHOUSE_ASSERTION_ISSUER, GATEHOUSE_ASSERTION_KEY, GATEHOUSE_ASSERTION_KEYS). */
   readonly assertions: AssertionSettings;
+  /** Token exchange at the IdP (GATEHOUSE_OIDC_ISSUER, GATEHOUSE_EXCHANGE_CLIENT_ID and _SECRET); off when unset. */
+  readonly exchange: ExchangeSettings | undefined;
   /** Span export over OTLP (OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_SERVICE_NAME); off without an endpoint. */
   readonly tracing: TracingOptions;
 }
@@ -40,6 +42,7 @@ export function executorConfigFromEnv(env: Env = process.env): ExecutorConfig {
   const c = readConfig(VARIABLES, env, 'executor');
   const events = eventsConfigOf(c);
   return {
+    exchange: exchangeSettings(c.GATEHOUSE_OIDC_ISSUER, c.GATEHOUSE_EXCHANGE_CLIENT_ID, c.GATEHOUSE_EXCHANGE_CLIENT_SECRET),
     events,
     redisUrl: c.REDIS_URL,
     redisPrefix: c.GATEHOUSE_REDIS_PREFIX,
@@ -65,4 +68,15 @@ export function executorConfigFromEnv(env: Env = process.env): ExecutorConfig {
     assertions: { issuer: c.GATEHOUSE_ASSERTION_ISSUER, key: c.GATEHOUSE_ASSERTION_KEY, published: c.GATEHOUSE_ASSERTION_KEYS },
     tracing: { serviceName: c.OTEL_SERVICE_NAME ?? 'gatehouse-executor', endpoint: c.OTEL_EXPORTER_OTLP_ENDPOINT },
   };
+}
+
+/** Token exchange is on when its client is named; then the issuer and the secret are required too. */
+function exchangeSettings(issuer: string | undefined, clientId: string | undefined, clientSecret: string | undefined): ExchangeSettings | undefined {
+  if (clientId === undefined) return undefined;
+  const missing = [
+    ...(issuer === undefined ? [{ variable: 'GATEHOUSE_OIDC_ISSUER', reason: 'required with GATEHOUSE_EXCHANGE_CLIENT_ID: the IdP that exchanges the tokens' }] : []),
+    ...(clientSecret === undefined ? [{ variable: 'GATEHOUSE_EXCHANGE_CLIENT_SECRET', reason: "required with GATEHOUSE_EXCHANGE_CLIENT_ID: how the executors' client proves itself to the IdP" }] : []),
+  ];
+  if (issuer === undefined || clientSecret === undefined) throw new ConfigError(missing);
+  return { issuer, clientId, clientSecret };
 }

@@ -49,6 +49,7 @@ export async function executorMain(load: (config: ExecutorConfig) => HostedTools
         trustedKeys: config.trustedKeys,
         signingKey: config.signingKey,
         assertions: config.assertions,
+        exchange: config.exchange,
         logger,
         executorId: config.executorId,
         groupId: config.groupId,

@@ -1,11 +1,13 @@
-import { isToolFailure, toolError, ToolFailure } from '@gatehouse/contracts';
+import { isExchangedCredential, isToolFailure, toolError, ToolFailure } from '@gatehouse/contracts';
 import type { ExecutionContext, ToolImplementation } from '@gatehouse/contracts';
 import { endSpan, startChildSpan, tracerFor } from '@gatehouse/telemetry';
 import type { SpanOutcome, SpanScope } from '@gatehouse/telemetry';
 
 /**
  * Runs a handler under its tool's timeout. The handler gets an AbortSignal; one that ignores it is
- * abandoned at the bound all the same. Every failure comes back as a ToolFailure.
+ * abandoned at the bound all the same. Every failure comes back as a ToolFailure. A token by
+ * exchange is had before the handler starts (the exchanger caches it for the handler's own ask): a
+ * refused exchange is an answer with nothing sent, never a write that may have happened.
  */
 export async function runHandler(
   implementation: ToolImplementation,
@@ -13,6 +15,7 @@ export async function runHandler(
   context: Omit<ExecutionContext, 'signal'>,
   timeoutMs: number,
 ): Promise<unknown> {
+  if (isExchangedCredential(implementation.credential)) await context.credential();
   const controller = new AbortController();
   let timer: NodeJS.Timeout | undefined;
   const timedOut = new Promise<never>((_, reject) => {

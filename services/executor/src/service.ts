@@ -1,11 +1,12 @@
 import { createPublicKey } from 'node:crypto';
 import { assertSignsAs } from '@gatehouse/events';
 import type { EventsConfig, KeyRing, ParallelConsumerStats, SigningKey, Topics, TrustedKeys } from '@gatehouse/events';
-import { assertionJwks, CallAssertionSigner } from '@gatehouse/identity';
+import { assertionJwks, CallAssertionSigner, TokenExchanger } from '@gatehouse/identity';
+import { isExchangedCredential } from '@gatehouse/contracts';
 import type { Catalog, ToolImplementation } from '@gatehouse/contracts';
 import { consumerChecks, healthOf, startConsumption, startEventRuntime, startOpsServer, withTeardown } from '@gatehouse/runtime';
 import type { StopOptions } from '@gatehouse/runtime';
-import { ApprovalStore, IdempotencyStore, Keyspace, ProposalStore, ResourceLock, RunRegistry, SlotPool } from '@gatehouse/state';
+import { ApprovalStore, DelegationStore, IdempotencyStore, Keyspace, ProposalStore, ResourceLock, RunRegistry, SlotPool } from '@gatehouse/state';
 import type { Redis } from '@gatehouse/state';
 import { GatehouseMetrics } from '@gatehouse/telemetry';
 import type { Logger } from '@gatehouse/telemetry';
@@ -32,6 +33,8 @@ export interface ExecutorServiceOptions {
    * never the events key) and the other public keys the JWKS lists (GATEHOUSE_ASSERTION_KEYS).
    */
   readonly assertions: AssertionSettings;
+  /** Token exchange at the company's IdP, for tools whose credential is `{ exchange }`; required when one is hosted. */
+  readonly exchange?: ExchangeSettings | undefined;
   readonly logger: Logger;
   readonly executorId: string;
   readonly groupId: string;
@@ -52,6 +55,13 @@ export interface AssertionSettings {
   readonly issuer: string;
   readonly key: SigningKey;
   readonly published?: TrustedKeys | undefined;
+}
+
+/** The executors' client at the IdP, which exchanges a run's person's token for a system of record's. */
+export interface ExchangeSettings {
+  readonly issuer: string;
+  readonly clientId: string;
+  readonly clientSecret: string;
 }
 
 /** The JWKS path of the ops endpoint (RFC 8615's well-known location). */
@@ -98,11 +108,13 @@ export async function startExecutor(options: ExecutorServiceOptions): Promise<Ru
   assertSignsAs(options.trustedKeys, options.signingKey, 'executor');
   const jwks = executorJwks(options.assertions, options.signingKey);
   const signer = await CallAssertionSigner.create(options.assertions.issuer, options.assertions.key);
+  const hosted = hostedImplementations(options.catalog, options.implementations);
+  const keys = new Keyspace(options.redisPrefix);
+  const exchanger = await exchangerFor(hosted, options.exchange, new DelegationStore(options.redis, keys), metrics);
   return withTeardown(async (teardown) => {
     const runtime = await startEventRuntime({ events: options.events, topics: options.topics, clientId: `gatehouse-executor-${options.executorId}`, logger, signingKey: options.signingKey });
     teardown.add(runtime.stop);
 
-    const keys = new Keyspace(options.redisPrefix);
     const idempotency = new IdempotencyStore(options.redis, keys);
     const consumption = await startConsumption({
       runtime,
@@ -112,7 +124,7 @@ export async function startExecutor(options: ExecutorServiceOptions): Promise<Ru
       trust: { keys: options.trustedKeys, answeredRetentionMs: idempotency.retentionMs },
       handle: orderHandler({
         catalog: options.catalog,
-        implementations: hostedImplementations(options.catalog, options.implementations),
+        implementations: hosted,
         idempotency,
         proposals: new ProposalStore(options.redis, keys),
         approvals: new ApprovalStore(options.redis, keys),
@@ -126,7 +138,7 @@ export async function startExecutor(options: ExecutorServiceOptions): Promise<Ru
         proposalTtlMs: options.proposalTtlMs,
         logger,
         metrics,
-        credentials: new CallCredentials(signer, options.executorId, metrics),
+        credentials: new CallCredentials(signer, options.executorId, metrics, exchanger),
       }),
       logger,
       metrics,
@@ -145,4 +157,22 @@ export async function startExecutor(options: ExecutorServiceOptions): Promise<Ru
     }
     return { joined: consumption.joined, url, stats: consumption.stats, stop: (stopOptions) => teardown.close(stopOptions) };
   });
+}
+
+/**
+ * The token exchanger, when a hosted tool needs one. A tool whose credential is `{ exchange }` with
+ * no exchange configured is refused at start: every one of its calls would fail.
+ */
+async function exchangerFor(
+  hosted: ReadonlyMap<string, ToolImplementation>,
+  settings: ExchangeSettings | undefined,
+  delegation: DelegationStore,
+  metrics: GatehouseMetrics,
+): Promise<TokenExchanger | undefined> {
+  const exchanging = [...hosted.values()].filter((implementation) => isExchangedCredential(implementation.credential)).map((i) => i.contract.address);
+  if (exchanging.length === 0) return undefined;
+  if (settings === undefined) {
+    throw new Error(`${exchanging.join(', ')} call their system of record with a token exchanged at the IdP, and no exchange is configured: set GATEHOUSE_OIDC_ISSUER, GATEHOUSE_EXCHANGE_CLIENT_ID and GATEHOUSE_EXCHANGE_CLIENT_SECRET`);
+  }
+  return TokenExchanger.discover({ ...settings, delegation, onStep: (step) => metrics.tokenExchange(step) });
 }

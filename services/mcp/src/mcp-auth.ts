@@ -1,7 +1,7 @@
 import { refusalOfToken } from '@gatehouse/identity';
 import type { AccessTokenVerifier, IdentityRefusalCode } from '@gatehouse/identity';
 import { isActive, RUN_TOKEN_PREFIX } from '@gatehouse/state';
-import type { Run, RunRegistry, RunTokens } from '@gatehouse/state';
+import type { DelegationStore, Run, RunRegistry, RunTokens } from '@gatehouse/state';
 import type { Logger } from '@gatehouse/telemetry';
 import type { AgentPolicy } from './agent-policy.js';
 
@@ -11,6 +11,11 @@ export interface PeopleSignIn {
   readonly policy: AgentPolicy;
   /** The scope an MCP client asks the IdP for (named in the challenge and the resource metadata). */
   readonly scope: string;
+  /**
+   * The executors' client at the IdP: a person's token that also names it in `aud` is kept for their
+   * run, so tools whose credential is `{ exchange }` can act as that person (RFC 8693).
+   */
+  readonly exchangeClientId?: string;
 }
 
 export type McpAuthOutcome =
@@ -37,7 +42,11 @@ export class McpAuth {
     private readonly runs: RunRegistry,
     private readonly people: PeopleSignIn | undefined,
     private readonly logger: Logger,
+    private readonly delegation?: DelegationStore,
   ) {}
+
+  /** The latest expiry of a person's token kept per run: a newer token is written once, not per request. */
+  private readonly keptUntil = new Map<string, number>();
 
   get scope(): string | undefined {
     return this.people?.scope;
@@ -63,6 +72,7 @@ export class McpAuth {
     }
     const agent = this.people.policy.agentOf(verified.claims, 'gatehouse-mcp');
     if (!agent.ok) return { ok: false, status: 403, code: agent.code, message: agent.message, error: 'insufficient_scope' };
+    await this.keepSubjectToken(agent.run.run_id, token, verified.claims);
     const existing = await this.runs.get(agent.run.run_id);
     if (existing !== undefined) {
       if (isActive(existing)) return { ok: true, run: existing, via: 'sign_in' };
@@ -79,5 +89,19 @@ export class McpAuth {
     const raced = await this.runs.get(agent.run.run_id);
     if (raced !== undefined && isActive(raced)) return { ok: true, run: raced, via: 'sign_in' };
     return { ok: false, status: 401, code: 'RUN_INACTIVE', message: 'the run of this sign-in has ended: sign in again', error: 'invalid_token' };
+  }
+
+  /** Keeps the person's token for token exchange when it names the executors' client, and is newer than the one kept. */
+  private async keepSubjectToken(runId: string, token: string, claims: { readonly aud?: string | string[]; readonly exp: number }): Promise<void> {
+    const clientId = this.people?.exchangeClientId;
+    if (clientId === undefined || this.delegation === undefined) return;
+    const audiences = Array.isArray(claims.aud) ? claims.aud : [claims.aud];
+    if (!audiences.includes(clientId)) return;
+    const expiresAt = claims.exp * 1000;
+    if ((this.keptUntil.get(runId) ?? 0) >= expiresAt) return;
+    await this.delegation.saveSubjectToken(runId, token, expiresAt);
+    this.keptUntil.set(runId, expiresAt);
+    // The map holds live sign-ins only: an entry past its expiry is worth nothing.
+    if (this.keptUntil.size > 10_000) for (const [id, until] of this.keptUntil) if (until < Date.now()) this.keptUntil.delete(id);
   }
 }

@@ -18,5 +18,5 @@ export function liveRoleTools(roles: Roles, catalog: Catalog): RoleTools {
 export async function peopleSignIn(config: NonNullable<McpConfig['signIn']>, resource: string, roles: Roles, catalog: Catalog): Promise<PeopleSignIn> {
   const policy = AgentPolicy.load(config.agentPolicyFile, liveRoleTools(roles, catalog), config.maxRunTtlMs);
   const verifier = await AccessTokenVerifier.discover({ issuer: config.issuer, audience: resource });
-  return { verifier, policy, scope: config.scope };
+  return { verifier, policy, scope: config.scope, ...(config.exchangeClientId === undefined ? {} : { exchangeClientId: config.exchangeClientId }) };
 }

@@ -6,7 +6,7 @@ import type { Catalog } from '@gatehouse/contracts';
 import { topicNames } from '@gatehouse/events';
 import type { EventsConfig, KeyRing } from '@gatehouse/events';
 import { healthOf, redisReady, registryReady, withTeardown } from '@gatehouse/runtime';
-import { Keyspace, RunRegistry, RunTokens } from '@gatehouse/state';
+import { DelegationStore, Keyspace, RunRegistry, RunTokens } from '@gatehouse/state';
 import type { Redis } from '@gatehouse/state';
 import { GatehouseMetrics } from '@gatehouse/telemetry';
 import type { Logger } from '@gatehouse/telemetry';
@@ -108,7 +108,7 @@ export async function startMcpService(options: McpServiceOptions): Promise<Runni
       publicUrl: transport.publicUrl,
       allowedHosts: transport.allowedHosts,
       allowedOrigins: transport.allowedOrigins,
-      auth: new McpAuth(runTokens, runs, options.people, options.logger),
+      auth: new McpAuth(runTokens, runs, options.people, options.logger, new DelegationStore(options.redis, keys)),
       door,
       health: healthOf({ redis: redisReady(options.redis), registry: registryReady(options.events.registryUrl) }),
       metrics,

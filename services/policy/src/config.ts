@@ -13,6 +13,8 @@ export interface PolicyConfig {
   readonly controlToken: string | undefined;
   /** The identity provider trusted code proves itself to, and what its tokens must carry. */
   readonly oidc: { readonly issuer: string; readonly audience: string; readonly scope: string } | undefined;
+  /** The executors' client at the IdP (GATEHOUSE_EXCHANGE_CLIENT_ID): a person's token handed to a run must name it in `aud`. */
+  readonly exchangeClientId: string | undefined;
   readonly signingKey: SigningKey;
   /** The tool pack to host (GATEHOUSE_TOOL_PACK). */
   readonly toolPack: string | undefined;
@@ -49,6 +51,7 @@ export function policyConfigFromEnv(env: Env = process.env): PolicyConfig {
     port: c.POLICY_PORT,
     controlToken: c.GATEHOUSE_CONTROL_TOKEN,
     oidc: c.GATEHOUSE_OIDC_ISSUER === undefined ? undefined : { issuer: c.GATEHOUSE_OIDC_ISSUER, audience: c.POLICY_OIDC_AUDIENCE, scope: c.POLICY_RUNS_SCOPE },
+    exchangeClientId: c.GATEHOUSE_EXCHANGE_CLIENT_ID,
     signingKey: c.GATEHOUSE_SIGNING_KEY,
     toolPack: c.GATEHOUSE_TOOL_PACK,
     rolesFile: c.GATEHOUSE_ROLES_FILE,

@@ -4,7 +4,8 @@ import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify
 import { toMcpTool, toOpenAiFunction } from '@gatehouse/contracts';
 import type { Catalog } from '@gatehouse/contracts';
 import { isActive } from '@gatehouse/state';
-import type { PersonRef, Registrar, Run, RunRegistry, RunTokens } from '@gatehouse/state';
+import type { AccessTokenVerifier } from '@gatehouse/identity';
+import type { DelegationStore, PersonRef, Registrar, Run, RunRegistry, RunTokens } from '@gatehouse/state';
 import type { GatehouseMetrics, Logger } from '@gatehouse/telemetry';
 import { registerOperatorRoutes } from './operator-api.js';
 import type { OperatorApiOptions } from './operator-api.js';
@@ -22,6 +23,11 @@ export interface ControlApiOptions {
   readonly callers: TrustedCallers;
   /** The issuer people are named by; a run's `on_behalf_of` must name one of its people (absent: any). */
   readonly personIssuer?: string;
+  /**
+   * Token exchange: a person's access token handed to a run (`subject_token`), checked for issuer,
+   * audience (the executors' client), expiry and signature, and kept for the executors. Absent: refused.
+   */
+  readonly delegation?: { readonly verifier: AccessTokenVerifier; readonly store: DelegationStore };
   readonly maxRunTtlMs: number;
   readonly logger: Logger;
   /** Answers /healthz and /readyz. */
@@ -41,7 +47,10 @@ interface CreateRunBody {
   ttl_ms: number;
   mcp_token?: boolean;
   on_behalf_of?: { issuer: string; subject: string; name?: string };
+  subject_token?: string;
 }
+
+const subjectTokenProperty = { type: 'string', minLength: 1, maxLength: 16384 } as const;
 
 const createRunSchema = {
   type: 'object',
@@ -66,8 +75,38 @@ const createRunSchema = {
         name: { type: 'string', minLength: 1, maxLength: 200 },
       },
     },
+    subject_token: subjectTokenProperty,
   },
 } as const;
+
+const subjectTokenSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['subject_token'],
+  properties: { subject_token: subjectTokenProperty },
+} as const;
+
+type Refusal = { readonly status: 422 | 503; readonly code: string; readonly message: string };
+type SubjectCheck = { readonly ok: true; readonly person: PersonRef; readonly expiresAt: number } | { readonly ok: false; readonly refusal: Refusal };
+
+/**
+ * A person's access token handed over for token exchange: the IdP's, for the executors' client,
+ * live and signed. Its issuer and subject are the person the run acts for.
+ */
+async function checkSubjectToken(delegation: ControlApiOptions['delegation'], token: string, name: string | null): Promise<SubjectCheck> {
+  if (delegation === undefined) {
+    return { ok: false, refusal: { status: 422, code: 'SUBJECT_TOKEN_REFUSED', message: 'this deployment exchanges no tokens (GATEHOUSE_EXCHANGE_CLIENT_ID is unset): register the run without subject_token' } };
+  }
+  const checked = await delegation.verifier.verify(token);
+  if (!checked.ok) {
+    if (checked.reason === 'issuer_unreachable') return { ok: false, refusal: { status: 503, code: 'ISSUER_UNAVAILABLE', message: "the identity provider's keys could not be fetched; try again" } };
+    return { ok: false, refusal: { status: 422, code: 'SUBJECT_TOKEN_REFUSED', message: `subject_token is not a live token of ${delegation.verifier.issuer} for ${delegation.verifier.audience} (${checked.reason})` } };
+  }
+  const claimed = typeof checked.claims['name'] === 'string' ? checked.claims['name'] : null;
+  return { ok: true, person: { issuer: checked.claims.iss, subject: checked.claims.sub, name: name ?? claimed }, expiresAt: checked.claims.exp * 1000 };
+}
+
+const samePerson = (a: PersonRef | null | undefined, b: PersonRef): boolean => a !== null && a !== undefined && a.issuer === b.issuer && a.subject === b.subject;
 
 /** Routes anyone may call: health, metrics, and a run's tool definitions (the run id is the runtime's handle). */
 const PUBLIC = { public: true } as const;
@@ -128,7 +167,18 @@ export function buildControlApi(options: ControlApiOptions): FastifyInstance {
         error: { code: 'CAPABILITY_OUTSIDE_ROLE', message: `not grantable to role ${body.role}: ${outside.join(', ')}`, permitted: live },
       });
     }
-    const person: PersonRef | null = body.on_behalf_of === undefined ? null : { issuer: body.on_behalf_of.issuer, subject: body.on_behalf_of.subject, name: body.on_behalf_of.name ?? null };
+    let person: PersonRef | null = body.on_behalf_of === undefined ? null : { issuer: body.on_behalf_of.issuer, subject: body.on_behalf_of.subject, name: body.on_behalf_of.name ?? null };
+    let subject: Extract<SubjectCheck, { ok: true }> | undefined;
+    if (body.subject_token !== undefined) {
+      // The person's own token names them: on_behalf_of, if given too, must be the same person.
+      const checked = await checkSubjectToken(options.delegation, body.subject_token, person?.name ?? null);
+      if (!checked.ok) return reply.code(checked.refusal.status).send({ error: { code: checked.refusal.code, message: checked.refusal.message } });
+      if (person !== null && !samePerson(person, checked.person)) {
+        return reply.code(422).send({ error: { code: 'SUBJECT_MISMATCH', message: 'subject_token names another person than on_behalf_of' } });
+      }
+      subject = checked;
+      person = checked.person;
+    }
     if (person !== null && options.personIssuer !== undefined && person.issuer !== options.personIssuer) {
       // A person of another issuer could never be matched against an approver: four eyes would silently not hold.
       return reply.code(422).send({ error: { code: 'UNKNOWN_ISSUER', message: `on_behalf_of must name a person of ${options.personIssuer}` } });
@@ -151,8 +201,9 @@ export function buildControlApi(options: ControlApiOptions): FastifyInstance {
     if (!(await options.runs.create(run))) {
       return reply.code(409).send({ error: { code: 'RUN_EXISTS', message: `run ${run.run_id} already exists` } });
     }
+    if (subject !== undefined) await options.delegation?.store.saveSubjectToken(run.run_id, body.subject_token ?? '', subject.expiresAt);
     request.log.info(
-      { run_id: run.run_id, tenant: run.tenant, role: run.role, tools: run.capabilities.length, registered_by: registrar.client_id, on_behalf_of: person?.subject ?? null },
+      { run_id: run.run_id, tenant: run.tenant, role: run.role, tools: run.capabilities.length, registered_by: registrar.client_id, on_behalf_of: person?.subject ?? null, subject_token: subject !== undefined },
       'run registered',
     );
     // The token is shown once, in this answer; only its hash is kept.
@@ -168,6 +219,22 @@ export function buildControlApi(options: ControlApiOptions): FastifyInstance {
     const issued = await options.runTokens.issue(run);
     request.log.info({ run_id: run.run_id }, 'MCP token issued');
     return reply.code(201).send({ run_id: run.run_id, mcp_token: issued.token, expires_at: issued.expires_at });
+  });
+
+  // The person's fresh token for an active run of theirs: the orchestrator hands one over before the
+  // last one lapses, so the executors can keep exchanging it (a refresh token they hold outlives it
+  // too, while the person's session at the IdP lasts).
+  app.put<{ Params: { id: string }; Body: { subject_token: string } }>('/runs/:id/subject-token', { schema: { body: subjectTokenSchema } }, async (request, reply) => {
+    const run = await options.runs.get(request.params.id);
+    if (run === undefined || !isActive(run)) return reply.code(404).send({ error: { code: 'RUN_NOT_FOUND', message: 'no such active run' } });
+    const checked = await checkSubjectToken(options.delegation, request.body.subject_token, null);
+    if (!checked.ok) return reply.code(checked.refusal.status).send({ error: { code: checked.refusal.code, message: checked.refusal.message } });
+    if (!samePerson(run.on_behalf_of, checked.person)) {
+      return reply.code(422).send({ error: { code: 'SUBJECT_MISMATCH', message: 'subject_token names another person than the run acts for' } });
+    }
+    await options.delegation?.store.saveSubjectToken(run.run_id, request.body.subject_token, checked.expiresAt);
+    request.log.info({ run_id: run.run_id }, "person's token handed over");
+    return { run_id: run.run_id, expires_at: checked.expiresAt };
   });
 
   app.get<{ Querystring: { tenant?: string } }>('/runs', async (request, reply) => {

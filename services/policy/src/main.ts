@@ -33,6 +33,9 @@ await runMain({
       ...(config.oidc === undefined
         ? {}
         : { callerIdentity: { accessTokens: await AccessTokenVerifier.discover({ issuer: config.oidc.issuer, audience: config.oidc.audience }), scope: config.oidc.scope } }),
+      ...(config.oidc === undefined || config.exchangeClientId === undefined
+        ? {}
+        : { subjectTokens: await AccessTokenVerifier.discover({ issuer: config.oidc.issuer, audience: config.exchangeClientId }) }),
       signingKey: config.signingKey,
       host: config.host,
       port: config.port,

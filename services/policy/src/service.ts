@@ -4,11 +4,12 @@ import { rolesGranting } from '@gatehouse/governance';
 import type { PolicyTable, Roles } from '@gatehouse/governance';
 import { consumerChecks, healthOf, startConsumption, startEventRuntime, withTeardown } from '@gatehouse/runtime';
 import type { StopOptions } from '@gatehouse/runtime';
-import { ApprovalStore, CommandClaims, IdempotencyStore, Keyspace, ProposalStore, RateLimiter, RunRegistry, RunTokens } from '@gatehouse/state';
+import { ApprovalStore, CommandClaims, DelegationStore, IdempotencyStore, Keyspace, ProposalStore, RateLimiter, RunRegistry, RunTokens } from '@gatehouse/state';
 import type { Redis } from '@gatehouse/state';
 import { GatehouseMetrics } from '@gatehouse/telemetry';
 import type { Logger } from '@gatehouse/telemetry';
 import { commandHandler } from './command-handler.js';
+import type { AccessTokenVerifier } from '@gatehouse/identity';
 import { buildControlApi } from './control-api.js';
 import { TrustedCallers } from './trusted-callers.js';
 import type { TrustedCallerIdentity } from './trusted-callers.js';
@@ -26,6 +27,12 @@ export interface PolicyServiceOptions {
   readonly controlToken?: string;
   /** Trusted code proved by the identity provider (client credentials with the runs scope). */
   readonly callerIdentity?: TrustedCallerIdentity;
+  /**
+   * People's tokens for token exchange: a run may be handed its person's access token (one that
+   * names the executors' client, GATEHOUSE_EXCHANGE_CLIENT_ID, in `aud`), checked here and kept
+   * for the executors. Off when absent: such a token is refused.
+   */
+  readonly subjectTokens?: AccessTokenVerifier;
   /** What this service signs its orders, approval requests and answers with (GATEHOUSE_SIGNING_KEY). */
   readonly signingKey: SigningKey;
   readonly host: string;
@@ -96,6 +103,7 @@ export async function startPolicyService(options: PolicyServiceOptions): Promise
       roles: options.roles,
       callers: new TrustedCallers(options.callerIdentity, options.controlToken),
       ...(options.callerIdentity === undefined ? {} : { personIssuer: options.callerIdentity.accessTokens.issuer }),
+      ...(options.subjectTokens === undefined ? {} : { delegation: { verifier: options.subjectTokens, store: new DelegationStore(options.redis, keys) } }),
       maxRunTtlMs: options.maxRunTtlMs,
       logger,
       metrics,

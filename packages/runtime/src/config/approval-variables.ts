@@ -17,9 +17,9 @@ export const APPROVAL_VARIABLES = {
   APPROVAL_HOST: variable(text(), { readers: ['approval'], default: '127.0.0.1', doc: 'listen address of the approval API and console' }),
   APPROVAL_PORT: variable(port(), { readers: ['approval'], default: '8093', doc: 'listen port of the approval API and console' }),
   GATEHOUSE_OIDC_ISSUER: variable(url({ schemes: ['https', 'http'] }), {
-    readers: ['approval', 'policy', 'cli', 'mcp'],
+    readers: ['approval', 'policy', 'cli', 'mcp', 'executor'],
     unset: 'no IdP: only demo approver tokens and the control token',
-    doc: "the company's OpenID Provider, by discovery (`<issuer>/.well-known/openid-configuration`; plain HTTP on loopback only): approvers sign in there, trusted code gets its tokens there, and runs name their person by it",
+    doc: "the company's OpenID Provider, by discovery (`<issuer>/.well-known/openid-configuration`; plain HTTP on loopback only): approvers sign in there, trusted code gets its tokens there, runs name their person by it, and executors exchange that person's token there",
   }),
   GATEHOUSE_OIDC_CLIENT_ID: variable(text(), {
     readers: ['approval'],

@@ -46,4 +46,15 @@ export const EXECUTOR_VARIABLES = {
     default: 'urn:gatehouse',
     doc: "`iss` of the call assertions: the deployment's name, which its systems of record check",
   }),
+  GATEHOUSE_EXCHANGE_CLIENT_ID: variable(text(), {
+    readers: ['executor', 'policy', 'mcp'],
+    unset: 'off: a tool whose credential is `{ exchange }` cannot be hosted, and runs keep no token of their person',
+    doc: "the executors' client at the OpenID Provider (`GATEHOUSE_OIDC_ISSUER`) for token exchange (RFC 8693): a person's token names it in `aud` to be exchanged for a system of record's token; the policy service and the MCP front door keep such tokens for their runs",
+  }),
+  GATEHOUSE_EXCHANGE_CLIENT_SECRET: variable(text(), {
+    readers: ['executor'],
+    secret: true,
+    unset: 'required with `GATEHOUSE_EXCHANGE_CLIENT_ID`',
+    doc: "the executors' client secret at the OpenID Provider, for token exchange",
+  }),
 };
