@@ -24,7 +24,7 @@ export interface RateLimit {
 
 export const DEFAULT_CONCURRENCY = 'default';
 
-/** What a tool author writes. See DESIGN.md "Tool contracts". */
+/** What a tool author writes: the contract of one tool version (docs/tool-packs.md, "Make it yours"). */
 export interface ToolSpec<I extends JSONSchema = JSONSchema, O extends JSONSchema = JSONSchema> {
   /** snake_case, `^[a-z][a-z0-9_]*$`. */
   readonly name: string;
