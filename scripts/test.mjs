@@ -2,8 +2,9 @@
 // manifests, bring the local stack up if it is not running, run every vitest
 // project, and stop only what this run started. Extra arguments go to vitest.
 import { spawn, spawnSync } from 'node:child_process';
-import { requirePrerequisites } from './prerequisites.mjs';
+import { NODE22, requirePrerequisites } from './prerequisites.mjs';
 import { stackDown, stackUp } from './stack-lifecycle.mjs';
+import { timingTable } from './test-timings.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
 
@@ -16,11 +17,18 @@ function step(title, command, args, options = {}) {
   return run.status === 0;
 }
 
-function runVitest(title, args) {
+let runs = 0;
+/** Runs vitest; afterwards prints how long each of its files took (from its JSON report). */
+function runVitest(title, args, node = process.execPath) {
+  const report = `${root}test-artifacts/vitest-timings-${(runs += 1)}.json`;
+  const reporters = ['--reporter=default', '--reporter=json', `--outputFile.json=${report}`];
   return new Promise((resolve) => {
     process.stderr.write(`\n▶ ${title}\n`);
-    const child = spawn(process.execPath, ['node_modules/vitest/vitest.mjs', 'run', ...args], { cwd: root, stdio: 'inherit' });
-    child.on('exit', (code) => resolve(code === 0));
+    const child = spawn(node, ['node_modules/vitest/vitest.mjs', 'run', ...reporters, ...args], { cwd: root, stdio: 'inherit' });
+    child.on('exit', (code) => {
+      process.stderr.write(`\n${timingTable(report, title)}\n`);
+      resolve(code === 0);
+    });
   });
 }
 
@@ -32,17 +40,19 @@ const stop = () => {
 process.on('SIGINT', stop);
 process.on('SIGTERM', stop);
 
-// Every missing prerequisite is named before anything starts (Chromium and the conformance suite's
-// Node 22 are installed when we can).
+// Every missing prerequisite is named before anything starts (Chromium and the Node 22 of the
+// conformance suite and the unit tests are installed when we can).
 await requirePrerequisites({ browser: true, node22: true });
+const extra = process.argv.slice(2);
 let ok =
   step('typecheck', 'npm', ['run', '--silent', 'typecheck']) &&
   step('lint', 'npm', ['run', '--silent', 'lint']) &&
-  step('deployment manifests', process.execPath, ['scripts/validate-manifests.mjs']);
+  step('deployment manifests', process.execPath, ['scripts/validate-manifests.mjs']) &&
+  // Node 22 LTS stays supported: the unit tests run on it too (everything runs on Node 24 below).
+  (await runVitest(`vitest: unit, on Node ${spawnSync(NODE22, ['--version'], { encoding: 'utf8' }).stdout.trim()}`, ['--project', 'unit', '--passWithNoTests', ...extra], NODE22));
 if (ok) {
   try {
     started = stackUp();
-    const extra = process.argv.slice(2);
     // The fault tests restart the broker and Redis, so they never run beside the others.
     ok = await runVitest('vitest: unit and integration', ['--project', 'unit', '--project', 'integration', ...extra]);
     ok = (await runVitest('vitest: faults (broker and Redis restarts, kills, fuzz), one file at a time', ['--project', 'faults', '--passWithNoTests', ...extra])) && ok;

@@ -29,6 +29,9 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
  */
 function exitSoon(code: number): void {
   process.exitCode = code;
+  // Exit explicitly once the loop is empty: a start-up still pending at a stop is an unsettled
+  // top-level await of the main module, which Node 22+ would otherwise report as exit code 13.
+  process.once('beforeExit', () => process.exit(code));
   setTimeout(() => process.exit(code), LINGER_MS).unref();
 }
 

@@ -1,7 +1,7 @@
 import { trace } from '@opentelemetry/api';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { defaultResource, resourceFromAttributes } from '@opentelemetry/resources';
-import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { BatchSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 
 export const OTLP_ENDPOINT_VARIABLE = 'OTEL_EXPORTER_OTLP_ENDPOINT';
 export const SERVICE_NAME_VARIABLE = 'OTEL_SERVICE_NAME';
@@ -28,7 +28,7 @@ const OFF: Tracing = { exporting: false, shutdown: () => Promise.resolve() };
 const SHUTDOWN_TIMEOUT_MS = 2_000;
 
 /** The one provider of this process and how many users hold it (services and clients sharing a process share it). */
-let shared: { readonly provider: BasicTracerProvider; users: number } | undefined;
+let shared: { readonly provider: TracerProvider; users: number } | undefined;
 
 /** Where OTLP/HTTP takes spans, from the base endpoint the OpenTelemetry variable names. */
 export function tracesUrl(endpoint: string): string {
@@ -49,9 +49,9 @@ export function startTracing(options: TracingOptions): Tracing {
   if (!/^https?:\/\/[^/]/.test(endpoint) || !URL.canParse(endpoint)) throw new Error(`${OTLP_ENDPOINT_VARIABLE} is not an http:// or https:// URL`);
   if (shared === undefined) {
     const named = env[SERVICE_NAME_VARIABLE]?.trim() ?? '';
-    const provider = new BasicTracerProvider({
+    const provider = new TracerProvider({
       resource: defaultResource().merge(resourceFromAttributes({ 'service.name': named === '' ? options.serviceName : named })),
-      spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url: tracesUrl(endpoint) }))],
+      spanProcessors: [new BatchSpanProcessor({ exporter: new OTLPTraceExporter({ url: tracesUrl(endpoint) }) })],
     });
     if (!trace.setGlobalTracerProvider(provider)) {
       void provider.shutdown();

@@ -1,5 +1,5 @@
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 import { describe, expect, it } from 'vitest';
 import { carriedHeaders, endSpan, endSpanThrown, startCallSpan, startChildSpan, startRecordSpan, traceIdOf, tracerFor } from '@gatehouse/telemetry';
 
@@ -8,7 +8,7 @@ const IDS = { tool: 'get_customer.v3', tenant: 'acme', run_id: 'run-1', command_
 
 function recorded() {
   const exporter = new InMemorySpanExporter();
-  const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+  const provider = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] });
   return { tracer: provider.getTracer('test'), exporter };
 }
 

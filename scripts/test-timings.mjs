@@ -1,0 +1,23 @@
+// The per-file timing table `npm test` prints after each vitest run: where the time of a run goes,
+// read from vitest's JSON report (test-artifacts/), slowest first.
+import { existsSync, readFileSync } from 'node:fs';
+import { relative } from 'node:path';
+
+const root = new URL('..', import.meta.url).pathname;
+
+/** The table of one run's test files, slowest first: seconds, tests, status and path. */
+export function timingTable(reportPath, title) {
+  if (!existsSync(reportPath)) return `(no timings: ${relative(root, reportPath)} was not written)`;
+  const report = JSON.parse(readFileSync(reportPath, 'utf8'));
+  const files = (report.testResults ?? []).map((file) => ({
+    path: relative(root, file.name),
+    seconds: Math.max(0, (file.endTime ?? 0) - (file.startTime ?? 0)) / 1000,
+    tests: (file.assertionResults ?? []).length,
+    status: file.status,
+  }));
+  files.sort((a, b) => b.seconds - a.seconds);
+  const total = files.reduce((sum, f) => sum + f.seconds, 0);
+  const lines = [`${title}: ${files.length} files, ${total.toFixed(0)} s of test time (files run side by side, so the wall time is less)`, '    s  tests  status  file'];
+  for (const f of files) lines.push(`${f.seconds.toFixed(1).padStart(5)}  ${String(f.tests).padStart(5)}  ${String(f.status).padEnd(6)}  ${f.path}`);
+  return lines.join('\n');
+}
