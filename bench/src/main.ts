@@ -31,7 +31,7 @@ process.env['KAFKAJS_NO_PARTITIONER_WARNING'] = '1';
 
 const settings = settingsOf(process.argv.slice(2));
 const variants = variantsOf(settings);
-if (variants.length === 0) throw new Error('no arm selected (--only takes a comma list of a, a2, b, c, t, m, m2, d, e, open)');
+if (variants.length === 0) throw new Error('no arm selected (--only takes a comma list of a, a2, b, c, t, m, m2, d, e, open, s)');
 // Arm (a′) measures the clients it can install; it names the others and why.
 const unavailable = variants.some((v) => v.arm === 'a2') ? unavailableClients() : [];
 for (const u of unavailable) say(`(a′) ${u.client}: ${u.reason}`);
@@ -142,8 +142,10 @@ try {
 
   const table = renderTable(results, targets, settings.repetitions, unavailable, redisIdle, tracing);
   process.stdout.write(`\n${table}\n`);
-  mkdirSync(RESULTS_DIR, { recursive: true });
-  const file = `${RESULTS_DIR}${new Date(started).toISOString().replace(/[:.]/g, '-')}${settings.quick ? '-quick' : ''}.json`;
+  // Only full runs are kept with the repository; a quick run's file goes where git ignores it.
+  const dir = settings.quick ? `${RESULTS_DIR}quick/` : RESULTS_DIR;
+  mkdirSync(dir, { recursive: true });
+  const file = `${dir}${new Date(started).toISOString().replace(/[:.]/g, '-')}${settings.quick ? '-quick' : ''}.json`;
   writeFileSync(
     file,
     `${JSON.stringify(

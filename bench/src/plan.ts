@@ -20,7 +20,7 @@ export const Setup = {
 export type Setup = (typeof Setup)[keyof typeof Setup];
 
 /** The arms of the issue, by letter; a2 is (a′), arm (a) with another Kafka client; m2 is (m′), (m) on protocol 2026-07-28. */
-export const Arm = { a: 'a', a2: 'a2', b: 'b', c: 'c', t: 't', m: 'm', m2: 'm2', d: 'd', e: 'e', open: 'open' } as const;
+export const Arm = { a: 'a', a2: 'a2', b: 'b', c: 'c', t: 't', m: 'm', m2: 'm2', d: 'd', e: 'e', open: 'open', s: 's' } as const;
 export type Arm = (typeof Arm)[keyof typeof Arm];
 
 export const ARM_TITLES: Readonly<Record<Arm, string>> = {
@@ -34,6 +34,7 @@ export const ARM_TITLES: Readonly<Record<Arm, string>> = {
   d: '(d) Gatehouse write',
   e: '(e) executors, 10 ms I/O',
   open: 'open loop, read',
+  s: '(s) one call at a time',
 };
 
 /** One measured configuration: an arm on its setup with one tool, size and load shape. */
@@ -147,6 +148,17 @@ export function variantsOf(settings: BenchSettings): Variant[] {
       spec: closed(benchSleep.address, 256, settings.scaleInFlight),
     });
   });
+  // What one agent waits for a single call on an idle system: one call in flight, through the
+  // client (c's and d's setup) and through MCP (m's), a read and a write the policy table allows.
+  const single = [
+    { id: 's-read', setup: Setup.gatehouse, tool: benchNoop.address, what: 'read, client' },
+    { id: 's-write', setup: Setup.gatehouse, tool: benchWrite.address, what: 'allowed write, client' },
+    { id: 's-mcp-read', setup: Setup.gatehouseMcp, tool: benchNoop.address, what: 'read, MCP' },
+    { id: 's-mcp-write', setup: Setup.gatehouseMcp, tool: benchWrite.address, what: 'allowed write, MCP' },
+  ] as const;
+  for (const { id, setup, tool, what } of single) {
+    variants.push({ id, arm: 's', setup, label: `${ARM_TITLES.s}: ${what}`, argumentBytes: 256, spec: closed(tool, 256, 1) });
+  }
   for (const rate of settings.rates) {
     variants.push({
       id: `open-${rate}`,

@@ -100,6 +100,17 @@ export function targetsOf(results: readonly VariantResult[], peakRssMiB: number 
     targets.push({ name: 'read p99 at 1,000 calls/s (open loop)', goal: '≤ 50 ms', value: p99, shown: `${fmt(p99)} ms`, met: p99 <= 50 });
   }
   ratio('tracing on / off, read 256 B (t/c)', 0.9, 't-256', 'c-256', '%');
+  // One call on an idle system: what a single agent waits (arm s).
+  const single = (name: string, id: string, goal: number) => {
+    const result = by(id);
+    if (result === undefined) return;
+    const p50 = result.p50Ms.median;
+    targets.push({ name, goal: `≤ ${goal} ms`, value: p50, shown: `${fmt(p50, 1)} ms`, met: p50 <= goal });
+  };
+  single('single read p50, client (s)', 's-read', 10);
+  single('single allowed write p50, client (s)', 's-write', 10);
+  single('single read p50, MCP (s)', 's-mcp-read', 15);
+  single('single allowed write p50, MCP (s)', 's-mcp-write', 15);
   ratio('2 executor processes / 1 (10 ms I/O handler)', 1.8, 'e-2', 'e-1', '×');
   ratio('3 executor processes / 1 (10 ms I/O handler)', 2.5, 'e-3', 'e-1', '×');
   // Commands the services send per call (an EVALSHA is one; the commands its script runs are in `ran`).
