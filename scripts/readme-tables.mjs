@@ -1,11 +1,11 @@
 // Rewrites the generated tables of README.md (between <!-- name:start --> and <!-- name:end -->).
 // `--check` exits 1 when the README is out of date instead of writing it.
 import { readFileSync, writeFileSync } from 'node:fs';
-import { errorCodeTableMarkdown } from '@gatehouse/contracts';
+import { apiErrorCodeTableMarkdown, errorCodeTableMarkdown } from '@gatehouse/contracts';
 import { configTableMarkdown } from '@gatehouse/runtime';
 
 const path = new URL('../README.md', import.meta.url);
-const tables = { 'error-codes': errorCodeTableMarkdown(), configuration: configTableMarkdown() };
+const tables = { 'error-codes': errorCodeTableMarkdown(), 'api-error-codes': apiErrorCodeTableMarkdown(), configuration: configTableMarkdown() };
 
 let readme = readFileSync(path, 'utf8');
 for (const [name, table] of Object.entries(tables)) {

@@ -103,6 +103,14 @@ describe.each(BACKENDS)('state on $backend', ({ url }) => {
       expect(isActive(r)).toBe(true);
       expect(isActive(run({ expires_at: Date.now() - 1 }))).toBe(false);
     });
+
+    it('keeps a stopped run granted no tools a run with none, as Redis re-encodes it', async () => {
+      const runs = new RunRegistry(a, keys());
+      const r = run({ capabilities: [] });
+      await runs.create(r);
+      expect(await runs.stop(r.run_id)).toBe('stopped');
+      expect((await runs.get(r.run_id))?.capabilities).toEqual([]);
+    });
   });
 
   describe('RateLimiter', () => {

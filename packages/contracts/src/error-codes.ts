@@ -41,6 +41,7 @@ export const ErrorCode = {
   ORDER_NOT_TRUSTED: { retryable: false, meaning: 'Not sent since signatures hold the ids: an order no policy or approval key signed goes to `gatehouse.execute.dlq` unanswered (its ids are whatever the forger wrote). Kept so that the code is never reused.' },
   APPROVAL_NOT_FOUND: { retryable: false, meaning: 'The approval a write order names is not in the approval store (it carried none, or the record is gone); nothing ran: preview and ask for approval again.' },
   CREDENTIAL_REFUSED: { retryable: false, meaning: 'No credential for the tool\'s system of record could be had (the tool declares no audience for its calls, or the IdP refused to exchange the person\'s token: none was handed over, or their session has ended), so nothing was sent.' },
+  PROPOSAL_EXPIRED: { retryable: false, meaning: 'The proposal expired before it was committed; `next` names the preview that makes a new one.' },
 } as const satisfies Record<string, ErrorCodeEntry>;
 
 export type ErrorCode = keyof typeof ErrorCode;

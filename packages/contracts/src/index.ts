@@ -1,4 +1,5 @@
 export { ErrorCode, ERROR_CODE_LIST, errorCodeTableMarkdown, isErrorCode } from './error-codes.js';
+export { API_ERROR_CODE_LIST, ApiErrorCode, apiErrorCodeTableMarkdown } from './api-error-codes.js';
 export { ContractError, toolError } from './tool-error.js';
 export type { ToolError, ToolErrorExtras } from './tool-error.js';
 export { CanonicalJsonError, canonicalArguments, canonicalJson, sha256Hex } from './canonical.js';
@@ -24,3 +25,4 @@ export { isExchangedCredential } from './implementation.js';
 export type { AssertionCredential, CallCredential, ExchangedCredential, ExecutionContext, ProposalDraft, StatusAnswer, ToolImplementation } from './implementation.js';
 export { isToolFailure } from './implementation.js';
 export type { ImplementationParts } from './implementation.js';
+export type { Proposal, ProposalPerson } from './proposal.js';

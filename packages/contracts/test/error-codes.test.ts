@@ -37,13 +37,14 @@ const PINNED = [
   'ORDER_NOT_TRUSTED',
   'APPROVAL_NOT_FOUND',
   'CREDENTIAL_REFUSED',
+  'PROPOSAL_EXPIRED',
 ];
 
 describe('error code catalogue', () => {
   it('holds exactly the pinned codes in catalogue order, so none is removed, renamed or reordered', () => {
     expect(ERROR_CODE_LIST).toEqual(PINNED);
     expect(Object.keys(ErrorCode)).toEqual(PINNED);
-    expect(ERROR_CODE_LIST).toHaveLength(32);
+    expect(ERROR_CODE_LIST).toHaveLength(33);
   });
 
   it('gives every code a one-line meaning that ends with a period', () => {

@@ -35,7 +35,7 @@ const CHECKS = [
   /** …and was not used, unless its operation finished (then the stored result answers). */
   { stage: 'consumed', code: 'PROPOSAL_CONSUMED' },
   /** …and has not expired. */
-  { stage: 'expired', code: 'APPROVAL_EXPIRED' },
+  { stage: 'expired', code: 'PROPOSAL_EXPIRED' },
   /** Every write: the policy table allows it, asks a person, or denies it. */
   { stage: 'policy', code: 'POLICY_DENIED' },
 ] as const satisfies readonly { readonly stage: string; readonly code: ErrorCode; readonly field?: string }[];

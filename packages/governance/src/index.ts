@@ -9,6 +9,8 @@ export type { PolicyDecision, PolicyEvaluator, PolicyMatch, PolicyOutcome, Polic
 export { buildProposal, idempotencyKeyOf, implicitProposal } from './proposal.js';
 export type { Proposal, ProposalOrigin } from './proposal.js';
 export { loadRoles, parseRoles, rolesGranting } from './roles.js';
+export { grantRun, liveToolsOf } from './run-grant.js';
+export type { RunGrant, RunRequest } from './run-grant.js';
 export type { Role, Roles } from './roles.js';
 export type {
   AllowedWriteVerdict, ApprovalWriteVerdict, CallVerdict, FinishedWriteVerdict, ReadVerdict, Refusal, WriteVerdict,

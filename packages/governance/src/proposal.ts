@@ -1,44 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import { canonicalArguments, canonicalJson } from '@gatehouse/contracts';
-import type { CanonicalArguments, ProposalDraft, ToolContract } from '@gatehouse/contracts';
+import type { CanonicalArguments, Proposal, ProposalDraft, ProposalPerson, ToolContract } from '@gatehouse/contracts';
 
-/**
- * A canonical proposal: exactly what a person approves and exactly what a commit runs. The same
- * shape as `Proposal` of @gatehouse/state, which stores it; the policy service passes one to the
- * other in both directions, so the compiler keeps the two identical.
- */
-export interface Proposal {
-  readonly proposal_id: string;
-  /** The commit tool (name.vN) the proposal is for. */
-  readonly tool: string;
-  /** RFC 8785 canonical JSON of the commit's arguments. */
-  readonly arguments: string;
-  readonly arguments_sha256: string;
-  readonly target: { readonly type: string; readonly id: string; readonly version: number | null };
-  readonly effect: string;
-  readonly diff: {
-    readonly changes: readonly { readonly field: string; readonly before: string | null; readonly after: string | null }[];
-    readonly recipients: readonly string[];
-    readonly amount: { readonly minor: number; readonly currency: string } | null;
-    readonly affected_records: number;
-    readonly irreversible: readonly string[];
-  };
-  readonly environment: string;
-  readonly run_id: string;
-  readonly tenant: string;
-  readonly principal: string;
-  /** The person whose agent made the proposal; they may not approve it. Absent on older proposals. */
-  readonly on_behalf_of?: { readonly issuer: string; readonly subject: string; readonly name: string | null } | null;
-  readonly created_at: number;
-  readonly expires_at: number;
-}
+export type { Proposal } from '@gatehouse/contracts';
 
 /** Whose call a proposal belongs to: a run, or the execution order made for it. */
 export interface ProposalOrigin {
   readonly run_id: string;
   readonly tenant: string;
   readonly principal: string;
-  readonly on_behalf_of?: { readonly issuer: string; readonly subject: string; readonly name: string | null } | null;
+  readonly on_behalf_of?: ProposalPerson | null;
   readonly environment: string;
 }
 

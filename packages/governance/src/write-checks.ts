@@ -44,7 +44,7 @@ export async function checkWrite(
       return refusal(toolError('PROPOSAL_CONSUMED', `Proposal ${proposal.proposal_id} was already used`, { next: tool.previewedBy }), canonical.sha256);
     }
     if (proposal.expires_at <= now) {
-      return refusal(toolError('APPROVAL_EXPIRED', `Proposal ${proposal.proposal_id} expired; preview again`, { next: tool.previewedBy }), canonical.sha256);
+      return refusal(toolError('PROPOSAL_EXPIRED', `Proposal ${proposal.proposal_id} expired; preview again`, { next: tool.previewedBy }), canonical.sha256);
     }
   } else {
     proposal = implicitProposal(command.command_id, run, tool, args, canonical, now, deps.proposalTtlMs);

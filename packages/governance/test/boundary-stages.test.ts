@@ -15,12 +15,12 @@ describe('the boundary’s stage list', () => {
     expect(
       Object.fromEntries(
         ['RUN_NOT_FOUND', 'TENANT_MISMATCH', 'TOOL_NOT_FOUND', 'TOOL_VERSION_RETIRED', 'CAPABILITY_DENIED', 'PAYLOAD_TOO_LARGE', 'INVALID_ARGUMENT',
-          'RATE_LIMITED', 'PROPOSAL_NOT_FOUND', 'PROPOSAL_CONSUMED', 'APPROVAL_EXPIRED', 'POLICY_DENIED'].map((code) => [code, stageOfRefusal(code)]),
+          'RATE_LIMITED', 'PROPOSAL_NOT_FOUND', 'PROPOSAL_CONSUMED', 'PROPOSAL_EXPIRED', 'POLICY_DENIED'].map((code) => [code, stageOfRefusal(code)]),
       ),
     ).toEqual({
       RUN_NOT_FOUND: 'run', TENANT_MISMATCH: 'tenant', TOOL_NOT_FOUND: 'lookup', TOOL_VERSION_RETIRED: 'retired', CAPABILITY_DENIED: 'capability',
       PAYLOAD_TOO_LARGE: 'size', INVALID_ARGUMENT: 'json', RATE_LIMITED: 'rate-limit', PROPOSAL_NOT_FOUND: 'proposal', PROPOSAL_CONSUMED: 'consumed',
-      APPROVAL_EXPIRED: 'expired', POLICY_DENIED: 'policy',
+      PROPOSAL_EXPIRED: 'expired', POLICY_DENIED: 'policy',
     });
   });
 

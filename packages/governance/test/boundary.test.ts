@@ -112,7 +112,7 @@ const CASES: readonly RefusalCase[] = [
   },
   {
     stage: 'expired', why: 'a commit of a proposal that expires at this very moment', call: commitP1, setup: storeProposal({ expires_at: NOW }),
-    expected: { code: 'APPROVAL_EXPIRED', next: 'preview_transfer.v1' }, hashed: true,
+    expected: { code: 'PROPOSAL_EXPIRED', next: 'preview_transfer.v1' }, hashed: true,
   },
   {
     stage: 'policy', why: 'a write the policy table denies', call: command('send_notice.v1', { account_id: 'A-1', text: 'hello' }),

@@ -10,6 +10,9 @@ const REFRESH_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:refresh_token';
 /** A token is not handed out within this long of its expiry: it must survive the trip and the check. */
 const EXPIRY_MARGIN_MS = 15_000;
 
+/** Past this many cached tokens, the lapsed ones (of runs long over) are dropped when another is cached. */
+const CACHE_SWEEP_SIZE = 10_000;
+
 /** Which credential an exchange is for: the system of record's audience, and the scope it needs. */
 export interface ExchangeTarget {
   readonly audience: string;
@@ -95,7 +98,7 @@ export class TokenExchanger {
     const inFlight = this.pending.get(key);
     if (inFlight !== undefined) return inFlight;
     const asked = this.obtain(runId, target).then((outcome) => {
-      if (outcome.ok) this.cache.set(key, { token: outcome.token, expiresAt: outcome.expiresAt });
+      if (outcome.ok) this.remember(key, { token: outcome.token, expiresAt: outcome.expiresAt });
       else this.cache.delete(key);
       return outcome;
     });
@@ -105,6 +108,14 @@ export class TokenExchanger {
     } finally {
       this.pending.delete(key);
     }
+  }
+
+  private remember(key: string, token: Cached): void {
+    if (this.cache.size >= CACHE_SWEEP_SIZE) {
+      const now = Date.now();
+      for (const [cachedKey, cached] of this.cache) if (cached.expiresAt <= now) this.cache.delete(cachedKey);
+    }
+    this.cache.set(key, token);
   }
 
   private async obtain(runId: string, target: ExchangeTarget): Promise<ExchangeOutcome> {

@@ -27,15 +27,23 @@ export interface OpsServer {
   readonly stop: () => Promise<void>;
 }
 
-interface Reply {
+/** An answer of the operations routes. */
+export interface OpsReply {
   readonly statusCode: number;
   readonly contentType: string;
   readonly body: string;
 }
 
+type Reply = OpsReply;
+
 const json = (statusCode: number, body: unknown): Reply => ({ statusCode, contentType: 'application/json; charset=utf-8', body: JSON.stringify(body) });
 
-async function replyTo(request: IncomingMessage, options: OpsServerOptions): Promise<Reply> {
+/**
+ * The answer of `/healthz`, `/readyz`, `/metrics` (and the served documents) to a GET or HEAD, or
+ * undefined for any other request: what the ops endpoint serves, and what a service with an HTTP
+ * server of its own (the MCP front door) serves beside its routes.
+ */
+export async function opsReply(request: IncomingMessage, options: Pick<OpsServerOptions, 'health' | 'metrics' | 'documents'>): Promise<OpsReply | undefined> {
   const path = (request.url ?? '/').split('?', 1)[0];
   if (request.method === 'GET' || request.method === 'HEAD') {
     if (path === '/healthz') {
@@ -50,7 +58,11 @@ async function replyTo(request: IncomingMessage, options: OpsServerOptions): Pro
     const document = path === undefined || options.documents === undefined || !Object.hasOwn(options.documents, path) ? undefined : options.documents[path];
     if (document !== undefined) return json(200, document);
   }
-  return json(404, { error: { code: 'NOT_FOUND', message: 'no such route' } });
+  return undefined;
+}
+
+async function replyTo(request: IncomingMessage, options: OpsServerOptions): Promise<Reply> {
+  return (await opsReply(request, options)) ?? json(404, { error: { code: 'NOT_FOUND', message: 'no such route' } });
 }
 
 function listen(server: Server, host: string, port: number): Promise<AddressInfo> {

@@ -2,11 +2,13 @@ import type { Redis } from './redis-client.js';
 import type { Keyspace } from './keyspace.js';
 import { LuaScript } from './lua-script.js';
 
-// Writes an approval record once, with its expiry: one script, so it rides the connection's
-// auto-pipelining with every other call's commands (a MULTI/EXEC goes out on its own).
 // A script, not a plain HMGET, so it rides the batch of script calls made in the same turn.
+// KEYS[1] the approval's hash. Returns [record JSON, consumed_by], each nil when unset.
 const GET = new LuaScript(`return redis.call('HMGET', KEYS[1], 'record', 'consumed_by')`);
 
+// Writes an approval record once, with its expiry: one script, so it rides the connection's
+// auto-pipelining with every other call's commands (a MULTI/EXEC goes out on its own).
+// KEYS[1] the approval's hash; ARGV[1] the record (JSON), ARGV[2] its TTL (ms). Returns 1 written, 0 when it already existed.
 const SAVE = new LuaScript(`
 if redis.call('HSETNX', KEYS[1], 'record', ARGV[1]) == 0 then return 0 end
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
@@ -38,6 +40,8 @@ export interface ApprovalRecord {
   readonly expires_at: number;
 }
 
+// KEYS[1] the approval's hash; ARGV[1] the consumer (an idempotency key). Returns 'consumed' (also when ARGV[1] had
+// consumed it already), 'already_consumed' (another consumer has) or 'missing' (no record).
 const CONSUME = new LuaScript(`
 local raw = redis.call('HGET', KEYS[1], 'record')
 if not raw then return 'missing' end

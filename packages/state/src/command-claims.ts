@@ -29,7 +29,8 @@ export const RUN_ID_PATTERN = /^[A-Za-z0-9_.:-]{1,128}$/;
 
 // The value is `<state>:<payload sha256>:<lease end, ms>[:<staged decision>]`, state c (claimed),
 // s (decided, its decision staged) or a (answered). The clock is the server's, so every instance
-// judges a lease alike.
+// judges a lease alike. HEAD reads KEYS[1], the claim (v: false when there is none, then state, sha, lease, staged
+// parsed from it), and no ARGV; `now` is the server's time (ms).
 const HEAD = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -51,6 +52,9 @@ end
 
 // Also answers the run record (KEYS[2], when the run id can name a run), which the decision needs:
 // one round trip instead of two.
+// KEYS[1] the claim (read by HEAD), KEYS[2] the run record, passed only when the run id can name a run;
+// ARGV[1] the payload sha256, ARGV[2] a new claim's TTL (ms), ARGV[3] the lease (ms). Returns {kind, staged
+// decision ('' unless kind is 'staged'), the run record JSON ('' when none)}.
 const CLAIM = new LuaScript(`${HEAD}
 local run = ''
 if #KEYS > 1 then run = redis.call('GET', KEYS[2]) or '' end
@@ -74,6 +78,9 @@ return {'unfinished', '', run}
 // decision becomes the command's. Exactly one stage succeeds per claim, so of two workers that
 // both decided (one slow, one that took over) only one publishes. A claim Redis lost (a restart
 // without persistence) is made again, staged, by the worker that still holds its decision.
+// KEYS[1] the claim (read by HEAD); ARGV[1] the payload sha256, ARGV[2] the decision, ARGV[3] the TTL (ms) and
+// ARGV[4] the lease (ms) of a claim made again. Returns 1 staged, 0 when the claim is another payload's or is no
+// longer in state c (already staged or answered).
 const STAGE = new LuaScript(`${HEAD}
 if not v then
   redis.call('SET', KEYS[1], 's:' .. ARGV[1] .. ':' .. (now + tonumber(ARGV[4])) .. ':' .. ARGV[2], 'PX', ARGV[3])
@@ -84,11 +91,15 @@ redis.call('SET', KEYS[1], 's:' .. sha .. ':' .. lease .. ':' .. ARGV[2], 'KEEPT
 return 1
 `);
 
-// A handling that failed: a claim not yet decided is let go; a staged one keeps its decision, and
-// its lease ends now, so the retry publishes that decision at once.
 // A script, not a plain SET, so it rides the batch of script calls made in the same turn.
+// KEYS[1] the claim; ARGV[1] its answered value, `a:<payload sha256>:0`. Only a claim that exists (XX), keeping its
+// TTL; returns 'OK', or nil when the claim is gone. Checks neither state nor payload.
 const ANSWERED = new LuaScript(`return redis.call('SET', KEYS[1], ARGV[1], 'KEEPTTL', 'XX')`);
 
+// A handling that failed: a claim not yet decided is let go; a staged one keeps its decision, and
+// its lease ends now, so the retry publishes that decision at once.
+// KEYS[1] the claim (read by HEAD); ARGV[1] the payload sha256. Returns 1 let go or lease ended, 0 when there is
+// no claim, it is another payload's, or it is answered.
 const RELEASE = new LuaScript(`${HEAD}
 if not v or sha ~= ARGV[1] then return 0 end
 if state == 'c' then redis.call('DEL', KEYS[1]) return 1 end

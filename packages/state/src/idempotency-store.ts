@@ -38,10 +38,15 @@ export interface IdempotencyRecord {
   readonly created_at: number;
 }
 
+// NOW reads no KEYS or ARGV: `now` is the server's time (ms), so every instance judges a lease alike.
 const NOW = `local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 `;
 
+// KEYS[1] the idempotency record; ARGV[1] arguments_sha256, ARGV[2] owner id, ARGV[3] lease (ms), ARGV[4] retention
+// (ms, a new record's TTL), ARGV[5] command id ('' when not given). Returns {'claimed'}, {'stored', state, outcome},
+// {'unknown', outcome}, {'reused'}, {'in_progress', owner, lease left (ms), command id} or
+// {'orphaned', previous owner[, staged answer]}.
 const CLAIM = new LuaScript(`${NOW}
 local rec = redis.call('HMGET', KEYS[1], 'state', 'arguments_sha256', 'owner', 'lease_until', 'outcome', 'command_id', 'staged')
 local state = rec[1]
@@ -66,6 +71,8 @@ if rec[7] then return {'orphaned', rec[3], rec[7]} end
 return {'orphaned', rec[3]}
 `);
 
+// KEYS[1] the idempotency record; ARGV[1] owner id, ARGV[2] final state, ARGV[3] outcome, ARGV[4] retention (ms, the
+// record's new TTL). Drops any staged answer. Returns 1, or 0 when the record is not in flight under this owner.
 const FINISH = new LuaScript(`${NOW}
 local rec = redis.call('HMGET', KEYS[1], 'state', 'owner')
 if rec[1] ~= 'in_flight' or rec[2] ~= ARGV[1] then return 0 end
@@ -75,6 +82,7 @@ redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[4]))
 return 1
 `);
 
+// KEYS[1] the idempotency record; ARGV[1] owner id, ARGV[2] the answer to stage.
 // 1: staged; 0: the key is another owner's now, or settled; -1: there is no such key (Redis lost it).
 const STAGE = new LuaScript(`
 local rec = redis.call('HMGET', KEYS[1], 'state', 'owner')
@@ -87,6 +95,8 @@ return 1
 /** What staging an answer found: staged, the key taken over by another owner (or settled), or no key at all. */
 export type Staging = 'staged' | 'taken' | 'missing';
 
+// KEYS[1] the idempotency record; ARGV[1] owner id, ARGV[2] lease (ms, from now). Returns 1 renewed, 0 when the
+// record is not in flight under this owner.
 const RENEW = new LuaScript(`${NOW}
 local rec = redis.call('HMGET', KEYS[1], 'state', 'owner')
 if rec[1] ~= 'in_flight' or rec[2] ~= ARGV[1] then return 0 end
@@ -94,6 +104,8 @@ redis.call('HSET', KEYS[1], 'lease_until', now + tonumber(ARGV[2]), 'updated_at'
 return 1
 `);
 
+// KEYS[1] the idempotency record; ARGV[1] owner id. Deletes the record; returns 1, or 0 when it is not in flight
+// under this owner.
 const ABANDON = new LuaScript(`
 local rec = redis.call('HMGET', KEYS[1], 'state', 'owner')
 if rec[1] ~= 'in_flight' or rec[2] ~= ARGV[1] then return 0 end
@@ -101,6 +113,8 @@ redis.call('DEL', KEYS[1])
 return 1
 `);
 
+// KEYS[1] the idempotency record; ARGV[1] the resolved state ('succeeded' or 'failed'), ARGV[2] outcome, ARGV[3] who
+// resolved it. Returns 'resolved', else the record's state ('' when there is no record). The TTL is left as it was.
 const RESOLVE = new LuaScript(`${NOW}
 local state = redis.call('HGET', KEYS[1], 'state')
 if state ~= 'unknown' then return state or '' end

@@ -15,7 +15,7 @@ export type { RateDecision, RateLimit } from './rate-limiter.js';
 export { createRedis, readRedisUrl, REDIS_URL_DEFAULT, redisUrlFromEnv } from './redis-client.js';
 export type { Redis, RedisErrorLog, RedisNodeAddress, RedisTarget, RedisUrlReading } from './redis-client.js';
 export { ResourceLock } from './resource-lock.js';
-export { isActive, RunRegistry } from './run-registry.js';
+export { isActive, parseRun, RunRegistry } from './run-registry.js';
 export type { PersonRef, Registrar, Run } from './run-registry.js';
 export { RUN_TOKEN_PREFIX, RunTokens, tokenSha256 } from './run-tokens.js';
 export type { TokenCheck } from './run-tokens.js';

@@ -1,12 +1,15 @@
+import type { Proposal } from '@gatehouse/contracts';
 import type { Redis } from './redis-client.js';
 import type { Keyspace } from './keyspace.js';
 import { LuaScript } from './lua-script.js';
 
-// Writes a proposal once, open, with its expiry: one script, so it rides the connection's
-// auto-pipelining with every other call's commands (a MULTI/EXEC goes out on its own).
 // A script, not a plain HMGET, so it rides the batch of script calls made in the same turn.
+// KEYS[1] the proposal's hash. Returns [proposal JSON, state, consumed_by], each nil when unset.
 const GET = new LuaScript(`return redis.call('HMGET', KEYS[1], 'proposal', 'state', 'consumed_by')`);
 
+// Writes a proposal once, open, with its expiry: one script, so it rides the connection's
+// auto-pipelining with every other call's commands (a MULTI/EXEC goes out on its own).
+// KEYS[1] the proposal's hash; ARGV[1] the proposal (JSON), ARGV[2] its TTL (ms). Returns 1 written, 0 when it already existed.
 const SAVE = new LuaScript(`
 if redis.call('HSETNX', KEYS[1], 'proposal', ARGV[1]) == 0 then return 0 end
 redis.call('HSETNX', KEYS[1], 'state', 'open')
@@ -14,32 +17,7 @@ redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return 1
 `);
 
-/** A stored canonical proposal: exactly what a person approves and exactly what a commit runs. */
-export interface Proposal {
-  readonly proposal_id: string;
-  /** The commit tool (name.vN) the proposal is for. */
-  readonly tool: string;
-  /** RFC 8785 canonical JSON of the commit's arguments. */
-  readonly arguments: string;
-  readonly arguments_sha256: string;
-  readonly target: { readonly type: string; readonly id: string; readonly version: number | null };
-  readonly effect: string;
-  readonly diff: {
-    readonly changes: readonly { readonly field: string; readonly before: string | null; readonly after: string | null }[];
-    readonly recipients: readonly string[];
-    readonly amount: { readonly minor: number; readonly currency: string } | null;
-    readonly affected_records: number;
-    readonly irreversible: readonly string[];
-  };
-  readonly environment: string;
-  readonly run_id: string;
-  readonly tenant: string;
-  readonly principal: string;
-  /** The person whose agent made the proposal; they may not approve it. Absent on older proposals. */
-  readonly on_behalf_of?: { readonly issuer: string; readonly subject: string; readonly name: string | null } | null;
-  readonly created_at: number;
-  readonly expires_at: number;
-}
+export type { Proposal } from '@gatehouse/contracts';
 
 export type ProposalState = 'open' | 'consumed';
 
@@ -49,9 +27,11 @@ export interface StoredProposal {
   readonly consumed_by: string | null;
 }
 
-/** How long a proposal's record outlives its expiry, so a late commit can be told APPROVAL_EXPIRED, not NOT_FOUND. */
+/** How long a proposal's record outlives its expiry, so a late commit can be told PROPOSAL_EXPIRED, not NOT_FOUND. */
 const KEEP_AFTER_EXPIRY_MS = 24 * 3600 * 1000;
 
+// KEYS[1] the proposal's hash; ARGV[1] the consumer (an idempotency key). Returns 'consumed' (also when ARGV[1] had
+// consumed it already), 'already_consumed' (another consumer has) or 'missing' (no record).
 const CONSUME = new LuaScript(`
 local rec = redis.call('HMGET', KEYS[1], 'state', 'consumed_by')
 if not rec[1] then return 'missing' end
@@ -63,6 +43,8 @@ redis.call('HSET', KEYS[1], 'state', 'consumed', 'consumed_by', ARGV[1])
 return 'consumed'
 `);
 
+// KEYS[1] the proposal's hash; ARGV[1] the consumer. Re-opens the proposal; returns 1, or 0 when ARGV[1] is not its
+// consumer (or there is no record).
 const RELEASE = new LuaScript(`
 if redis.call('HGET', KEYS[1], 'consumed_by') ~= ARGV[1] then return 0 end
 redis.call('HSET', KEYS[1], 'state', 'open', 'consumed_by', '')

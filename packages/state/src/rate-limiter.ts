@@ -4,6 +4,8 @@ import { LuaScript } from './lua-script.js';
 
 // A sliding-window log: exact under any number of instances, because the check and the insert are
 // one script and the clock is the server's.
+// KEYS[1] the window (a sorted set: call id -> time taken, ms); ARGV[1] the limit, ARGV[2] the window (ms), ARGV[3] the
+// call id. Returns {1, 0} when allowed, or {0, ms until the oldest call leaves the window}.
 const TAKE = new LuaScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)

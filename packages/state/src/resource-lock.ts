@@ -3,8 +3,12 @@ import type { Keyspace } from './keyspace.js';
 import { LuaScript } from './lua-script.js';
 
 // Scripts, not a plain SET NX, so they ride the batch of script calls made in the same turn.
+// KEYS[1] the lock; ARGV[1] the holder's token, ARGV[2] the lease (ms). Returns 'OK' when taken, nil when held.
 const LOCK = new LuaScript(`return redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2], 'NX')`);
+// KEYS[1] the lock; ARGV[1] the holder's token. Returns 1 when deleted, 0 when the token does not hold it.
 const RELEASE = new LuaScript(`if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`);
+// KEYS[1] the lock; ARGV[1] the holder's token, ARGV[2] the lease (ms, from now). Returns 1 renewed, 0 when the token
+// does not hold it.
 const RENEW = new LuaScript(`if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return 0`);
 
 /** Serializes writes to one resource (e.g. `customer:C-1842`) across executors, with an expiring token. */

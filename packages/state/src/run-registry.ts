@@ -43,8 +43,11 @@ export interface Run {
 const KEEP_AFTER_EXPIRY_MS = 24 * 3600 * 1000;
 
 // A script, not a plain GET, so every check of a run in one turn goes to Redis as one command.
+// KEYS[1] the run record. Returns its JSON, or nil.
 const GET = new LuaScript(`return redis.call('GET', KEYS[1])`);
 
+// KEYS[1] the run record (JSON); ARGV[1] stopped_at (ms). Returns 1 stopped, 2 already stopped, 0 no record.
+// Keeps the TTL.
 const STOP = new LuaScript(`
 local raw = redis.call('GET', KEYS[1])
 if not raw then return 0 end
@@ -54,6 +57,15 @@ run.stopped_at = tonumber(ARGV[1])
 redis.call('SET', KEYS[1], cjson.encode(run), 'KEEPTTL')
 return 1
 `);
+
+/**
+ * A stored run record. `STOP` re-encodes a run with Redis' cjson, which writes an empty array as
+ * `{}`: a run granted no tools reads back with none, not with an object.
+ */
+export function parseRun(raw: string): Run {
+  const run = JSON.parse(raw) as Run;
+  return Array.isArray(run.capabilities) ? run : { ...run, capabilities: [] };
+}
 
 export class RunRegistry {
   constructor(
@@ -73,7 +85,7 @@ export class RunRegistry {
   /** The run, whatever its state; callers check `isActive`. */
   async get(runId: string): Promise<Run | undefined> {
     const raw = (await GET.run(this.redis, 1, this.keys.run(runId))) as string | null;
-    return raw === null ? undefined : (JSON.parse(raw) as Run);
+    return raw === null ? undefined : parseRun(raw);
   }
 
   /** Runs of a tenant that have not expired. */

@@ -3,6 +3,7 @@ import type { Keyspace } from './keyspace.js';
 import { LuaScript } from './lua-script.js';
 
 // Gives a lease back in every scope at once (one script: it rides auto-pipelining, a pipeline does not).
+// KEYS[1..n] the scopes' slot sets; ARGV[1] the lease id. Always returns 1.
 const RELEASE = new LuaScript(`
 for i = 1, #KEYS do redis.call('ZREM', KEYS[i], ARGV[1]) end
 return 1
@@ -10,6 +11,8 @@ return 1
 
 // Takes one slot in every scope at once, or none. Expired leases (an executor that died) are
 // reclaimed on the way in.
+// KEYS[1..n] the scopes' slot sets (member lease id, score expiry, ms); ARGV[1] the lease id, ARGV[2] the lease (ms),
+// ARGV[2 + i] the limit of KEYS[i]. Returns 1 taken in every scope, 0 in none (some scope is full).
 const ACQUIRE = new LuaScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -26,6 +29,7 @@ return 1
 `);
 
 // Extends the lease in every scope that still holds it; answers how many do.
+// KEYS[1..n] the scopes' slot sets; ARGV[1] the lease id, ARGV[2] the lease (ms, from now).
 const RENEW = new LuaScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)

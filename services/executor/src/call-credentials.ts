@@ -1,5 +1,4 @@
-import { canonicalJson, sha256Hex, toolError, ToolFailure } from '@gatehouse/contracts';
-import { isExchangedCredential } from '@gatehouse/contracts';
+import { canonicalJson, isExchangedCredential, sha256Hex, toolError, ToolFailure } from '@gatehouse/contracts';
 import type { ExchangedCredential, ToolImplementation } from '@gatehouse/contracts';
 import type { ExecutionOrder } from '@gatehouse/events';
 import type { CallAssertionSigner, CallKind, TokenExchanger } from '@gatehouse/identity';

@@ -1,10 +1,10 @@
 import { createPublicKey } from 'node:crypto';
 import { assertSignsAs } from '@gatehouse/events';
 import type { EventsConfig, KeyRing, ParallelConsumerStats, SigningKey, Topics, TrustedKeys } from '@gatehouse/events';
-import { assertionJwks, CallAssertionSigner, TokenExchanger } from '@gatehouse/identity';
 import { isExchangedCredential } from '@gatehouse/contracts';
 import type { Catalog, ToolImplementation } from '@gatehouse/contracts';
-import { consumerChecks, healthOf, startConsumption, startEventRuntime, startOpsServer, withTeardown } from '@gatehouse/runtime';
+import { assertionJwks, CallAssertionSigner, TokenExchanger } from '@gatehouse/identity';
+import { consumerChecks, healthOf, SLOT_DEFAULTS, startConsumption, startEventRuntime, startOpsServer, withTeardown } from '@gatehouse/runtime';
 import type { StopOptions } from '@gatehouse/runtime';
 import { ApprovalStore, DelegationStore, IdempotencyStore, Keyspace, ProposalStore, ResourceLock, RunRegistry, SlotPool } from '@gatehouse/state';
 import type { Redis } from '@gatehouse/state';
@@ -131,7 +131,7 @@ export async function startExecutor(options: ExecutorServiceOptions): Promise<Ru
         runs: new RunRegistry(options.redis, keys),
         slots: new SlotPool(options.redis, keys),
         locks: new ResourceLock(options.redis, keys),
-        limits: options.limits ?? { tenantDefault: 8, tenants: {}, run: 4 },
+        limits: options.limits ?? { tenantDefault: SLOT_DEFAULTS.tenant, tenants: {}, run: SLOT_DEFAULTS.run },
         publisher: runtime.publisher,
         executorId: options.executorId,
         leaseMs: options.leaseMs,

@@ -6,6 +6,7 @@ import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { createMcpHandler, isLegacyRequest, PROTOCOL_VERSION_META_KEY } from '@modelcontextprotocol/server';
 import type { McpHttpHandler } from '@modelcontextprotocol/server';
+import { opsReply } from '@gatehouse/runtime';
 import type { Health } from '@gatehouse/runtime';
 import type { Run } from '@gatehouse/state';
 import type { GatehouseMetrics, Logger } from '@gatehouse/telemetry';
@@ -263,20 +264,11 @@ export async function startHttpFront(options: HttpFrontOptions): Promise<HttpFro
       });
       return { route: METADATA_PATH, status: 200 };
     }
-    if (req.method === 'GET' && path === '/healthz') {
-      const live = options.health.live();
-      send(res, live.statusCode, live.body);
-      return { route: path, status: live.statusCode };
-    }
-    if (req.method === 'GET' && path === '/readyz') {
-      const ready = await options.health.ready();
-      send(res, ready.statusCode, ready.body);
-      return { route: path, status: ready.statusCode };
-    }
-    if (req.method === 'GET' && path === '/metrics') {
-      res.writeHead(200, { 'content-type': options.metrics.contentType });
-      res.end(await options.metrics.scrape());
-      return { route: path, status: 200 };
+    // /healthz, /readyz and /metrics, as every service's ops endpoint serves them.
+    const ops = await opsReply(req, options);
+    if (ops !== undefined) {
+      res.writeHead(ops.statusCode, { 'content-type': ops.contentType }).end(req.method === 'HEAD' ? undefined : ops.body);
+      return { route: path, status: ops.statusCode };
     }
     send(res, 404, { error: { code: 'NOT_FOUND', message: 'no such route; the MCP endpoint is /mcp' } });
     return { route: undefined, status: 404 };

@@ -1,5 +1,6 @@
 import { AccessTokenVerifier } from '@gatehouse/identity';
 import type { Catalog } from '@gatehouse/contracts';
+import { liveToolsOf } from '@gatehouse/governance';
 import type { Roles } from '@gatehouse/governance';
 import { AgentPolicy } from './agent-policy.js';
 import type { RoleTools } from './agent-policy.js';
@@ -8,7 +9,7 @@ import type { PeopleSignIn } from './mcp-auth.js';
 
 /** Each role's live tools (a retired version is never newly granted), as the control API grants them. */
 export function liveRoleTools(roles: Roles, catalog: Catalog): RoleTools {
-  return Object.fromEntries(Object.entries(roles).map(([name, role]) => [name, role.tools.filter((address) => catalog.get(address)?.retired !== true)]));
+  return Object.fromEntries(Object.keys(roles).map((name) => [name, liveToolsOf(roles, name, catalog)]));
 }
 
 /**

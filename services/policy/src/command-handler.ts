@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { addressOf, DeadLetters, errorResult, pendingResult } from '@gatehouse/events';
 import type { ApprovalRequest, ConsumedRecord, EventPublisher, ExecutionOrder, ToolCommand, ToolResult } from '@gatehouse/events';
-import type { CommandClaims, Run } from '@gatehouse/state';
+import { parseRun } from '@gatehouse/state';
+import type { CommandClaims } from '@gatehouse/state';
 import type { IHeaders } from 'kafkajs';
 import { annotateSpan, carriedHeaders as carryContext, endSpan, endSpanThrown, SPAN_ATTRIBUTES, startRecordSpan, traceIdOf, tracerFor } from '@gatehouse/telemetry';
 import type { GatehouseMetrics, Logger, SpanOutcome, SpanScope, TraceContext } from '@gatehouse/telemetry';
@@ -128,7 +129,7 @@ export function commandHandler(
     scope: SpanScope,
   ): Promise<SpanOutcome | undefined> {
     // The run record came with the claim (one script): the boundary reads it from there.
-    const prefetched = run === null ? undefined : (JSON.parse(run) as Run);
+    const prefetched = run === null ? undefined : parseRun(run);
     const runs = { get: (runId: string) => (runId === command.run_id ? Promise.resolve(prefetched) : deps.runs.get(runId)) };
     const decision = await decide(command, { ...deps, runs });
     const headers = carriedHeaders(record.headers, command.sent_at, scope.context);

@@ -9,6 +9,7 @@ import type { DelegationStore, PersonRef, Registrar, Run, RunRegistry, RunTokens
 import type { GatehouseMetrics, Logger } from '@gatehouse/telemetry';
 import { registerOperatorRoutes } from './operator-api.js';
 import type { OperatorApiOptions } from './operator-api.js';
+import { grantRun } from '@gatehouse/governance';
 import type { Roles } from '@gatehouse/governance';
 import type { Health } from '@gatehouse/runtime';
 import type { TrustedCallers } from './trusted-callers.js';
@@ -151,21 +152,10 @@ export function buildControlApi(options: ControlApiOptions): FastifyInstance {
 
   app.post<{ Body: CreateRunBody }>('/runs', { schema: { body: createRunSchema } }, async (request, reply) => {
     const body = request.body;
-    const role = options.roles[body.role];
-    if (role === undefined) {
-      return reply.code(422).send({ error: { code: 'UNKNOWN_ROLE', message: `no role ${body.role}`, permitted: Object.keys(options.roles) } });
-    }
-    if (body.ttl_ms > options.maxRunTtlMs) {
-      return reply.code(422).send({ error: { code: 'TTL_TOO_LONG', message: `ttl_ms may be at most ${options.maxRunTtlMs}` } });
-    }
-    const live = role.tools.filter((address) => options.catalog.get(address)?.retired !== true);
-    const capabilities = body.capabilities ?? live;
-    // A run is narrowed from its role, never widened, and never newly granted a retired version.
-    const outside = capabilities.filter((address) => !live.includes(address));
-    if (outside.length > 0) {
-      return reply.code(422).send({
-        error: { code: 'CAPABILITY_OUTSIDE_ROLE', message: `not grantable to role ${body.role}: ${outside.join(', ')}`, permitted: live },
-      });
+    const grant = grantRun(options.roles, options.catalog, { role: body.role, ttlMs: body.ttl_ms, capabilities: body.capabilities }, options.maxRunTtlMs);
+    if (!grant.ok) {
+      const { code, message, permitted } = grant;
+      return reply.code(422).send({ error: { code, message, ...(permitted === undefined ? {} : { permitted }) } });
     }
     let person: PersonRef | null = body.on_behalf_of === undefined ? null : { issuer: body.on_behalf_of.issuer, subject: body.on_behalf_of.subject, name: body.on_behalf_of.name ?? null };
     let subject: Extract<SubjectCheck, { ok: true }> | undefined;
@@ -192,7 +182,7 @@ export function buildControlApi(options: ControlApiOptions): FastifyInstance {
       on_behalf_of: person,
       registered_by: registrar,
       role: body.role,
-      capabilities: [...capabilities].sort(),
+      capabilities: [...grant.capabilities],
       environment: body.environment,
       created_at: now,
       expires_at: now + body.ttl_ms,

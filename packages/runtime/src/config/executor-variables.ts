@@ -1,6 +1,9 @@
 import { integer, jsonIntegerMap, port, signingKey, text, trustedKeys } from './value-kind.js';
 import { variable } from './variable.js';
 
+/** Writes a tenant, and one run, run at once across every executor, unless configured otherwise. */
+export const SLOT_DEFAULTS = { tenant: 8, run: 4 } as const;
+
 /** The executor: its identity, its consumer group, its concurrency and the write slots. */
 export const EXECUTOR_VARIABLES = {
   EXECUTOR_ID: variable(text(), { readers: ['executor'], unset: '`<hostname>-<pid>`', doc: "this executor's name in leases, results and logs" }),
@@ -19,7 +22,7 @@ export const EXECUTOR_VARIABLES = {
   }),
   GATEHOUSE_TENANT_SLOTS: variable(integer(1), {
     readers: ['executor'],
-    default: '8',
+    default: String(SLOT_DEFAULTS.tenant),
     doc: 'writes a tenant runs at once, across every executor (slots live in Redis)',
   }),
   GATEHOUSE_TENANT_SLOT_LIMITS: variable(jsonIntegerMap(1), {
@@ -27,7 +30,7 @@ export const EXECUTOR_VARIABLES = {
     default: '{}',
     doc: 'per-tenant overrides of `GATEHOUSE_TENANT_SLOTS`, e.g. `{"acme": 2}`',
   }),
-  GATEHOUSE_RUN_SLOTS: variable(integer(1), { readers: ['executor'], default: '4', doc: 'writes one run runs at once, across every executor' }),
+  GATEHOUSE_RUN_SLOTS: variable(integer(1), { readers: ['executor'], default: String(SLOT_DEFAULTS.run), doc: 'writes one run runs at once, across every executor' }),
   EXECUTOR_HOST: variable(text(), { readers: ['executor'], default: '127.0.0.1', doc: 'listen address of `/metrics`, `/healthz`, `/readyz`' }),
   EXECUTOR_PORT: variable(port(), { readers: ['executor'], default: '8092', doc: 'listen port of `/metrics`, `/healthz`, `/readyz` and `/.well-known/jwks.json`' }),
   GATEHOUSE_ASSERTION_KEY: variable(signingKey(), {

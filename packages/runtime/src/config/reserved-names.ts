@@ -1,10 +1,13 @@
+import { RESERVED_PREFIXES } from '@gatehouse/sdk';
+
 /**
- * Name prefixes Gatehouse owns. Deployments hand every service every variable (Kubernetes `envFrom`,
+ * Name prefixes Gatehouse owns (`RESERVED_PREFIXES`, defined once by the SDK, whose pack variables
+ * live outside them). Deployments hand every service every variable (Kubernetes `envFrom`,
  * compose's shared block, scripts/services.mjs forwarding the whole environment), so a service cannot
  * refuse what it does not read; it refuses a name under these prefixes that no Gatehouse program
  * knows: most likely a typo that would otherwise be silently ignored.
  */
-export const RESERVED_PREFIXES = ['GATEHOUSE_', 'POLICY_', 'EXECUTOR_', 'APPROVAL_', 'APPROVALS_'] as const;
+export { RESERVED_PREFIXES };
 
 /**
  * Names under the reserved prefixes that the stack and dev scripts and the deployment files use
