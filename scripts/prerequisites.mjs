@@ -90,7 +90,7 @@ function ensureChromium(say) {
 }
 
 /**
- * The local stack runs Redis servers of its own (redis-aof, redis-cluster) from the machine's
+ * The local stack runs Redis servers of its own (redis-aof, redis-volatile, redis-cluster) from the machine's
  * redis-server and redis-cli. Installs Debian's redis-server (which brings redis-cli) when they are
  * missing and this process may; returns the problem line when they are still missing.
  */

@@ -1,7 +1,9 @@
 // The Redis servers the local stack runs itself, beside the machine's Redis on 6379 (which keeps
-// nothing on disk). Both come from the machine's `redis-server` and `redis-cli`:
+// nothing on disk). All come from the machine's `redis-server` and `redis-cli`:
 //   redis-aof      one server on 127.0.0.1:6380 with an append-only file (appendfsync everysec)
 //                  in .stack/redis-aof: what Gatehouse keeps there survives a restart
+//   redis-volatile one server on 127.0.0.1:6381 that keeps nothing on disk, like the machine's:
+//                  the one the Redis-restart fault test stops and starts (never the machine's)
 //   redis-cluster  a three-node Redis Cluster on 127.0.0.1:7000-7002 (the 16384 hash slots split
 //                  three ways, no replicas), each node's files in .stack/redis-cluster/<port>
 import { mkdir } from 'node:fs/promises';
@@ -90,6 +92,30 @@ export const redisAof = {
   start: aofStart,
   // SIGTERM is Redis' graceful shutdown: it writes and fsyncs the append-only file, then exits.
   waitRunning: () => waitFor(() => answersPing(aofAddr()), { timeoutMs: AOF_READY_TIMEOUT_MS, intervalMs: 200 }),
+};
+
+// ---------------------------------------------------------------- redis-volatile
+
+const volatileAddr = () => hostPort(redisVolatile.address(), 6381);
+
+async function volatileStart() {
+  await requireBinaries(['redis-server'], 'REDIS_VOLATILE_URL', 'The restartable Redis (redis-volatile)');
+  const dir = join(STACK, 'redis-volatile');
+  await mkdir(dir, { recursive: true });
+  // Nothing on disk: a restart loses everything, as the machine's Redis on 6379 would.
+  const pid = await startServer('redis-volatile', volatileAddr(), ['--dir', dir, '--appendonly', 'no', '--save', ''], 10_000);
+  return { pid, note: 'nothing kept on disk' };
+}
+
+export const redisVolatile = {
+  name: 'redis-volatile',
+  version: '-',
+  envVar: 'REDIS_VOLATILE_URL',
+  pattern: PATTERN,
+  address: () => process.env.REDIS_VOLATILE_URL || 'redis://127.0.0.1:6381',
+  probe: () => answersPing(volatileAddr()).catch(() => false),
+  start: volatileStart,
+  waitRunning: () => waitFor(() => answersPing(volatileAddr()), { timeoutMs: 10_000, intervalMs: 100 }),
 };
 
 // ---------------------------------------------------------------- redis-cluster

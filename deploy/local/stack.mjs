@@ -25,10 +25,10 @@ import { STACK, StackError, ensureDirs, ourPid, removePid, terminate } from './s
 import { kafka } from './stack-kafka.mjs';
 import { registry } from './stack-registry.mjs';
 import { redis, postgres } from './stack-services.mjs';
-import { redisAof, redisCluster } from './stack-redis.mjs';
+import { redisAof, redisCluster, redisVolatile } from './stack-redis.mjs';
 import { keycloak } from './stack-keycloak.mjs';
 
-const COMPONENTS = [postgres, redis, redisAof, redisCluster, kafka, registry, keycloak];
+const COMPONENTS = [postgres, redis, redisAof, redisVolatile, redisCluster, kafka, registry, keycloak];
 const args = process.argv.slice(2);
 const json = args.includes('--json');
 const [command, ...names] = args.filter((a) => a !== '--json');

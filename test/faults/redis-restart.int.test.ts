@@ -1,13 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isErrorCode } from '@gatehouse/contracts';
-import { redisUrlFromEnv } from '@gatehouse/state';
 import type { Run } from '@gatehouse/state';
 import { RIG, slotScopes, startFaultRig } from '../support/fault-rig.js';
 import type { FaultRig } from '../support/fault-rig.js';
 import { auditLoad, awaitLateAnswers, slotsHeld, summaryLine } from '../support/load-audit.js';
 import { MixedLoad } from '../support/mixed-load.js';
 import { pollUntil } from '../support/poll.js';
-import { ownRedis } from '../support/stack-control.js';
+import { ownVolatileRedis } from '../support/stack-control.js';
 import { eventually } from '../support/stack.js';
 
 const CALLS = 5_000;
@@ -15,12 +14,12 @@ const CALL_TIMEOUT_MS = 60_000;
 
 describe('a Redis restart (nothing kept on disk) during 5,000 calls', () => {
   let rig: FaultRig;
-  let redis: Awaited<ReturnType<typeof ownRedis>>;
+  let redis: Awaited<ReturnType<typeof ownVolatileRedis>>;
 
   beforeAll(async () => {
-    // Refuses loudly unless this Redis is provably one the test may restart.
-    redis = await ownRedis(redisUrlFromEnv());
-    rig = await startFaultRig('rrestart');
+    // The stack's own Redis that keeps nothing on disk; refused loudly unless the stack started it.
+    redis = await ownVolatileRedis();
+    rig = await startFaultRig('rrestart', { redisUrl: redis.url });
   }, 120_000);
   afterAll(async () => {
     await rig.stop();
@@ -59,7 +58,6 @@ describe('a Redis restart (nothing kept on disk) during 5,000 calls', () => {
         'settled before new runs': settledAtRenewal - settledAtRestart,
         'RUN_NOT_FOUND (old runs)': runNotFound.length - refusedOnNewRuns.length,
         'load ms': loadMs,
-        how: redis.how,
       }),
     );
 

@@ -1,5 +1,5 @@
 import { execFile, spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -33,6 +33,8 @@ async function stack(...args: string[]): Promise<string> {
   return `${stdout}${stderr}`;
 }
 
+/** The local stack's Redis that keeps nothing on disk (`redis-volatile`), which the Redis-restart test restarts. */
+export const REDIS_VOLATILE_URL = process.env['REDIS_VOLATILE_URL'] || 'redis://127.0.0.1:6381';
 /** The local stack's durable Redis (`redis-aof`: append-only file, fsync every second). */
 export const REDIS_AOF_URL = process.env['REDIS_AOF_URL'] || 'redis://127.0.0.1:6380';
 /** The local stack's three-node Redis Cluster (`redis-cluster`), as REDIS_URL names a cluster. */
@@ -80,10 +82,6 @@ export async function ownKafka(): Promise<{ stop(): Promise<number>; start(): Pr
   };
 }
 
-/** The only Redis this suite restarts by hand: the machine's CI instance, which keeps nothing on disk. */
-const CI_REDIS = { dir: '/var/lib/redis', logfile: '/var/log/redis/ci.log', save: '', appendonly: 'no' } as const;
-const CI_REDIS_ARGS = ['--daemonize', 'yes', '--bind', '127.0.0.1', '-::1', '--port', '6379', '--save', '', '--appendonly', 'no', '--dir', CI_REDIS.dir, '--logfile', CI_REDIS.logfile];
-
 async function config(redis: Redis, name: string): Promise<string> {
   const reply = (await redis.call('CONFIG', 'GET', name)) as string[];
   return reply[1] ?? '';
@@ -103,60 +101,33 @@ async function answers(url: string): Promise<boolean> {
 }
 
 /**
- * Restarts Redis with everything it held lost. Refuses (loudly) unless the server is provably one
- * this machine's user may restart: the stack script's own, or the CI instance on 127.0.0.1:6379
- * started by the documented command (its pid ours, no persistence, the CI log file).
+ * The local stack's `redis-volatile` (nothing on disk, like the machine's Redis), restartable with
+ * everything it held lost — only when the stack script started it. The suite never stops a Redis it
+ * did not start: the machine's own on 6379 may serve someone else.
  */
-export async function ownRedis(url: string): Promise<{ readonly how: string; restart(): Promise<number> }> {
-  const status = (await stackStatus())['redis'];
-  if (status?.owner.startsWith('ours') === true) {
-    return {
-      how: 'the stack script',
-      async restart() {
-        const started = Date.now();
-        await stack('down', 'redis');
-        await keepingStartedFile(() => stack('up', 'redis'));
-        return Date.now() - started;
-      },
-    };
+export async function ownVolatileRedis(url: string = REDIS_VOLATILE_URL): Promise<{ readonly url: string; restart(): Promise<number> }> {
+  const status = (await stackStatus())['redis-volatile'];
+  if (status?.state !== 'up' || !status.owner.startsWith('ours')) {
+    throw new Error(
+      `cannot restart Redis: \`node ${STACK_SCRIPT} status\` reports redis-volatile ${status?.state ?? 'missing'} and owned by ` +
+        `"${status?.owner ?? '?'}" at ${status?.address ?? '?'}; this test restarts only the one the stack script started ` +
+        `(unset REDIS_VOLATILE_URL and run \`node ${STACK_SCRIPT} up redis-volatile\`)`,
+    );
   }
-  const parsed = new URL(url);
   const admin = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1 });
   await admin.connect();
-  let facts: Record<string, string>;
   try {
-    const info = await admin.info('server');
-    const pid = /process_id:(\d+)/.exec(info)?.[1] ?? '';
-    const port = /tcp_port:(\d+)/.exec(info)?.[1] ?? '';
-    const owner = pid === '' ? undefined : await stat(`/proc/${pid}`).catch(() => undefined);
-    facts = {
-      host: parsed.hostname,
-      port,
-      pidOwner: owner === undefined ? 'not a process of this machine' : String(owner.uid),
-      dir: await config(admin, 'dir'),
-      logfile: await config(admin, 'logfile'),
-      save: await config(admin, 'save'),
-      appendonly: await config(admin, 'appendonly'),
-    };
+    const kept = { save: await config(admin, 'save'), appendonly: await config(admin, 'appendonly') };
+    if (kept.save !== '' || kept.appendonly !== 'no') throw new Error(`the Redis at ${url} keeps data on disk (${JSON.stringify(kept)})`);
   } finally {
     admin.disconnect();
   }
-  const expected = { host: '127.0.0.1', port: '6379', pidOwner: String(process.getuid?.() ?? -1), ...CI_REDIS };
-  const differences = Object.entries(expected).filter(([k, v]) => facts[k] !== v);
-  if (differences.length > 0) {
-    throw new Error(
-      `cannot restart Redis at ${url}: it is neither the stack script's nor the CI instance this test may restart ` +
-        `(${differences.map(([k, v]) => `${k} is "${facts[k]}", expected "${v}"`).join('; ')})`,
-    );
-  }
   return {
-    how: 'redis-cli shutdown nosave + the CI redis-server command',
+    url,
     async restart() {
       const started = Date.now();
-      // SHUTDOWN closes the connection instead of answering; redis-cli may report that.
-      await run('redis-cli', ['-h', '127.0.0.1', '-p', '6379', 'shutdown', 'nosave']).catch(() => undefined);
-      await pollUntil(async () => ((await answers(url)) ? undefined : true), 10_000, 'Redis to go down', 20);
-      await run('redis-server', CI_REDIS_ARGS, { cwd: '/' });
+      await stack('down', 'redis-volatile');
+      await keepingStartedFile(() => stack('up', 'redis-volatile'));
       await pollUntil(async () => ((await answers(url)) ? true : undefined), 10_000, 'Redis to answer PING again', 20);
       return Date.now() - started;
     },
