@@ -61,10 +61,26 @@ export class EventSerde {
     this.types = types;
   }
 
-  /** Sets BACKWARD compatibility on each topic's subject and registers its schema. */
+  /**
+   * Sets BACKWARD compatibility on each topic's subject and registers its schema. Each topic's turn
+   * is bounded and tried again when the registry does not answer: registering is idempotent (the
+   * same schema gets the same id), and a request the registry never answered must not hold a
+   * service's start-up until its deadline.
+   */
   async registerAll(): Promise<Readonly<Record<TopicRole, number>>> {
     const out = {} as Record<TopicRole, number>;
-    for (const role of TOPIC_ROLES) out[role] = await this.register(role);
+    for (const role of TOPIC_ROLES) {
+      for (let attempt = 1; ; attempt += 1) {
+        try {
+          out[role] = await withinMs(this.register(role), REGISTRY_REQUEST_TIMEOUT_MS, `the registry did not answer for ${this.topics[role]}`);
+          break;
+        } catch (error) {
+          const refused = error instanceof EventsError && error.code === 'SCHEMA_REFUSED';
+          if (refused || attempt >= REGISTER_ATTEMPTS) throw error;
+          await new Promise((resolve) => setTimeout(resolve, 200 * attempt));
+        }
+      }
+    }
     return out;
   }
 
@@ -199,7 +215,10 @@ export class EventSerde {
           method: 'PUT',
           headers: { 'content-type': 'application/vnd.schemaregistry.v1+json' },
           body: JSON.stringify({ compatibility: 'BACKWARD' }),
+          signal: AbortSignal.timeout(REGISTRY_REQUEST_TIMEOUT_MS),
         });
+        // Read to the end, so the connection goes back to the pool for the next request.
+        await response.arrayBuffer();
       } catch (cause) {
         throw new EventsError('REGISTRY_UNAVAILABLE', `schema registry unreachable at ${this.registryUrl}`, { cause });
       }
@@ -215,8 +234,11 @@ export class EventSerde {
   /** The compatibility level set on a subject, or undefined when none is (or it cannot be read). */
   private async compatibilityOf(url: string): Promise<string | undefined> {
     try {
-      const response = await fetch(url);
-      if (!response.ok) return undefined;
+      const response = await fetch(url, { signal: AbortSignal.timeout(REGISTRY_REQUEST_TIMEOUT_MS) });
+      if (!response.ok) {
+        await response.arrayBuffer();
+        return undefined;
+      }
       const body = (await response.json()) as { compatibilityLevel?: unknown; compatibility?: unknown };
       const level = body.compatibilityLevel ?? body.compatibility;
       return typeof level === 'string' ? level : undefined;
@@ -225,6 +247,20 @@ export class EventSerde {
     }
   }
 
+}
+
+/** How long one request to the registry (or one topic's registration) may take at start-up. */
+const REGISTRY_REQUEST_TIMEOUT_MS = 10_000;
+/** Tries of one topic's registration before start-up fails. */
+const REGISTER_ATTEMPTS = 4;
+
+/** `work`, or REGISTRY_UNAVAILABLE once `ms` have passed without its answer (a late answer is dropped). */
+function withinMs<T>(work: Promise<T>, ms: number, message: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new EventsError('REGISTRY_UNAVAILABLE', message)), ms);
+  });
+  return Promise.race([work, late]).finally(() => clearTimeout(timer));
 }
 
 function statusOf(error: unknown): number | undefined {
