@@ -18,8 +18,16 @@ export async function runHandler(
   if (isExchangedCredential(implementation.credential)) await context.credential();
   const controller = new AbortController();
   let timer: NodeJS.Timeout | undefined;
+  const began = Date.now();
   const timedOut = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
+    // Node runs timers on the loop's cached millisecond clock, so one may fire a millisecond before
+    // Date.now() says its delay is up: it is set again for what is left, never answering early.
+    const fire = (): void => {
+      const left = timeoutMs - (Date.now() - began);
+      if (left > 0) {
+        timer = setTimeout(fire, left);
+        return;
+      }
       controller.abort();
       reject(
         new ToolFailure(toolError('TIMEOUT', `${implementation.contract.address} did not finish within ${timeoutMs} ms`), {
@@ -27,7 +35,8 @@ export async function runHandler(
           ambiguous: implementation.contract.effect === 'write',
         }),
       );
-    }, timeoutMs);
+    };
+    timer = setTimeout(fire, timeoutMs);
   });
   try {
     return await Promise.race([implementation.run(args, { ...context, signal: controller.signal }), timedOut]);
