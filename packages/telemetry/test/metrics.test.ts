@@ -91,7 +91,7 @@ describe('GatehouseMetrics', () => {
     const text = await metrics.scrape();
     const fields = samples(text, 'gatehouse_validation_errors_total').map((s) => s.labels['field']);
     expect(fields.sort()).toEqual(['/*', '/customer_id']);
-    expect(text).not.toContain('4711');
+    expect(text).not.toContain('secret-field-4711');
     const codes = samples(text, 'gatehouse_call_errors_total').map((s) => `${s.labels['code']}=${s.value}`);
     expect(codes.sort()).toEqual(['INVALID_ARGUMENT=2', 'RUN_NOT_FOUND=1']);
   });
