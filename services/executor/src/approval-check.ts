@@ -1,7 +1,8 @@
 import { sha256Hex, toolError } from '@gatehouse/contracts';
 import type { ToolError } from '@gatehouse/contracts';
 import type { ExecutionOrder } from '@gatehouse/events';
-import type { ApprovalRecord, ApprovalStore, Proposal, ProposalStore } from '@gatehouse/state';
+import type { ApprovalRecord, Proposal } from '@gatehouse/state';
+import type { ApprovalRecords, ProposalRecords } from './executor-ports.js';
 
 export type Authorized =
   | { readonly ok: true; readonly args: string; readonly proposal: Proposal | undefined; readonly approval: ApprovalRecord }
@@ -15,7 +16,7 @@ const no = (error: ToolError): Authorized => ({ ok: false, error });
  * was given by someone holding the required role who is not the run's own principal, and covers
  * exactly these canonical arguments — re-hashed here.
  */
-export async function authorize(order: ExecutionOrder, approvals: ApprovalStore, proposals: ProposalStore, now: number): Promise<Authorized> {
+export async function authorize(order: ExecutionOrder, approvals: Pick<ApprovalRecords, 'get'>, proposals: Pick<ProposalRecords, 'get'>, now: number): Promise<Authorized> {
   if (order.approval === null) return no(toolError('APPROVAL_NOT_FOUND', 'A write reached the executor without an approval'));
   // Both records are read at once (one round trip); the checks below still run in their order.
   const [found, stored] = await Promise.all([

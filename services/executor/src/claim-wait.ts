@@ -1,4 +1,6 @@
-import type { Claim, IdempotencyStore } from '@gatehouse/state';
+import { randomUUID } from 'node:crypto';
+import type { Claim } from '@gatehouse/state';
+import type { IdempotencyKeys } from './executor-ports.js';
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -8,7 +10,7 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
  * in-flight key instead would lose the call if its owner died. Bounded by `deadline`.
  */
 export async function claimOrWait(
-  store: IdempotencyStore,
+  store: Pick<IdempotencyKeys, 'claim'>,
   key: string,
   argumentsSha256: string,
   owner: string,
@@ -29,4 +31,9 @@ export function keepLease(renew: () => Promise<boolean>, leaseMs: number): () =>
     renew().catch(() => undefined);
   }, Math.max(50, Math.floor(leaseMs / 3)));
   return () => clearInterval(timer);
+}
+
+/** A fresh owner token per delivery: two copies of an order in this very process must not both run. */
+export function ownerToken(executorId: string): string {
+  return `${executorId}/${randomUUID().replace(/-/g, '').slice(0, 16)}`;
 }

@@ -5,7 +5,7 @@ import { ConfigError, eventsConfigOf, readConfig, variablesReadBy } from '@gateh
 import type { Env } from '@gatehouse/runtime';
 import type { TracingOptions } from '@gatehouse/telemetry';
 import type { AssertionSettings, ExchangeSettings } from './service.js';
-import type { SlotLimits } from './write-path.js';
+import type { SlotLimits } from './keyed-write.js';
 
 export interface ExecutorConfig {
   readonly events: EventsConfig;

@@ -1,23 +1,60 @@
+import { randomUUID } from 'node:crypto';
 import { canonicalJson, isToolFailure, toolError, ToolFailure } from '@gatehouse/contracts';
 import type { Catalog, ToolError, ToolImplementation } from '@gatehouse/contracts';
+import { errorResult, okResult } from '@gatehouse/events';
 import type { ExecutionOrder } from '@gatehouse/events';
 import { buildProposal } from '@gatehouse/governance';
-import type { Proposal, ProposalStore } from '@gatehouse/state';
-import type { GatehouseMetrics } from '@gatehouse/telemetry';
-import type { CallCredentials } from './call-credentials.js';
+import type { Proposal } from '@gatehouse/state';
+import type { GatehouseMetrics, Logger } from '@gatehouse/telemetry';
+import type { Answer, HandlerCredentials, ProposalRecords, RunLookup } from './executor-ports.js';
+import { addressOf } from './keyed-write.js';
 import { runHandler } from './run-handler.js';
+import { runStoppedError } from './run-state.js';
 
-export type Execution =
+type Execution =
   | { readonly ok: true; readonly canonicalResult: string; readonly durationMs: number }
   | { readonly ok: false; readonly error: ToolError; readonly durationMs: number };
 
-export interface ReadDeps {
+export interface ReadPathDeps {
   readonly catalog: Catalog;
-  readonly proposals: ProposalStore;
+  /** Where a preview's proposal is stored. */
+  readonly proposals: Pick<ProposalRecords, 'save'>;
+  /** Stopping a run is the kill switch: a read of a stopped run that has not started never runs. */
+  readonly runs: RunLookup;
   readonly proposalTtlMs: number;
-  readonly operationId: string;
+  readonly logger: Logger;
   readonly metrics: GatehouseMetrics;
-  readonly credentials: CallCredentials;
+  readonly credentials: HandlerCredentials;
+}
+
+/**
+ * A read, answered once through `answer` (which stages, publishes and records this command's one
+ * answer): refused when its deadline passed or its run was stopped before it started; otherwise run
+ * (see `executeRead`) and answered with its result or its error.
+ */
+export async function answerRead(order: ExecutionOrder, implementation: ToolImplementation, deps: ReadPathDeps, answer: Answer, logContext: Readonly<Record<string, unknown>>): Promise<void> {
+  const address = addressOf(order);
+  const refuse = (error: ToolError) => answer(errorResult(address, error, { argumentsSha256: order.arguments_sha256 }));
+  if (order.deadline_at !== null && Date.now() > order.deadline_at) {
+    await refuse(toolError('TIMEOUT', 'The call’s deadline passed before it could start', { retryable: false }));
+    return;
+  }
+  const stopped = await runStoppedError(deps.runs, order.run_id);
+  if (stopped !== undefined) {
+    await refuse(stopped);
+    deps.logger.info({ ...logContext, code: stopped.code }, 'refused: the run is no longer active');
+    return;
+  }
+  const operationId = `op_${randomUUID().replace(/-/g, '').slice(0, 16)}`;
+  const execution = await executeRead(order, implementation, operationId, deps);
+  deps.metrics.handlerDuration(order.tool, execution.durationMs);
+  const extras = { operationId, argumentsSha256: order.arguments_sha256, durationMs: execution.durationMs };
+  const result = execution.ok ? okResult(address, execution.canonicalResult, extras) : errorResult(address, execution.error, extras);
+  await answer(result);
+  deps.logger.info(
+    { ...logContext, operation_id: operationId, code: execution.ok ? undefined : execution.error.code, field: execution.ok ? undefined : execution.error.field, ms: execution.durationMs },
+    execution.ok ? 'executed' : 'failed',
+  );
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -28,13 +65,13 @@ const RETRY_BACKOFF_MS = [100, 400] as const;
  * retry class is `safe`), then the result checked against the output schema and its byte bound —
  * nothing unvalidated reaches a result. A preview's proposal is stored before its id is returned.
  */
-export async function executeRead(order: ExecutionOrder, implementation: ImplementationLike, deps: ReadDeps): Promise<Execution> {
+async function executeRead(order: ExecutionOrder, implementation: ToolImplementation, operationId: string, deps: ReadPathDeps): Promise<Execution> {
   const tool = implementation.contract;
   const started = Date.now();
   const args = JSON.parse(order.arguments) as unknown;
   const context = {
     commandId: order.command_id,
-    operationId: deps.operationId,
+    operationId,
     runId: order.run_id,
     tenant: order.tenant,
     principal: order.principal,
@@ -98,5 +135,3 @@ export async function executeRead(order: ExecutionOrder, implementation: Impleme
   }
   return { ok: true, canonicalResult, durationMs: Date.now() - started };
 }
-
-export type ImplementationLike = ToolImplementation;

@@ -12,7 +12,7 @@ import { GatehouseMetrics } from '@gatehouse/telemetry';
 import type { Logger } from '@gatehouse/telemetry';
 import { CallCredentials } from './call-credentials.js';
 import { orderHandler } from './order-handler.js';
-import type { SlotLimits } from './write-path.js';
+import type { SlotLimits } from './keyed-write.js';
 
 export interface ExecutorServiceOptions {
   readonly events: EventsConfig;

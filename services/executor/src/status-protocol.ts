@@ -1,7 +1,8 @@
 import { canonicalJson } from '@gatehouse/contracts';
 import type { Catalog, ExecutionContext, ToolError, ToolImplementation } from '@gatehouse/contracts';
 
-export type Settled =
+/** What a write's status query established: applied (with its result), not applied (with the error), or nothing. */
+export type StatusFinding =
   | { readonly kind: 'succeeded'; readonly canonicalResult: string }
   | { readonly kind: 'failed'; readonly error: ToolError }
   | { readonly kind: 'unknown'; readonly statusDown: boolean; readonly detail: string };
@@ -17,7 +18,12 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
  * ask — and a status query that honours its signal must still be able to answer. Nothing is
  * invented: when the service cannot tell (or cannot be asked), the outcome is unknown.
  */
-export async function settleAmbiguous(implementation: ToolImplementation, key: string, context: ExecutionContext, catalog: Catalog): Promise<Settled> {
+export async function askStatusQuery(
+  implementation: ToolImplementation,
+  key: string,
+  context: Omit<ExecutionContext, 'signal'>,
+  catalog: Catalog,
+): Promise<StatusFinding> {
   if (implementation.status === undefined) return { kind: 'unknown', statusDown: false, detail: 'the tool has no status query' };
   let detail = 'not asked';
   let statusDown = false;

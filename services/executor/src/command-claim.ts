@@ -1,0 +1,115 @@
+import { fromStoredOutcome, toStoredOutcome } from '@gatehouse/events';
+import type { ConsumedRecord, DeadLetters, ExecutionOrder, ToolResult } from '@gatehouse/events';
+import type { GatehouseMetrics, Logger } from '@gatehouse/telemetry';
+import { claimOrWait, ownerToken } from './claim-wait.js';
+import type { Answer, IdempotencyKeys } from './executor-ports.js';
+import { addressOf } from './keyed-write.js';
+import { settleKeyOfStagedAnswer } from './write-claim.js';
+
+// How long a copy waits for another owner of its command, beyond two leases, when the tool is not
+// hosted here and so has no timeout to go by.
+const DEFAULT_TIMEOUT_MS = 30_000;
+
+/** The claim that makes a command's answer one answer: per run, so two runs' command ids never meet. */
+export function commandClaimKey(runId: string, commandId: string): string {
+  return `cmd:${runId}:${commandId}`;
+}
+
+/** One delivery of an order: the record it came in, and how its command's results are published. */
+export interface CommandDelivery {
+  readonly order: ExecutionOrder;
+  readonly record: ConsumedRecord;
+  /** The record as `topic:partition:offset`: the stored answer names the execution that produced it. */
+  readonly origin: string;
+  readonly logContext: Readonly<Record<string, unknown>>;
+  /** Publishes a result of the command on gatehouse.results. */
+  readonly publish: (result: ToolResult) => Promise<void>;
+}
+
+export interface CommandClaimDeps {
+  readonly idempotency: IdempotencyKeys;
+  readonly executorId: string;
+  readonly leaseMs: number;
+  readonly metrics: GatehouseMetrics;
+  readonly logger: Logger;
+  readonly deadLetters: DeadLetters;
+}
+
+/** A command whose claim this delivery holds: it, and only it, answers the command. */
+export interface HeldCommand {
+  readonly key: string;
+  readonly owner: string;
+}
+
+/**
+ * Claims the delivery's command, so a redelivery, a rebalance, a crash or a replay of the record
+ * never yields a second execution or a second answer. The claim comes back when this delivery is to
+ * answer; a command answered already (or whose staged answer is repeated here) comes back undefined.
+ * `toolTimeoutMs`: the hosted tool's, bounding the wait for another live owner.
+ */
+export async function claimCommand(delivery: CommandDelivery, toolTimeoutMs: number | undefined, deps: CommandClaimDeps): Promise<HeldCommand | undefined> {
+  const { order, record, logContext } = delivery;
+  const key = commandClaimKey(order.run_id, order.command_id);
+  const owner = ownerToken(deps.executorId);
+  const claimDeadline = Date.now() + deps.leaseMs * 2 + (toolTimeoutMs ?? DEFAULT_TIMEOUT_MS);
+  const claim = await claimOrWait(deps.idempotency, key, order.arguments_sha256, owner, deps.leaseMs, claimDeadline, order.command_id);
+  if (claim.kind === 'in_progress') {
+    // Still held by a live owner: leave the record unfinished so it comes back, rather than
+    // dropping it — if that owner dies, this delivery is the one that answers.
+    throw new Error(`command ${order.command_id} is still held by ${claim.owner}`);
+  }
+  if (claim.kind === 'reused') {
+    // Another order under a command id already answered: answering it would give the command a
+    // second answer. Operators find it in the DLQ.
+    deps.metrics.duplicateOrder('command_id_reused');
+    if (record.origin !== undefined) await deps.deadLetters.send(record.origin, 'command_id_reused', 'an order with another arguments_sha256 under a command id already claimed; not answered');
+    deps.logger.warn({ ...logContext }, 'order under a claimed command id with a different hash; not answered');
+    return undefined;
+  }
+  if (claim.kind === 'stored' || claim.kind === 'unknown') {
+    // A replay of the order, a copy the policy service published again, or a redelivery after
+    // the answer went out: the command has its answer, and gets no other.
+    deps.metrics.duplicateOrder('answered');
+    deps.logger.info({ ...logContext, claim: claim.kind }, 'command already answered; this copy gets nothing');
+    return undefined;
+  }
+  if (claim.kind === 'orphaned' && claim.staged !== undefined) {
+    await repeatStagedAnswer(delivery, { key, owner }, claim.staged, deps);
+    deps.logger.info({ ...logContext, previous_owner: claim.previousOwner }, 'answered with the answer an executor staged before it stopped');
+    return undefined;
+  }
+  return { key, owner };
+}
+
+/** The answer a stopped executor staged on the command's claim, published as it was. */
+async function repeatStagedAnswer(delivery: CommandDelivery, held: HeldCommand, staged: string, deps: CommandClaimDeps): Promise<void> {
+  const { order } = delivery;
+  const { result } = fromStoredOutcome(staged, addressOf(order), order.arguments_sha256);
+  // The write's key was staged beside this answer: settled now, or a later retry (and an
+  // operator's resolution of an unknown outcome) would find it in flight.
+  if (order.effect === 'write' && order.idempotency_key !== null) await settleKeyOfStagedAnswer(deps.idempotency, order, held.owner, deps.leaseMs);
+  await delivery.publish(result);
+  await deps.idempotency.finish(held.key, held.owner, result.status === 'ok' ? 'succeeded' : 'failed', staged);
+}
+
+/**
+ * The command's one answer. It is staged with the claim before it is published and replaced by the
+ * final state after: an executor that dies between the two leaves its answer for the next owner to
+ * repeat. A write stages and settles its key alongside (`keyed`): settled before the answer is out,
+ * so whoever reads the answer and retries at once finds the stored outcome.
+ */
+export function commandAnswer(delivery: CommandDelivery, held: HeldCommand, idempotency: IdempotencyKeys): Answer {
+  return async (result, keyed) => {
+    const outcome = toStoredOutcome(result, delivery.origin);
+    const [, staging] = await Promise.all([keyed?.stage(), idempotency.stageAnswer(held.key, held.owner, outcome)]);
+    if (staging === 'taken') {
+      // This owner's lease ran out and another owner took the command over (a stalled event
+      // loop): that owner answers, so publishing here could give the command a second answer.
+      // (A claim Redis lost is no one else's: the answer still goes out.)
+      throw new Error(`command ${delivery.order.command_id} was taken over by another owner; it answers`);
+    }
+    await keyed?.settle();
+    await delivery.publish(result);
+    await idempotency.finish(held.key, held.owner, result.status === 'ok' ? 'succeeded' : 'failed', outcome);
+  };
+}

@@ -1,0 +1,88 @@
+import type { ToolImplementation } from '@gatehouse/contracts';
+import type { EventByRole, ExecutionOrder, ToolResult, TopicRole } from '@gatehouse/events';
+import type { ApprovalRecord, Claim, Proposal, Run, SlotScope, Staging, StoredProposal } from '@gatehouse/state';
+import type { IHeaders, Message } from 'kafkajs';
+import type { Credential } from './call-credentials.js';
+
+// The stores the executor works with, as the executor needs them: each port names what it calls and
+// what the answers mean here. The @gatehouse/state class named beside each fits it; unit tests hand
+// in-memory fakes instead.
+
+/**
+ * Port: idempotency records by key (`IdempotencyStore`) — a write's key and a command's claim alike.
+ * Each transition is atomic; only the owner that holds a key in flight can stage, settle, renew or
+ * give it back.
+ */
+export interface IdempotencyKeys {
+  /** `commandId` names the command the key is claimed for, so a copy of that same command can tell it is waiting on itself. */
+  claim(key: string, argumentsSha256: string, owner: string, leaseMs: number, commandId?: string): Promise<Claim>;
+  /** Keeps the answer about to go out beside the key; false when this owner no longer holds it. */
+  stage(key: string, owner: string, outcome: string): Promise<boolean>;
+  /** As `stage`, saying why not: `taken` by another owner (or settled), or `missing` (Redis lost it). */
+  stageAnswer(key: string, owner: string, outcome: string): Promise<Staging>;
+  /** Records the final state and answer; false when this owner no longer holds the key. */
+  finish(key: string, owner: string, state: 'succeeded' | 'failed' | 'unknown', outcome: string): Promise<boolean>;
+  renew(key: string, owner: string, leaseMs: number): Promise<boolean>;
+  /** Gives a claimed key back untouched: the next claim of it starts afresh. */
+  abandon(key: string, owner: string): Promise<boolean>;
+}
+
+/** Port: approvals by id (`ApprovalStore`); one is consumed by at most one idempotency key. */
+export interface ApprovalRecords {
+  get(approvalId: string): Promise<{ readonly record: ApprovalRecord; readonly consumedBy: string | null } | undefined>;
+  /** The same key may consume again; another key finds it `already_consumed`. */
+  consume(approvalId: string, by: string): Promise<'consumed' | 'already_consumed' | 'missing'>;
+}
+
+/** Port: proposals by id (`ProposalStore`); one is consumed by at most one idempotency key, and reopened by it. */
+export interface ProposalRecords {
+  get(proposalId: string): Promise<StoredProposal | undefined>;
+  /** Stores a preview's proposal (written once). */
+  save(proposal: Proposal): Promise<void>;
+  consume(proposalId: string, by: string): Promise<'consumed' | 'already_consumed' | 'missing'>;
+  /** Reopens a proposal `by` consumed but could not apply. */
+  release(proposalId: string, by: string): Promise<boolean>;
+}
+
+/** Port: runs by id, whatever their state (`RunRegistry`). */
+export interface RunLookup {
+  get(runId: string): Promise<Run | undefined>;
+}
+
+/** Port: the tenant and run concurrency slots, leases shared by every executor (`SlotPool`). */
+export interface SlotLeases {
+  /** Takes one slot of every scope, waiting until `deadline`; false when none freed up in time. */
+  acquire(scopes: readonly SlotScope[], leaseId: string, leaseMs: number, deadline: number): Promise<boolean>;
+  renew(scopes: readonly SlotScope[], leaseId: string, leaseMs: number): Promise<boolean>;
+  release(scopes: readonly SlotScope[], leaseId: string): Promise<void>;
+}
+
+/** Port: one writer per resource, on a lease (`ResourceLock`). */
+export interface ResourceLocks {
+  /** Takes the resource's lock, waiting until `deadline`; false when it stayed busy. */
+  lock(resource: string, token: string, leaseMs: number, deadline: number): Promise<boolean>;
+  renew(resource: string, token: string, leaseMs: number): Promise<boolean>;
+  unlock(resource: string, token: string): Promise<boolean>;
+}
+
+/** Port: the topics the executor writes (`EventPublisher`): results, operator handoffs, and dead letters as they came. */
+export interface EventSink {
+  publish<R extends TopicRole>(role: R, key: string, event: EventByRole[R], headers?: IHeaders): Promise<void>;
+  sendRaw(topic: string, messages: Message[]): Promise<void>;
+}
+
+/** Port: what handlers present to their systems of record (`CallCredentials`). */
+export interface HandlerCredentials {
+  forRead(order: ExecutionOrder, implementation: ToolImplementation): Credential;
+  forWrite(order: ExecutionOrder, implementation: ToolImplementation, args: unknown): Credential;
+  forStatus(order: ExecutionOrder, implementation: ToolImplementation): Credential;
+}
+
+/** What a write's own key records of its answer: staged beside the command's claim, settled before the answer goes out. */
+export interface KeyedAnswer {
+  readonly stage: () => Promise<unknown>;
+  readonly settle: () => Promise<unknown>;
+}
+
+/** Publishes a command's one answer, staged with its claim first (see `commandAnswer`). */
+export type Answer = (result: ToolResult, keyed?: KeyedAnswer) => Promise<void>;

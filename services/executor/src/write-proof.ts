@@ -1,0 +1,49 @@
+import { toolError } from '@gatehouse/contracts';
+import type { ToolError } from '@gatehouse/contracts';
+import { authorize } from './approval-check.js';
+import { refusalOf } from './keyed-write.js';
+import type { KeyedWrite, Settlement } from './keyed-write.js';
+import { runStoppedError } from './run-state.js';
+import { storedArguments } from './stored-arguments.js';
+
+/** The arguments a proven write runs with, or its refusal: nothing ran, so its key is given back. */
+export type Proof = { readonly ok: true; readonly args: unknown } | { readonly ok: false; readonly refusal: Settlement };
+
+/** A refusal before anything ran or was consumed: the key is given back so the legitimate order under it can still run. */
+const refused = (write: KeyedWrite, error: ToolError, afterwards?: () => void): Proof => ({
+  ok: false,
+  refusal: { result: refusalOf(write, error), key: 'given_back', reopensProposal: false, afterwards },
+});
+
+/**
+ * Everything a write proves before it runs, and the single use it takes: its run still active, its
+ * approval (see `authorize`), its stored arguments fitting the commit's proposal schema, then the
+ * approval and the proposal consumed under the write's key.
+ */
+export async function proveWrite(write: KeyedWrite): Promise<Proof> {
+  const { order, deps, logContext, key } = write;
+  const tool = write.implementation.contract;
+  // A stopped run's write that has not started never starts (one that started finishes).
+  const stopped = await runStoppedError(deps.runs, order.run_id);
+  if (stopped !== undefined) {
+    return refused(write, stopped, () => deps.logger.info({ ...logContext, code: stopped.code }, 'write refused: the run is no longer active'));
+  }
+  const authorized = await authorize(order, deps.approvals, deps.proposals, Date.now());
+  if (!authorized.ok) {
+    // Nothing ran: give the key back so the legitimate order under it can still run.
+    return refused(write, authorized.error, () => deps.logger.warn({ ...logContext, code: authorized.error.code }, 'write refused before execution'));
+  }
+  const stored = storedArguments(deps.catalog, tool, order.proposal_id, authorized.args);
+  if (!stored.ok) {
+    // Nothing ran and nothing was consumed: the key goes back, as for a refused authorization.
+    deps.metrics.outputViolation(tool.address, stored.error.code);
+    return refused(write, stored.error, () => deps.logger.warn({ ...logContext, code: stored.error.code, field: stored.error.field }, 'stored proposal refused by its proposal schema'));
+  }
+  if ((await deps.approvals.consume(authorized.approval.approval_id, key)) === 'already_consumed') {
+    return refused(write, toolError('PROPOSAL_CONSUMED', 'This approval was already used'));
+  }
+  if (order.proposal_id !== null && (await deps.proposals.consume(order.proposal_id, key)) === 'already_consumed') {
+    return refused(write, toolError('PROPOSAL_CONSUMED', `Proposal ${order.proposal_id} was already used`));
+  }
+  return { ok: true, args: stored.value };
+}

@@ -1,0 +1,112 @@
+import { canonicalJson, isToolFailure, toolError, ToolFailure } from '@gatehouse/contracts';
+import { errorResult, okResult } from '@gatehouse/events';
+import type { SlotScope } from '@gatehouse/state';
+import { keepLease } from './claim-wait.js';
+import { writeExtras } from './keyed-write.js';
+import type { KeyedWrite, Settlement } from './keyed-write.js';
+import { runHandler } from './run-handler.js';
+import { askStatusQuery } from './status-protocol.js';
+import { settlementFromStatus } from './write-settlement.js';
+
+const VERSION_CONFLICT = 'VERSION_CONFLICT';
+
+/**
+ * Runs a proven write under the tenant's and the run's slots and its resource's lock, and comes
+ * back with its settlement once both are free again: an agent that reads its result and sends the
+ * next write at once finds the capacity this write held.
+ */
+export async function runUnderSlots(write: KeyedWrite, args: unknown): Promise<Settlement> {
+  const { order, deps, operationId } = write;
+  const scopes: SlotScope[] = [
+    { scope: `tenant:${order.tenant}`, limit: deps.limits.tenants[order.tenant] ?? deps.limits.tenantDefault },
+    { scope: `run:${order.run_id}`, limit: deps.limits.run },
+  ];
+  if (!(await deps.slots.acquire(scopes, operationId, deps.leaseMs, write.deadline))) {
+    // Nothing ran: the proposal is reopened and the key given back, so committing it again runs.
+    const result = errorResult(write.address, toolError('TIMEOUT', 'No concurrency slot of this tenant freed up before the deadline', { retryable: false }), writeExtras(write, null));
+    return { result, key: 'given_back', reopensProposal: true };
+  }
+  deps.metrics.slotsAcquired(order.tenant);
+  const stopSlotLease = keepLease(() => deps.slots.renew(scopes, operationId, deps.leaseMs), deps.leaseMs);
+  try {
+    return await runLocked(write, args);
+  } finally {
+    stopSlotLease();
+    deps.metrics.slotsReleased(order.tenant);
+    await deps.slots.release(scopes, operationId);
+  }
+}
+
+/** Runs the handler under the resource's lock (held through any status query); the settlement is published by the caller. */
+async function runLocked(write: KeyedWrite, args: unknown): Promise<Settlement> {
+  const { order, implementation, deps, operationId } = write;
+  const resource = implementation.resourceOf?.(args);
+  if (resource !== undefined && !(await deps.locks.lock(resource, operationId, deps.leaseMs, write.deadline))) {
+    // Nothing ran: the proposal is reopened and the key given back, so committing it again runs.
+    const result = errorResult(write.address, toolError('TIMEOUT', `${resource} stayed busy until the deadline`, { retryable: false }), writeExtras(write, null));
+    return { result, key: 'given_back', reopensProposal: true };
+  }
+  const stopLockLease = resource === undefined ? () => undefined : keepLease(() => deps.locks.renew(resource, operationId, deps.leaseMs), deps.leaseMs);
+  const started = Date.now();
+  try {
+    const raw = await runHandler(implementation, args, { ...write.statusContext, credential: deps.credentials.forWrite(order, implementation, args) }, implementation.contract.timeoutMs);
+    return settlementOfAnswer(write, raw, started);
+  } catch (error) {
+    return await settlementOfFailure(write, error, started);
+  } finally {
+    stopLockLease();
+    if (resource !== undefined) await deps.locks.unlock(resource, operationId);
+  }
+}
+
+/** The handler answered: the write happened. Its answer is checked against the contract before anything leaves. */
+function settlementOfAnswer(write: KeyedWrite, raw: unknown, started: number): Settlement {
+  const { deps, logContext } = write;
+  const tool = write.implementation.contract;
+  const valid = deps.catalog.validateOutput(tool, raw);
+  if (!valid.ok) {
+    // The write happened; its answer does not match the contract. Report that, never the raw answer.
+    deps.metrics.outputViolation(tool.address, valid.error.code);
+    return { result: errorResult(write.address, valid.error, writeExtras(write, Date.now() - started)), key: 'failed', reopensProposal: false };
+  }
+  const ms = Date.now() - started;
+  return {
+    result: okResult(write.address, canonicalJson(valid.value), writeExtras(write, ms)),
+    key: 'succeeded',
+    reopensProposal: false,
+    afterwards: () => deps.logger.info({ ...logContext, operation_id: write.operationId, idempotency_key: write.key, ms }, 'write applied'),
+  };
+}
+
+/**
+ * The handler failed. A failure that is not ambiguous says what the system of record did (nothing
+ * applied); an ambiguous one (a timeout, a lost connection, an unexpected throw) goes to the status query.
+ */
+async function settlementOfFailure(write: KeyedWrite, error: unknown, started: number): Promise<Settlement> {
+  const { deps, logContext, key } = write;
+  const tool = write.implementation.contract;
+  const failure = isToolFailure(error) ? error : new ToolFailure(toolError('UPSTREAM_ERROR', 'handler failed'), { ambiguous: true });
+  if (failure.ambiguous) {
+    const finding = await askStatusQuery(write.implementation, key, write.statusContext, deps.catalog);
+    return settlementFromStatus(write, finding, failure.error.message, failure.error.code === 'TIMEOUT' ? 'timeout' : 'ambiguous_answer', Date.now() - started);
+  }
+  const result = errorResult(write.address, failure.error, writeExtras(write, Date.now() - started));
+  if (failure.error.retryable) {
+    // The system of record refused before applying anything (a 503 while it stops, say), and
+    // says an identical call may succeed: that must be true, so the key is not kept for this answer.
+    return {
+      result,
+      key: 'given_back',
+      reopensProposal: true,
+      afterwards: () => deps.logger.info({ ...logContext, code: failure.error.code, idempotency_key: key }, 'write refused by the system of record; nothing applied, the key is free for a retry'),
+    };
+  }
+  const conflict = failure.error.code === VERSION_CONFLICT;
+  if (conflict) deps.metrics.versionConflict(tool.address);
+  return {
+    result,
+    key: 'failed',
+    reopensProposal: conflict,
+    afterwards: () => deps.logger.info({ ...logContext, code: failure.error.code, idempotency_key: key }, 'write refused by the system of record'),
+  };
+}
