@@ -1,4 +1,4 @@
-import type { Consumer, Kafka, KafkaMessage } from 'kafkajs';
+import type { Consumer, EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs';
 import type { Logger } from '@gatehouse/telemetry';
 import type { ConsumedRecord, EventHandler } from './consumer.js';
 import type { DeadLetters, OriginRecord } from './dead-letters.js';
@@ -49,6 +49,20 @@ export interface RunningParallelConsumer {
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+/** What the steps of one member share: its partitions, their trackers, and whether it is stopping. */
+interface MemberState {
+  readonly topic: string;
+  readonly log: Logger;
+  readonly scheduler: KeyScheduler;
+  readonly maxBuffered: number;
+  readonly trackers: Map<number, OffsetTracker>;
+  /** The partitions of the last assignment. */
+  assigned: Set<number>;
+  stopping: boolean;
+  /** Wakes a batch that waits for the buffer to have room. */
+  capacityWaiter: (() => void) | undefined;
+}
+
 /**
  * A group member that works on many records of a partition at once. Fetching runs ahead of the
  * work (bounded by `maxBuffered`); records run in parallel across keys, in order within a key, and a
@@ -57,17 +71,59 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
  * at the lowest unfinished record. Records that do not decode go to the DLQ.
  */
 export async function startParallelConsumer<R extends TopicRole>(options: ParallelConsumerOptions<R>): Promise<RunningParallelConsumer> {
-  const { kafka, serde, role, handle, deadLetters } = options;
-  const topic = serde.topics[role];
-  const log = options.logger.child({ topic, groupId: options.groupId });
-  const maxBuffered = options.maxBuffered ?? 2_000;
-  const scheduler = new KeyScheduler(options.maxConcurrency ?? 64, options.maxPerKey ?? 8);
-  const trackers = new Map<number, OffsetTracker>();
-  let assigned = new Set<number>();
-  let stopping = false;
-  let capacityWaiter: (() => void) | undefined;
+  const topic = options.serde.topics[options.role];
+  const member: MemberState = {
+    topic,
+    log: options.logger.child({ topic, groupId: options.groupId }),
+    scheduler: new KeyScheduler(options.maxConcurrency ?? 64, options.maxPerKey ?? 8),
+    maxBuffered: options.maxBuffered ?? 2_000,
+    trackers: new Map<number, OffsetTracker>(),
+    assigned: new Set<number>(),
+    stopping: false,
+    capacityWaiter: undefined,
+  };
+  const { scheduler } = member;
 
-  const consumer = kafka.consumer({
+  const consumer = groupConsumer(options);
+  const joined = trackAssignment(consumer, member);
+  const work = recordWorker(member, recordDecoder(options, member));
+  const commit = offsetCommitter(consumer, member);
+  let committing = Promise.resolve();
+  const timer = setInterval(() => {
+    committing = committing.then(commit);
+  }, options.commitIntervalMs ?? 200);
+
+  await consumer.connect();
+  await consumer.subscribe({ topic, fromBeginning: options.fromBeginning ?? false });
+  await consumer.run({
+    autoCommit: false,
+    eachBatchAutoResolve: false,
+    eachBatch: batchHandler(member, work),
+  });
+
+  return {
+    consumer,
+    joined,
+    stats: () => ({ buffered: scheduler.size, running: scheduler.active, assigned: [...member.assigned].sort((a, b) => a - b) }),
+    stop: async ({ drainTimeoutMs = 10_000 } = {}) => {
+      try {
+        consumer.pause([{ topic }]);
+      } catch {
+        // A consumer that crashed and is not running has nothing to pause; stopping goes on.
+      }
+      await Promise.race([scheduler.idle(), sleep(drainTimeoutMs)]);
+      clearInterval(timer);
+      await committing;
+      await commit();
+      member.stopping = true;
+      member.capacityWaiter?.();
+      await consumer.disconnect();
+    },
+  };
+}
+
+function groupConsumer<R extends TopicRole>(options: ParallelConsumerOptions<R>): Consumer {
+  return options.kafka.consumer({
     groupId: options.groupId,
     allowAutoTopicCreation: false,
     sessionTimeout: options.sessionTimeoutMs ?? 30_000,
@@ -75,17 +131,28 @@ export async function startParallelConsumer<R extends TopicRole>(options: Parall
     rebalanceTimeout: (options.sessionTimeoutMs ?? 30_000) + 5_000,
     heartbeatInterval: Math.min(3_000, Math.floor((options.sessionTimeoutMs ?? 30_000) / 3)),
   });
+}
+
+/** Keeps `assigned` to the member's latest assignment; settles when it first joins. */
+function trackAssignment(consumer: Consumer, member: MemberState): Promise<void> {
+  const { topic, trackers } = member;
   let onJoin: () => void = () => undefined;
   const joined = new Promise<void>((resolve) => (onJoin = resolve));
   consumer.on(consumer.events.GROUP_JOIN, (event) => {
-    assigned = new Set(event.payload.memberAssignment[topic] ?? []);
+    member.assigned = new Set(event.payload.memberAssignment[topic] ?? []);
     for (const [partition, tracker] of trackers) {
-      if (!assigned.has(partition) && tracker.unfinished === 0) trackers.delete(partition);
+      if (!member.assigned.has(partition) && tracker.unfinished === 0) trackers.delete(partition);
     }
     onJoin();
   });
+  return joined;
+}
 
-  const decodeAndHandle = async (partition: number, message: KafkaMessage): Promise<void> => {
+/** Decodes a record and hands it on: undecodable or untrusted records go to the DLQ instead. */
+function recordDecoder<R extends TopicRole>(options: ParallelConsumerOptions<R>, member: MemberState) {
+  const { serde, role, handle, deadLetters } = options;
+  const { topic, log } = member;
+  return async (partition: number, message: KafkaMessage): Promise<void> => {
     const origin: OriginRecord = { topic, partition, offset: message.offset, timestamp: message.timestamp, key: message.key, value: message.value, headers: message.headers };
     const decoded = await serde.decode(role, message.value);
     if (!decoded.ok) {
@@ -109,8 +176,12 @@ export async function startParallelConsumer<R extends TopicRole>(options: Parall
     };
     await handle(decoded.value, record);
   };
+}
 
-  const work = async (tracker: OffsetTracker, partition: number, message: KafkaMessage): Promise<void> => {
+/** Runs one record to success (retrying with backoff), marks it finished, and wakes a waiting fetch. */
+function recordWorker(member: MemberState, decodeAndHandle: (partition: number, message: KafkaMessage) => Promise<void>) {
+  const { log, scheduler, maxBuffered } = member;
+  return async (tracker: OffsetTracker, partition: number, message: KafkaMessage): Promise<void> => {
     for (let backoff = 100; ; backoff = Math.min(backoff * 2, 5_000)) {
       try {
         await decodeAndHandle(partition, message);
@@ -118,23 +189,27 @@ export async function startParallelConsumer<R extends TopicRole>(options: Parall
         break;
       } catch (error) {
         // Left unfinished, the record is not committed past and the next owner takes it again.
-        if (stopping) return;
+        if (member.stopping) return;
         log.error({ err: error, partition, offset: message.offset }, 'record failed; retrying');
         await sleep(backoff);
       }
     }
-    if (scheduler.size < maxBuffered && capacityWaiter !== undefined) {
-      const wake = capacityWaiter;
-      capacityWaiter = undefined;
+    if (scheduler.size < maxBuffered && member.capacityWaiter !== undefined) {
+      const wake = member.capacityWaiter;
+      member.capacityWaiter = undefined;
       wake();
     }
   };
+}
 
-  const commit = async (): Promise<void> => {
+/** Commits each assigned partition up to its lowest unfinished record; forgets finished partitions no longer assigned. */
+function offsetCommitter(consumer: Consumer, member: MemberState): () => Promise<void> {
+  const { topic, log, trackers } = member;
+  return async (): Promise<void> => {
     const offsets: { topic: string; partition: number; offset: string }[] = [];
     const marks: [OffsetTracker, number][] = [];
     for (const [partition, tracker] of trackers) {
-      if (!assigned.has(partition)) {
+      if (!member.assigned.has(partition)) {
         if (tracker.unfinished === 0) trackers.delete(partition);
         continue;
       }
@@ -152,59 +227,33 @@ export async function startParallelConsumer<R extends TopicRole>(options: Parall
       log.warn({ err: error }, 'offset commit refused; will retry');
     }
   };
-  let committing = Promise.resolve();
-  const timer = setInterval(() => {
-    committing = committing.then(commit);
-  }, options.commitIntervalMs ?? 200);
+}
 
-  await consumer.connect();
-  await consumer.subscribe({ topic, fromBeginning: options.fromBeginning ?? false });
-  await consumer.run({
-    autoCommit: false,
-    eachBatchAutoResolve: false,
-    eachBatch: async (payload) => {
-      const { batch } = payload;
-      let tracker = trackers.get(batch.partition);
-      if (tracker === undefined) {
-        tracker = new OffsetTracker();
-        trackers.set(batch.partition, tracker);
+/** Hands a fetched batch's records to the scheduler, pausing while `maxBuffered` records are unfinished. */
+function batchHandler(member: MemberState, work: (tracker: OffsetTracker, partition: number, message: KafkaMessage) => Promise<void>) {
+  const { trackers, scheduler, maxBuffered } = member;
+  return async (payload: EachBatchPayload): Promise<void> => {
+    const { batch } = payload;
+    let tracker = trackers.get(batch.partition);
+    if (tracker === undefined) {
+      tracker = new OffsetTracker();
+      trackers.set(batch.partition, tracker);
+    }
+    for (const message of batch.messages) {
+      if (!payload.isRunning() || payload.isStale() || member.stopping) break;
+      while (scheduler.size >= maxBuffered && !member.stopping) {
+        await Promise.race([new Promise<void>((resolve) => (member.capacityWaiter = resolve)), sleep(1_000)]);
+        await payload.heartbeat();
       }
-      for (const message of batch.messages) {
-        if (!payload.isRunning() || payload.isStale() || stopping) break;
-        while (scheduler.size >= maxBuffered && !stopping) {
-          await Promise.race([new Promise<void>((resolve) => (capacityWaiter = resolve)), sleep(1_000)]);
-          await payload.heartbeat();
-        }
-        if (stopping) break;
-        if (tracker.begin(Number(message.offset))) {
-          const key = message.key === null ? '' : message.key.toString('utf8');
-          const owner = tracker;
-          scheduler.submit(key, () => work(owner, batch.partition, message));
-        }
-        // Advances the fetch position only; what is committed comes from the tracker.
-        payload.resolveOffset(message.offset);
+      if (member.stopping) break;
+      if (tracker.begin(Number(message.offset))) {
+        const key = message.key === null ? '' : message.key.toString('utf8');
+        const owner = tracker;
+        scheduler.submit(key, () => work(owner, batch.partition, message));
       }
-      await payload.heartbeat();
-    },
-  });
-
-  return {
-    consumer,
-    joined,
-    stats: () => ({ buffered: scheduler.size, running: scheduler.active, assigned: [...assigned].sort((a, b) => a - b) }),
-    stop: async ({ drainTimeoutMs = 10_000 } = {}) => {
-      try {
-        consumer.pause([{ topic }]);
-      } catch {
-        // A consumer that crashed and is not running has nothing to pause; stopping goes on.
-      }
-      await Promise.race([scheduler.idle(), sleep(drainTimeoutMs)]);
-      clearInterval(timer);
-      await committing;
-      await commit();
-      stopping = true;
-      capacityWaiter?.();
-      await consumer.disconnect();
-    },
+      // Advances the fetch position only; what is committed comes from the tracker.
+      payload.resolveOffset(message.offset);
+    }
+    await payload.heartbeat();
   };
 }

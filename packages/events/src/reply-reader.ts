@@ -8,6 +8,7 @@ import { deadLetterUntrusted } from './record-trust.js';
 import type { RecordTrust } from './record-trust.js';
 import type { EventSerde } from './serde.js';
 import { topicOffsets } from './topic-readiness.js';
+import type { PartitionOffsets } from './topic-readiness.js';
 
 /**
  * The consumer groups of agent-runtime instances, named after the results topic they read (so
@@ -52,24 +53,7 @@ export interface ReplyReader {
  */
 export async function startReplyReader(options: ReplyReaderOptions): Promise<ReplyReader> {
   const topic = options.serde.topics.results;
-  const admin = options.kafka.admin();
-  await admin.connect();
-  let ends: Awaited<ReturnType<typeof topicOffsets>>;
-  let partition: number;
-  try {
-    ends = await topicOffsets(admin, topic);
-    partition =
-      options.partition ??
-      // Choosing well is a saving, not a condition: when the groups cannot be read, any partition serves.
-      (await leastReadPartition(admin, topic, ends.length).catch((error: unknown) => {
-        options.logger.warn({ err: { message: error instanceof Error ? error.message : String(error) } }, 'could not count the readers of each results partition; taking one at random');
-        return Math.floor(Math.random() * ends.length);
-      }));
-  } finally {
-    await admin.disconnect();
-  }
-  const end = ends.find((e) => e.partition === partition);
-  if (end === undefined) throw new RangeError(`the results topic ${topic} has no partition ${partition} (it has ${ends.length})`);
+  const { partition, end } = await choosePartition(options, topic);
 
   const groupId = `${replyGroupPrefix(topic)}${partition}-${randomUUID()}`;
   const log = options.logger.child({ replyPartition: partition });
@@ -154,6 +138,29 @@ export async function startReplyReader(options: ReplyReaderOptions): Promise<Rep
     },
     stop: () => consumer.disconnect(),
   };
+}
+
+/** The results partition to read (the configured one, or the least read) and its end before joining. */
+async function choosePartition(options: ReplyReaderOptions, topic: string): Promise<{ readonly partition: number; readonly end: PartitionOffsets }> {
+  const admin = options.kafka.admin();
+  await admin.connect();
+  let ends: Awaited<ReturnType<typeof topicOffsets>>;
+  let partition: number;
+  try {
+    ends = await topicOffsets(admin, topic);
+    partition =
+      options.partition ??
+      // Choosing well is a saving, not a condition: when the groups cannot be read, any partition serves.
+      (await leastReadPartition(admin, topic, ends.length).catch((error: unknown) => {
+        options.logger.warn({ err: { message: error instanceof Error ? error.message : String(error) } }, 'could not count the readers of each results partition; taking one at random');
+        return Math.floor(Math.random() * ends.length);
+      }));
+  } finally {
+    await admin.disconnect();
+  }
+  const end = ends.find((e) => e.partition === partition);
+  if (end === undefined) throw new RangeError(`the results topic ${topic} has no partition ${partition} (it has ${ends.length})`);
+  return { partition, end };
 }
 
 /**

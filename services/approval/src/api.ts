@@ -79,7 +79,6 @@ function sendDeskError(reply: FastifyReply, error: DeskError): FastifyReply {
  * tenants' requests (another tenant's request is a 404, never a 403).
  */
 export function buildApi(options: ApiOptions): FastifyInstance {
-  const { repository, desk, auth, assets } = options;
   const loggerInstance: FastifyBaseLogger = options.logger.child({ api: 'approval' });
   const app = Fastify({ loggerInstance, logController: new LogController({ disableRequestLogging: true }), bodyLimit: 16 * 1024 });
   void app.register(cookie);
@@ -96,8 +95,26 @@ export function buildApi(options: ApiOptions): FastifyInstance {
     done(null, payload);
   });
 
+  const signedIn = authenticateApiRequests(app, options);
+  registerOpsRoutes(app, options);
+  registerConsoleRoutes(app, options);
+  registerApprovalRoutes(app, options, signedIn);
+  return app;
+}
+
+/** Who made a request under /api/, as the authentication hook found them. */
+interface SignedIn {
+  readonly approverOf: (request: FastifyRequest) => Approver;
+  /** The console session's CSRF token; undefined for a bearer caller. */
+  readonly csrfOf: (request: FastifyRequest) => string | undefined;
+}
+
+/** Signs in every request under /api/ (session or bearer token), or answers it with the refusal. */
+function authenticateApiRequests(app: FastifyInstance, options: ApiOptions): SignedIn {
+  const { auth } = options;
   // Authentication runs before validation, so an anonymous caller learns nothing from a 400.
   const signedIn = new WeakMap<FastifyRequest, Approver>();
+  const csrfOf = new WeakMap<FastifyRequest, string>();
   app.addHook('onRequest', async (request, reply) => {
     if (!request.url.startsWith('/api/')) return;
     const csrf = request.headers[CSRF_HEADER];
@@ -116,13 +133,16 @@ export function buildApi(options: ApiOptions): FastifyInstance {
     signedIn.set(request, outcome.approver);
     if (outcome.session !== undefined) csrfOf.set(request, outcome.session.value.csrf);
   });
-  const csrfOf = new WeakMap<FastifyRequest, string>();
   const approverOf = (request: FastifyRequest): Approver => {
     const approver = signedIn.get(request);
     if (approver === undefined) throw new Error('route under /api/ reached without an approver');
     return approver;
   };
+  return { approverOf, csrfOf: (request) => csrfOf.get(request) };
+}
 
+/** /healthz, /readyz and, when given, /metrics. */
+function registerOpsRoutes(app: FastifyInstance, options: ApiOptions): void {
   app.get('/healthz', (_request, reply) => {
     const live = options.health.live();
     return reply.code(live.statusCode).send(live.body);
@@ -133,7 +153,10 @@ export function buildApi(options: ApiOptions): FastifyInstance {
   });
   const metrics = options.metrics;
   if (metrics !== undefined) app.get('/metrics', async (_request, reply) => reply.type(metrics.contentType).send(await metrics.scrape()));
+}
 
+/** The console's page and assets, and what it offers before anyone signs in. */
+function registerConsoleRoutes(app: FastifyInstance, { assets, auth }: ApiOptions): void {
   app.get('/', (_request, reply) =>
     reply.type('text/html; charset=utf-8').header('content-security-policy', CONSOLE_CSP).header('x-frame-options', 'DENY').send(assets.html),
   );
@@ -142,7 +165,11 @@ export function buildApi(options: ApiOptions): FastifyInstance {
 
   // Public: what the console offers before anyone signs in.
   app.get('/auth/config', () => ({ sign_in: auth.signsIn ? '/login' : null, demo_tokens: auth.demoTokens }));
+}
 
+/** /api/: who is signed in, the requests they may see, and their decisions. */
+function registerApprovalRoutes(app: FastifyInstance, options: ApiOptions, { approverOf, csrfOf }: SignedIn): void {
+  const { repository, desk } = options;
   app.get('/api/me', (request) => {
     const approver = approverOf(request);
     return {
@@ -155,7 +182,7 @@ export function buildApi(options: ApiOptions): FastifyInstance {
       tenants: approver.tenants,
       demo: approver.demo,
       // The console sends it back on every decision; a bearer caller has none and needs none.
-      csrf_token: csrfOf.get(request) ?? null,
+      csrf_token: csrfOf(request) ?? null,
     };
   });
 
@@ -197,6 +224,4 @@ export function buildApi(options: ApiOptions): FastifyInstance {
       return reply.code(outcome.published ? 200 : 202).send({ ...detailOf(outcome.row, approver), published: outcome.published });
     },
   );
-
-  return app;
 }

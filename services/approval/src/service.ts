@@ -3,7 +3,7 @@ import type { Catalog } from '@gatehouse/contracts';
 import { assertSignsAs } from '@gatehouse/events';
 import type { EventsConfig, KeyRing, SigningKey, Topics } from '@gatehouse/events';
 import { consumerChecks, healthOf, postgresReady, startConsumption, startEventRuntime, withTeardown } from '@gatehouse/runtime';
-import type { StopOptions } from '@gatehouse/runtime';
+import type { StopOptions, Teardown } from '@gatehouse/runtime';
 import { ApprovalStore, isActive, Keyspace, RunRegistry } from '@gatehouse/state';
 import type { Redis } from '@gatehouse/state';
 import { GatehouseMetrics } from '@gatehouse/telemetry';
@@ -93,12 +93,7 @@ export async function startApprovalService(options: ApprovalServiceOptions): Pro
   const instance = options.instanceId ?? 'approval';
   const logger = options.logger.child({ instance });
   const assets = options.assets ?? loadConsoleAssets();
-  if (options.identity === undefined && options.approvers === undefined) {
-    throw new Error('the approval service needs an identity provider (GATEHOUSE_OIDC_ISSUER) or, for demos, approver tokens (GATEHOUSE_DEMO_APPROVERS)');
-  }
-  for (const approver of options.approvers?.list() ?? []) {
-    if (approver.demo) logger.warn({ approver: approver.identity }, 'DEMO APPROVER TOKEN LOADED: its token is published; anyone holding it approves as this person. Never in production.');
-  }
+  checkApprovers(options, logger);
   const metrics = options.metrics ?? new GatehouseMetrics({ tools: options.catalog.tools() });
 
   assertSignsAs(options.trustedKeys, options.signingKey, 'approval');
@@ -125,14 +120,7 @@ export async function startApprovalService(options: ApprovalServiceOptions): Pro
     };
     let listening = '';
     const publicUrl = (): string => options.publicUrl ?? listening;
-    const webhooks =
-      options.webhooks === undefined || options.webhooks.endpoints.length === 0
-        ? undefined
-        : new WebhookOutbox(pool, tablesIn(options.schema), options.webhooks, publicUrl, logger.child({ component: 'webhooks' }), metrics);
-    if (webhooks !== undefined) {
-      const dispatcher = startWebhookDispatcher(webhooks, options.sweepMs, logger.child({ component: 'webhooks' }));
-      teardown.add(() => dispatcher.stop());
-    }
+    const webhooks = startWebhooks(options, pool, publicUrl, logger, metrics, teardown);
     const decisions = new DecisionPublisher(repository, runtime.publisher, approvals, options.catalog, logger.child({ component: 'outbox' }), metrics, webhooks);
     const sweeper = startSweeper({
       repository,
@@ -179,4 +167,34 @@ export async function startApprovalService(options: ApprovalServiceOptions): Pro
     listening = url;
     return { url, joined: consumption.joined, sweep: () => sweeper.sweep(), stop: (stopOptions) => teardown.close(stopOptions) };
   });
+}
+
+/** Refuses a start with no way to know approvers, and says loudly that demo tokens are loaded. */
+function checkApprovers(options: ApprovalServiceOptions, logger: Logger): void {
+  if (options.identity === undefined && options.approvers === undefined) {
+    throw new Error('the approval service needs an identity provider (GATEHOUSE_OIDC_ISSUER) or, for demos, approver tokens (GATEHOUSE_DEMO_APPROVERS)');
+  }
+  for (const approver of options.approvers?.list() ?? []) {
+    if (approver.demo) logger.warn({ approver: approver.identity }, 'DEMO APPROVER TOKEN LOADED: its token is published; anyone holding it approves as this person. Never in production.');
+  }
+}
+
+/** The webhook outbox and its dispatcher, when any endpoint is configured. */
+function startWebhooks(
+  options: ApprovalServiceOptions,
+  pool: pg.Pool,
+  publicUrl: () => string,
+  logger: Logger,
+  metrics: GatehouseMetrics,
+  teardown: Teardown,
+): WebhookOutbox | undefined {
+  const webhooks =
+    options.webhooks === undefined || options.webhooks.endpoints.length === 0
+      ? undefined
+      : new WebhookOutbox(pool, tablesIn(options.schema), options.webhooks, publicUrl, logger.child({ component: 'webhooks' }), metrics);
+  if (webhooks !== undefined) {
+    const dispatcher = startWebhookDispatcher(webhooks, options.sweepMs, logger.child({ component: 'webhooks' }));
+    teardown.add(() => dispatcher.stop());
+  }
+  return webhooks;
 }

@@ -146,6 +146,24 @@ function listen(server: HttpServer, host: string, port: number): Promise<Address
   });
 }
 
+/** Where the front answers, known once it listens: its base URL and the Host and Origin headers it serves. */
+interface Served {
+  base: string;
+  allowedHosts: Set<string>;
+  allowedOrigins: Set<string>;
+}
+
+/** What the steps of a request share. */
+interface Front {
+  readonly options: HttpFrontOptions;
+  /** Serves 2026-07-28 requests. */
+  readonly modern: McpHttpHandler;
+  readonly served: Served;
+}
+
+/** Who an authenticated request acts for, or the status it was already answered with. */
+type Caller = { readonly ok: true; readonly token: string; readonly run: Run } | { readonly ok: false; readonly status: number };
+
 /**
  * Streamable HTTP without server-side sessions: every POST to /mcp is checked (Host, Origin, the
  * run's bearer token) and served by a server made for that run and that request, so any number of
@@ -153,10 +171,45 @@ function listen(server: HttpServer, host: string, port: number): Promise<Address
  */
 export async function startHttpFront(options: HttpFrontOptions): Promise<HttpFront> {
   const log = options.logger.child({ front: 'http' });
-  let allowedHosts = new Set<string>();
-  let allowedOrigins = new Set<string>();
-  let base = '';
-  const modern: McpHttpHandler = createMcpHandler(
+  const served: Served = { base: '', allowedHosts: new Set<string>(), allowedOrigins: new Set<string>() };
+  const modern = modernHandler(options, log);
+  const front: Front = { options, modern, served };
+
+  const http = createServer((req, res) => {
+    const started = performance.now();
+    route(front, req, res).then(
+      ({ route: name, status }) => options.metrics.httpRequest(name, req.method ?? 'GET', status, performance.now() - started),
+      (error: unknown) => {
+        log.error({ err: error }, 'MCP request failed');
+        if (!res.headersSent) send(res, 500, rpcError(-32603, 'Internal error'));
+        else res.end();
+      },
+    );
+  });
+  const address = await listen(http, options.host, options.port);
+  const port = address.port;
+  const listenHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  const base = options.publicUrl ?? `http://${listenHost}:${port}`;
+  served.base = base;
+  served.allowedHosts = new Set(
+    options.allowedHosts ?? [`localhost:${port}`, `127.0.0.1:${port}`, `[::1]:${port}`, new URL(base).host.toLowerCase()],
+  );
+  served.allowedOrigins = new Set(options.allowedOrigins ?? [...served.allowedHosts].flatMap((h) => [`http://${h}`, `https://${h}`]));
+  return {
+    url: `${base}${MCP_PATH}`,
+    stop: async () => {
+      await new Promise<void>((resolve) => {
+        http.close(() => resolve());
+        http.closeAllConnections();
+      });
+      await modern.close();
+    },
+  };
+}
+
+/** The current SDK's handler, for requests that carry the 2026-07-28 envelope. */
+function modernHandler(options: HttpFrontOptions, log: Logger): McpHttpHandler {
+  return createMcpHandler(
     (ctx) => {
       const run = ctx.authInfo?.extra?.['run'] as Run | undefined;
       if (run === undefined) throw new Error('a 2026-07-28 request reached the SDK without its run');
@@ -169,138 +222,136 @@ export async function startHttpFront(options: HttpFrontOptions): Promise<HttpFro
       onerror: (error) => log.debug({ err: error }, 'MCP 2026-07-28 request refused or failed'),
     },
   );
+}
 
-  const handleMcp = async (req: IncomingMessage, res: ServerResponse): Promise<number> => {
-    // DNS rebinding: a page on another site must not reach a front door on this machine's loopback.
-    const host = (req.headers.host ?? '').toLowerCase();
-    if (!allowedHosts.has(host)) {
-      send(res, 403, rpcError(-32000, `Host ${host || '(none)'} is not served here (MCP_ALLOWED_HOSTS)`));
-      return 403;
-    }
-    const origin = req.headers.origin?.toLowerCase();
-    if (origin !== undefined && !allowedOrigins.has(origin)) {
-      send(res, 403, rpcError(-32000, `Origin ${origin} is not allowed (MCP_ALLOWED_ORIGINS)`));
-      return 403;
-    }
-    if (req.method !== 'POST') {
-      // No sessions: nothing to resume on a GET stream and nothing to end with a DELETE.
-      send(res, 405, rpcError(-32000, 'Method not allowed: this endpoint keeps no sessions; send requests with POST'), { allow: 'POST' });
-      return 405;
-    }
-    const metadata = `${base}${METADATA_PATH}${MCP_PATH}`;
-    const scope = options.auth.scope === undefined ? '' : `, scope="${options.auth.scope}"`;
-    const token = bearerOf(req);
-    if (token === undefined) {
-      const how = options.auth.issuer === undefined ? "send the run's MCP token as Authorization: Bearer <token>" : `sign in at ${options.auth.issuer} (see ${metadata}), or send a run's MCP token`;
-      send(res, 401, rpcError(-32001, `Unauthorized: ${how}`), { 'www-authenticate': `Bearer realm="gatehouse", resource_metadata="${metadata}"${scope}` });
-      return 401;
-    }
-    const check = await options.auth.authenticate(token);
-    if (!check.ok) {
-      options.metrics.identityRefused('mcp', check.code);
-      const description = check.message.replaceAll('"', "'").slice(0, 300);
-      const error = check.error === undefined ? '' : `, error="${check.error}", error_description="${description}"`;
-      send(res, check.status, rpcError(-32001, `${check.status === 403 ? 'Forbidden' : 'Unauthorized'}: ${check.code}: ${check.message}`), {
-        'www-authenticate': `Bearer realm="gatehouse", resource_metadata="${metadata}"${scope}${error}`,
-      });
-      return check.status;
-    }
-    let body: unknown;
-    try {
-      body = await readBody(req);
-    } catch (error) {
-      const status = error instanceof BodyError ? error.status : 400;
-      send(res, status, rpcError(-32700, error instanceof Error ? error.message : 'unreadable body'));
-      return status;
-    }
-    // One endpoint, two revisions: a request carrying the 2026-07-28 envelope is served per request
-    // by the current SDK; a 2025-11-25 one (an initialize handshake, no envelope) as before.
-    const abort = new AbortController();
-    res.once('close', () => {
-      if (!res.writableFinished) abort.abort();
+/** /mcp, the protected resource metadata, the ops endpoints, or a 404; with the route's name for metrics. */
+async function route(front: Front, req: IncomingMessage, res: ServerResponse): Promise<{ route: string | undefined; status: number }> {
+  const { options, served } = front;
+  const path = (req.url ?? '/').split('?', 1)[0] ?? '/';
+  if (path === MCP_PATH) return { route: MCP_PATH, status: await handleMcp(front, req, res) };
+  if (req.method === 'GET' && (path === METADATA_PATH || path === `${METADATA_PATH}${MCP_PATH}`)) {
+    // RFC 9728 protected resource metadata: the IdP people sign in at through their MCP client,
+    // when one is configured. Run tokens (`gatehouse runs create --mcp-token`) work either way.
+    send(res, 200, {
+      resource: `${served.base}${MCP_PATH}`,
+      resource_name: 'Gatehouse',
+      bearer_methods_supported: ['header'],
+      authorization_servers: options.auth.issuer === undefined ? [] : [options.auth.issuer],
+      ...(options.auth.scope === undefined ? {} : { scopes_supported: [options.auth.scope] }),
     });
-    // Most requests are told apart without the SDK: no envelope claim and no modern header is
-    // 2025-11-25. Anything that might be modern is classified by the SDK's own predicate.
-    const maybeModern = mayBeModern(body, req.headers['mcp-protocol-version']);
-    // The common case on either revision, a lone tools/call answered with JSON, without an SDK server.
-    const plain = maybeModern ? plainModernToolCall(body, req.headers) : plainToolCall(body, req.headers);
-    if (plain !== undefined) {
-      const traceparent = req.headers.traceparent;
-      const answer = await answerPlainCall(check.run, options.door, plain, typeof traceparent === 'string' ? traceparent : undefined, abort.signal);
-      send(res, 200, { jsonrpc: '2.0', id: plain.id, result: plainCallResult(plain, options.door, answer) });
-      return 200;
-    }
-    const request = maybeModern ? webRequestOf(req, `${base}${MCP_PATH}`, abort.signal) : undefined;
-    if (request !== undefined && !(await isLegacyRequest(request, body))) {
-      const response = await modern.fetch(request, { parsedBody: body, authInfo: { token, clientId: check.run.run_id, scopes: [], extra: { run: check.run } } });
-      await sendWeb(res, response);
-      return response.status;
-    }
-    const server = createRunServer(check.run, options.door);
-    // No sessionIdGenerator: stateless. A request that can be told of progress gets an SSE stream;
-    // any other is answered with plain JSON, which costs a client less to read.
-    const transport = new StreamableHTTPServerTransport({ enableJsonResponse: !wantsStream(body) });
-    res.on('close', () => {
-      void transport.close();
-      void server.close();
+    return { route: METADATA_PATH, status: 200 };
+  }
+  // /healthz, /readyz and /metrics, as every service's ops endpoint serves them.
+  const ops = await opsReply(req, options);
+  if (ops !== undefined) {
+    res.writeHead(ops.statusCode, { 'content-type': ops.contentType }).end(req.method === 'HEAD' ? undefined : ops.body);
+    return { route: path, status: ops.statusCode };
+  }
+  send(res, 404, { error: { code: 'NOT_FOUND', message: 'no such route; the MCP endpoint is /mcp' } });
+  return { route: undefined, status: 404 };
+}
+
+/** One request to /mcp: checked (Host, Origin, method, bearer token, body), then served; to the status answered. */
+async function handleMcp(front: Front, req: IncomingMessage, res: ServerResponse): Promise<number> {
+  const refused = refuseUnserved(front.served, req, res);
+  if (refused !== undefined) return refused;
+  const caller = await authenticateCaller(front, req, res);
+  if (!caller.ok) return caller.status;
+  let body: unknown;
+  try {
+    body = await readBody(req);
+  } catch (error) {
+    const status = error instanceof BodyError ? error.status : 400;
+    send(res, status, rpcError(-32700, error instanceof Error ? error.message : 'unreadable body'));
+    return status;
+  }
+  return serveMcp(front, caller, req, res, body);
+}
+
+/** Answers a request from a Host or Origin not served here, or by a method other than POST; to its status. */
+function refuseUnserved({ allowedHosts, allowedOrigins }: Served, req: IncomingMessage, res: ServerResponse): number | undefined {
+  // DNS rebinding: a page on another site must not reach a front door on this machine's loopback.
+  const host = (req.headers.host ?? '').toLowerCase();
+  if (!allowedHosts.has(host)) {
+    send(res, 403, rpcError(-32000, `Host ${host || '(none)'} is not served here (MCP_ALLOWED_HOSTS)`));
+    return 403;
+  }
+  const origin = req.headers.origin?.toLowerCase();
+  if (origin !== undefined && !allowedOrigins.has(origin)) {
+    send(res, 403, rpcError(-32000, `Origin ${origin} is not allowed (MCP_ALLOWED_ORIGINS)`));
+    return 403;
+  }
+  if (req.method !== 'POST') {
+    // No sessions: nothing to resume on a GET stream and nothing to end with a DELETE.
+    send(res, 405, rpcError(-32000, 'Method not allowed: this endpoint keeps no sessions; send requests with POST'), { allow: 'POST' });
+    return 405;
+  }
+  return undefined;
+}
+
+/** The run a request's bearer token acts for; a missing or refused token is answered with its challenge. */
+async function authenticateCaller({ options, served }: Front, req: IncomingMessage, res: ServerResponse): Promise<Caller> {
+  const metadata = `${served.base}${METADATA_PATH}${MCP_PATH}`;
+  const scope = options.auth.scope === undefined ? '' : `, scope="${options.auth.scope}"`;
+  const token = bearerOf(req);
+  if (token === undefined) {
+    const how = options.auth.issuer === undefined ? "send the run's MCP token as Authorization: Bearer <token>" : `sign in at ${options.auth.issuer} (see ${metadata}), or send a run's MCP token`;
+    send(res, 401, rpcError(-32001, `Unauthorized: ${how}`), { 'www-authenticate': `Bearer realm="gatehouse", resource_metadata="${metadata}"${scope}` });
+    return { ok: false, status: 401 };
+  }
+  const check = await options.auth.authenticate(token);
+  if (!check.ok) {
+    options.metrics.identityRefused('mcp', check.code);
+    const description = check.message.replaceAll('"', "'").slice(0, 300);
+    const error = check.error === undefined ? '' : `, error="${check.error}", error_description="${description}"`;
+    send(res, check.status, rpcError(-32001, `${check.status === 403 ? 'Forbidden' : 'Unauthorized'}: ${check.code}: ${check.message}`), {
+      'www-authenticate': `Bearer realm="gatehouse", resource_metadata="${metadata}"${scope}${error}`,
     });
-    await server.connect(transport);
-    await transport.handleRequest(req, res, body);
-    return res.statusCode;
-  };
+    return { ok: false, status: check.status };
+  }
+  return { ok: true, token, run: check.run };
+}
 
-  const route = async (req: IncomingMessage, res: ServerResponse): Promise<{ route: string | undefined; status: number }> => {
-    const path = (req.url ?? '/').split('?', 1)[0] ?? '/';
-    if (path === MCP_PATH) return { route: MCP_PATH, status: await handleMcp(req, res) };
-    if (req.method === 'GET' && (path === METADATA_PATH || path === `${METADATA_PATH}${MCP_PATH}`)) {
-      // RFC 9728 protected resource metadata: the IdP people sign in at through their MCP client,
-      // when one is configured. Run tokens (`gatehouse runs create --mcp-token`) work either way.
-      send(res, 200, {
-        resource: `${base}${MCP_PATH}`,
-        resource_name: 'Gatehouse',
-        bearer_methods_supported: ['header'],
-        authorization_servers: options.auth.issuer === undefined ? [] : [options.auth.issuer],
-        ...(options.auth.scope === undefined ? {} : { scopes_supported: [options.auth.scope] }),
-      });
-      return { route: METADATA_PATH, status: 200 };
-    }
-    // /healthz, /readyz and /metrics, as every service's ops endpoint serves them.
-    const ops = await opsReply(req, options);
-    if (ops !== undefined) {
-      res.writeHead(ops.statusCode, { 'content-type': ops.contentType }).end(req.method === 'HEAD' ? undefined : ops.body);
-      return { route: path, status: ops.statusCode };
-    }
-    send(res, 404, { error: { code: 'NOT_FOUND', message: 'no such route; the MCP endpoint is /mcp' } });
-    return { route: undefined, status: 404 };
-  };
-
-  const http = createServer((req, res) => {
-    const started = performance.now();
-    route(req, res).then(
-      ({ route: name, status }) => options.metrics.httpRequest(name, req.method ?? 'GET', status, performance.now() - started),
-      (error: unknown) => {
-        log.error({ err: error }, 'MCP request failed');
-        if (!res.headersSent) send(res, 500, rpcError(-32603, 'Internal error'));
-        else res.end();
-      },
-    );
+/** Serves a checked request: a plain tools/call directly, else by the SDK of its revision; to the status answered. */
+async function serveMcp(
+  { options, modern, served }: Front,
+  { token, run }: Extract<Caller, { ok: true }>,
+  req: IncomingMessage,
+  res: ServerResponse,
+  body: unknown,
+): Promise<number> {
+  // One endpoint, two revisions: a request carrying the 2026-07-28 envelope is served per request
+  // by the current SDK; a 2025-11-25 one (an initialize handshake, no envelope) as before.
+  const abort = new AbortController();
+  res.once('close', () => {
+    if (!res.writableFinished) abort.abort();
   });
-  const address = await listen(http, options.host, options.port);
-  const port = address.port;
-  const listenHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  base = options.publicUrl ?? `http://${listenHost}:${port}`;
-  allowedHosts = new Set(
-    options.allowedHosts ?? [`localhost:${port}`, `127.0.0.1:${port}`, `[::1]:${port}`, new URL(base).host.toLowerCase()],
-  );
-  allowedOrigins = new Set(options.allowedOrigins ?? [...allowedHosts].flatMap((h) => [`http://${h}`, `https://${h}`]));
-  return {
-    url: `${base}${MCP_PATH}`,
-    stop: async () => {
-      await new Promise<void>((resolve) => {
-        http.close(() => resolve());
-        http.closeAllConnections();
-      });
-      await modern.close();
-    },
-  };
+  // Most requests are told apart without the SDK: no envelope claim and no modern header is
+  // 2025-11-25. Anything that might be modern is classified by the SDK's own predicate.
+  const maybeModern = mayBeModern(body, req.headers['mcp-protocol-version']);
+  // The common case on either revision, a lone tools/call answered with JSON, without an SDK server.
+  const plain = maybeModern ? plainModernToolCall(body, req.headers) : plainToolCall(body, req.headers);
+  if (plain !== undefined) {
+    const traceparent = req.headers.traceparent;
+    const answer = await answerPlainCall(run, options.door, plain, typeof traceparent === 'string' ? traceparent : undefined, abort.signal);
+    send(res, 200, { jsonrpc: '2.0', id: plain.id, result: plainCallResult(plain, options.door, answer) });
+    return 200;
+  }
+  const request = maybeModern ? webRequestOf(req, `${served.base}${MCP_PATH}`, abort.signal) : undefined;
+  if (request !== undefined && !(await isLegacyRequest(request, body))) {
+    const response = await modern.fetch(request, { parsedBody: body, authInfo: { token, clientId: run.run_id, scopes: [], extra: { run } } });
+    await sendWeb(res, response);
+    return response.status;
+  }
+  const server = createRunServer(run, options.door);
+  // No sessionIdGenerator: stateless. A request that can be told of progress gets an SSE stream;
+  // any other is answered with plain JSON, which costs a client less to read.
+  const transport = new StreamableHTTPServerTransport({ enableJsonResponse: !wantsStream(body) });
+  res.on('close', () => {
+    void transport.close();
+    void server.close();
+  });
+  await server.connect(transport);
+  await transport.handleRequest(req, res, body);
+  return res.statusCode;
 }

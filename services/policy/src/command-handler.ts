@@ -40,6 +40,16 @@ interface Publication {
   readonly headers: IHeaders | undefined;
 }
 
+/** What handling one command needs: the stores it decides with, where it publishes and reports. */
+interface Handling {
+  readonly deps: DecideDeps & { readonly claims: CommandClaims };
+  readonly logger: Logger;
+  readonly metrics: GatehouseMetrics;
+  readonly deadLetters: DeadLetters;
+  /** Publishes a decision's events in order. */
+  readonly publishAll: (publications: readonly Publication[]) => Promise<void>;
+}
+
 /** decode (done by the consumer) → claim → check → decide → stage → publish → answered, for one command. */
 export function commandHandler(
   deps: DecideDeps & { readonly claims: CommandClaims },
@@ -53,128 +63,132 @@ export function commandHandler(
     // In order: an approval request before the pending answer that points people at it.
     for (const p of publications) await publisher.publish(p.role, p.key, p.event, p.headers);
   };
+  const handling: Handling = { deps, logger, metrics, deadLetters, publishAll };
 
   /** One span per command: a child of the call's, and the parent of everything the decision publishes. */
   return async (command: ToolCommand, record: ConsumedRecord): Promise<void> => {
     const scope = startRecordSpan(tracer, `policy ${command.tool}`, record.headers, command);
     let outcome: SpanOutcome;
     try {
-      outcome = await handle(command, record, scope);
+      outcome = await handle(handling, command, record, scope);
     } catch (error) {
       endSpanThrown(scope.span, error);
       throw error;
     }
     endSpan(scope.span, outcome);
   };
+}
 
-  async function handle(command: ToolCommand, record: ConsumedRecord, scope: SpanScope): Promise<SpanOutcome> {
-    const started = Date.now();
-    const context = { command_id: command.command_id, run_id: command.run_id, tenant: command.tenant, tool: command.tool, trace_id: traceIdOf(record.headers) };
-    // One command_id, one answer. The claim is per tenant and run (a run id cannot be guessed, so no
-    // one can claim another run's ids first). A copy of a handled command (redelivered, or re-sent
-    // by a client whose publish failed ambiguously) gets nothing more; another payload under a used
-    // id gets no answer at all and is kept in the commands DLQ for operators.
-    const payloadSha256 = commandPayloadSha256(command);
-    const ttlMs = Math.min(CLAIM_MAX_MS, Math.max(0, (command.deadline_at ?? started + CLAIM_MAX_MS) - started) + CLAIM_AFTER_DEADLINE_MS);
-    let claim = await deps.claims.claim(command.tenant, command.run_id, command.command_id, payloadSha256, ttlMs);
-    for (let backoff = 50; claim.kind === 'in_flight'; backoff = Math.min(backoff * 2, BUSY_BACKOFF_MAX_MS)) {
-      // Another worker took a copy a moment ago: wait until it has answered (nothing more to do)
-      // or its lease ran out (it died, and this copy takes over).
-      await new Promise((resolve) => setTimeout(resolve, backoff));
-      claim = await deps.claims.claim(command.tenant, command.run_id, command.command_id, payloadSha256, ttlMs);
-    }
-    if (claim.kind === 'answered') {
-      metrics.duplicateCommand('repeat');
-      logger.info({ ...context, payload_sha256: payloadSha256 }, 'command already answered; this copy is ignored');
-      return { status: 'repeat' };
-    }
-    if (claim.kind === 'reused') {
-      metrics.duplicateCommand('reused_id');
-      const message = 'the command_id was already used by a command with another tool or arguments; this one is not answered';
-      if (record.origin !== undefined) await deadLetters.send(record.origin, 'command_id_reused', message);
-      logger.warn({ ...context, payload_sha256: payloadSha256 }, message);
-      return { status: 'command_id_reused' };
-    }
-    let outcome: SpanOutcome | undefined;
-    try {
-      if (claim.kind === 'staged') {
-        // Decided by a worker that stopped before it surely published: the same decision again.
-        await publishAll(JSON.parse(claim.decision) as Publication[]);
-        logger.info({ ...context }, 'staged decision of a taken-over command published again');
-        outcome = { status: 'staged_again' };
-      } else {
-        outcome = await decideAndPublish(command, record, { run: claim.run, payloadSha256, ttlMs }, context, started, scope);
-        if (outcome === undefined) return { status: 'staged_by_another' };
-      }
-    } catch (error) {
-      // The consumer retries this record: an undecided claim is let go, a staged one is kept.
-      await deps.claims.release(command.tenant, command.run_id, command.command_id, payloadSha256).catch(() => undefined);
-      throw error;
-    }
-    await deps.claims.answered(command.tenant, command.run_id, command.command_id, payloadSha256);
-    return outcome;
+/** claim → decide and publish (or publish the staged decision again) → answered, for one command, to how it ended. */
+async function handle(handling: Handling, command: ToolCommand, record: ConsumedRecord, scope: SpanScope): Promise<SpanOutcome> {
+  const { deps, logger, metrics, deadLetters, publishAll } = handling;
+  const started = Date.now();
+  const context = { command_id: command.command_id, run_id: command.run_id, tenant: command.tenant, tool: command.tool, trace_id: traceIdOf(record.headers) };
+  // One command_id, one answer. The claim is per tenant and run (a run id cannot be guessed, so no
+  // one can claim another run's ids first). A copy of a handled command (redelivered, or re-sent
+  // by a client whose publish failed ambiguously) gets nothing more; another payload under a used
+  // id gets no answer at all and is kept in the commands DLQ for operators.
+  const payloadSha256 = commandPayloadSha256(command);
+  const ttlMs = Math.min(CLAIM_MAX_MS, Math.max(0, (command.deadline_at ?? started + CLAIM_MAX_MS) - started) + CLAIM_AFTER_DEADLINE_MS);
+  let claim = await deps.claims.claim(command.tenant, command.run_id, command.command_id, payloadSha256, ttlMs);
+  for (let backoff = 50; claim.kind === 'in_flight'; backoff = Math.min(backoff * 2, BUSY_BACKOFF_MAX_MS)) {
+    // Another worker took a copy a moment ago: wait until it has answered (nothing more to do)
+    // or its lease ran out (it died, and this copy takes over).
+    await new Promise((resolve) => setTimeout(resolve, backoff));
+    claim = await deps.claims.claim(command.tenant, command.run_id, command.command_id, payloadSha256, ttlMs);
   }
-
-  /**
-   * check → decide → stage → publish → report, for a command this worker has claimed, to how it
-   * ended; undefined when another worker (which took the claim over from a slow one) staged its
-   * decision first and answers.
-   */
-  async function decideAndPublish(
-    command: ToolCommand,
-    record: ConsumedRecord,
-    { run, payloadSha256, ttlMs }: { readonly run: string | null; readonly payloadSha256: string; readonly ttlMs: number },
-    context: Record<string, unknown>,
-    started: number,
-    scope: SpanScope,
-  ): Promise<SpanOutcome | undefined> {
-    // The run record came with the claim (one script): the boundary reads it from there.
-    const prefetched = run === null ? undefined : parseRun(run);
-    const runs = { get: (runId: string) => (runId === command.run_id ? Promise.resolve(prefetched) : deps.runs.get(runId)) };
-    const decision = await decide(command, { ...deps, runs });
-    const headers = carriedHeaders(record.headers, command.sent_at, scope.context);
-    let publications: Publication[];
-    if (decision.kind === 'execute') {
-      // Signed as it is published (with the reply partition): the executor runs only orders a policy or approval key vouches for.
-      publications = [{ role: 'execute', key: decision.order.tenant, event: decision.order, headers }];
-    } else if (decision.kind === 'approval') {
-      // The request first: a pending answer must never exist without the request a person can act on.
-      const pending = pendingResult(addressOf(command), decision.pending, { argumentsSha256: decision.request.arguments_sha256 });
-      publications = [
-        { role: 'approvalsRequested', key: decision.request.tenant, event: decision.request, headers },
-        { role: 'results', key: command.run_id, event: pending, headers },
-      ];
+  if (claim.kind === 'answered') {
+    metrics.duplicateCommand('repeat');
+    logger.info({ ...context, payload_sha256: payloadSha256 }, 'command already answered; this copy is ignored');
+    return { status: 'repeat' };
+  }
+  if (claim.kind === 'reused') {
+    metrics.duplicateCommand('reused_id');
+    const message = 'the command_id was already used by a command with another tool or arguments; this one is not answered';
+    if (record.origin !== undefined) await deadLetters.send(record.origin, 'command_id_reused', message);
+    logger.warn({ ...context, payload_sha256: payloadSha256 }, message);
+    return { status: 'command_id_reused' };
+  }
+  let outcome: SpanOutcome | undefined;
+  try {
+    if (claim.kind === 'staged') {
+      // Decided by a worker that stopped before it surely published: the same decision again.
+      await publishAll(JSON.parse(claim.decision) as Publication[]);
+      logger.info({ ...context }, 'staged decision of a taken-over command published again');
+      outcome = { status: 'staged_again' };
     } else {
-      const result = errorResult(addressOf(command), decision.error, { argumentsSha256: decision.argumentsSha256 });
-      publications = [{ role: 'results', key: command.run_id, event: result, headers }];
+      outcome = await decideAndPublish(handling, command, record, { run: claim.run, payloadSha256, ttlMs }, context, started, scope);
+      if (outcome === undefined) return { status: 'staged_by_another' };
     }
-    // Staged before it is published: whoever takes over from here publishes this decision, not a new one.
-    if (!(await deps.claims.stage(command.tenant, command.run_id, command.command_id, payloadSha256, JSON.stringify(publications), ttlMs))) {
-      logger.warn({ ...context }, 'another worker’s decision of this command was staged first; that one answers');
-      return undefined;
-    }
-    await publishAll(publications);
-    if (decision.kind === 'execute') {
-      metrics.policyDecision(decision.order.tool, 'routed');
-      logger.info({ ...context, arguments_sha256: decision.order.arguments_sha256, ms: Date.now() - started }, 'routed to execution');
-      annotateSpan(scope.span, () => ({ [SPAN_ATTRIBUTES.decision]: 'routed', [SPAN_ATTRIBUTES.argumentsSha256]: decision.order.arguments_sha256 }));
-      return { status: 'routed' };
-    }
-    if (decision.kind === 'approval') {
-      metrics.policyDecision(decision.request.tool, 'approval_requested');
-      logger.info({ ...context, proposal_id: decision.request.proposal_id, rule: decision.request.rule_id, arguments_sha256: decision.request.arguments_sha256 }, 'approval requested');
-      annotateSpan(scope.span, () => ({
-        [SPAN_ATTRIBUTES.decision]: 'approval_requested',
-        [SPAN_ATTRIBUTES.argumentsSha256]: decision.request.arguments_sha256,
-        [SPAN_ATTRIBUTES.proposalId]: decision.request.proposal_id,
-      }));
-      return { status: 'pending_approval' };
-    }
-    metrics.policyDecision(command.tool, 'refused', decision.error);
-    const result = publications[0]?.event as ToolResult;
-    metrics.resultPublished('policy', result, command.sent_at);
-    logger.info({ ...context, code: decision.error.code, field: decision.error.field, arguments_sha256: decision.argumentsSha256 }, 'refused');
-    annotateSpan(scope.span, () => ({ [SPAN_ATTRIBUTES.decision]: 'refused', ...(typeof decision.argumentsSha256 !== 'string' ? {} : { [SPAN_ATTRIBUTES.argumentsSha256]: decision.argumentsSha256 }) }));
-    return { status: 'error', code: decision.error.code };
+  } catch (error) {
+    // The consumer retries this record: an undecided claim is let go, a staged one is kept.
+    await deps.claims.release(command.tenant, command.run_id, command.command_id, payloadSha256).catch(() => undefined);
+    throw error;
   }
+  await deps.claims.answered(command.tenant, command.run_id, command.command_id, payloadSha256);
+  return outcome;
+}
+
+/**
+ * check → decide → stage → publish → report, for a command this worker has claimed, to how it
+ * ended; undefined when another worker (which took the claim over from a slow one) staged its
+ * decision first and answers.
+ */
+async function decideAndPublish(
+  { deps, logger, metrics, publishAll }: Handling,
+  command: ToolCommand,
+  record: ConsumedRecord,
+  { run, payloadSha256, ttlMs }: { readonly run: string | null; readonly payloadSha256: string; readonly ttlMs: number },
+  context: Record<string, unknown>,
+  started: number,
+  scope: SpanScope,
+): Promise<SpanOutcome | undefined> {
+  // The run record came with the claim (one script): the boundary reads it from there.
+  const prefetched = run === null ? undefined : parseRun(run);
+  const runs = { get: (runId: string) => (runId === command.run_id ? Promise.resolve(prefetched) : deps.runs.get(runId)) };
+  const decision = await decide(command, { ...deps, runs });
+  const headers = carriedHeaders(record.headers, command.sent_at, scope.context);
+  let publications: Publication[];
+  if (decision.kind === 'execute') {
+    // Signed as it is published (with the reply partition): the executor runs only orders a policy or approval key vouches for.
+    publications = [{ role: 'execute', key: decision.order.tenant, event: decision.order, headers }];
+  } else if (decision.kind === 'approval') {
+    // The request first: a pending answer must never exist without the request a person can act on.
+    const pending = pendingResult(addressOf(command), decision.pending, { argumentsSha256: decision.request.arguments_sha256 });
+    publications = [
+      { role: 'approvalsRequested', key: decision.request.tenant, event: decision.request, headers },
+      { role: 'results', key: command.run_id, event: pending, headers },
+    ];
+  } else {
+    const result = errorResult(addressOf(command), decision.error, { argumentsSha256: decision.argumentsSha256 });
+    publications = [{ role: 'results', key: command.run_id, event: result, headers }];
+  }
+  // Staged before it is published: whoever takes over from here publishes this decision, not a new one.
+  if (!(await deps.claims.stage(command.tenant, command.run_id, command.command_id, payloadSha256, JSON.stringify(publications), ttlMs))) {
+    logger.warn({ ...context }, 'another worker’s decision of this command was staged first; that one answers');
+    return undefined;
+  }
+  await publishAll(publications);
+  if (decision.kind === 'execute') {
+    metrics.policyDecision(decision.order.tool, 'routed');
+    logger.info({ ...context, arguments_sha256: decision.order.arguments_sha256, ms: Date.now() - started }, 'routed to execution');
+    annotateSpan(scope.span, () => ({ [SPAN_ATTRIBUTES.decision]: 'routed', [SPAN_ATTRIBUTES.argumentsSha256]: decision.order.arguments_sha256 }));
+    return { status: 'routed' };
+  }
+  if (decision.kind === 'approval') {
+    metrics.policyDecision(decision.request.tool, 'approval_requested');
+    logger.info({ ...context, proposal_id: decision.request.proposal_id, rule: decision.request.rule_id, arguments_sha256: decision.request.arguments_sha256 }, 'approval requested');
+    annotateSpan(scope.span, () => ({
+      [SPAN_ATTRIBUTES.decision]: 'approval_requested',
+      [SPAN_ATTRIBUTES.argumentsSha256]: decision.request.arguments_sha256,
+      [SPAN_ATTRIBUTES.proposalId]: decision.request.proposal_id,
+    }));
+    return { status: 'pending_approval' };
+  }
+  metrics.policyDecision(command.tool, 'refused', decision.error);
+  const result = publications[0]?.event as ToolResult;
+  metrics.resultPublished('policy', result, command.sent_at);
+  logger.info({ ...context, code: decision.error.code, field: decision.error.field, arguments_sha256: decision.argumentsSha256 }, 'refused');
+  annotateSpan(scope.span, () => ({ [SPAN_ATTRIBUTES.decision]: 'refused', ...(typeof decision.argumentsSha256 !== 'string' ? {} : { [SPAN_ATTRIBUTES.argumentsSha256]: decision.argumentsSha256 }) }));
+  return { status: 'error', code: decision.error.code };
 }

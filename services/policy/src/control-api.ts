@@ -120,6 +120,24 @@ export function buildControlApi(options: ControlApiOptions): FastifyInstance {
   const loggerInstance: FastifyBaseLogger = options.logger.child({ api: 'control' });
   const app = Fastify({ loggerInstance });
 
+  const registrarOf = authenticateCallers(app, options);
+  registerOpsRoutes(app, options);
+  registerRunRegistration(app, options, registrarOf);
+  registerRunTokenRoutes(app, options);
+  registerRunRoutes(app, options);
+  registerToolRoutes(app, options);
+  if (options.operations !== undefined) {
+    registerOperatorRoutes(app, { ...options.operations, catalog: options.catalog });
+  }
+
+  return app;
+}
+
+/** The trusted caller of a request, as the hook let it in. */
+type RegistrarOf = (request: FastifyRequest) => Registrar;
+
+/** Lets only trusted callers reach every route but the public ones; to who each request's caller is. */
+function authenticateCallers(app: FastifyInstance, options: ControlApiOptions): RegistrarOf {
   // Every route but the public ones is for trusted code, checked once here, before validation (an
   // anonymous caller learns nothing from a 400).
   const callerOf = new WeakMap<FastifyRequest, Registrar>();
@@ -133,12 +151,15 @@ export function buildControlApi(options: ControlApiOptions): FastifyInstance {
     }
     callerOf.set(request, caller.registrar);
   });
-  const registrarOf = (request: FastifyRequest): Registrar => {
+  return (request: FastifyRequest): Registrar => {
     const registrar = callerOf.get(request);
     if (registrar === undefined) throw new Error('a trusted route was reached without a caller');
     return registrar;
   };
+}
 
+/** /healthz, /readyz and, when given, /metrics: public. */
+function registerOpsRoutes(app: FastifyInstance, options: ControlApiOptions): void {
   app.get('/healthz', { config: PUBLIC }, (_request, reply) => {
     const live = options.health.live();
     return reply.code(live.statusCode).send(live.body);
@@ -149,7 +170,10 @@ export function buildControlApi(options: ControlApiOptions): FastifyInstance {
   });
   const metrics = options.metrics;
   if (metrics !== undefined) app.get('/metrics', { config: PUBLIC }, async (_request, reply) => reply.type(metrics.contentType).send(await metrics.scrape()));
+}
 
+/** POST /runs: a run registered for a tenant, a role and its tools, on behalf of a person when named. */
+function registerRunRegistration(app: FastifyInstance, options: ControlApiOptions, registrarOf: RegistrarOf): void {
   app.post<{ Body: CreateRunBody }>('/runs', { schema: { body: createRunSchema } }, async (request, reply) => {
     const body = request.body;
     const grant = grantRun(options.roles, options.catalog, { role: body.role, ttlMs: body.ttl_ms, capabilities: body.capabilities }, options.maxRunTtlMs);
@@ -200,7 +224,10 @@ export function buildControlApi(options: ControlApiOptions): FastifyInstance {
     if (body.mcp_token === true) return reply.code(201).send({ ...run, mcp_token: (await options.runTokens.issue(run)).token });
     return reply.code(201).send(run);
   });
+}
 
+/** More MCP tokens for a run, and the fresh token of the person it acts for. */
+function registerRunTokenRoutes(app: FastifyInstance, options: ControlApiOptions): void {
   // Another token for an active run: for a second MCP client, or to replace one that leaked (stop the
   // run to revoke every token it has).
   app.post<{ Params: { id: string } }>('/runs/:id/mcp-tokens', async (request, reply) => {
@@ -226,7 +253,10 @@ export function buildControlApi(options: ControlApiOptions): FastifyInstance {
     request.log.info({ run_id: run.run_id }, "person's token handed over");
     return { run_id: run.run_id, expires_at: checked.expiresAt };
   });
+}
 
+/** Listing, reading and stopping runs. */
+function registerRunRoutes(app: FastifyInstance, options: ControlApiOptions): void {
   app.get<{ Querystring: { tenant?: string } }>('/runs', async (request, reply) => {
     const tenant = request.query.tenant;
     if (tenant === undefined) return reply.code(400).send({ error: { code: 'INVALID_REQUEST', message: 'tenant is required' } });
@@ -244,7 +274,10 @@ export function buildControlApi(options: ControlApiOptions): FastifyInstance {
     if (outcome === 'not_found') return reply.code(404).send({ error: { code: 'RUN_NOT_FOUND', message: 'no such run' } });
     return { run_id: request.params.id, outcome };
   });
+}
 
+/** A run's tool definitions, for its runtime. */
+function registerToolRoutes(app: FastifyInstance, options: ControlApiOptions): void {
   // The run id is the runtime's handle: it reveals only what that run may call.
   app.get<{ Params: { id: string }; Querystring: { format?: string } }>('/runs/:id/tools', { config: PUBLIC }, async (request, reply) => {
     const run = await options.runs.get(request.params.id);
@@ -255,10 +288,4 @@ export function buildControlApi(options: ControlApiOptions): FastifyInstance {
     if (format === 'openai') return { tools: tools.map(toOpenAiFunction) };
     return reply.code(400).send({ error: { code: 'INVALID_REQUEST', message: 'format is mcp or openai' } });
   });
-
-  if (options.operations !== undefined) {
-    registerOperatorRoutes(app, { ...options.operations, catalog: options.catalog });
-  }
-
-  return app;
 }
