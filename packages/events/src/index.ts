@@ -9,6 +9,8 @@ export { OffsetTracker } from './offset-tracker.js';
 export { startParallelConsumer } from './parallel-consumer.js';
 export type { ParallelConsumerOptions, ParallelConsumerStats, RunningParallelConsumer } from './parallel-consumer.js';
 export type { OriginRecord } from './dead-letters.js';
+export { ApprovalState } from './approval-view.js';
+export type { RequestSummary } from './approval-view.js';
 export { DecisionKind, ResultStatus } from './event-types.js';
 export type {
   ApprovalDecision,

@@ -1,4 +1,5 @@
 import type { Pool } from 'pg';
+import { ApprovalState } from '@gatehouse/events';
 import type { ApprovalRequest, Decider } from '@gatehouse/events';
 
 export type { Decider };
@@ -6,9 +7,8 @@ import type { CarriedHeaders } from '@gatehouse/telemetry';
 import { tablesIn } from './db.js';
 import type { Tables } from './db.js';
 
-/** Where a request stands; every state but `pending` is final. */
-export const ApprovalState = { pending: 'pending', approved: 'approved', rejected: 'rejected', expired: 'expired' } as const;
-export type ApprovalState = (typeof ApprovalState)[keyof typeof ApprovalState];
+/** Where a request stands; every state but `pending` is final. Defined beside the API's view of a request, which the CLI reads too. */
+export { ApprovalState };
 
 export const APPROVAL_STATES: readonly ApprovalState[] = Object.values(ApprovalState);
 

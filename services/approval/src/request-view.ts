@@ -1,40 +1,9 @@
-import type { ApprovalRequest, Target } from '@gatehouse/events';
+import type { ApprovalRequest, RequestSummary } from '@gatehouse/events';
 import type { Approver } from './approvers.js';
 import { authorityProblem, signedInRecently } from './approval-desk.js';
-import type { ApprovalState, Decider, StoredRequest } from './request-repository.js';
+import type { StoredRequest } from './request-repository.js';
 
-/** One request as the API lists it: enough to pick it, nothing of its arguments. */
-export interface RequestSummary {
-  readonly proposal_id: string;
-  readonly state: ApprovalState;
-  readonly tenant: string;
-  readonly tool: string;
-  readonly environment: string;
-  readonly target: Target;
-  readonly effect: string;
-  readonly approver_role: string;
-  readonly arguments_sha256: string;
-  readonly requested_at: number;
-  readonly expires_at: number;
-  /** Milliseconds until the request lapses, by the database's clock; 0 once it has. */
-  readonly time_left_ms: number;
-  readonly server_now: number;
-  /** Whether the caller holds the authority to decide (role, not the run's own principal). */
-  readonly may_decide: boolean;
-  /** Why not, as an error code, when `may_decide` is false for reasons of authority. */
-  readonly may_not_because: string | null;
-  /** Seconds within which an approver must have signed in (a step-up rule), or null. */
-  readonly recent_sign_in_s: number | null;
-  /** True when approving now would first send the caller back to the IdP to sign in again. */
-  readonly sign_in_again: boolean;
-  readonly decided_by: string | null;
-  /** The deciding person's issuer, subject, display name and time of sign-in. */
-  readonly decider: Decider | null;
-  readonly decided_at: number | null;
-  readonly reason: string | null;
-  readonly approval_id: string | null;
-  readonly approval_expires_at: number | null;
-}
+export type { RequestSummary };
 
 /** One request in full: the stored canonical request exactly as it will execute. */
 export interface RequestDetail extends RequestSummary {

@@ -1,4 +1,4 @@
-import type { ApprovalRequest, Diff, Target } from '@gatehouse/events';
+import type { ApprovalRequest, Diff, RequestSummary, Target } from '@gatehouse/events';
 import type { CommandGroup } from '../command.js';
 import { usageError } from '../exit-code.js';
 import { formatDuration, isoTime, relativeTime } from '../format.js';
@@ -6,30 +6,6 @@ import { HttpApi, segment } from '../http-api.js';
 import type { Output } from '../output.js';
 import { approvalApi, identityProvider } from '../settings.js';
 import { deviceSignIn } from '../device-sign-in.js';
-
-/** A request as the approval API lists it (services/approval/src/request-view.ts). */
-interface RequestSummary {
-  readonly proposal_id: string;
-  readonly state: string;
-  readonly tenant: string;
-  readonly tool: string;
-  readonly environment: string;
-  readonly target: Target;
-  readonly effect: string;
-  readonly approver_role: string;
-  readonly arguments_sha256: string;
-  readonly requested_at: number;
-  readonly expires_at: number;
-  readonly time_left_ms: number;
-  readonly server_now: number;
-  readonly may_decide: boolean;
-  readonly may_not_because: string | null;
-  readonly decided_by: string | null;
-  readonly decided_at: number | null;
-  readonly reason: string | null;
-  readonly approval_id: string | null;
-  readonly approval_expires_at: number | null;
-}
 
 interface RequestDetail extends RequestSummary {
   readonly request: ApprovalRequest;
