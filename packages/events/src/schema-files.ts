@@ -4,11 +4,11 @@ import { fileURLToPath } from 'node:url';
 import { SCHEMA_FILE_BY_ROLE, TOPIC_ROLES } from './topics.js';
 import type { TopicRole } from './topics.js';
 
-/** The Avro sources, read from `schemas/` at the repository root (or GATEHOUSE_SCHEMAS_DIR). */
+/** The Avro sources, read from this package's `schemas/` (or GATEHOUSE_SCHEMAS_DIR): they travel with it when it is packed. */
 export function defaultSchemasDir(): string {
   const fromEnv = process.env['GATEHOUSE_SCHEMAS_DIR'];
   if (fromEnv !== undefined && fromEnv !== '') return fromEnv;
-  return fileURLToPath(new URL('../../../schemas/', import.meta.url));
+  return fileURLToPath(new URL('../schemas/', import.meta.url));
 }
 
 export type EventSchemas = Readonly<Record<TopicRole, object>>;
