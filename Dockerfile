@@ -65,4 +65,4 @@ CMD ["node", "scripts/provision.mjs"]
 # and its customers service; a team's own pack is added the same way, in an image of its own.
 FROM runtime AS reference
 COPY --from=build --chown=1000:1000 /app/examples/customer-support ./examples/customer-support
-ENV GATEHOUSE_TOOL_PACK=@gatehouse/reference-tools
+ENV GATEHOUSE_TOOL_PACK=@gatehouse/example-customer-support

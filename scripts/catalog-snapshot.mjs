@@ -1,4 +1,4 @@
-// Writes examples/customer-support/pack/catalog.snapshot.json: what each role of examples/customer-support/config/roles.json can
+// Writes examples/customer-support/pack/catalog.snapshot.json: what each role of examples/customer-support/pack/config/roles.json can
 // call in the reference catalog (tool, effect, approval rule, retired). The contract tests pin that
 // file, so a change to the catalog or the roles shows up as a reviewed diff. Run after a build:
 //   node scripts/tsc.mjs -b && node scripts/catalog-snapshot.mjs
@@ -6,14 +6,14 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { snapshotByRole, snapshotJson } from '@gatehouse/contracts';
 import { loadRoles } from '@gatehouse/governance';
-import { referenceCatalog } from '@gatehouse/reference-tools';
+import { customerSupportCatalog } from '@gatehouse/example-customer-support';
 
-const rolesFile = fileURLToPath(new URL('../examples/customer-support/config/roles.json', import.meta.url));
+const rolesFile = fileURLToPath(new URL('../examples/customer-support/pack/config/roles.json', import.meta.url));
 const snapshotFile = fileURLToPath(new URL('../examples/customer-support/pack/catalog.snapshot.json', import.meta.url));
 
 // The roles are checked as the policy service checks them at start-up: the schema, every tool in
 // the catalog, no write under a read-only role.
-const catalog = referenceCatalog();
+const catalog = customerSupportCatalog();
 const roles = (() => {
   try {
     return loadRoles(rolesFile, catalog);

@@ -176,10 +176,10 @@ function validateReferences(objects) {
   }
   const files = named('ConfigMap', 'gatehouse-policy-files')?.data ?? {};
   for (const f of ['roles.json', 'policy-table.json']) {
-    if (!isDeepStrictEqual(JSON.parse(files[f] ?? 'null'), JSON.parse(readFileSync(join(ROOT, 'examples', 'customer-support', 'config', f), 'utf8')))) fail('deploy/k8s/config.yaml', `gatehouse-policy-files ${f} differs from examples/customer-support/config/${f}`);
+    if (!isDeepStrictEqual(JSON.parse(files[f] ?? 'null'), JSON.parse(readFileSync(join(ROOT, 'examples', 'customer-support', 'pack', 'config', f), 'utf8')))) fail('deploy/k8s/config.yaml', `gatehouse-policy-files ${f} differs from examples/customer-support/pack/config/${f}`);
   }
   const mcpFiles = named('ConfigMap', 'gatehouse-mcp-files')?.data ?? {};
-  if (!isDeepStrictEqual(JSON.parse(mcpFiles['agent-policy.json'] ?? 'null'), JSON.parse(readFileSync(join(ROOT, 'examples', 'customer-support', 'config', 'agent-policy.json'), 'utf8')))) fail('deploy/k8s/config.yaml', 'gatehouse-mcp-files agent-policy.json differs from examples/customer-support/config/agent-policy.json');
+  if (!isDeepStrictEqual(JSON.parse(mcpFiles['agent-policy.json'] ?? 'null'), JSON.parse(readFileSync(join(ROOT, 'examples', 'customer-support', 'pack', 'config', 'agent-policy.json'), 'utf8')))) fail('deploy/k8s/config.yaml', 'gatehouse-mcp-files agent-policy.json differs from examples/customer-support/pack/config/agent-policy.json');
 }
 
 function validateKustomization() {

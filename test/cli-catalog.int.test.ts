@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { toMcpTool, toOpenAiFunction } from '@gatehouse/contracts';
 import { loadRoles } from '@gatehouse/governance';
 import { REFERENCE_ROLES_FILE } from './support/reference-pack.js';
-import { referenceCatalog } from '@gatehouse/reference-tools';
+import { customerSupportCatalog } from '@gatehouse/example-customer-support';
 
 const MAIN = fileURLToPath(new URL('../packages/cli/dist/main.js', import.meta.url));
 const SNAPSHOT = fileURLToPath(new URL('../examples/customer-support/pack/catalog.snapshot.json', import.meta.url));
@@ -21,7 +21,7 @@ interface CliRun {
 }
 
 /** The tool pack every invocation works on: the reference pack, named as a deployment names it. */
-const PACK_ENV = { GATEHOUSE_TOOL_PACK: '@gatehouse/reference-tools#customerSupportPack' };
+const PACK_ENV = { GATEHOUSE_TOOL_PACK: '@gatehouse/example-customer-support#customerSupportPack' };
 
 function gatehouse(args: readonly string[], env: Readonly<Record<string, string>> = {}): Promise<CliRun> {
   return new Promise((resolve) => {
@@ -31,7 +31,7 @@ function gatehouse(args: readonly string[], env: Readonly<Record<string, string>
   });
 }
 
-const catalog = referenceCatalog();
+const catalog = customerSupportCatalog();
 const roles = loadRoles(REFERENCE_ROLES_FILE, catalog);
 
 describe('gatehouse catalog', () => {
@@ -117,7 +117,7 @@ describe('the gatehouse command line', () => {
 
   it('replays a recorded trace against the current catalog, and refuses a file it cannot read', async () => {
     const { buildTrace, traceJson } = await import('@gatehouse/trace');
-    const { referenceCatalog } = await import('@gatehouse/reference-tools');
+    const { customerSupportCatalog } = await import('@gatehouse/example-customer-support');
     const file = join(mkdtempSync(join(tmpdir(), 'gatehouse-trace-')), 'run.json');
     const now = Date.now();
     const events = {
@@ -129,7 +129,7 @@ describe('the gatehouse command line', () => {
       approvalsDecided: [],
       orders: [],
     };
-    writeFileSync(file, traceJson(buildTrace({ runId: 'run_cli', catalog: referenceCatalog(), events })));
+    writeFileSync(file, traceJson(buildTrace({ runId: 'run_cli', catalog: customerSupportCatalog(), events })));
     const replay = await gatehouse(['trace', 'replay', file, '--json']);
     expect(replay.code).toBe(0);
     expect(JSON.parse(replay.stdout)).toMatchObject({ catalogChanged: false, differences: 0 });

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EventPublisher } from '@gatehouse/events';
 import type { ToolCommand } from '@gatehouse/events';
-import { referenceCatalog } from '@gatehouse/reference-tools';
+import { customerSupportCatalog } from '@gatehouse/example-customer-support';
 import type { Run } from '@gatehouse/state';
 import { startGatehouse } from './support/gatehouse.js';
 import type { Gatehouse } from './support/gatehouse.js';
@@ -19,7 +19,7 @@ describe('a call\'s deadline holds at every stage', () => {
   let orders: Awaited<ReturnType<typeof collect<'execute'>>>;
 
   beforeAll(async () => {
-    const catalog = referenceCatalog();
+    const catalog = customerSupportCatalog();
     g = await startGatehouse('deadline', { catalog, table: sandboxAllowsWrites(catalog) });
     run = await g.createRun('support-agent');
     results = await collect(g, 'results');

@@ -26,7 +26,7 @@ import { REFERENCE_ROLES_FILE } from './support/reference-pack.js';
 const PORT = 18095;
 const BASE = `http://127.0.0.1:${PORT}`;
 const RESOURCE = `${BASE}/mcp`;
-const AGENT_POLICY = fileURLToPath(new URL('../examples/customer-support/config/agent-policy.json', import.meta.url));
+const AGENT_POLICY = fileURLToPath(new URL('../examples/customer-support/pack/config/agent-policy.json', import.meta.url));
 const CHROMIUM = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
 const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 

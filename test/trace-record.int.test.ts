@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Catalog, defineTool } from '@gatehouse/contracts';
 import type { CallResult } from '@gatehouse/client';
 import type { Run } from '@gatehouse/state';
-import { getCustomer, referenceImplementations } from '@gatehouse/reference-tools';
+import { getCustomer, customerSupportImplementations } from '@gatehouse/example-customer-support';
 import { EventPublisher } from '@gatehouse/events';
 import type { ApprovalDecision, ToolResult } from '@gatehouse/events';
 import { formatReport, parseTrace, recordTrace, replayTrace, traceJson } from '@gatehouse/trace';
@@ -15,7 +15,7 @@ const SUBJECT = 'Refund for order 7781 approved';
 const BODY = 'Dear Marta, your refund of 42.10 EUR is on its way.';
 const NICKNAME = 'the customer who called twice';
 
-const referenceTools = () => referenceImplementations.map((i) => i.contract);
+const referenceTools = () => customerSupportImplementations.map((i) => i.contract);
 const includeOrders = { type: 'boolean' } as const;
 
 /** Every string leaf of a value. */

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CallResult } from '@gatehouse/client';
-import { referenceCatalog } from '@gatehouse/reference-tools';
+import { customerSupportCatalog } from '@gatehouse/example-customer-support';
 import type { Run } from '@gatehouse/state';
 import { ExecutorFleet, seedCustomers } from './support/fleet.js';
 import { startGatehouse } from './support/gatehouse.js';
@@ -34,7 +34,7 @@ describe('per-tenant concurrency slots shared by every executor', () => {
   const runs = new Map<string, Run>();
 
   beforeAll(async () => {
-    const catalog = referenceCatalog();
+    const catalog = customerSupportCatalog();
     g = await startGatehouse('wconc', { executors: 0, faults: true, partitions: PARTITIONS, catalog, table: sandboxAllowsWrites(catalog) });
     fleet = new ExecutorFleet(g, { GATEHOUSE_TENANT_SLOTS: String(TENANT_LIMIT), GATEHOUSE_RUN_SLOTS: '100', EXECUTOR_LEASE_MS: '3000' }, PARTITIONS);
     await fleet.prepare();

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CallResult } from '@gatehouse/client';
 import type { OperatorHandoff, ToolResult } from '@gatehouse/events';
-import { referenceCatalog } from '@gatehouse/reference-tools';
+import { customerSupportCatalog } from '@gatehouse/example-customer-support';
 import type { Run } from '@gatehouse/state';
 import { ExecutorFleet, seedCustomers } from './support/fleet.js';
 import { startGatehouse } from './support/gatehouse.js';
@@ -26,7 +26,7 @@ describe('kill -9 of an executor in the middle of 1,000 writes', () => {
   const runs = new Map<string, Run>();
 
   beforeAll(async () => {
-    const catalog = referenceCatalog();
+    const catalog = customerSupportCatalog();
     g = await startGatehouse('wcrash', { executors: 0, faults: true, partitions: PARTITIONS, catalog, table: sandboxAllowsWrites(catalog) });
     fleet = new ExecutorFleet(g, { GATEHOUSE_TENANT_SLOTS: '8', GATEHOUSE_RUN_SLOTS: '8', EXECUTOR_LEASE_MS: String(LEASE_MS), EXECUTOR_SESSION_TIMEOUT_MS: '6000' }, PARTITIONS);
     await fleet.prepare();

@@ -3,7 +3,7 @@ import { EventPublisher, verifyResult } from '@gatehouse/events';
 import type { OperatorHandoff, ToolResult } from '@gatehouse/events';
 import { IdempotencyStore, ProposalStore } from '@gatehouse/state';
 import type { Run } from '@gatehouse/state';
-import { referenceCatalog } from '@gatehouse/reference-tools';
+import { customerSupportCatalog } from '@gatehouse/example-customer-support';
 import { pollUntil } from './support/poll.js';
 import { eventually } from './support/stack.js';
 import { CONTROL_TOKEN, startGatehouse } from './support/gatehouse.js';
@@ -21,7 +21,7 @@ describe('writes happen once and are reported honestly under faults', () => {
   let results: Awaited<ReturnType<typeof collect<'results'>>>;
 
   beforeAll(async () => {
-    const catalog = referenceCatalog();
+    const catalog = customerSupportCatalog();
     g = await startGatehouse('faults', { faults: true, catalog, table: sandboxAllowsWrites(catalog) });
     run = await g.createRun('support-agent');
     operator = await collect(g, 'operator');

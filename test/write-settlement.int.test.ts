@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toStoredOutcome, EventPublisher } from '@gatehouse/events';
 import type { ExecutionOrder, ToolResult } from '@gatehouse/events';
 import type { ToolImplementation } from '@gatehouse/contracts';
-import { referenceCatalog, referenceImplementations } from '@gatehouse/reference-tools';
+import { customerSupportCatalog, customerSupportImplementations } from '@gatehouse/example-customer-support';
 import { commandClaimKey } from '@gatehouse/executor';
 import { ApprovalStore, IdempotencyStore } from '@gatehouse/state';
 import type { Run } from '@gatehouse/state';
@@ -21,7 +21,7 @@ const COMMIT = 'commit_address_change.v2';
  * a commit that applies the write and then hangs until the executor's deadline.
  */
 function honouring(hangAfterWrite: { on: boolean }): readonly ToolImplementation[] {
-  return referenceImplementations.map((impl) => {
+  return customerSupportImplementations.map((impl) => {
     if (impl.contract.address !== COMMIT || impl.status === undefined) return impl;
     const status = impl.status.bind(impl);
     return {
@@ -52,7 +52,7 @@ describe('ambiguous writes are settled whenever the system of record can tell', 
   let results: Awaited<ReturnType<typeof collect<'results'>>>;
 
   beforeAll(async () => {
-    const catalog = referenceCatalog();
+    const catalog = customerSupportCatalog();
     g = await startGatehouse('settle', { faults: true, catalog, implementations: honouring(hang), table: sandboxAllowsWrites(catalog) });
     run = await g.createRun('support-agent');
     operator = await collect(g, 'operator');

@@ -7,7 +7,7 @@ import type { ApproverIdentity, RunningApprovalService, Tables, WebhookSettings 
 import { canonicalArguments } from '@gatehouse/contracts';
 import { EventPublisher, EventSigner } from '@gatehouse/events';
 import type { ApprovalRequest, EventByRole, TopicRole } from '@gatehouse/events';
-import { referenceCatalog } from '@gatehouse/reference-tools';
+import { customerSupportCatalog } from '@gatehouse/example-customer-support';
 import { ApprovalStore, createRedis, Keyspace, redisUrlFromEnv } from '@gatehouse/state';
 import type { Redis } from '@gatehouse/state';
 import { config, eventually, freshTopics, logger } from './stack.js';
@@ -165,7 +165,7 @@ export async function startApprovalHarness(
   const redis = createRedis(redisUrlFromEnv(), `test-${label}`);
   const redisPrefix = `t-${label}-${randomUUID().slice(0, 8)}:`;
   const approvers = testApprovers();
-  const catalog = referenceCatalog();
+  const catalog = customerSupportCatalog();
   const start = () =>
     startApprovalService({
       events: config,

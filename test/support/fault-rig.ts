@@ -1,5 +1,5 @@
 import type { OperatorHandoff, ToolResult } from '@gatehouse/events';
-import { referenceCatalog } from '@gatehouse/reference-tools';
+import { customerSupportCatalog } from '@gatehouse/example-customer-support';
 import type { Run } from '@gatehouse/state';
 import { ExecutorFleet, seedCustomers } from './fleet.js';
 import { startGatehouse } from './gatehouse.js';
@@ -76,7 +76,7 @@ export async function startFaultRig(label: string, options: FaultRigOptions = {}
 }
 
 async function startRig(label: string, options: FaultRigOptions): Promise<FaultRig> {
-  const catalog = referenceCatalog();
+  const catalog = customerSupportCatalog();
   const policyProcesses = options.policyProcesses ?? 0;
   const g = await startGatehouse(label, {
     executors: 0,

@@ -10,7 +10,7 @@ import { loadRoles, PolicyTable } from '@gatehouse/governance';
 import { startPolicyService } from '@gatehouse/policy';
 import { REFERENCE_POLICY_TABLE_FILE, REFERENCE_ROLES_FILE } from './reference-pack.js';
 import type { Roles, RunningPolicyService } from '@gatehouse/policy';
-import { referenceCatalog, referenceImplementations } from '@gatehouse/reference-tools';
+import { customerSupportCatalog, customerSupportImplementations } from '@gatehouse/example-customer-support';
 import { createRedis, Keyspace, redisUrlFromEnv } from '@gatehouse/state';
 import type { Redis, Run } from '@gatehouse/state';
 import type { Kafka } from 'kafkajs';
@@ -90,8 +90,8 @@ export async function startGatehouse(label: string, options: GatehouseOptions = 
   await admin.disconnect();
   const serde = new EventSerde({ registryUrl: config.registryUrl, topics });
   await serde.registerAll();
-  const catalog = options.catalog ?? referenceCatalog();
-  const implementations = options.implementations ?? referenceImplementations;
+  const catalog = options.catalog ?? customerSupportCatalog();
+  const implementations = options.implementations ?? customerSupportImplementations;
   const roles = options.roles ?? loadRoles(REFERENCE_ROLES_FILE, catalog);
   const events = { ...config, topicSettings: { ...config.topicSettings, partitions: options.partitions ?? 3 } };
 

@@ -30,7 +30,7 @@ export const PEOPLE = {
   owner: { username: 'owner@acme.example', password: 'owner-local-only', subject: '7b0c1d52-5a4e-4e0b-9d51-1a0e5c1ea005', name: 'Otto Owner' },
 } as const satisfies Record<string, Person>;
 
-const REFERENCE_POLICY = fileURLToPath(new URL('../../examples/customer-support/config/approver-policy.json', import.meta.url));
+const REFERENCE_POLICY = fileURLToPath(new URL('../../examples/customer-support/pack/config/approver-policy.json', import.meta.url));
 
 /** The approval service's view of the stack's IdP, with the reference pack's approver policy. */
 export async function stackIdentity(options: { readonly clockToleranceS?: number; readonly console?: boolean } = {}): Promise<ApproverIdentity> {

@@ -1,7 +1,7 @@
 import { Catalog } from '@gatehouse/contracts';
 import type { ToolImplementation } from '@gatehouse/contracts';
 import type { Roles } from '@gatehouse/policy';
-import { referenceImplementations } from '@gatehouse/reference-tools';
+import { customerSupportImplementations } from '@gatehouse/example-customer-support';
 
 /** A catalog for one test file: the reference tools plus test-only tools, and a role that may call all of them. */
 export interface TestCatalog {
@@ -17,7 +17,7 @@ export const TEST_ROLE = 'ops-admin';
  * executor runs the extra handlers exactly as it runs the reference ones.
  */
 export function testCatalog(extra: readonly ToolImplementation[]): TestCatalog {
-  const implementations = [...referenceImplementations, ...extra];
+  const implementations = [...customerSupportImplementations, ...extra];
   const catalog = Catalog.load(implementations.map((i) => i.contract));
   const roles: Roles = {
     [TEST_ROLE]: {

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ExitCode, runCli } from '@gatehouse/cli';
-import { referenceCatalog } from '@gatehouse/reference-tools';
+import { customerSupportCatalog } from '@gatehouse/example-customer-support';
 import { captureIo, repositoryTempDir } from './support.js';
 
 const SNAPSHOT_FILE = fileURLToPath(new URL('../../../examples/customer-support/pack/catalog.snapshot.json', import.meta.url));
@@ -44,11 +44,11 @@ describe('gatehouse pack check', () => {
   afterAll(() => workspace.remove());
 
   it('passes every check for the reference pack named by its package alone, counting what it checked', async () => {
-    const checked = await check(['@gatehouse/reference-tools']);
+    const checked = await check(['@gatehouse/example-customer-support']);
     expect(checked.code).toBe(ExitCode.ok);
     expect(results(checked)).toEqual(CHECKS.map((name) => [name, 'ok']));
     expect(checked.report).toMatchObject({ name: 'customer-support', ok: true });
-    const tools = referenceCatalog().tools();
+    const tools = customerSupportCatalog().tools();
     expect(row(checked, 'tools').count).toBe(tools.length);
     expect(row(checked, 'output schemas').count).toBe(tools.length);
     expect(row(checked, 'roles').count).toBe(3);
@@ -67,7 +67,7 @@ describe('gatehouse pack check', () => {
 
   it('prints a table of check, result and count, and a summary line, without --json', async () => {
     const io = captureIo();
-    expect(await runCli(['pack', 'check', '@gatehouse/reference-tools#customerSupportPack'], io)).toBe(ExitCode.ok);
+    expect(await runCli(['pack', 'check', '@gatehouse/example-customer-support#customerSupportPack'], io)).toBe(ExitCode.ok);
     const lines = io.out().trimEnd().split('\n');
     expect(lines[0]).toMatch(/^CHECK\s+RESULT\s+COUNT\s+DETAIL$/);
     expect(lines.slice(1, -1).map((line) => line.split(/\s{2,}/)[0])).toEqual(CHECKS);
@@ -76,11 +76,11 @@ describe('gatehouse pack check', () => {
   });
 
   it('equals the checked-in catalog.snapshot.json, and prints that snapshot byte for byte with --snapshot', async () => {
-    const pinned = await check(['@gatehouse/reference-tools', '--snapshot-file', SNAPSHOT_FILE]);
+    const pinned = await check(['@gatehouse/example-customer-support', '--snapshot-file', SNAPSHOT_FILE]);
     expect(pinned.code).toBe(ExitCode.ok);
     expect(row(pinned, 'snapshot')).toMatchObject({ result: 'ok', count: 3, detail: `same as ${SNAPSHOT_FILE}` });
     const io = captureIo();
-    expect(await runCli(['pack', 'check', '@gatehouse/reference-tools', '--snapshot'], io)).toBe(ExitCode.ok);
+    expect(await runCli(['pack', 'check', '@gatehouse/example-customer-support', '--snapshot'], io)).toBe(ExitCode.ok);
     expect(io.out()).toBe(readFileSync(SNAPSHOT_FILE, 'utf8'));
     expect(io.err()).toContain('customer-support: all 11 checks passed');
   });
@@ -91,7 +91,7 @@ describe('gatehouse pack check', () => {
     pinned['auditor'] = [];
     const file = join(workspace.dir, 'drifted.snapshot.json');
     writeFileSync(file, `${JSON.stringify(pinned, null, 2)}\n`);
-    const checked = await check(['@gatehouse/reference-tools', '--snapshot-file', file]);
+    const checked = await check(['@gatehouse/example-customer-support', '--snapshot-file', file]);
     expect(checked.code).toBe(ExitCode.refused);
     expect(row(checked, 'snapshot')).toMatchObject({
       result: 'failed',
@@ -114,7 +114,7 @@ describe('gatehouse pack check', () => {
     expect(await runCli(['pack', 'check'], io)).toBe(ExitCode.usage);
     expect(io.err()).toContain('missing <pack>');
     const missing = captureIo();
-    expect(await runCli(['pack', 'check', '@gatehouse/reference-tools', '--snapshot-file', join(workspace.dir, 'none.json')], missing)).toBe(ExitCode.usage);
+    expect(await runCli(['pack', 'check', '@gatehouse/example-customer-support', '--snapshot-file', join(workspace.dir, 'none.json')], missing)).toBe(ExitCode.usage);
     expect(missing.err()).toContain('cannot read the snapshot');
   });
 });

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ExitCode, runCli } from '@gatehouse/cli';
 import { captureIo, repositoryTempDir } from './support.js';
 
-const REFERENCE = '@gatehouse/reference-tools#customerSupportPack';
+const REFERENCE = '@gatehouse/example-customer-support#customerSupportPack';
 const TRACE = fileURLToPath(new URL('../../../examples/customer-support/traces/demo-support-agent.trace.json', import.meta.url));
 
 /** One command line with an environment: exit code, stdout, stderr. */

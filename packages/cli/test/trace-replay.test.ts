@@ -5,18 +5,18 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ExitCode, runCli } from '@gatehouse/cli';
 import { PolicyTable } from '@gatehouse/governance';
-import { referenceCatalog } from '@gatehouse/reference-tools';
+import { customerSupportCatalog } from '@gatehouse/example-customer-support';
 import { parseTrace, replayTrace, traceJson } from '@gatehouse/trace';
 import type { ReplayReport } from '@gatehouse/trace';
 import { captureIo } from './support.js';
 
 const TRACES = fileURLToPath(new URL('../../../examples/customer-support/traces/', import.meta.url));
-const POLICY_TABLE_FILE = fileURLToPath(new URL('../../../examples/customer-support/config/policy-table.json', import.meta.url));
+const POLICY_TABLE_FILE = fileURLToPath(new URL('../../../examples/customer-support/pack/config/policy-table.json', import.meta.url));
 const files = readdirSync(TRACES).filter((f) => f.endsWith('.trace.json')).sort();
 const AGENT_TRACE = `${TRACES}demo-support-agent.trace.json`;
 
 /** The reference pack, as the environment names it to every command. */
-const PACK_ENV = { GATEHOUSE_TOOL_PACK: '@gatehouse/reference-tools#customerSupportPack' };
+const PACK_ENV = { GATEHOUSE_TOOL_PACK: '@gatehouse/example-customer-support#customerSupportPack' };
 
 /** `gatehouse trace replay <file> --json …` against the reference pack: its exit code and the report it printed. */
 async function replay(file: string, args: readonly string[] = [], env: Record<string, string> = {}): Promise<{ code: number; report: ReplayReport; err: string }> {
@@ -36,7 +36,7 @@ const denyWrites = { id: 'deny-writes', description: 'No writes.', match: { effe
 
 describe('gatehouse trace replay', () => {
   it.each(files)('reports %s exactly as packages/trace/test/checked-in-traces.test.ts replays it', async (file) => {
-    const catalog = referenceCatalog();
+    const catalog = customerSupportCatalog();
     const expected = replayTrace(parseTrace(readFileSync(`${TRACES}${file}`, 'utf8')), catalog, {
       policyTable: PolicyTable.load(POLICY_TABLE_FILE, catalog.tools()),
       environment: 'production',

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { PolicyTable } from '@gatehouse/governance';
-import { referenceCatalog } from '@gatehouse/reference-tools';
+import { customerSupportCatalog } from '@gatehouse/example-customer-support';
 import { formatReport, parseTrace, replayTrace } from '@gatehouse/trace';
 
 // Traces recorded from real runs (`gatehouse trace record`, redacted) are kept in traces/ and
@@ -10,7 +10,7 @@ import { formatReport, parseTrace, replayTrace } from '@gatehouse/trace';
 // call was allowed to do fails here. When the change is intended, record the trace again.
 const DIR = fileURLToPath(new URL('../../../examples/customer-support/traces/', import.meta.url));
 // The reference pack's policy table, which the services load when they host it.
-const POLICY_TABLE_FILE = fileURLToPath(new URL('../../../examples/customer-support/config/policy-table.json', import.meta.url));
+const POLICY_TABLE_FILE = fileURLToPath(new URL('../../../examples/customer-support/pack/config/policy-table.json', import.meta.url));
 const files = readdirSync(DIR).filter((f) => f.endsWith('.trace.json')).sort();
 
 describe('the recorded traces in traces/', () => {
@@ -20,7 +20,7 @@ describe('the recorded traces in traces/', () => {
 
   it.each(files)('%s replays against the current catalog and policy table with no call changed', (file) => {
     const trace = parseTrace(readFileSync(`${DIR}${file}`, 'utf8'));
-    const catalog = referenceCatalog();
+    const catalog = customerSupportCatalog();
     const report = replayTrace(trace, catalog, {
       policyTable: PolicyTable.load(POLICY_TABLE_FILE, catalog.tools()),
       environment: 'production',

@@ -5,11 +5,11 @@ import { Catalog, defineTool } from '@gatehouse/contracts';
 import type { ToolContract } from '@gatehouse/contracts';
 import { addressOf, errorResult, okResult, pendingResult } from '@gatehouse/events';
 import type { ApprovalDecision, ApprovalRequest, ExecutionOrder, ToolCommand, ToolResult } from '@gatehouse/events';
-import { getCustomer, referenceImplementations } from '@gatehouse/reference-tools';
+import { getCustomer, customerSupportImplementations } from '@gatehouse/example-customer-support';
 import type { RunEvents } from '@gatehouse/trace';
 
 export const RUN = 'run-trace-fixture';
-export const referenceTools = (): ToolContract[] => referenceImplementations.map((i) => i.contract);
+export const referenceTools = (): ToolContract[] => customerSupportImplementations.map((i) => i.contract);
 
 /** Values a trace must never contain. */
 export const SECRETS = ['Quarterly refund', 'Your card ending 4242 was refunded', 'Bob the secret', 'Marta Kowalska', 'marta@example.com'];

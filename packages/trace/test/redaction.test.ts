@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { Catalog, defineTool } from '@gatehouse/contracts';
 import type { ToolContract } from '@gatehouse/contracts';
-import { referenceCatalog } from '@gatehouse/reference-tools';
+import { customerSupportCatalog } from '@gatehouse/example-customer-support';
 import { boundaryValidCases, minimalValidCase } from '@gatehouse/testkit';
 import type { JsonSchema } from '@gatehouse/testkit';
 import { redactArguments } from '@gatehouse/trace';
 
-const catalog = referenceCatalog();
+const catalog = customerSupportCatalog();
 const tool = (address: string): ToolContract => {
   const found = catalog.get(address);
   if (found === undefined) throw new Error(`${address} is not in the reference catalog`);

@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { referenceCatalog } from '@gatehouse/reference-tools';
+import { customerSupportCatalog } from '@gatehouse/example-customer-support';
 import { buildTrace, formatReport, parseTrace, replayTrace, TraceError, traceJson } from '@gatehouse/trace';
 import type { ReplayPolicyTable, ReplayReport, Trace } from '@gatehouse/trace';
 import {
   catalogWithOptionalFieldV2, catalogWithReadTurnedWrite, catalogWithRequiredFieldInPlace, fixtureEvents, RUN, SECRETS,
 } from './fixtures.js';
 
-const reference = referenceCatalog();
+const reference = customerSupportCatalog();
 const recorded = (): Trace => buildTrace({ runId: RUN, catalog: reference, events: fixtureEvents(), recordedAt: new Date('2026-01-02T03:04:05Z') });
 
 const call = (report: ReplayReport, id: string) => {

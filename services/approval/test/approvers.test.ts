@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { Approvers, tokenSha256 } from '@gatehouse/approval';
 
 // The reference pack's demo approvers, which this service's README lists.
-const DEFAULT_APPROVERS_FILE = fileURLToPath(new URL('../../../examples/customer-support/config/approvers.json', import.meta.url));
+const DEFAULT_APPROVERS_FILE = fileURLToPath(new URL('../../../examples/customer-support/pack/config/approvers.json', import.meta.url));
 
 const README = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
 

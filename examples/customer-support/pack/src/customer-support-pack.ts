@@ -27,7 +27,7 @@ export interface CustomerSupportDeps {
 
 /**
  * The reference domain as a tool pack: narrow, versioned tools over the customers system of record.
- * Roles, policy table and approvers are the files in config/ (they move with the domain later).
+ * Roles, policy table, approvers and approver policy are the files in this package's config/.
  */
 export const customerSupportPack = defineToolPack({
   name: 'customer-support',
@@ -42,10 +42,10 @@ export const customerSupportPack = defineToolPack({
       default: 'customers',
     },
   },
-  roles: new URL('../../config/roles.json', import.meta.url),
-  policyTable: new URL('../../config/policy-table.json', import.meta.url),
-  approvers: new URL('../../config/approvers.json', import.meta.url),
-  approverPolicy: new URL('../../config/approver-policy.json', import.meta.url),
+  roles: new URL('../config/roles.json', import.meta.url),
+  policyTable: new URL('../config/policy-table.json', import.meta.url),
+  approvers: new URL('../config/approvers.json', import.meta.url),
+  approverPolicy: new URL('../config/approver-policy.json', import.meta.url),
   setup: (config): CustomerSupportDeps => ({ customers: new CustomersClient(config.CUSTOMERS_URL), audience: config.CUSTOMERS_AUDIENCE }),
   // Every tool calls the customers service, so every call carries an assertion for it.
   credential: ({ audience }) => ({ audience }),

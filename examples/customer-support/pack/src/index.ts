@@ -1,7 +1,7 @@
 export { customerSupportPack } from './customer-support-pack.js';
 export type { CustomerSupportDeps } from './customer-support-pack.js';
 export { CustomersClient } from './customers-client.js';
-export { customersUrl, referenceCatalog, referenceImplementations } from './reference-catalog.js';
+export { customersUrl, customerSupportCatalog, customerSupportImplementations } from './customer-support-catalog.js';
 export { commitAddressChangeV1, commitAddressChangeV2, previewAddressChange } from './tools/address-change.js';
 export type { AddressChangeArguments } from './tools/address-change.js';
 export { previewCustomerEmail, sendCustomerEmail } from './tools/customer-email.js';

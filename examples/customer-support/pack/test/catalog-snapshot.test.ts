@@ -8,10 +8,10 @@ import { Catalog, ContractError, defineTool, snapshotByRole, snapshotJson } from
 import type { RoleSnapshot, ToolContract } from '@gatehouse/contracts';
 import { loadRoles } from '@gatehouse/governance';
 import type { Roles } from '@gatehouse/governance';
-import { referenceCatalog } from '@gatehouse/reference-tools';
+import { customerSupportCatalog } from '@gatehouse/example-customer-support';
 
 const SNAPSHOT_FILE = new URL('../catalog.snapshot.json', import.meta.url);
-const ROLES_FILE = fileURLToPath(new URL('../../config/roles.json', import.meta.url));
+const ROLES_FILE = fileURLToPath(new URL('../config/roles.json', import.meta.url));
 
 const toolLists = (roles: Roles): Record<string, readonly string[]> =>
   Object.fromEntries(Object.entries(roles).map(([name, role]) => [name, role.tools]));
@@ -47,7 +47,7 @@ function loadProblems(tools: readonly ToolContract[]): readonly string[] {
   return expect.fail('the catalog loaded');
 }
 
-const catalog = referenceCatalog();
+const catalog = customerSupportCatalog();
 // Parsed as the policy service parses it: the schema, every tool in the catalog, no write under a read-only role.
 const roles = loadRoles(ROLES_FILE, catalog);
 

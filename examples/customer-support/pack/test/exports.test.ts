@@ -2,9 +2,9 @@
 // The schema the model sees must be the schema the boundary enforces.
 import { describe, expect, it } from 'vitest';
 import { toMcpTool, toOpenAiFunction, toolNameFromMcp } from '@gatehouse/contracts';
-import { referenceCatalog } from '@gatehouse/reference-tools';
+import { customerSupportCatalog } from '@gatehouse/example-customer-support';
 
-const tools = referenceCatalog().tools();
+const tools = customerSupportCatalog().tools();
 const byAddress = tools.map((tool) => [tool.address, tool] as const);
 
 /** MCP tool names: https://modelcontextprotocol.io/specification (tools), [a-zA-Z0-9_-]{1,64}. */

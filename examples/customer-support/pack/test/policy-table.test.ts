@@ -3,11 +3,11 @@ import { describe, expect, it } from 'vitest';
 import { fileURLToPath } from 'node:url';
 import { PolicyTable } from '@gatehouse/governance';
 import type { PolicySubject } from '@gatehouse/governance';
-import { customerSupportPack, referenceCatalog } from '@gatehouse/reference-tools';
+import { customerSupportPack, customerSupportCatalog } from '@gatehouse/example-customer-support';
 import type { ToolContract } from '@gatehouse/contracts';
 
 const DEFAULT_POLICY_TABLE_FILE = fileURLToPath(customerSupportPack.policyTable);
-const catalog = referenceCatalog();
+const catalog = customerSupportCatalog();
 const table = PolicyTable.load(DEFAULT_POLICY_TABLE_FILE, catalog.tools());
 const tool = (address: string): ToolContract => {
   const found = catalog.get(address);

@@ -12,12 +12,12 @@ export function customersUrl(): string {
 }
 
 /** Every reference tool with its handler, in catalog order; the customers URL is read per call. */
-export const referenceImplementations: readonly ToolImplementation[] = toolsOf(customerSupportPack, {
+export const customerSupportImplementations: readonly ToolImplementation[] = toolsOf(customerSupportPack, {
   customers: new CustomersClient(customersUrl),
   audience: readPackConfig(customerSupportPack, process.env).CUSTOMERS_AUDIENCE,
 });
 
 /** The reference catalog, loaded (linted and compiled) once. */
-export function referenceCatalog(): Catalog {
-  return Catalog.load(referenceImplementations.map((i) => i.contract));
+export function customerSupportCatalog(): Catalog {
+  return Catalog.load(customerSupportImplementations.map((i) => i.contract));
 }
