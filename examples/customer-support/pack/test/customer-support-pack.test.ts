@@ -6,30 +6,19 @@ import type { IncomingMessage, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
 import { describePack, PackError, readPackConfig, validatePack } from '@gatehouse/sdk';
-import type { ExecutionContext, ProposalArgs, RunArgs, ToolArgs, ToolImplementation } from '@gatehouse/sdk';
+import type { ProposalArgs, RunArgs, ToolArgs, ToolImplementation } from '@gatehouse/sdk';
+import { TEST_CREDENTIAL, testContext } from '@gatehouse/sdk/testing';
 import {
-  commitAddressChangeV1, commitAddressChangeV2, customerSupportPack, referenceCatalog, referenceImplementations,
+  commitAddressChangeV1, commitAddressChangeV2, customerSupportPack, customerSupportCatalog, customerSupportImplementations,
   sendCustomerEmail,
-} from '@gatehouse/reference-tools';
-import type { AddressChangeArguments } from '@gatehouse/reference-tools';
+} from '@gatehouse/example-customer-support';
+import type { AddressChangeArguments } from '@gatehouse/example-customer-support';
 
 const readJson = (url: URL): unknown => JSON.parse(readFileSync(url, 'utf8'));
 
-/** What the executor would hand the handlers; the stand-in refuses any request without it. */
-const CREDENTIAL = 'assertion-of-this-call';
-
-const context: ExecutionContext = {
-  signal: new AbortController().signal,
-  commandId: 'cmd-1',
-  operationId: 'op-1',
-  runId: 'run-1',
-  tenant: 'acme',
-  principal: 'agent-1',
-  environment: 'test',
-  idempotencyKey: null,
-  deadlineAt: null,
-  credential: () => Promise.resolve(CREDENTIAL),
-};
+/** What the executor would hand the handlers; the stand-in refuses any request without its credential. */
+const CREDENTIAL = TEST_CREDENTIAL;
+const context = testContext({ principal: 'agent-1' });
 
 /** A stand-in for the customers service: answers GET /customers/:id and records who asked. */
 function fakeCustomers(): { server: Server; seen: string[]; url: () => string } {
@@ -77,7 +66,7 @@ describe('the customer-support pack', () => {
       roles: readJson(customerSupportPack.roles),
       policyTable: readJson(customerSupportPack.policyTable),
     });
-    expect(valid.catalog.tools().map((t) => t.address)).toEqual(referenceCatalog().tools().map((t) => t.address));
+    expect(valid.catalog.tools().map((t) => t.address)).toEqual(customerSupportCatalog().tools().map((t) => t.address));
     expect(Object.keys(valid.roles)).toEqual(['support-readonly', 'support-agent', 'ops-admin']);
     expect(valid.policyTable.rules).toHaveLength(7);
   });
@@ -117,11 +106,11 @@ describe('the tools of the pack and the compatibility exports', () => {
     }
   });
 
-  it('keep referenceImplementations reading CUSTOMERS_URL from the environment on every call', async () => {
+  it('keep customerSupportImplementations reading CUSTOMERS_URL from the environment on every call', async () => {
     const saved = process.env['CUSTOMERS_URL'];
     process.env['CUSTOMERS_URL'] = customers.url();
     try {
-      await find(referenceImplementations, 'get_customer.v1').run({ customer_id: 'C-8' }, context);
+      await find(customerSupportImplementations, 'get_customer.v1').run({ customer_id: 'C-8' }, context);
       expect(customers.seen.at(-1)).toBe('acme GET /customers/C-8');
     } finally {
       if (saved === undefined) delete process.env['CUSTOMERS_URL'];
@@ -131,17 +120,17 @@ describe('the tools of the pack and the compatibility exports', () => {
 });
 
 describe('the preview/commit pairs of the pack', () => {
-  const catalog = referenceCatalog();
+  const catalog = customerSupportCatalog();
 
   it('draft proposals that the proposal schemas of their commits admit', () => {
-    const preview = find(referenceImplementations, 'preview_address_change.v1');
+    const preview = find(customerSupportImplementations, 'preview_address_change.v1');
     const address = { line1: '2 Side St', city: 'Oslo', country: 'NO', postal_code: null };
     const result = { customer_id: 'C-7', current_version: 3, before: address, after: { ...address, line1: '3 Side St' }, changed_fields: ['line1'] };
     const draft = preview.propose?.({ customer_id: 'C-7', destination: { kind: 'saved', address_id: 'a1' } }, result, context);
     expect(draft?.arguments).toEqual({ customer_id: 'C-7', expected_version: 3, destination: { kind: 'saved', address_id: 'a1' } });
     expect(catalog.validateProposal(commitAddressChangeV2, draft?.arguments).ok).toBe(true);
 
-    const email = find(referenceImplementations, 'preview_customer_email.v1');
+    const email = find(customerSupportImplementations, 'preview_customer_email.v1');
     const args = { customer_id: 'C-7', subject: 'Hello', body: 'Your order shipped.' };
     const mail = email.propose?.(args, { ...args, recipient: 'ada@example.com' }, context);
     expect(mail?.diff.recipients).toEqual(['ada@example.com']);

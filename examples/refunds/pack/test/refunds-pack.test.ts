@@ -8,26 +8,14 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describePack, isToolFailure, PackError, readPackConfig, validatePack } from '@gatehouse/sdk';
 import type { ExecutionContext, ToolContract, ToolImplementation } from '@gatehouse/sdk';
+import { TEST_CREDENTIAL, testContext } from '@gatehouse/sdk/testing';
 import { commitRefund, moneyText, REFUND_IRREVERSIBLE, refundsPack } from '@gatehouse/example-refunds';
 
 const readJson = (url: URL): unknown => JSON.parse(readFileSync(url, 'utf8'));
 
-/** What the executor would hand the handlers; the stand-in refuses any request without it. */
-const CREDENTIAL = 'assertion-of-this-call';
-
-const context = (overrides: Partial<ExecutionContext> = {}): ExecutionContext => ({
-  signal: new AbortController().signal,
-  commandId: 'cmd-1',
-  operationId: 'op-1',
-  runId: 'run-1',
-  tenant: 'acme',
-  principal: 'agent:refunds-bot',
-  environment: 'test',
-  idempotencyKey: null,
-  deadlineAt: null,
-  credential: () => Promise.resolve(CREDENTIAL),
-  ...overrides,
-});
+/** What the executor would hand the handlers; the stand-in refuses any request without its credential. */
+const CREDENTIAL = TEST_CREDENTIAL;
+const context = (overrides: Partial<ExecutionContext> = {}): ExecutionContext => testContext({ principal: 'agent:refunds-bot', ...overrides });
 
 const ORDER = {
   order_id: 'ORD-1001', tenant: 'acme', customer_ref: 'C-1842', payment_reference: 'psp_ch_1001_demo',
