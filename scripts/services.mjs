@@ -84,8 +84,12 @@ export const LOCAL_ORCHESTRATOR = Object.freeze({ clientId: 'gatehouse-orchestra
  */
 const LOCAL_EXCHANGE = Object.freeze({ GATEHOUSE_EXCHANGE_CLIENT_ID: 'gatehouse-executor', GATEHOUSE_EXCHANGE_CLIENT_SECRET: 'executor-local-only-secret' });
 
-/** What a service of `kind` needs from the local identity provider: the console's client, or the issuer trusted code's tokens come from. */
-function identityEnv(kind) {
+/**
+ * What a service of `kind` needs from the local identity provider: the console's client, or the issuer
+ * trusted code's tokens come from. The MCP front door's agent policy names the reference pack's roles,
+ * so it is given only when the services host that pack.
+ */
+function identityEnv(kind, pack) {
   if (kind === 'approval') return LOCAL_IDENTITY;
   const exchangeClient = { GATEHOUSE_EXCHANGE_CLIENT_ID: LOCAL_EXCHANGE.GATEHOUSE_EXCHANGE_CLIENT_ID };
   if (kind === 'policy') return { GATEHOUSE_OIDC_ISSUER: LOCAL_IDENTITY.GATEHOUSE_OIDC_ISSUER, ...exchangeClient };
@@ -95,7 +99,7 @@ function identityEnv(kind) {
     return {
       GATEHOUSE_OIDC_ISSUER: LOCAL_IDENTITY.GATEHOUSE_OIDC_ISSUER,
       ...exchangeClient,
-      MCP_AGENT_POLICY_FILE: fileURLToPath(new URL('../examples/customer-support/config/agent-policy.json', import.meta.url)),
+      ...(pack === REFERENCE_PACK ? { MCP_AGENT_POLICY_FILE: fileURLToPath(new URL('../examples/customer-support/pack/config/agent-policy.json', import.meta.url)) } : {}),
       MCP_PUBLIC_URL: `http://127.0.0.1:${process.env.MCP_PORT ?? 8095}`,
     };
   }
@@ -111,7 +115,7 @@ function signingEnv(kind) {
 }
 
 /** The tool pack `npm start` and the demo host by default: the reference domain. */
-export const REFERENCE_PACK = '@gatehouse/reference-tools';
+export const REFERENCE_PACK = '@gatehouse/example-customer-support';
 
 /** Service name → entrypoint and the log message that says it is ready. */
 export const SERVICES = {
@@ -142,10 +146,11 @@ export function launch(instance, { env, logsDir = join(root, '.stack', 'logs'), 
   const logFile = join(logsDir, `${instance}.log`);
   const started = Date.now();
   const log = createWriteStream(logFile, { flags: 'a' });
+  // The services host the reference tool pack unless GATEHOUSE_TOOL_PACK names another.
+  const pack = env.GATEHOUSE_TOOL_PACK ?? process.env.GATEHOUSE_TOOL_PACK ?? REFERENCE_PACK;
   const child = spawn(process.execPath, [service.main], {
     cwd: root,
-    // The services host the reference tool pack unless GATEHOUSE_TOOL_PACK names another.
-    env: { GATEHOUSE_TOOL_PACK: REFERENCE_PACK, ...identityEnv(kind), ...process.env, ...PUBLIC_KEYS, ...signingEnv(kind), ...env, ...(kind === 'executor' ? { EXECUTOR_ID: `${instance}-${process.pid}` } : {}) },
+    env: { GATEHOUSE_TOOL_PACK: REFERENCE_PACK, ...identityEnv(kind, pack), ...process.env, ...PUBLIC_KEYS, ...signingEnv(kind), ...env, ...(kind === 'executor' ? { EXECUTOR_ID: `${instance}-${process.pid}` } : {}) },
     stdio: ['ignore', 'pipe', 'pipe'],
     detached,
   });

@@ -32,6 +32,8 @@ export const ${exportName} = defineToolPack({
   roles: new URL('../config/roles.json', import.meta.url),
   policyTable: new URL('../config/policy-table.json', import.meta.url),
   approvers: new URL('../config/approvers.json', import.meta.url),
+  // Who may approve when the approval service signs people in at an identity provider: their claims there.
+  approverPolicy: new URL('../config/approver-policy.json', import.meta.url),
   // The only place that reads configuration or builds clients: replace the in-memory stand-in with
   // a client of your system of record here.
   setup: (config) => ({ tickets: new TicketStore(config.TICKETS_SEED) }),

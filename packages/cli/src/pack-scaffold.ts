@@ -25,6 +25,9 @@ function exportNameOf(name: string): string {
 
 const json = (value: unknown): string => `${JSON.stringify(value, null, 2)}\n`;
 
+/** Where a document of the pack finds its published JSON Schema once the SDK is installed: editors validate it. */
+const schemaOf = (file: string): string => `../node_modules/@gatehouse/sdk/schemas/${file}`;
+
 function manifest(name: string, sdkVersion: string): unknown {
   return {
     name,
@@ -40,6 +43,7 @@ function manifest(name: string, sdkVersion: string): unknown {
 }
 
 const ROLES = {
+  $schema: schemaOf('roles.schema.json'),
   roles: {
     'ticket-reader': {
       description: 'Looks tickets up; changes nothing.',
@@ -55,6 +59,7 @@ const ROLES = {
 };
 
 const POLICY_TABLE = {
+  $schema: schemaOf('policy-table.schema.json'),
   rules: [
     {
       id: 'ticket-priority-change-lead',
@@ -65,9 +70,22 @@ const POLICY_TABLE = {
   ],
 };
 
+/**
+ * Who approves when people sign in at the identity provider (the local stack's realm gives `groups`
+ * and `tenant`): its `lead@acme.example`, of group `support-leads`, is a team lead of acme.
+ */
+const APPROVER_POLICY = {
+  $comment: "Who may approve, from the person's claims at the identity provider. A person whose claims map to no approver role, or to no tenant, cannot sign in to approve.",
+  grants: [
+    { claim: 'groups', value: 'support-leads', roles: ['team-lead'] },
+    { claim: 'tenant', value: 'acme', tenants: ['acme'] },
+  ],
+};
+
 /** A demo approver for the pack's team-lead role: only the token's SHA-256 is written to the file. */
 function approvers(demo: DemoApprover): unknown {
   return {
+    $schema: schemaOf('approvers.schema.json'),
     $comment: 'Approvers of the approval service when it hosts this pack. Only the SHA-256 of each bearer token is stored. Entries marked demo are for local use only.',
     approvers: [
       {
@@ -105,6 +123,7 @@ one preview/commit pair that needs approval (\`preview_ticket_priority_change.v1
 | \`config/roles.json\` | which tools each role's runs get |
 | \`config/policy-table.json\` | who approves which write |
 | \`config/approvers.json\` | who may approve in the approval console: one **demo** approver |
+| \`config/approver-policy.json\` | who may approve when people sign in at your identity provider: claims → approver roles and tenants |
 
 **Demo approver** (local use only; remove it before any real use): \`${demo.identity}\`, role
 \`team-lead\`, tenant \`acme\`, bearer token \`${demo.token}\`. The approvers file keeps only its SHA-256.
@@ -144,6 +163,7 @@ export function packScaffold(options: { readonly name: string; readonly sdkVersi
     { path: 'config/roles.json', text: json(ROLES) },
     { path: 'config/policy-table.json', text: json(POLICY_TABLE) },
     { path: 'config/approvers.json', text: json(approvers(options.demoApprover)) },
+    { path: 'config/approver-policy.json', text: json(APPROVER_POLICY) },
     { path: 'src/index.js', text: indexSource(options.name, exportName) },
     { path: 'src/get-ticket.js', text: GET_TICKET_SOURCE },
     { path: 'src/priority-change.js', text: PRIORITY_CHANGE_SOURCE },

@@ -6,7 +6,7 @@ import { ExitCode, runCli } from '@gatehouse/cli';
 import { captureIo, repositoryTempDir } from './support.js';
 
 const FILES = [
-  'package.json', 'README.md', 'config/roles.json', 'config/policy-table.json', 'config/approvers.json',
+  'package.json', 'README.md', 'config/roles.json', 'config/policy-table.json', 'config/approvers.json', 'config/approver-policy.json',
   'src/index.js', 'src/get-ticket.js', 'src/priority-change.js', 'src/ticket-schema.js', 'src/ticket-store.js',
 ];
 

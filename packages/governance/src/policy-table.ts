@@ -82,7 +82,8 @@ const DECISION = {
   ],
 } as const;
 
-const TABLE_SCHEMA = {
+/** The JSON Schema of a policy table (published as @gatehouse/sdk/schemas/policy-table.schema.json). */
+export const POLICY_TABLE_SCHEMA = {
   type: 'object',
   additionalProperties: false,
   required: ['rules'],
@@ -128,7 +129,7 @@ const TABLE_SCHEMA = {
   },
 } as const;
 
-const validate = new Ajv2020({ strict: true, allErrors: true }).compile(TABLE_SCHEMA);
+const validate = new Ajv2020({ strict: true, allErrors: true }).compile(POLICY_TABLE_SCHEMA);
 
 /**
  * The policy table: data, evaluated at runtime, first matching rule wins, no match denies. Checked

@@ -11,7 +11,8 @@ export interface Role {
 
 export type Roles = Readonly<Record<string, Role>>;
 
-const ROLES_SCHEMA = {
+/** The JSON Schema of a roles file (published as @gatehouse/sdk/schemas/roles.schema.json). */
+export const ROLES_SCHEMA = {
   type: 'object',
   additionalProperties: false,
   required: ['roles'],

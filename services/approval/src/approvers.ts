@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Ajv2020 } from 'ajv/dist/2020.js';
+import { APPROVERS_SCHEMA } from '@gatehouse/governance';
 
 /** A person who may decide on proposals: who they are, which roles they hold, which tenants they see. */
 export interface Approver {
@@ -31,32 +32,6 @@ interface ApproverEntry {
   readonly note?: string;
 }
 
-const APPROVERS_SCHEMA = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['approvers'],
-  properties: {
-    $schema: { type: 'string' },
-    $comment: { type: 'string' },
-    approvers: {
-      type: 'array',
-      minItems: 1,
-      items: {
-        type: 'object',
-        additionalProperties: false,
-        required: ['identity', 'token_sha256', 'roles', 'tenants'],
-        properties: {
-          identity: { type: 'string', minLength: 1, maxLength: 200 },
-          token_sha256: { type: 'string', pattern: '^[0-9a-f]{64}$' },
-          roles: { type: 'array', uniqueItems: true, items: { type: 'string', pattern: '^[a-z][a-z0-9-]{0,63}$' } },
-          tenants: { type: 'array', minItems: 1, uniqueItems: true, items: { type: 'string', pattern: '^[a-z0-9][a-z0-9-]{0,62}$' } },
-          demo: { type: 'boolean' },
-          note: { type: 'string', maxLength: 500 },
-        },
-      },
-    },
-  },
-} as const;
 
 const validate = new Ajv2020({ strict: true, allErrors: true }).compile(APPROVERS_SCHEMA);
 const isApproversDocument = (value: unknown): value is { approvers: ApproverEntry[] } => validate(value);
