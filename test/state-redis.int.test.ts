@@ -285,14 +285,14 @@ describe.each(BACKENDS)('state on $backend', ({ url }) => {
       // A hostile run id is kept out of the key, and the claim still answers a command once.
       const hostile = `run{${'x'.repeat(5_000)}}`;
       expect(await claims.claim('acme', hostile, 'cmd-9', sha('a'), 60_000)).toEqual({ kind: 'first', run: null });
-      expect(await claims.claim('acme', hostile, 'cmd-9', sha('a'), 60_000)).toEqual({ kind: 'in_flight', run: null });
+      expect(await claims.claim('acme', hostile, 'cmd-9', sha('a'), 60_000)).toEqual({ kind: 'in_progress', run: null });
     });
 
     it('answers a command_id once: a copy in flight waits, a copy after the answer and another payload get nothing', async () => {
       const space = keys();
       const [c1, c2] = [new CommandClaims(a, space), new CommandClaims(b, space)];
       expect(await kind(c1.claim('acme', 'run-1', 'cmd-1', sha('a'), 60_000))).toBe('first');
-      expect(await kind(c2.claim('acme', 'run-1', 'cmd-1', sha('a'), 60_000))).toBe('in_flight');
+      expect(await kind(c2.claim('acme', 'run-1', 'cmd-1', sha('a'), 60_000))).toBe('in_progress');
       expect(await kind(c2.claim('acme', 'run-1', 'cmd-1', sha('b'), 60_000))).toBe('reused');
       // The same id under another tenant is another command.
       expect(await kind(c2.claim('globex', 'run-1', 'cmd-1', sha('b'), 60_000))).toBe('first');
@@ -311,12 +311,12 @@ describe.each(BACKENDS)('state on $backend', ({ url }) => {
       const quick = new CommandClaims(a, space, 200);
       expect(await kind(quick.claim('acme', 'run-1', 'cmd-2', sha('a'), 60_000))).toBe('first');
       await quick.release('acme', 'run-1', 'cmd-2', sha('b'));
-      expect(await kind(quick.claim('acme', 'run-1', 'cmd-2', sha('a'), 60_000))).toBe('in_flight');
+      expect(await kind(quick.claim('acme', 'run-1', 'cmd-2', sha('a'), 60_000))).toBe('in_progress');
       // A failed worker that had not decided lets go: the retry claims it at once.
       await quick.release('acme', 'run-1', 'cmd-2', sha('a'));
       expect(await kind(quick.claim('acme', 'run-1', 'cmd-2', sha('a'), 60_000))).toBe('first');
       // Its lease runs out before it decides: another worker takes over and decides.
-      expect(await pollUntil(async () => ((await quick.claim('acme', 'run-1', 'cmd-2', sha('a'), 60_000)).kind === 'unfinished' ? true : undefined), 5_000, 'the lease to run out')).toBe(true);
+      expect(await pollUntil(async () => ((await quick.claim('acme', 'run-1', 'cmd-2', sha('a'), 60_000)).kind === 'orphaned' ? true : undefined), 5_000, 'the lease to run out')).toBe(true);
       const decision = '[{"role":"results","key":"run-1","event":{"status":"ok","note":"a:b:c"}}]';
       expect(await quick.stage('acme', 'run-1', 'cmd-2', sha('a'), decision, 60_000)).toBe(true);
       // The worker it took over from, slow but alive, stages too late: its decision is not the command's.
@@ -328,7 +328,7 @@ describe.each(BACKENDS)('state on $backend', ({ url }) => {
       }, 5_000, 'the staged claim to be taken over');
       expect(next).toEqual({ kind: 'staged', decision, run: null });
       // A worker that failed after staging keeps the decision and ends its lease at once.
-      expect(await kind(quick.claim('acme', 'run-1', 'cmd-2', sha('a'), 60_000))).toBe('in_flight');
+      expect(await kind(quick.claim('acme', 'run-1', 'cmd-2', sha('a'), 60_000))).toBe('in_progress');
       await quick.release('acme', 'run-1', 'cmd-2', sha('a'));
       expect(await quick.claim('acme', 'run-1', 'cmd-2', sha('a'), 60_000)).toEqual({ kind: 'staged', decision, run: null });
     });
@@ -340,7 +340,7 @@ describe.each(BACKENDS)('state on $backend', ({ url }) => {
       // Where the claim lives: the hash of the length-prefixed tenant and the id, never the raw strings.
       expect(await a.del(space.commandClaim('run-1', createHash('sha256').update('4:acme5:run-1').update('cmd-3').digest('hex')))).toBe(1);
       expect(await claims.stage('acme', 'run-1', 'cmd-3', sha('a'), '[{"d":1}]', 60_000)).toBe(true);
-      expect(await kind(claims.claim('acme', 'run-1', 'cmd-3', sha('a'), 60_000))).toBe('in_flight');
+      expect(await kind(claims.claim('acme', 'run-1', 'cmd-3', sha('a'), 60_000))).toBe('in_progress');
       expect(await claims.stage('acme', 'run-1', 'cmd-3', sha('a'), '[{"d":2}]', 60_000)).toBe(false);
     });
   });

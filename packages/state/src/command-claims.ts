@@ -6,9 +6,11 @@ import { LuaScript } from './lua-script.js';
 /**
  * What the boundary knows of a command_id when a command arrives:
  * - `first`: never seen; it is now claimed with the command's payload hash.
- * - `in_flight`: the same command is being handled right now by another worker: try again shortly.
- * - `unfinished`: claimed with the same payload, but whoever took it stopped before deciding (its
+ * - `in_progress`: the same command is being handled right now by another worker: try again shortly.
+ * - `orphaned`: claimed with the same payload, but whoever took it stopped before deciding (its
  *   lease ran out): it is taken over and decided afresh — nothing of it was published.
+ *
+ * (`in_progress` and `orphaned` mean what they mean for an idempotency key's claim, IdempotencyStore.)
  * - `staged`: decided, but whoever decided stopped before it was surely published: it is taken
  *   over, and the staged decision (`decision`) is published again, never decided a second time.
  * - `answered`: the same command was already handled: a redelivery or a client's re-send, which
@@ -17,7 +19,7 @@ import { LuaScript } from './lua-script.js';
  *   since any answer would be a second answer to that command_id.
  */
 export type CommandClaim = (
-  | { readonly kind: 'first' | 'in_flight' | 'unfinished' | 'answered' | 'reused' }
+  | { readonly kind: 'first' | 'in_progress' | 'orphaned' | 'answered' | 'reused' }
   | { readonly kind: 'staged'; readonly decision: string }
 ) & {
   /** The command's run record as stored (JSON), read in the same script; null when there is none. */
@@ -65,13 +67,13 @@ if not v then
 end
 if sha ~= ARGV[1] then return {'reused', '', run} end
 if state == 'a' then return {'answered', '', run} end
-if lease > now then return {'in_flight', '', run} end
+if lease > now then return {'in_progress', '', run} end
 if state == 's' then
   redis.call('SET', KEYS[1], 's:' .. sha .. leased .. ':' .. staged, 'KEEPTTL', 'XX')
   return {'staged', staged, run}
 end
 redis.call('SET', KEYS[1], 'c:' .. sha .. leased, 'KEEPTTL', 'XX')
-return {'unfinished', '', run}
+return {'orphaned', '', run}
 `);
 
 // Records the decision of a claimed command before it is published: the one point where a

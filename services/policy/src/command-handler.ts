@@ -91,7 +91,7 @@ async function handle(handling: Handling, command: ToolCommand, record: Consumed
   const payloadSha256 = commandPayloadSha256(command);
   const ttlMs = Math.min(CLAIM_MAX_MS, Math.max(0, (command.deadline_at ?? started + CLAIM_MAX_MS) - started) + CLAIM_AFTER_DEADLINE_MS);
   let claim = await deps.claims.claim(command.tenant, command.run_id, command.command_id, payloadSha256, ttlMs);
-  for (let backoff = 50; claim.kind === 'in_flight'; backoff = Math.min(backoff * 2, BUSY_BACKOFF_MAX_MS)) {
+  for (let backoff = 50; claim.kind === 'in_progress'; backoff = Math.min(backoff * 2, BUSY_BACKOFF_MAX_MS)) {
     // Another worker took a copy a moment ago: wait until it has answered (nothing more to do)
     // or its lease ran out (it died, and this copy takes over).
     await new Promise((resolve) => setTimeout(resolve, backoff));
