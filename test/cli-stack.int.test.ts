@@ -221,7 +221,7 @@ describe('the gatehouse CLI against a running Gatehouse', () => {
       expect(opTable.stdout).toMatch(/^state:\s+succeeded$/m);
       const resolve = await gatehouse(['operations', 'resolve', key, '--state', 'failed', '--evidence', 'ticket 42', '--by', 'ops@acme.example'], env);
       expect(resolve.code).toBe(1);
-      expect(resolve.stderr).toContain('409 NOT_UNKNOWN');
+      expect(resolve.stderr).toContain('409 OUTCOME_ALREADY_KNOWN');
       const nothing = await gatehouse(['operations', 'show', `${run.run_id}:p_none:commit`], env);
       expect(nothing.code).toBe(1);
       expect(nothing.stderr).toContain('404 NOT_FOUND');

@@ -19,7 +19,8 @@ export const ApiErrorCode = {
   SUBJECT_TOKEN_REFUSED: { status: 422, meaning: 'The person\'s token handed to a run is not a live token of the identity provider for the executors\' client (or this deployment exchanges no tokens).' },
   SUBJECT_MISMATCH: { status: 422, meaning: 'The person\'s token names another person than `on_behalf_of`, or than the run acts for.' },
   NOT_PENDING: { status: 409, meaning: 'The approval request was already decided or has expired; `state` says which.' },
-  NOT_UNKNOWN: { status: 409, meaning: 'The operation\'s outcome is not unknown (any more): there is nothing for an operator to resolve.' },
+  NOT_UNKNOWN: { status: 409, meaning: 'Retired: the operator API answered it until it answered `OUTCOME_ALREADY_KNOWN` instead; kept so it is never reused.' },
+  OUTCOME_ALREADY_KNOWN: { status: 409, meaning: 'The operation\'s outcome is already known (it succeeded or failed, or an operator resolved it meanwhile): there is nothing to resolve.' },
 } as const satisfies Record<string, ApiErrorCodeEntry>;
 
 export type ApiErrorCode = keyof typeof ApiErrorCode;

@@ -9,7 +9,7 @@ const readme = readFileSync(join(repo, 'README.md'), 'utf8');
 /** The HTTP APIs' own codes, in catalogue order: append only, never renamed or reused. */
 const PINNED = [
   'INVALID_REQUEST', 'INTERNAL', 'RUN_EXISTS', 'UNKNOWN_ROLE', 'TTL_TOO_LONG', 'CAPABILITY_OUTSIDE_ROLE', 'UNKNOWN_ISSUER',
-  'SUBJECT_TOKEN_REFUSED', 'SUBJECT_MISMATCH', 'NOT_PENDING', 'NOT_UNKNOWN',
+  'SUBJECT_TOKEN_REFUSED', 'SUBJECT_MISMATCH', 'NOT_PENDING', 'NOT_UNKNOWN', 'OUTCOME_ALREADY_KNOWN',
 ];
 
 /** The identity refusals (@gatehouse/identity's IDENTITY_REFUSALS), read from their source: contracts depends on nothing. */

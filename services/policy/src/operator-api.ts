@@ -69,7 +69,7 @@ export function registerOperatorRoutes(app: FastifyInstance, options: OperatorAp
     const body = request.body;
     const record = await options.idempotency.get(key);
     if (record === undefined || record.outcome === null) return reply.code(404).send({ error: { code: 'NOT_FOUND', message: 'no operation under this key' } });
-    if (record.state !== 'unknown') return reply.code(409).send({ error: { code: 'NOT_UNKNOWN', message: `the outcome is already ${record.state}` } });
+    if (record.state !== 'unknown') return reply.code(409).send({ error: { code: 'OUTCOME_ALREADY_KNOWN', message: `the outcome is already ${record.state}` } });
     const stored = JSON.parse(record.outcome) as StoredOutcome;
     const tool = options.catalog.get(stored.tool);
     const address = { command_id: stored.command_id, run_id: stored.run_id, tenant: stored.tenant, tool: stored.tool };
@@ -88,7 +88,7 @@ export function registerOperatorRoutes(app: FastifyInstance, options: OperatorAp
       final = errorResult(address, toolError(code, body.error?.message ?? 'the write did not happen', { retryable: false, details: { evidence: body.evidence } }), extras);
     }
     const resolved = await options.idempotency.resolveUnknown(key, body.state, toStoredOutcome(final, `operator:${body.resolved_by}`), body.resolved_by);
-    if (resolved !== 'resolved') return reply.code(409).send({ error: { code: 'NOT_UNKNOWN', message: 'resolved meanwhile by someone else' } });
+    if (resolved !== 'resolved') return reply.code(409).send({ error: { code: 'OUTCOME_ALREADY_KNOWN', message: 'resolved meanwhile by someone else' } });
     // With the headers the command's events carried: the same trace, and the asking instance's partition.
     await options.publish(final, stored.headers);
     request.log.info({ idempotency_key: key, command_id: stored.command_id, state: body.state, resolved_by: body.resolved_by }, 'unknown outcome resolved by an operator');
