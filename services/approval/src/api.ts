@@ -4,8 +4,8 @@ import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest }
 import type { Health } from '@gatehouse/runtime';
 import { IDENTITY_REFUSALS } from '@gatehouse/identity';
 import type { GatehouseMetrics, Logger } from '@gatehouse/telemetry';
-import type { ApprovalDesk, DeskError } from './approval-desk.js';
-import { REASON_MAX, visibleTo } from './approval-desk.js';
+import type { ApprovalDecisions, DecisionRefusal } from './approval-decisions.js';
+import { REASON_MAX, visibleTo } from './approval-decisions.js';
 import type { ApproverAuth } from './approver-auth.js';
 import { CSRF_HEADER } from './approver-auth.js';
 import type { Approver } from './approvers.js';
@@ -16,7 +16,7 @@ import { detailOf, summaryOf } from './request-view.js';
 
 export interface ApiOptions {
   readonly repository: RequestRepository;
-  readonly desk: ApprovalDesk;
+  readonly decider: ApprovalDecisions;
   readonly auth: ApproverAuth;
   /** The cookie that carries a console session (its name depends on TLS). */
   readonly sessionCookie: () => string;
@@ -65,7 +65,7 @@ const rejectBody = {
 
 const errorBody = (code: string, message: string, extra: Record<string, unknown> = {}) => ({ error: { code, message, ...extra } });
 
-function sendDeskError(reply: FastifyReply, error: DeskError): FastifyReply {
+function sendDecisionRefusal(reply: FastifyReply, error: DecisionRefusal): FastifyReply {
   const extra = {
     ...(error.state === undefined ? {} : { state: error.state }),
     ...(error.signIn === undefined ? {} : { sign_in: error.signIn, max_age: error.maxAge }),
@@ -169,7 +169,7 @@ function registerConsoleRoutes(app: FastifyInstance, { assets, auth }: ApiOption
 
 /** /api/: who is signed in, the requests they may see, and their decisions. */
 function registerApprovalRoutes(app: FastifyInstance, options: ApiOptions, { approverOf, csrfOf }: SignedIn): void {
-  const { repository, desk } = options;
+  const { repository, decider } = options;
   app.get('/api/me', (request) => {
     const approver = approverOf(request);
     return {
@@ -209,8 +209,8 @@ function registerApprovalRoutes(app: FastifyInstance, options: ApiOptions, { app
 
   app.post<{ Params: { proposal_id: string } }>('/api/approvals/:proposal_id/approve', { schema: { params: proposalParams } }, async (request, reply) => {
     const approver = approverOf(request);
-    const outcome = await desk.approve(approver, request.params.proposal_id);
-    if (!outcome.ok) return sendDeskError(reply, outcome.error);
+    const outcome = await decider.approve(approver, request.params.proposal_id);
+    if (!outcome.ok) return sendDecisionRefusal(reply, outcome.error);
     return reply.code(outcome.published ? 200 : 202).send({ ...detailOf(outcome.row, approver), published: outcome.published });
   });
 
@@ -219,8 +219,8 @@ function registerApprovalRoutes(app: FastifyInstance, options: ApiOptions, { app
     { schema: { params: proposalParams, body: rejectBody } },
     async (request, reply) => {
       const approver = approverOf(request);
-      const outcome = await desk.reject(approver, request.params.proposal_id, request.body.reason);
-      if (!outcome.ok) return sendDeskError(reply, outcome.error);
+      const outcome = await decider.reject(approver, request.params.proposal_id, request.body.reason);
+      if (!outcome.ok) return sendDecisionRefusal(reply, outcome.error);
       return reply.code(outcome.published ? 200 : 202).send({ ...detailOf(outcome.row, approver), published: outcome.published });
     },
   );

@@ -2,8 +2,8 @@ export { APPROVAL_ENV_DEFAULTS, approvalConfigFromEnv, checkSchemaName } from '.
 export type { ApprovalConfig } from './config.js';
 export { Approvers, tokenSha256 } from './approvers.js';
 export type { Approver } from './approvers.js';
-export { ApprovalDesk, REASON_MAX } from './approval-desk.js';
-export type { DeskError, DeskOutcome } from './approval-desk.js';
+export { ApprovalDecisions, REASON_MAX } from './approval-decisions.js';
+export type { DecisionRefusal, DecisionOutcome } from './approval-decisions.js';
 export { buildApi } from './api.js';
 export type { ApiOptions } from './api.js';
 export { DEFAULT_CONSOLE_DIR, loadConsoleAssets } from './console-assets.js';

@@ -1,6 +1,6 @@
 import type { ApprovalRequest, RequestSummary } from '@gatehouse/events';
 import type { Approver } from './approvers.js';
-import { authorityProblem, signedInRecently } from './approval-desk.js';
+import { authorityProblem, signedInRecently } from './approval-decisions.js';
 import type { StoredRequest } from './request-repository.js';
 
 export type { RequestSummary };

@@ -9,7 +9,7 @@ import type { Redis } from '@gatehouse/state';
 import { GatehouseMetrics } from '@gatehouse/telemetry';
 import type { Logger } from '@gatehouse/telemetry';
 import { buildApi } from './api.js';
-import { ApprovalDesk } from './approval-desk.js';
+import { ApprovalDecisions } from './approval-decisions.js';
 import { ApproverAuth } from './approver-auth.js';
 import type { ApproverIdentity } from './approver-auth.js';
 import type { Approvers } from './approvers.js';
@@ -150,10 +150,10 @@ export async function startApprovalService(options: ApprovalServiceOptions): Pro
 
     const sessions = new SessionStore(options.redis, keys, options.sessionTtlMs);
     const auth = new ApproverAuth(sessions, logger.child({ component: 'auth' }), options.identity, options.approvers);
-    const desk = new ApprovalDesk(repository, decisions, options.approvalValidityMs, logger.child({ component: 'desk' }), metrics, runIsActive);
+    const decider = new ApprovalDecisions(repository, decisions, options.approvalValidityMs, logger.child({ component: 'decisions' }), metrics, runIsActive);
     const api = buildApi({
       repository,
-      desk,
+      decider,
       auth,
       sessionCookie: () => sessionCookie(publicUrl()).name,
       assets,

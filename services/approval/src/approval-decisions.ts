@@ -8,7 +8,7 @@ import { WITHDRAWN_REASON } from './sweeper.js';
 import type { RunIsActive } from './sweeper.js';
 
 /** A refusal of an approver's action, as the HTTP API answers it. */
-export interface DeskError {
+export interface DecisionRefusal {
   readonly status: 400 | 401 | 403 | 404 | 409;
   readonly code: string;
   readonly message: string;
@@ -30,14 +30,14 @@ export function signedInRecently(approver: Approver, row: StoredRequest, now: nu
   return approver.authTime !== null && approver.authTime >= now - within * 1000;
 }
 
-export type DeskOutcome =
+export type DecisionOutcome =
   | { readonly ok: true; readonly row: StoredRequest; readonly published: boolean }
-  | { readonly ok: false; readonly error: DeskError };
+  | { readonly ok: false; readonly error: DecisionRefusal };
 
 export const REASON_MAX = 500;
 
-const fail = (error: DeskError): DeskOutcome => ({ ok: false, error });
-const notFound = (): DeskOutcome => fail({ status: 404, code: 'NOT_FOUND', message: 'no such approval request' });
+const fail = (error: DecisionRefusal): DecisionOutcome => ({ ok: false, error });
+const notFound = (): DecisionOutcome => fail({ status: 404, code: 'NOT_FOUND', message: 'no such approval request' });
 
 const randomId = (prefix: string): string => `${prefix}_${randomBytes(12).toString('hex')}`;
 
@@ -52,7 +52,7 @@ export function visibleTo(approver: Approver, row: StoredRequest): boolean {
 }
 
 /** Why `approver` may not decide on a request they can see, or undefined when they may. */
-export function authorityProblem(approver: Approver, row: StoredRequest): DeskError | undefined {
+export function authorityProblem(approver: Approver, row: StoredRequest): DecisionRefusal | undefined {
   const role = row.request.approver_role;
   if (!approver.roles.includes(role)) {
     return { status: 403, code: 'UNAUTHORIZED_APPROVER', message: `approving this proposal requires the role ${role}` };
@@ -67,7 +67,7 @@ export function authorityProblem(approver: Approver, row: StoredRequest): DeskEr
   return undefined;
 }
 
-function stateProblem(row: StoredRequest): DeskError | undefined {
+function stateProblem(row: StoredRequest): DecisionRefusal | undefined {
   if (row.state === 'expired' || (row.state === 'pending' && row.expires_at <= row.now)) {
     return { status: 409, code: 'APPROVAL_EXPIRED', message: 'the request expired unanswered; the agent must propose anew', state: 'expired' };
   }
@@ -82,7 +82,7 @@ function stateProblem(row: StoredRequest): DeskError | undefined {
  * UPDATE, then publish what it causes. The decision stands once committed; a publish that fails is
  * retried by the outbox, never undone.
  */
-export class ApprovalDesk {
+export class ApprovalDecisions {
   constructor(
     private readonly repository: RequestRepository,
     private readonly publisher: DecisionPublisher,
@@ -93,7 +93,7 @@ export class ApprovalDesk {
     private readonly runIsActive?: RunIsActive,
   ) {}
 
-  async approve(approver: Approver, proposalId: string): Promise<DeskOutcome> {
+  async approve(approver: Approver, proposalId: string): Promise<DecisionOutcome> {
     const checked = await this.check(approver, proposalId);
     if (!checked.ok) return checked;
     if (!signedInRecently(approver, checked.row, checked.row.now)) {
@@ -123,7 +123,7 @@ export class ApprovalDesk {
     return { ok: true, row, published: await this.publish(row) };
   }
 
-  async reject(approver: Approver, proposalId: string, reason: string): Promise<DeskOutcome> {
+  async reject(approver: Approver, proposalId: string, reason: string): Promise<DecisionOutcome> {
     const trimmed = reason.trim();
     if (trimmed.length === 0 || trimmed.length > REASON_MAX) {
       return fail({ status: 400, code: 'INVALID_REQUEST', message: `a rejection needs a reason of 1..${REASON_MAX} characters` });
@@ -137,7 +137,7 @@ export class ApprovalDesk {
     return { ok: true, row, published: await this.publish(row) };
   }
 
-  private async check(approver: Approver, proposalId: string): Promise<DeskOutcome> {
+  private async check(approver: Approver, proposalId: string): Promise<DecisionOutcome> {
     const row = await this.repository.get(proposalId);
     if (row === undefined) return notFound();
     if (!visibleTo(approver, row)) {
@@ -160,7 +160,7 @@ export class ApprovalDesk {
   }
 
   /** The conditional UPDATE matched nothing: someone else decided, or the request lapsed, in between. */
-  private async lostRace(proposalId: string): Promise<DeskOutcome> {
+  private async lostRace(proposalId: string): Promise<DecisionOutcome> {
     const row = await this.repository.get(proposalId);
     if (row === undefined) return notFound();
     return fail(stateProblem(row) ?? { status: 409, code: 'NOT_PENDING', message: 'the request changed meanwhile', state: row.state });
