@@ -93,19 +93,23 @@ export function keyedWrite(order: ExecutionOrder, implementation: ToolImplementa
     address: addressOf(order),
     logContext: { command_id: order.command_id, run_id: order.run_id, tenant: order.tenant, tool: order.tool, arguments_sha256: order.arguments_sha256, trace_id: traceIdOf(record.headers) },
     record,
-    statusContext: {
-      commandId: order.command_id,
-      operationId,
-      runId: order.run_id,
-      tenant: order.tenant,
-      principal: order.principal,
-      environment: order.environment,
-      idempotencyKey: key,
-      deadlineAt: order.deadline_at,
-      credential: deps.credentials.forStatus(order, implementation),
-    },
+    statusContext: { ...orderContext(order, operationId, key), credential: deps.credentials.forStatus(order, implementation) },
     deps,
     answer,
+  };
+}
+
+/** What a handler of `order` knows about its call, but for its signal and credential (which each call path adds). */
+export function orderContext(order: ExecutionOrder, operationId: string, idempotencyKey: string | null): Omit<ExecutionContext, 'signal' | 'credential'> {
+  return {
+    commandId: order.command_id,
+    operationId,
+    runId: order.run_id,
+    tenant: order.tenant,
+    principal: order.principal,
+    environment: order.environment,
+    idempotencyKey,
+    deadlineAt: order.deadline_at,
   };
 }
 

@@ -1,40 +1,26 @@
 import { toolError } from '@gatehouse/contracts';
-import type { Catalog, ToolError, ToolImplementation } from '@gatehouse/contracts';
+import type { ToolError, ToolImplementation } from '@gatehouse/contracts';
 import { DeadLetters, errorResult } from '@gatehouse/events';
 import type { ConsumedRecord, ExecutionOrder, ToolResult } from '@gatehouse/events';
 import { carriedHeaders, endSpan, endSpanThrown, noteOutcome, sentAtOf, startRecordSpan, traceIdOf, tracerFor } from '@gatehouse/telemetry';
-import type { GatehouseMetrics, Logger, SpanScope } from '@gatehouse/telemetry';
+import type { SpanScope } from '@gatehouse/telemetry';
 import { keepLease } from './claim-wait.js';
 import { claimCommand, commandAnswer } from './command-claim.js';
 import type { CommandDelivery } from './command-claim.js';
-import type { ApprovalRecords, EventSink, HandlerCredentials, IdempotencyKeys, ProposalRecords, ResourceLocks, RunLookup, SlotLeases } from './executor-ports.js';
+import type { EventSink } from './executor-ports.js';
 import { addressOf } from './keyed-write.js';
-import type { SlotLimits } from './keyed-write.js';
+import type { WritePathDeps } from './keyed-write.js';
 import { answerRead } from './read-path.js';
 import { tracedImplementation } from './run-handler.js';
 import { executeWrite } from './write-path.js';
 
 const tracer = tracerFor('executor');
 
-export interface OrderHandlerDeps {
-  readonly catalog: Catalog;
+/** What the write path needs (WritePathDeps), and the hosted implementations, the whole event sink and how long a preview's proposal lives. */
+export interface OrderHandlerDeps extends Omit<WritePathDeps, 'publisher'> {
   readonly implementations: ReadonlyMap<string, ToolImplementation>;
-  readonly idempotency: IdempotencyKeys;
-  readonly proposals: ProposalRecords;
-  readonly approvals: ApprovalRecords;
-  /** Stopping a run is the kill switch: an order of a stopped run that has not started never runs. */
-  readonly runs: RunLookup;
-  readonly slots: SlotLeases;
-  readonly locks: ResourceLocks;
-  readonly limits: SlotLimits;
   readonly publisher: EventSink;
-  readonly executorId: string;
-  readonly leaseMs: number;
   readonly proposalTtlMs: number;
-  readonly logger: Logger;
-  readonly metrics: GatehouseMetrics;
-  /** What handlers present to their systems of record. */
-  readonly credentials: HandlerCredentials;
 }
 
 /**

@@ -7,7 +7,7 @@ import { buildProposal } from '@gatehouse/governance';
 import type { Proposal } from '@gatehouse/state';
 import type { GatehouseMetrics, Logger } from '@gatehouse/telemetry';
 import type { Answer, HandlerCredentials, ProposalRecords, RunLookup } from './executor-ports.js';
-import { addressOf } from './keyed-write.js';
+import { addressOf, orderContext } from './keyed-write.js';
 import { runHandler } from './run-handler.js';
 import { runStoppedError } from './run-state.js';
 
@@ -69,17 +69,7 @@ async function executeRead(order: ExecutionOrder, implementation: ToolImplementa
   const tool = implementation.contract;
   const started = Date.now();
   const args = JSON.parse(order.arguments) as unknown;
-  const context = {
-    commandId: order.command_id,
-    operationId,
-    runId: order.run_id,
-    tenant: order.tenant,
-    principal: order.principal,
-    environment: order.environment,
-    idempotencyKey: null,
-    deadlineAt: order.deadline_at,
-    credential: deps.credentials.forRead(order, implementation),
-  };
+  const context = { ...orderContext(order, operationId, null), credential: deps.credentials.forRead(order, implementation) };
   const attempts = tool.retry === 'safe' ? RETRY_BACKOFF_MS.length + 1 : 1;
   let raw: unknown;
   for (let attempt = 0; ; attempt += 1) {
