@@ -1,38 +1,11 @@
-// Converts a tool's input schema to the subset OpenAI function calling accepts with `strict: true`.
-//
-// Source: OpenAI Structured Outputs guide, "Supported schemas"
-// (https://platform.openai.com/docs/guides/structured-outputs#supported-schemas), checked
-// 2026-11-30 against copies of the guide's text. The guide says: the root is an object and not
-// `anyOf`; every field is `required` (optional ones become a union with null); every object sets
-// `additionalProperties: false`; `anyOf` branches must each be valid under the subset; definitions
-// (`$defs`) and recursion (`$ref: "#"`, `#/$defs/…`) are supported. Supported constraints: strings
-// `pattern`, `format` (date-time, time, date, duration, email, hostname, ipv4, ipv6, uuid only);
-// numbers `multipleOf`, `maximum`, `exclusiveMaximum`, `minimum`, `exclusiveMinimum`; arrays
-// `minItems`, `maxItems`. Not supported: `allOf`, `not`, `dependentRequired`, `dependentSchemas`,
-// `if`, `then`, `else`.
-//
-// So every object lists ALL its properties in `required` and gets `additionalProperties: false`;
-// an optional property becomes nullable. Kept: type, description, properties, required,
-// additionalProperties, items, enum, const, anyOf, $ref, $defs, and the constraints above. Every
-// other keyword is dropped: `minLength` / `maxLength` (not in the guide's supported list; it names
-// them only among the keywords fine-tuned models "additionally" lack), title, default, examples,
-// uniqueItems, contains, propertyNames, min/maxProperties, dependentRequired, not, other formats …
-// Dropping only loosens what the model is told, and the boundary still validates against the full
-// schema. Keywords whose removal would change the shape throw: allOf, if/then/else,
-// patternProperties, dependentSchemas, prefixItems, an `additionalProperties` other than false, an
-// object that mixes properties with a union, and a root `anyOf` / `oneOf`.
-//
-// The guide's limits throw too, measured on the converted schema: at most 5000 object properties
-// in total and 10 levels of nesting; at most 120,000 characters across property names, definition
-// names, enum values and const values; at most 1000 enum values in total; and an enum of more than
-// 250 string values at most 15,000 characters.
-//
-// Where the guide is silent, this follows OpenAI's own SDKs: `oneOf` becomes `anyOf` (openai-agents-
-// python, src/agents/strict_schema.py); `definitions` is converted like `$defs` (openai-python,
-// src/openai/lib/_pydantic.py); a nesting level is one step into properties/<name>, items,
-// anyOf/<i> or $defs/<name> from the root at level 0, and `$ref` is not followed (openai-java,
-// openai-java-core/…/core/JsonSchemaValidator.kt, MAX_NESTING_DEPTH = 10); a non-string enum or
-// const value counts as the length of its JSON text.
+// Converts a tool's input schema to the subset OpenAI function calling accepts with `strict: true`
+// (OpenAI's Structured Outputs guide, "Supported schemas"). Every object lists all its properties
+// in `required` and sets `additionalProperties: false`; an optional property becomes nullable;
+// `oneOf` becomes `anyOf`, `definitions` is treated as `$defs`. Keywords outside the subset (KEPT
+// below) are dropped: that only loosens what the model is told, since the boundary still validates
+// against the full schema. Keywords whose removal would change the shape throw (allOf,
+// if/then/else, patternProperties, prefixItems, open additionalProperties, a root union), and so do
+// the guide's size limits (STRICT_LIMITS below). Where the guide is silent, this follows OpenAI's own SDKs.
 import { escapePointerToken, isObjectSchema, isSchemaObject, propertiesOf, requiredOf } from './schema-walk.js';
 import type { SchemaObject } from './schema-walk.js';
 
