@@ -1,5 +1,6 @@
 import type { Consumer, IHeaders, Kafka, KafkaMessage } from 'kafkajs';
 import type { Logger } from '@gatehouse/telemetry';
+import { originOf } from './dead-letters.js';
 import type { DeadLetters, OriginRecord } from './dead-letters.js';
 import { deadLetterUntrusted } from './record-trust.js';
 import type { RecordTrust } from './record-trust.js';
@@ -61,7 +62,7 @@ export async function startEventConsumer<R extends TopicRole>(options: EventCons
   consumer.on(consumer.events.GROUP_JOIN, () => onJoin());
 
   const take = async (partition: number, message: KafkaMessage): Promise<void> => {
-    const origin: OriginRecord = { topic, partition, offset: message.offset, timestamp: message.timestamp, key: message.key, value: message.value, headers: message.headers };
+    const origin = originOf(topic, partition, message);
     const record: ConsumedRecord = {
       topic,
       partition,
@@ -77,11 +78,7 @@ export async function startEventConsumer<R extends TopicRole>(options: EventCons
       await handle(decoded.value, record);
       return;
     }
-    await deadLetters.send(
-      origin,
-      decoded.reason,
-      decoded.message,
-    );
+    await deadLetters.send(origin, decoded.reason, decoded.message);
     log.warn({ partition, offset: message.offset, reason: decoded.reason }, 'undecodable record sent to the DLQ');
   };
 

@@ -1,4 +1,4 @@
-import type { IHeaders, Message, Producer } from 'kafkajs';
+import type { IHeaders, KafkaMessage, Message, Producer } from 'kafkajs';
 import { dlqTopicOf } from './topics.js';
 
 /** Headers a DLQ record carries beside the original key, value and headers. */
@@ -22,6 +22,12 @@ export interface OriginRecord {
   readonly headers: IHeaders | undefined;
 }
 
+/** The record `message` of `topic`'s `partition`, as a dead letter names its origin. */
+export function originOf(topic: string, partition: number, message: KafkaMessage): OriginRecord {
+  const { offset, timestamp, key, value, headers } = message;
+  return { topic, partition, offset, timestamp, key, value, headers };
+}
+
 /** Where dead letters are written: a service's EventPublisher (which replaces a broken producer), or a bare producer. */
 export type DeadLetterSink = Producer | { sendRaw(topic: string, messages: Message[]): Promise<void> };
 
@@ -32,20 +38,20 @@ export class DeadLetters {
   async send(origin: OriginRecord, reason: string, message: string): Promise<void> {
     const topic = dlqTopicOf(origin.topic);
     const messages: Message[] = [
-        {
-          key: origin.key,
-          value: origin.value,
-          headers: {
-            ...originalHeaders(origin.headers),
-            [DLQ_HEADER.reason]: reason,
-            [DLQ_HEADER.message]: message,
-            [DLQ_HEADER.originTopic]: origin.topic,
-            [DLQ_HEADER.originPartition]: String(origin.partition),
-            [DLQ_HEADER.originOffset]: origin.offset,
-            [DLQ_HEADER.originTimestamp]: origin.timestamp,
-            [DLQ_HEADER.deadAt]: String(Date.now()),
-          },
+      {
+        key: origin.key,
+        value: origin.value,
+        headers: {
+          ...originalHeaders(origin.headers),
+          [DLQ_HEADER.reason]: reason,
+          [DLQ_HEADER.message]: message,
+          [DLQ_HEADER.originTopic]: origin.topic,
+          [DLQ_HEADER.originPartition]: String(origin.partition),
+          [DLQ_HEADER.originOffset]: origin.offset,
+          [DLQ_HEADER.originTimestamp]: origin.timestamp,
+          [DLQ_HEADER.deadAt]: String(Date.now()),
         },
+      },
     ];
     if ('sendRaw' in this.sink) await this.sink.sendRaw(topic, messages);
     else await this.sink.send({ topic, acks: -1, messages });

@@ -1,7 +1,8 @@
 import type { Consumer, EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs';
 import type { Logger } from '@gatehouse/telemetry';
 import type { ConsumedRecord, EventHandler } from './consumer.js';
-import type { DeadLetters, OriginRecord } from './dead-letters.js';
+import { originOf } from './dead-letters.js';
+import type { DeadLetters } from './dead-letters.js';
 import { KeyScheduler } from './key-scheduler.js';
 import { OffsetTracker } from './offset-tracker.js';
 import { deadLetterUntrusted } from './record-trust.js';
@@ -153,14 +154,10 @@ function recordDecoder<R extends TopicRole>(options: ParallelConsumerOptions<R>,
   const { serde, role, handle, deadLetters } = options;
   const { topic, log } = member;
   return async (partition: number, message: KafkaMessage): Promise<void> => {
-    const origin: OriginRecord = { topic, partition, offset: message.offset, timestamp: message.timestamp, key: message.key, value: message.value, headers: message.headers };
+    const origin = originOf(topic, partition, message);
     const decoded = await serde.decode(role, message.value);
     if (!decoded.ok) {
-      await deadLetters.send(
-        origin,
-        decoded.reason,
-        decoded.message,
-      );
+      await deadLetters.send(origin, decoded.reason, decoded.message);
       log.warn({ partition, offset: message.offset, reason: decoded.reason }, 'undecodable record sent to the DLQ');
       return;
     }

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { AssignerProtocol } from 'kafkajs';
 import type { Admin, Consumer, Kafka, PartitionAssigner } from 'kafkajs';
 import type { Logger } from '@gatehouse/telemetry';
+import { originOf } from './dead-letters.js';
 import type { DeadLetters } from './dead-letters.js';
 import type { ToolResult } from './event-types.js';
 import { deadLetterUntrusted } from './record-trust.js';
@@ -87,7 +88,10 @@ export async function startReplyReader(options: ReplyReaderOptions): Promise<Rep
     if (payload.restart) return;
     // The error's kind only: a consumer's error message can quote a record it was handling.
     const { name, type } = payload.error as Error & { type?: unknown };
-    log.error({ err: { name, type: typeof type === 'string' ? type : undefined } }, 'the reader of the results topic stopped; this instance gets no more answers');
+    log.error(
+      { err: { name, type: typeof type === 'string' ? type : undefined } },
+      'the reader of the results topic stopped; this instance gets no more answers',
+    );
     onCrash(payload.error);
   });
   await consumer.connect();
@@ -105,7 +109,7 @@ export async function startReplyReader(options: ReplyReaderOptions): Promise<Rep
           consumer.seek({ topic, partition, offset: next });
         }
         const decoded = await options.serde.decode('results', message.value);
-        const dead = { topic, partition: from, offset: message.offset, timestamp: message.timestamp, key: message.key, value: message.value, headers: message.headers };
+        const dead = originOf(topic, from, message);
         if (decoded.ok) {
           // A forged answer never reaches the agent: it could say "ok" for a write that never ran.
           if (await deadLetterUntrusted('results', decoded.value, dead, options.trust, options.deadLetters, log)) untrusted += 1;
@@ -141,7 +145,10 @@ export async function startReplyReader(options: ReplyReaderOptions): Promise<Rep
 }
 
 /** The results partition to read (the configured one, or the least read) and its end before joining. */
-async function choosePartition(options: ReplyReaderOptions, topic: string): Promise<{ readonly partition: number; readonly end: PartitionOffsets }> {
+async function choosePartition(
+  options: ReplyReaderOptions,
+  topic: string,
+): Promise<{ readonly partition: number; readonly end: PartitionOffsets }> {
   const admin = options.kafka.admin();
   await admin.connect();
   let ends: Awaited<ReturnType<typeof topicOffsets>>;
@@ -152,7 +159,10 @@ async function choosePartition(options: ReplyReaderOptions, topic: string): Prom
       options.partition ??
       // Choosing well is a saving, not a condition: when the groups cannot be read, any partition serves.
       (await leastReadPartition(admin, topic, ends.length).catch((error: unknown) => {
-        options.logger.warn({ err: { message: error instanceof Error ? error.message : String(error) } }, 'could not count the readers of each results partition; taking one at random');
+        options.logger.warn(
+          { err: { message: error instanceof Error ? error.message : String(error) } },
+          'could not count the readers of each results partition; taking one at random',
+        );
         return Math.floor(Math.random() * ends.length);
       }));
   } finally {
@@ -194,14 +204,17 @@ function onePartition(partition: number): PartitionAssigner {
     assign: ({ members, topics }) =>
       Promise.resolve(
         members.map((member) => ({
-        memberId: member.memberId,
-        memberAssignment: AssignerProtocol.MemberAssignment.encode({
-          version: 1,
-          assignment: Object.fromEntries(topics.map((t) => [t, [partition]])),
-          userData: Buffer.alloc(0),
-        }),
+          memberId: member.memberId,
+          memberAssignment: AssignerProtocol.MemberAssignment.encode({
+            version: 1,
+            assignment: Object.fromEntries(topics.map((t) => [t, [partition]])),
+            userData: Buffer.alloc(0),
+          }),
         })),
       ),
-    protocol: ({ topics }) => ({ name, metadata: AssignerProtocol.MemberMetadata.encode({ version: 1, topics, userData: Buffer.alloc(0) }) }),
+    protocol: ({ topics }) => ({
+      name,
+      metadata: AssignerProtocol.MemberMetadata.encode({ version: 1, topics, userData: Buffer.alloc(0) }),
+    }),
   });
 }

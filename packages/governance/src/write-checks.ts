@@ -23,29 +23,9 @@ export async function checkWrite(
   const implicit = tool.previewedBy === undefined;
   let proposal: Proposal;
   if (tool.previewedBy !== undefined) {
-    const proposalId = (args as { proposal_id: string }).proposal_id;
-    const stored = await deps.proposals.get(proposalId);
-    if (stored === undefined || stored.proposal.tool !== tool.address) {
-      return refusal(
-        toolError('PROPOSAL_NOT_FOUND', `No proposal ${proposalId} for ${tool.address}; preview first`, { next: tool.previewedBy, field: '/proposal_id' }),
-        canonical.sha256,
-      );
-    }
-    proposal = stored.proposal;
-    if (proposal.run_id !== run.run_id || proposal.tenant !== run.tenant) {
-      return refusal(toolError('CAPABILITY_DENIED', 'The proposal belongs to another run', { permitted: run.capabilities, field: '/proposal_id' }), canonical.sha256);
-    }
-    if (stored.state === 'consumed') {
-      // Executed already, or executing now: the executor answers this retry with the stored result,
-      // or IN_PROGRESS (retryable) while the one write still runs; never a second write.
-      const key = idempotencyKeyOf(run.run_id, proposal.proposal_id);
-      const record = await deps.idempotency.get(key);
-      if (record !== undefined) return { kind: 'finished', run, tool, proposal, idempotencyKey: key };
-      return refusal(toolError('PROPOSAL_CONSUMED', `Proposal ${proposal.proposal_id} was already used`, { next: tool.previewedBy }), canonical.sha256);
-    }
-    if (proposal.expires_at <= now) {
-      return refusal(toolError('PROPOSAL_EXPIRED', `Proposal ${proposal.proposal_id} expired; preview again`, { next: tool.previewedBy }), canonical.sha256);
-    }
+    const found = await previewedProposal(run, tool, args, canonical, deps, now);
+    if (found.kind !== 'proposal') return found;
+    proposal = found.proposal;
   } else {
     proposal = implicitProposal(command.command_id, run, tool, args, canonical, now, deps.proposalTtlMs);
   }
@@ -84,4 +64,51 @@ export async function checkWrite(
     expiresAt: Math.min(now + decision.ttlMs, proposal.expires_at),
     recentSignInS: decision.recentSignInS ?? null,
   };
+}
+
+/** The proposal a commit names, stored by its preview: refused when missing, another run's, used or expired. */
+async function previewedProposal(
+  run: BoundaryRun,
+  tool: ToolContract,
+  args: unknown,
+  canonical: CanonicalArguments,
+  deps: BoundaryDeps,
+  now: number,
+): Promise<CallVerdict | { readonly kind: 'proposal'; readonly proposal: Proposal }> {
+  const proposalId = (args as { proposal_id: string }).proposal_id;
+  const stored = await deps.proposals.get(proposalId);
+  if (stored === undefined || stored.proposal.tool !== tool.address) {
+    return refusal(
+      toolError('PROPOSAL_NOT_FOUND', `No proposal ${proposalId} for ${tool.address}; preview first`, {
+        next: tool.previewedBy,
+        field: '/proposal_id',
+      }),
+      canonical.sha256,
+    );
+  }
+  const proposal = stored.proposal;
+  if (proposal.run_id !== run.run_id || proposal.tenant !== run.tenant) {
+    return refusal(
+      toolError('CAPABILITY_DENIED', 'The proposal belongs to another run', { permitted: run.capabilities, field: '/proposal_id' }),
+      canonical.sha256,
+    );
+  }
+  if (stored.state === 'consumed') {
+    // Executed already, or executing now: the executor answers this retry with the stored result,
+    // or IN_PROGRESS (retryable) while the one write still runs; never a second write.
+    const key = idempotencyKeyOf(run.run_id, proposal.proposal_id);
+    const record = await deps.idempotency.get(key);
+    if (record !== undefined) return { kind: 'finished', run, tool, proposal, idempotencyKey: key };
+    return refusal(
+      toolError('PROPOSAL_CONSUMED', `Proposal ${proposal.proposal_id} was already used`, { next: tool.previewedBy }),
+      canonical.sha256,
+    );
+  }
+  if (proposal.expires_at <= now) {
+    return refusal(
+      toolError('PROPOSAL_EXPIRED', `Proposal ${proposal.proposal_id} expired; preview again`, { next: tool.previewedBy }),
+      canonical.sha256,
+    );
+  }
+  return { kind: 'proposal', proposal };
 }

@@ -3,7 +3,7 @@ import type { Catalog } from '@gatehouse/contracts';
 import { assertSignsAs } from '@gatehouse/events';
 import type { EventsConfig, KeyRing, SigningKey, Topics } from '@gatehouse/events';
 import { consumerChecks, healthOf, postgresReady, startConsumption, startEventRuntime, withTeardown } from '@gatehouse/runtime';
-import type { StopOptions, Teardown } from '@gatehouse/runtime';
+import type { Health, StopOptions, Teardown } from '@gatehouse/runtime';
 import { ApprovalStore, isActive, Keyspace, RunRegistry } from '@gatehouse/state';
 import type { Redis } from '@gatehouse/state';
 import { GatehouseMetrics } from '@gatehouse/telemetry';
@@ -99,13 +99,15 @@ export async function startApprovalService(options: ApprovalServiceOptions): Pro
   assertSignsAs(options.trustedKeys, options.signingKey, 'approval');
   await ensureDatabase(options.databaseUrl);
   return withTeardown(async (teardown) => {
-    const pool = new pg.Pool({ connectionString: options.databaseUrl, max: 10 });
-    pool.on('error', (error) => logger.error({ err: error }, 'idle PostgreSQL client failed'));
-    teardown.add(() => pool.end());
-    const applied = await migrate(pool, options.schema);
-    logger.info({ schema: options.schema, migrations_applied: applied }, 'database ready');
+    const pool = await openDatabase(options, logger, teardown);
 
-    const runtime = await startEventRuntime({ events: options.events, topics: options.topics, clientId: `gatehouse-approval-${instance}`, logger, signingKey: options.signingKey });
+    const runtime = await startEventRuntime({
+      events: options.events,
+      topics: options.topics,
+      clientId: `gatehouse-approval-${instance}`,
+      logger,
+      signingKey: options.signingKey,
+    });
     teardown.add(runtime.stop);
 
     const repository = new RequestRepository(pool, options.schema);
@@ -121,7 +123,15 @@ export async function startApprovalService(options: ApprovalServiceOptions): Pro
     let listening = '';
     const publicUrl = (): string => options.publicUrl ?? listening;
     const webhooks = startWebhooks(options, pool, publicUrl, logger, metrics, teardown);
-    const decisions = new DecisionPublisher(repository, runtime.publisher, approvals, options.catalog, logger.child({ component: 'outbox' }), metrics, webhooks);
+    const decisions = new DecisionPublisher(
+      repository,
+      runtime.publisher,
+      approvals,
+      options.catalog,
+      logger.child({ component: 'outbox' }),
+      metrics,
+      webhooks,
+    );
     const sweeper = startSweeper({
       repository,
       decisions,
@@ -148,20 +158,17 @@ export async function startApprovalService(options: ApprovalServiceOptions): Pro
     });
     teardown.add(consumption.stop);
 
-    const sessions = new SessionStore(options.redis, keys, options.sessionTtlMs);
-    const auth = new ApproverAuth(sessions, logger.child({ component: 'auth' }), options.identity, options.approvers);
-    const decider = new ApprovalDecisions(repository, decisions, options.approvalValidityMs, logger.child({ component: 'decisions' }), metrics, runIsActive);
-    const api = buildApi({
+    const api = serveDecisions(options, {
       repository,
-      decider,
-      auth,
-      sessionCookie: () => sessionCookie(publicUrl()).name,
+      decisions,
+      keys,
+      runIsActive,
+      publicUrl,
       assets,
       logger,
       metrics,
       health: healthOf({ postgres: postgresReady(pool), ...consumerChecks(runtime, consumption, options.redis) }),
     });
-    if (options.identity !== undefined) registerSignIn(api, { identity: options.identity, auth, sessions, logger: logger.child({ component: 'sign-in' }), metrics, publicUrl });
     teardown.add(() => api.close());
     const url = await api.listen({ host: options.host, port: options.port });
     listening = url;
@@ -172,10 +179,16 @@ export async function startApprovalService(options: ApprovalServiceOptions): Pro
 /** Refuses a start with no way to know approvers, and says loudly that demo tokens are loaded. */
 function checkApprovers(options: ApprovalServiceOptions, logger: Logger): void {
   if (options.identity === undefined && options.approvers === undefined) {
-    throw new Error('the approval service needs an identity provider (GATEHOUSE_OIDC_ISSUER) or, for demos, approver tokens (GATEHOUSE_DEMO_APPROVERS)');
+    throw new Error(
+      'the approval service needs an identity provider (GATEHOUSE_OIDC_ISSUER) or, for demos, approver tokens (GATEHOUSE_DEMO_APPROVERS)',
+    );
   }
   for (const approver of options.approvers?.list() ?? []) {
-    if (approver.demo) logger.warn({ approver: approver.identity }, 'DEMO APPROVER TOKEN LOADED: its token is published; anyone holding it approves as this person. Never in production.');
+    if (approver.demo)
+      logger.warn(
+        { approver: approver.identity },
+        'DEMO APPROVER TOKEN LOADED: its token is published; anyone holding it approves as this person. Never in production.',
+      );
   }
 }
 
@@ -197,4 +210,61 @@ function startWebhooks(
     teardown.add(() => dispatcher.stop());
   }
   return webhooks;
+}
+
+/** A pool on the service's database, its schema migrated; the pool ends at teardown. */
+async function openDatabase(options: ApprovalServiceOptions, logger: Logger, teardown: Teardown): Promise<pg.Pool> {
+  const pool = new pg.Pool({ connectionString: options.databaseUrl, max: 10 });
+  pool.on('error', (error) => logger.error({ err: error }, 'idle PostgreSQL client failed'));
+  teardown.add(() => pool.end());
+  const applied = await migrate(pool, options.schema);
+  logger.info({ schema: options.schema, migrations_applied: applied }, 'database ready');
+  return pool;
+}
+
+interface DecisionParts {
+  readonly repository: RequestRepository;
+  readonly decisions: DecisionPublisher;
+  readonly keys: Keyspace;
+  readonly runIsActive: (runId: string) => Promise<boolean>;
+  readonly publicUrl: () => string;
+  readonly assets: ConsoleAssets;
+  readonly logger: Logger;
+  readonly metrics: GatehouseMetrics;
+  readonly health: Health;
+}
+
+/** The API and console where people decide requests, with sign-in when an identity provider is configured. */
+function serveDecisions(options: ApprovalServiceOptions, parts: DecisionParts): ReturnType<typeof buildApi> {
+  const { repository, decisions, keys, runIsActive, publicUrl, assets, logger, metrics } = parts;
+  const sessions = new SessionStore(options.redis, keys, options.sessionTtlMs);
+  const auth = new ApproverAuth(sessions, logger.child({ component: 'auth' }), options.identity, options.approvers);
+  const decider = new ApprovalDecisions(
+    repository,
+    decisions,
+    options.approvalValidityMs,
+    logger.child({ component: 'decisions' }),
+    metrics,
+    runIsActive,
+  );
+  const api = buildApi({
+    repository,
+    decider,
+    auth,
+    sessionCookie: () => sessionCookie(publicUrl()).name,
+    assets,
+    logger,
+    metrics,
+    health: parts.health,
+  });
+  if (options.identity !== undefined)
+    registerSignIn(api, {
+      identity: options.identity,
+      auth,
+      sessions,
+      logger: logger.child({ component: 'sign-in' }),
+      metrics,
+      publicUrl,
+    });
+  return api;
 }
