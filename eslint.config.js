@@ -19,7 +19,11 @@ const SERVICES = readdirSync(new URL('./services/', import.meta.url), { withFile
 /** The domains: every example package (the reference pack included), by directory and by workspace link. */
 const EXAMPLES = readdirSync(new URL('./examples/', import.meta.url), { withFileTypes: true })
   .filter((entry) => entry.isDirectory())
-  .flatMap(({ name }) => readdirSync(new URL(`./examples/${name}/`, import.meta.url), { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => `${name}/${e.name}`))
+  .flatMap(({ name }) =>
+    readdirSync(new URL(`./examples/${name}/`, import.meta.url), { withFileTypes: true })
+      .filter((e) => e.isDirectory())
+      .map((e) => `${name}/${e.name}`),
+  )
   .filter((dir) => existsSync(new URL(`./examples/${dir}/package.json`, import.meta.url)))
   .map((dir) => JSON.parse(readFileSync(new URL(`./examples/${dir}/package.json`, import.meta.url), 'utf8')).name);
 const DOMAINS = ['./examples', ...EXAMPLES.map((name) => `./node_modules/${name}`)];
@@ -50,7 +54,13 @@ export default tseslint.config(
   {
     languageOptions: {
       parserOptions: {
-        project: ['./tsconfig.tests.json', './packages/*/tsconfig.json', './services/*/tsconfig.json', './examples/*/*/tsconfig.json', './bench/tsconfig.json'],
+        project: [
+          './tsconfig.tests.json',
+          './packages/*/tsconfig.json',
+          './services/*/tsconfig.json',
+          './examples/*/*/tsconfig.json',
+          './bench/tsconfig.json',
+        ],
         tsconfigRootDir: import.meta.dirname,
       },
     },
@@ -83,7 +93,22 @@ export default tseslint.config(
     languageOptions: {
       ...tseslint.configs.disableTypeChecked.languageOptions,
       sourceType: 'script',
-      globals: Object.fromEntries(['document', 'window', 'history', 'sessionStorage', 'fetch', 'setInterval', 'console', 'Intl', 'Node', 'CSS', 'HTMLInputElement', 'HTMLTextAreaElement'].map((g) => [g, 'readonly'])),
+      globals: Object.fromEntries(
+        [
+          'document',
+          'window',
+          'history',
+          'sessionStorage',
+          'fetch',
+          'setInterval',
+          'console',
+          'Intl',
+          'Node',
+          'CSS',
+          'HTMLInputElement',
+          'HTMLTextAreaElement',
+        ].map((g) => [g, 'readonly']),
+      ),
     },
     rules: { ...tseslint.configs.disableTypeChecked.rules, 'no-undef': 'error', 'import-x/no-default-export': 'off' },
   },
@@ -106,8 +131,20 @@ export default tseslint.config(
     languageOptions: {
       ...tseslint.configs.disableTypeChecked.languageOptions,
       globals: Object.fromEntries(
-        ['process', 'console', 'Buffer', 'URL', 'fetch', 'setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'AbortController', 'AbortSignal', 'performance']
-          .map((name) => [name, 'readonly']),
+        [
+          'process',
+          'console',
+          'Buffer',
+          'URL',
+          'fetch',
+          'setTimeout',
+          'clearTimeout',
+          'setInterval',
+          'clearInterval',
+          'AbortController',
+          'AbortSignal',
+          'performance',
+        ].map((name) => [name, 'readonly']),
       ),
     },
     rules: { ...tseslint.configs.disableTypeChecked.rules, 'no-undef': 'error' },

@@ -11,17 +11,24 @@ export const DEMO_PERSON = { username: 'lead@acme.example', password: 'lead-loca
 
 // The person whose agent the demo's runs are (realm user owner@acme.example): named on each run,
 // so they could never approve its writes themselves.
-export const AGENT_OWNER = { issuer: LOCAL_IDENTITY.GATEHOUSE_OIDC_ISSUER, subject: '7b0c1d52-5a4e-4e0b-9d51-1a0e5c1ea005', name: 'Otto Owner' };
+export const AGENT_OWNER = {
+  issuer: LOCAL_IDENTITY.GATEHOUSE_OIDC_ISSUER,
+  subject: '7b0c1d52-5a4e-4e0b-9d51-1a0e5c1ea005',
+  name: 'Otto Owner',
+};
 
 /** The orchestrator's access token, by OAuth client credentials at the local identity provider. */
 export async function orchestratorToken() {
   const response = await fetch(`${LOCAL_IDENTITY.GATEHOUSE_OIDC_ISSUER}/protocol/openid-connect/token`, {
     method: 'POST',
-    headers: { authorization: `Basic ${Buffer.from(`${LOCAL_ORCHESTRATOR.clientId}:${LOCAL_ORCHESTRATOR.clientSecret}`).toString('base64')}` },
+    headers: {
+      authorization: `Basic ${Buffer.from(`${LOCAL_ORCHESTRATOR.clientId}:${LOCAL_ORCHESTRATOR.clientSecret}`).toString('base64')}`,
+    },
     body: new URLSearchParams({ grant_type: 'client_credentials' }),
   });
   const body = await response.json();
-  if (response.status !== 200) throw new Error(`the identity provider refused the orchestrator's client credentials: ${JSON.stringify(body)}`);
+  if (response.status !== 200)
+    throw new Error(`the identity provider refused the orchestrator's client credentials: ${JSON.stringify(body)}`);
   return body.access_token;
 }
 export const CONTROL = 'http://127.0.0.1:8091';
@@ -63,7 +70,9 @@ export function checklist() {
     /** Prints the closing line; true when every step held. */
     summary(what) {
       const failed = steps.filter((s) => !s.ok);
-      out(`\n${failed.length === 0 ? bold(`All ${steps.length} ${what}.`) : bold(`${failed.length} of ${steps.length} steps did not: ${failed.map((f) => f.name).join('; ')}`)}`);
+      out(
+        `\n${failed.length === 0 ? bold(`All ${steps.length} ${what}.`) : bold(`${failed.length} of ${steps.length} steps did not: ${failed.map((f) => f.name).join('; ')}`)}`,
+      );
       return failed.length === 0;
     },
   };

@@ -2,7 +2,21 @@
 // the SDK's own client over Streamable HTTP with the run's bearer token — against the whole system
 // (the local stack and every service as its own process), approval included. Prints what the model
 // would be shown; exits 0 only if every step gave the expected result.
-import { AGENT_OWNER, APPROVAL, bold, checklist, CONTROL, demoEnv, dim, http, orchestratorToken, out, show, signInApprover, waitFor } from './demo-kit.mjs';
+import {
+  AGENT_OWNER,
+  APPROVAL,
+  bold,
+  checklist,
+  CONTROL,
+  demoEnv,
+  dim,
+  http,
+  orchestratorToken,
+  out,
+  show,
+  signInApprover,
+  waitFor,
+} from './demo-kit.mjs';
 import { requirePrerequisites } from './prerequisites.mjs';
 import { startServices } from './services.mjs';
 import { build, stackDown, stackUp } from './stack-lifecycle.mjs';
@@ -26,7 +40,13 @@ function modelSees(result) {
 
 async function createRun(role, principal) {
   const { status, body } = await http('POST', `${CONTROL}/runs`, await orchestratorToken(), {
-    tenant: 'acme', principal, role, environment: 'production', ttl_ms: 3_600_000, mcp_token: true, on_behalf_of: AGENT_OWNER,
+    tenant: 'acme',
+    principal,
+    role,
+    environment: 'production',
+    ttl_ms: 3_600_000,
+    mcp_token: true,
+    on_behalf_of: AGENT_OWNER,
   });
   if (status !== 201) throw new Error(`run registration answered ${status}: ${show(body)}`);
   return body;
@@ -34,7 +54,9 @@ async function createRun(role, principal) {
 
 async function connect(run) {
   const client = new Client({ name: 'gatehouse-demo-agent', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(MCP), { requestInit: { headers: { authorization: `Bearer ${run.mcp_token}` } } }));
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(MCP), { requestInit: { headers: { authorization: `Bearer ${run.mcp_token}` } } }),
+  );
   return client;
 }
 
@@ -66,19 +88,29 @@ async function main() {
     clients.push(client);
     check('the SDK client connected and initialized', client.getServerVersion()?.name === 'gatehouse', show(client.getServerVersion()));
 
-    out(`\n${bold('1. tools/list')} ${dim('(the run\'s permitted tools, versioned names, annotations, _meta)')}`);
+    out(`\n${bold('1. tools/list')} ${dim("(the run's permitted tools, versioned names, annotations, _meta)")}`);
     const { tools } = await client.listTools();
     for (const tool of tools.slice(0, 4)) {
-      out(`   ${tool.name.padEnd(30)} ${dim(`readOnly=${tool.annotations?.readOnlyHint} destructive=${tool.annotations?.destructiveHint} effect=${tool._meta?.['gatehouse/effect']} retry=${tool._meta?.['gatehouse/retry']}`)}`);
+      out(
+        `   ${tool.name.padEnd(30)} ${dim(`readOnly=${tool.annotations?.readOnlyHint} destructive=${tool.annotations?.destructiveHint} effect=${tool._meta?.['gatehouse/effect']} retry=${tool._meta?.['gatehouse/retry']}`)}`,
+      );
     }
     if (tools.length > 4) out(dim(`   … ${tools.length - 4} more`));
-    check(`${tools.length} tools, named with their version`, tools.length === agent.capabilities.length && tools.every((t) => /_v\d+$/.test(t.name)), show(tools.map((t) => t.name)));
+    check(
+      `${tools.length} tools, named with their version`,
+      tools.length === agent.capabilities.length && tools.every((t) => /_v\d+$/.test(t.name)),
+      show(tools.map((t) => t.name)),
+    );
 
     out(`\n${bold('2. A read')}`);
     out(`   agent → ${bold('get_customer_v1')} {"customer_id":"C-1842"}`);
     const customer = await client.callTool({ name: 'get_customer_v1', arguments: { customer_id: 'C-1842' } });
     modelSees(customer);
-    check('structuredContent is the validated result, the same JSON is in content as data', customer.structuredContent?.customer_id === 'C-1842' && JSON.parse(customer.content[1].text).customer_id === 'C-1842', show(customer));
+    check(
+      'structuredContent is the validated result, the same JSON is in content as data',
+      customer.structuredContent?.customer_id === 'C-1842' && JSON.parse(customer.content[1].text).customer_id === 'C-1842',
+      show(customer),
+    );
 
     out(`\n${bold('3. A preview')}`);
     const destination = { kind: 'new', line1: '5 Protocol Street', city: 'York', country: 'GB' };
@@ -100,34 +132,58 @@ async function main() {
     });
     const approver = await signInApprover(APPROVAL);
     out(`   ${bold('approver')} signed in at the identity provider's login page: ${approver.me.name} (${approver.me.identity})`);
-    const shown = await waitFor(async () => {
-      const r = await http('GET', `${APPROVAL}/api/approvals/${proposalId}`, approver);
-      return r.status === 200 ? r.body : undefined;
-    }, 20_000, 'the pending request in the approval service');
+    const shown = await waitFor(
+      async () => {
+        const r = await http('GET', `${APPROVAL}/api/approvals/${proposalId}`, approver);
+        return r.status === 200 ? r.body : undefined;
+      },
+      20_000,
+      'the pending request in the approval service',
+    );
     const change = shown.request.diff.changes[0];
     out(`   ${bold('approver')} ${approver.me.identity} sees: ${change.field}: ${change.before} → ${change.after}`);
     const approvedStatus = (await http('POST', `${APPROVAL}/api/approvals/${proposalId}/approve`, approver, {})).status;
     out(`   approver → approve ${dim(`HTTP ${approvedStatus}`)}`);
     const committed = await committing;
     modelSees(committed);
-    check('approved through the approval API, then the committed result in the same call', approvedStatus === 200 && committed.structuredContent?.new_version === 18, show(committed));
+    check(
+      'approved through the approval API, then the committed result in the same call',
+      approvedStatus === 200 && committed.structuredContent?.new_version === 18,
+      show(committed),
+    );
 
     out(`\n${bold('5. The same commit again')}`);
     const again = await client.callTool({ name: 'commit_address_change_v2', arguments: { proposal_id: proposalId } });
     modelSees(again);
-    check('the stored result, same operation: no second write', again._meta?.['gatehouse/operation_id'] === committed._meta?.['gatehouse/operation_id'], show(again._meta));
+    check(
+      'the stored result, same operation: no second write',
+      again._meta?.['gatehouse/operation_id'] === committed._meta?.['gatehouse/operation_id'],
+      show(again._meta),
+    );
 
     out(`\n${bold('6. A refusal')} ${dim('(a read-only run tries the write)')}`);
     const lookup = await connect(readonly);
     clients.push(lookup);
     const denied = await lookup.callTool({ name: 'commit_address_change_v2', arguments: { proposal_id: proposalId } });
     modelSees(denied);
-    check('isError, no structuredContent, the typed error in content and _meta', denied.isError === true && denied.structuredContent === undefined && denied._meta?.['gatehouse/error']?.code === 'CAPABILITY_DENIED', show(denied));
+    check(
+      'isError, no structuredContent, the typed error in content and _meta',
+      denied.isError === true && denied.structuredContent === undefined && denied._meta?.['gatehouse/error']?.code === 'CAPABILITY_DENIED',
+      show(denied),
+    );
 
     out(`\n${bold('7. Without the token')}`);
-    const refused = await fetch(MCP, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: show({ jsonrpc: '2.0', id: 1, method: 'tools/list' }) });
+    const refused = await fetch(MCP, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: show({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
     out(`   HTTP ${refused.status}  WWW-Authenticate: ${refused.headers.get('www-authenticate')}`);
-    check('401 with WWW-Authenticate', refused.status === 401 && (refused.headers.get('www-authenticate') ?? '').startsWith('Bearer '), String(refused.status));
+    check(
+      '401 with WWW-Authenticate',
+      refused.status === 401 && (refused.headers.get('www-authenticate') ?? '').startsWith('Bearer '),
+      String(refused.status),
+    );
 
     const passed = summary('MCP steps gave the expected result');
     await cleanup();

@@ -18,12 +18,14 @@ export const DOCUMENT_SCHEMAS = {
   },
   'policy-table.schema.json': {
     title: 'Gatehouse policy table',
-    description: 'Ordered rules: the first whose every match key holds decides (allow, require_approval or deny). A call no rule matches is denied.',
+    description:
+      'Ordered rules: the first whose every match key holds decides (allow, require_approval or deny). A call no rule matches is denied.',
     schema: POLICY_TABLE_SCHEMA,
   },
   'approvers.schema.json': {
     title: 'Gatehouse approvers',
-    description: 'People who may decide on proposals, by the SHA-256 of their bearer token, with the approver roles they hold and at least one tenant each.',
+    description:
+      'People who may decide on proposals, by the SHA-256 of their bearer token, with the approver roles they hold and at least one tenant each.',
     schema: APPROVERS_SCHEMA,
   },
 };
@@ -46,6 +48,8 @@ for (const [file, entry] of Object.entries(DOCUMENT_SCHEMAS)) {
   }
 }
 if (stale.length > 0) {
-  process.stderr.write(`packages/sdk/schemas: ${stale.join(', ')} differ from the services' schemas; run node scripts/document-schemas.mjs\n`);
+  process.stderr.write(
+    `packages/sdk/schemas: ${stale.join(', ')} differ from the services' schemas; run node scripts/document-schemas.mjs\n`,
+  );
   process.exit(1);
 }

@@ -37,11 +37,14 @@ function workspacePackages() {
 function bundledClosure(manifest, byName) {
   const seen = new Set();
   const visit = (deps) => {
-    for (const name of Object.keys(deps ?? {}).filter((dep) => dep.startsWith(SCOPE)).sort()) {
+    for (const name of Object.keys(deps ?? {})
+      .filter((dep) => dep.startsWith(SCOPE))
+      .sort()) {
       if (seen.has(name)) continue;
       const found = byName.get(name);
       if (found === undefined) throw new Error(`${name} is not a workspace package`);
-      if (found.dir.startsWith(join(ROOT, 'services'))) throw new Error(`${manifest.name} depends on the service ${name}; a package never does`);
+      if (found.dir.startsWith(join(ROOT, 'services')))
+        throw new Error(`${manifest.name} depends on the service ${name}; a package never does`);
       seen.add(name);
       visit(found.manifest.dependencies);
     }
@@ -76,7 +79,8 @@ function copyPublished(dir, manifest, to) {
   }
 }
 
-const pick = (manifest) => Object.fromEntries(KEPT_FIELDS.filter((field) => manifest[field] !== undefined).map((field) => [field, manifest[field]]));
+const pick = (manifest) =>
+  Object.fromEntries(KEPT_FIELDS.filter((field) => manifest[field] !== undefined).map((field) => [field, manifest[field]]));
 
 function packPackage(packageDir, outDir) {
   const byName = workspacePackages();
@@ -102,7 +106,11 @@ function packPackage(packageDir, outDir) {
     };
     writeFileSync(join(stage, 'package.json'), `${JSON.stringify(packed, null, 2)}\n`);
     mkdirSync(outDir, { recursive: true });
-    const out = execFileSync('npm', ['pack', '--json', '--pack-destination', outDir], { cwd: stage, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    const out = execFileSync('npm', ['pack', '--json', '--pack-destination', outDir], {
+      cwd: stage,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const [{ filename }] = JSON.parse(out);
     return join(outDir, filename);
   } finally {

@@ -41,14 +41,18 @@ async function javaChecks() {
     try {
       await findJava(21, 'GATEHOUSE_REGISTRY_JAVA_HOME');
     } catch {
-      problems.push('A JDK 21+ is needed for the schema registry and none is in $JAVA_HOME or /usr/lib/jvm: install one (e.g. Temurin 21 or openjdk-21-jdk-headless) and set GATEHOUSE_REGISTRY_JAVA_HOME to its home, or set SCHEMA_REGISTRY_URL.');
+      problems.push(
+        'A JDK 21+ is needed for the schema registry and none is in $JAVA_HOME or /usr/lib/jvm: install one (e.g. Temurin 21 or openjdk-21-jdk-headless) and set GATEHOUSE_REGISTRY_JAVA_HOME to its home, or set SCHEMA_REGISTRY_URL.',
+      );
     }
   }
   if (!process.env.KEYCLOAK_URL) {
     try {
       await findJava(21, 'GATEHOUSE_KEYCLOAK_JAVA_HOME');
     } catch {
-      problems.push('A JDK 21+ is needed for the local identity provider (Keycloak) and none is in $JAVA_HOME or /usr/lib/jvm: install one (e.g. Temurin 21 or openjdk-21-jdk-headless) and set GATEHOUSE_KEYCLOAK_JAVA_HOME to its home, or set KEYCLOAK_URL to a Keycloak serving the realm in deploy/local/keycloak/.');
+      problems.push(
+        'A JDK 21+ is needed for the local identity provider (Keycloak) and none is in $JAVA_HOME or /usr/lib/jvm: install one (e.g. Temurin 21 or openjdk-21-jdk-headless) and set GATEHOUSE_KEYCLOAK_JAVA_HOME to its home, or set KEYCLOAK_URL to a Keycloak serving the realm in deploy/local/keycloak/.',
+      );
     }
   }
   return problems;
@@ -78,13 +82,16 @@ function isRoot() {
 /** Installs Debian's chromium when this process may; returns the problem line when it could not. */
 function ensureChromium(say) {
   if (existsSync(CHROMIUM)) return null;
-  const how = 'apt-get install chromium (Debian\'s package; the console test drives it), or set CHROMIUM_PATH';
+  const how = "apt-get install chromium (Debian's package; the console test drives it), or set CHROMIUM_PATH";
   if (process.env.CHROMIUM_PATH) return `CHROMIUM_PATH=${CHROMIUM} does not exist: ${how}.`;
   if (!isRoot() || !existsSync('/usr/bin/apt-get')) return `Chromium is not installed at ${CHROMIUM}: ${how}.`;
-  say('prerequisites: installing Debian\'s chromium with apt-get (the approval console test drives it)…');
+  say("prerequisites: installing Debian's chromium with apt-get (the approval console test drives it)…");
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
   const update = spawnSync('apt-get', ['update', '-qq'], { stdio: ['ignore', 'ignore', 'inherit'], env });
-  const install = update.status === 0 ? spawnSync('apt-get', ['install', '-y', '-qq', 'chromium'], { stdio: ['ignore', 'ignore', 'inherit'], env }) : update;
+  const install =
+    update.status === 0
+      ? spawnSync('apt-get', ['install', '-y', '-qq', 'chromium'], { stdio: ['ignore', 'ignore', 'inherit'], env })
+      : update;
   if (install.status === 0 && existsSync(CHROMIUM)) return null;
   return `Chromium could not be installed with apt-get (exit ${install.status ?? install.signal}): ${how}.`;
 }
@@ -96,15 +103,20 @@ function ensureChromium(say) {
  */
 async function ensureRedisBinaries(say) {
   if (process.env.REDIS_AOF_URL && process.env.REDIS_CLUSTER_URL) return null; // both external
-  const missing = async () => (await Promise.all(['redis-server', 'redis-cli'].map(async (b) => ((await onPath(b)) ? null : b)))).filter(Boolean);
+  const missing = async () =>
+    (await Promise.all(['redis-server', 'redis-cli'].map(async (b) => ((await onPath(b)) ? null : b)))).filter(Boolean);
   const before = await missing();
   if (before.length === 0) return null;
   const how = 'apt-get install redis-server (it brings redis-cli), or set REDIS_AOF_URL and REDIS_CLUSTER_URL to Redis servers of yours';
-  if (!isRoot() || !existsSync('/usr/bin/apt-get')) return `${before.join(' and ')} not on PATH (the local stack runs its own durable Redis and Redis Cluster): ${how}.`;
-  say('prerequisites: installing Debian\'s redis-server with apt-get (the local stack runs its own durable Redis and Redis Cluster)…');
+  if (!isRoot() || !existsSync('/usr/bin/apt-get'))
+    return `${before.join(' and ')} not on PATH (the local stack runs its own durable Redis and Redis Cluster): ${how}.`;
+  say("prerequisites: installing Debian's redis-server with apt-get (the local stack runs its own durable Redis and Redis Cluster)…");
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
   const update = spawnSync('apt-get', ['update', '-qq'], { stdio: ['ignore', 'ignore', 'inherit'], env });
-  const install = update.status === 0 ? spawnSync('apt-get', ['install', '-y', '-qq', 'redis-server'], { stdio: ['ignore', 'ignore', 'inherit'], env }) : update;
+  const install =
+    update.status === 0
+      ? spawnSync('apt-get', ['install', '-y', '-qq', 'redis-server'], { stdio: ['ignore', 'ignore', 'inherit'], env })
+      : update;
   const after = await missing();
   if (install.status === 0 && after.length === 0) return null;
   return `redis-server could not be installed with apt-get (exit ${install.status ?? install.signal}; still missing: ${after.join(', ')}): ${how}.`;
@@ -123,7 +135,9 @@ function ensureNode22(say) {
     return `The MCP conformance test needs Node 22 for linux-x64 (test/mcp/node22), and this is ${process.platform}-${process.arch}: run the suite on linux x64.`;
   }
   say('prerequisites: installing the pinned Node 22 the MCP conformance suite runs on (test/mcp/node22, from the npm registry)…');
-  const npm = spawnSync('npm', ['ci', '--prefix', NODE22_DIR, '--no-audit', '--no-fund', '--loglevel=error'], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const npm = spawnSync('npm', ['ci', '--prefix', NODE22_DIR, '--no-audit', '--no-fund', '--loglevel=error'], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   if (npm.status === 0 && existsSync(NODE22) && existsSync(CONFORMANCE_2026)) return null;
   return `Node 22 for the MCP conformance suite could not be installed (npm ci --prefix test/mcp/node22 exited ${npm.status ?? npm.signal}).`;
 }

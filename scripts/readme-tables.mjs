@@ -5,7 +5,11 @@ import { apiErrorCodeTableMarkdown, errorCodeTableMarkdown } from '@gatehouse/co
 import { configTableMarkdown } from '@gatehouse/runtime';
 
 const path = new URL('../README.md', import.meta.url);
-const tables = { 'error-codes': errorCodeTableMarkdown(), 'api-error-codes': apiErrorCodeTableMarkdown(), configuration: configTableMarkdown() };
+const tables = {
+  'error-codes': errorCodeTableMarkdown(),
+  'api-error-codes': apiErrorCodeTableMarkdown(),
+  configuration: configTableMarkdown(),
+};
 
 let readme = readFileSync(path, 'utf8');
 for (const [name, table] of Object.entries(tables)) {

@@ -57,7 +57,12 @@ export const PUBLIC_KEYS = {
 export function writePublicKeys(dir = join(root, '.stack')) {
   mkdirSync(dir, { recursive: true });
   const file = join(dir, 'public-keys.env');
-  writeFileSync(file, Object.entries(PUBLIC_KEYS).map(([name, value]) => `${name}=${value}`).join('\n') + '\n');
+  writeFileSync(
+    file,
+    Object.entries(PUBLIC_KEYS)
+      .map(([name, value]) => `${name}=${value}`)
+      .join('\n') + '\n',
+  );
   return file;
 }
 
@@ -82,7 +87,10 @@ export const LOCAL_ORCHESTRATOR = Object.freeze({ clientId: 'gatehouse-orchestra
  * The executors' client of the local realm, for token exchange (RFC 8693): the policy service and the
  * MCP front door keep people's tokens that name it, executors exchange them. Local-only secret.
  */
-const LOCAL_EXCHANGE = Object.freeze({ GATEHOUSE_EXCHANGE_CLIENT_ID: 'gatehouse-executor', GATEHOUSE_EXCHANGE_CLIENT_SECRET: 'executor-local-only-secret' });
+const LOCAL_EXCHANGE = Object.freeze({
+  GATEHOUSE_EXCHANGE_CLIENT_ID: 'gatehouse-executor',
+  GATEHOUSE_EXCHANGE_CLIENT_SECRET: 'executor-local-only-secret',
+});
 
 /**
  * What a service of `kind` needs from the local identity provider: the console's client, or the issuer
@@ -99,7 +107,9 @@ function identityEnv(kind, pack) {
     return {
       GATEHOUSE_OIDC_ISSUER: LOCAL_IDENTITY.GATEHOUSE_OIDC_ISSUER,
       ...exchangeClient,
-      ...(pack === REFERENCE_PACK ? { MCP_AGENT_POLICY_FILE: fileURLToPath(new URL('../examples/customer-support/pack/config/agent-policy.json', import.meta.url)) } : {}),
+      ...(pack === REFERENCE_PACK
+        ? { MCP_AGENT_POLICY_FILE: fileURLToPath(new URL('../examples/customer-support/pack/config/agent-policy.json', import.meta.url)) }
+        : {}),
       MCP_PUBLIC_URL: `http://127.0.0.1:${process.env.MCP_PORT ?? 8095}`,
     };
   }
@@ -111,7 +121,9 @@ function signingEnv(kind) {
   if (kind === 'customers') return { CUSTOMERS_ASSERTION_KEYS: writeAssertionJwks() };
   const pair = PAIRS[kind];
   if (pair === undefined) return {};
-  return kind === 'executor' ? { GATEHOUSE_SIGNING_KEY: pair.signingKey, GATEHOUSE_ASSERTION_KEY: ASSERTION.signingKey } : { GATEHOUSE_SIGNING_KEY: pair.signingKey };
+  return kind === 'executor'
+    ? { GATEHOUSE_SIGNING_KEY: pair.signingKey, GATEHOUSE_ASSERTION_KEY: ASSERTION.signingKey }
+    : { GATEHOUSE_SIGNING_KEY: pair.signingKey };
 }
 
 /** The tool pack `npm start` and the demo host by default: the reference domain. */
@@ -119,9 +131,21 @@ export const REFERENCE_PACK = '@gatehouse/example-customer-support';
 
 /** Service name → entrypoint and the log message that says it is ready. */
 export const SERVICES = {
-  customers: { main: 'examples/customer-support/customers/dist/main.js', ready: 'customers service listening', url: (env) => `http://127.0.0.1:${env.CUSTOMERS_PORT ?? 8090}` },
-  policy: { main: 'services/policy/dist/main.js', ready: 'policy service ready', url: (env) => `http://127.0.0.1:${env.POLICY_PORT ?? 8091}` },
-  approval: { main: 'services/approval/dist/main.js', ready: 'approval service ready', url: (env) => `http://127.0.0.1:${env.APPROVAL_PORT ?? 8093}` },
+  customers: {
+    main: 'examples/customer-support/customers/dist/main.js',
+    ready: 'customers service listening',
+    url: (env) => `http://127.0.0.1:${env.CUSTOMERS_PORT ?? 8090}`,
+  },
+  policy: {
+    main: 'services/policy/dist/main.js',
+    ready: 'policy service ready',
+    url: (env) => `http://127.0.0.1:${env.POLICY_PORT ?? 8091}`,
+  },
+  approval: {
+    main: 'services/approval/dist/main.js',
+    ready: 'approval service ready',
+    url: (env) => `http://127.0.0.1:${env.APPROVAL_PORT ?? 8093}`,
+  },
   executor: { main: 'services/executor/dist/main.js', ready: 'executor ready', url: () => null },
   mcp: { main: 'services/mcp/dist/main.js', ready: 'mcp front door ready', url: (env) => `http://127.0.0.1:${env.MCP_PORT ?? 8095}/mcp` },
 };
@@ -150,7 +174,15 @@ export function launch(instance, { env, logsDir = join(root, '.stack', 'logs'), 
   const pack = env.GATEHOUSE_TOOL_PACK ?? process.env.GATEHOUSE_TOOL_PACK ?? REFERENCE_PACK;
   const child = spawn(process.execPath, [service.main], {
     cwd: root,
-    env: { GATEHOUSE_TOOL_PACK: REFERENCE_PACK, ...identityEnv(kind, pack), ...process.env, ...PUBLIC_KEYS, ...signingEnv(kind), ...env, ...(kind === 'executor' ? { EXECUTOR_ID: `${instance}-${process.pid}` } : {}) },
+    env: {
+      GATEHOUSE_TOOL_PACK: REFERENCE_PACK,
+      ...identityEnv(kind, pack),
+      ...process.env,
+      ...PUBLIC_KEYS,
+      ...signingEnv(kind),
+      ...env,
+      ...(kind === 'executor' ? { EXECUTOR_ID: `${instance}-${process.pid}` } : {}),
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
     detached,
   });
@@ -159,31 +191,38 @@ export function launch(instance, { env, logsDir = join(root, '.stack', 'logs'), 
   let last = '';
   const keep = (chunk) => (last = (last + chunk.toString('utf8')).slice(-2048));
   child.stderr.on('data', keep);
-  const ready = /** @type {Promise<void>} */ (new Promise((resolve, reject) => {
-    let buffered = '';
-    let isReady = false;
-    const timer = setTimeout(() => reject(new Error(`${instance} not ready within ${timeoutMs} ms; see ${logFile}`)), timeoutMs);
-    child.stdout.on('data', (chunk) => {
-      log.write(chunk);
-      if (isReady) return;
-      keep(chunk);
-      buffered = (buffered + chunk.toString('utf8')).slice(-8192);
-      if (!buffered.includes(service.ready)) return;
-      isReady = true;
-      clearTimeout(timer);
-      const url = service.url(env);
-      say(`${instance.padEnd(10)} ready   ${`${((Date.now() - started) / 1000).toFixed(1)}s`.padEnd(6)} ${url ?? `pid ${child.pid}`}`);
-      resolve();
-    });
-    // 'close' comes after the child's output is read to the end, so the tail is complete.
-    child.once('close', (code, signal) => {
-      clearTimeout(timer);
-      log.end();
-      if (isReady) return;
-      const tail = last.split('\n').filter((line) => line.trim() !== '' && !/^\s+at /.test(line)).slice(-6).map((line) => `   | ${line.slice(0, 400)}`).join('\n');
-      reject(new Error(`${instance} exited (${code ?? signal}) before it was ready; see ${logFile}${tail === '' ? '' : `\n${tail}`}`));
-    });
-  }));
+  const ready = /** @type {Promise<void>} */ (
+    new Promise((resolve, reject) => {
+      let buffered = '';
+      let isReady = false;
+      const timer = setTimeout(() => reject(new Error(`${instance} not ready within ${timeoutMs} ms; see ${logFile}`)), timeoutMs);
+      child.stdout.on('data', (chunk) => {
+        log.write(chunk);
+        if (isReady) return;
+        keep(chunk);
+        buffered = (buffered + chunk.toString('utf8')).slice(-8192);
+        if (!buffered.includes(service.ready)) return;
+        isReady = true;
+        clearTimeout(timer);
+        const url = service.url(env);
+        say(`${instance.padEnd(10)} ready   ${`${((Date.now() - started) / 1000).toFixed(1)}s`.padEnd(6)} ${url ?? `pid ${child.pid}`}`);
+        resolve();
+      });
+      // 'close' comes after the child's output is read to the end, so the tail is complete.
+      child.once('close', (code, signal) => {
+        clearTimeout(timer);
+        log.end();
+        if (isReady) return;
+        const tail = last
+          .split('\n')
+          .filter((line) => line.trim() !== '' && !/^\s+at /.test(line))
+          .slice(-6)
+          .map((line) => `   | ${line.slice(0, 400)}`)
+          .join('\n');
+        reject(new Error(`${instance} exited (${code ?? signal}) before it was ready; see ${logFile}${tail === '' ? '' : `\n${tail}`}`));
+      });
+    })
+  );
   return { child, ready };
 }
 

@@ -14,6 +14,8 @@ if (id === undefined || !/^[a-z0-9][a-z0-9._-]{0,63}$/.test(id)) {
 }
 const { privateKey, publicKey } = generateKeyPairSync('ed25519');
 process.stdout.write(`GATEHOUSE_SIGNING_KEY=${id}:${privateKey.export({ type: 'pkcs8', format: 'der' }).toString('base64')}\n`);
-process.stdout.write(`# add to the readers' GATEHOUSE_POLICY_KEYS, GATEHOUSE_APPROVAL_KEYS or GATEHOUSE_EXECUTOR_KEYS, by the role it signs for`);
+process.stdout.write(
+  `# add to the readers' GATEHOUSE_POLICY_KEYS, GATEHOUSE_APPROVAL_KEYS or GATEHOUSE_EXECUTOR_KEYS, by the role it signs for`,
+);
 process.stdout.write(` (for call assertions: set the line above as GATEHOUSE_ASSERTION_KEY, this one in GATEHOUSE_ASSERTION_KEYS):\n`);
 process.stdout.write(`${id}:${publicKey.export({ type: 'spki', format: 'der' }).toString('base64')}\n`);

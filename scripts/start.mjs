@@ -23,7 +23,12 @@ say('Gatehouse — starting the local stack and services (Ctrl-C stops what this
 await requirePrerequisites();
 build(); // a fresh clone, or edited sources: compile (incrementally) before any service starts
 const started = stackUp();
-const services = createSupervisor({ names: ['customers', 'policy', 'approval', 'executor-1', 'executor-2', 'mcp'], env, say, graceMs: GRACE_MS });
+const services = createSupervisor({
+  names: ['customers', 'policy', 'approval', 'executor-1', 'executor-2', 'mcp'],
+  env,
+  say,
+  graceMs: GRACE_MS,
+});
 let stopping = false;
 const shutdown = async () => {
   if (stopping) {
@@ -35,7 +40,11 @@ const shutdown = async () => {
   say(`\nstopping… (each service gets ${GRACE_MS / 1000}s to finish its work; Ctrl-C again kills them all now)`);
   const begun = Date.now();
   await services.stop(STAGES);
-  say(started.length === 0 ? 'stopping the local stack: nothing to stop (it was already running)' : `stopping the local stack: ${started.join(', ')}`);
+  say(
+    started.length === 0
+      ? 'stopping the local stack: nothing to stop (it was already running)'
+      : `stopping the local stack: ${started.join(', ')}`,
+  );
   stackDown(started);
   say(`stopped in ${((Date.now() - begun) / 1000).toFixed(1)}s`);
   process.exit(0);
@@ -58,9 +67,11 @@ try {
 }
 if (up && !stopping) {
   say('');
-  say('approval console   http://127.0.0.1:8093/   (sign in at the local Keycloak as lead@acme.example / lead-local-only; the realm\'s people are in docs/identity.md)');
+  say(
+    "approval console   http://127.0.0.1:8093/   (sign in at the local Keycloak as lead@acme.example / lead-local-only; the realm's people are in docs/identity.md)",
+  );
   say('control API        http://127.0.0.1:8091/   (bearer GATEHOUSE_CONTROL_TOKEN)');
-  say('MCP front door     http://127.0.0.1:8095/mcp (bearer: a run\'s token, `gatehouse runs create --mcp-token`; docs/mcp.md)');
+  say("MCP front door     http://127.0.0.1:8095/mcp (bearer: a run's token, `gatehouse runs create --mcp-token`; docs/mcp.md)");
   say('logs               .stack/logs/<service>.log');
   say('public keys        .stack/public-keys.env   (what an agent client, a subscriber or `gatehouse trace record` checks answers with)');
 }

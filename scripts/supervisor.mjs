@@ -17,7 +17,17 @@ const seconds = (ms) => `${(ms / 1000).toFixed(1)}s`;
  *   firstDelayMs?: number, maxDelayMs?: number, stableMs?: number, graceMs?: number,
  * }} options
  */
-export function createSupervisor({ names, env, logsDir, say = () => {}, timeoutMs, firstDelayMs = 500, maxDelayMs = 30_000, stableMs = 60_000, graceMs = 20_000 }) {
+export function createSupervisor({
+  names,
+  env,
+  logsDir,
+  say = () => {},
+  timeoutMs,
+  firstDelayMs = 500,
+  maxDelayMs = 30_000,
+  stableMs = 60_000,
+  graceMs = 20_000,
+}) {
   /** @type {Slot[]} */
   const slots = names.map((name) => ({ name, child: null, readyAt: null, streak: 0, timer: null }));
   let stopping = false;

@@ -37,11 +37,17 @@ export function isSupported(version) {
 export function provisionNode() {
   if (existsSync(BINARY)) return BINARY;
   if (process.platform !== 'linux' || process.arch !== 'x64') {
-    throw new Error(`Gatehouse needs Node 22.22+ or 24 (this is ${process.versions.node}), and the one it can install is for linux-x64 only (this is ${process.platform}-${process.arch}): install Node 24 LTS.`);
+    throw new Error(
+      `Gatehouse needs Node 22.22+ or 24 (this is ${process.versions.node}), and the one it can install is for linux-x64 only (this is ${process.platform}-${process.arch}): install Node 24 LTS.`,
+    );
   }
-  const npm = spawnSync('npm', ['ci', '--prefix', DIR, '--no-audit', '--no-fund', '--loglevel=error'], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const npm = spawnSync('npm', ['ci', '--prefix', DIR, '--no-audit', '--no-fund', '--loglevel=error'], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   if (npm.status !== 0 || !existsSync(BINARY)) {
-    throw new Error(`Node 24 could not be installed from the npm registry (npm ci --prefix scripts/node exited ${npm.status ?? npm.signal}): install Node 24 LTS.`);
+    throw new Error(
+      `Node 24 could not be installed from the npm registry (npm ci --prefix scripts/node exited ${npm.status ?? npm.signal}): install Node 24 LTS.`,
+    );
   }
   return BINARY;
 }
@@ -61,7 +67,9 @@ export function onSupportedNode() {
     process.exit(1);
   }
   const version = spawnSync(node, ['--version'], { encoding: 'utf8' }).stdout.trim();
-  process.stderr.write(`node: this machine's Node ${process.versions.node} is unsupported; running on Node ${version.replace(/^v/, '')} from the npm registry (scripts/node)\n`);
+  process.stderr.write(
+    `node: this machine's Node ${process.versions.node} is unsupported; running on Node ${version.replace(/^v/, '')} from the npm registry (scripts/node)\n`,
+  );
   const env = { ...process.env, PATH: `${dirname(node)}:${process.env.PATH ?? ''}`, NODE_OPTIONS: quietKafkajs(process.env) };
   const child = spawn(node, [...process.execArgv, process.argv[1], ...process.argv.slice(2)], { stdio: 'inherit', env });
   for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => child.kill(signal));

@@ -17,7 +17,11 @@ export function timingTable(reportPath, title) {
   }));
   files.sort((a, b) => b.seconds - a.seconds);
   const total = files.reduce((sum, f) => sum + f.seconds, 0);
-  const lines = [`${title}: ${files.length} files, ${total.toFixed(0)} s in their tests (set-up and tear-down hooks not counted)`, '    s  tests  status  file'];
-  for (const f of files) lines.push(`${f.seconds.toFixed(1).padStart(5)}  ${String(f.tests).padStart(5)}  ${String(f.status).padEnd(6)}  ${f.path}`);
+  const lines = [
+    `${title}: ${files.length} files, ${total.toFixed(0)} s in their tests (set-up and tear-down hooks not counted)`,
+    '    s  tests  status  file',
+  ];
+  for (const f of files)
+    lines.push(`${f.seconds.toFixed(1).padStart(5)}  ${String(f.tests).padStart(5)}  ${String(f.status).padEnd(6)}  ${f.path}`);
   return lines.join('\n');
 }

@@ -1,4 +1,4 @@
-// `npm test`: check the machine's prerequisites, type-check, lint, validate the deployment
+// `npm test`: check the machine's prerequisites, type-check, lint, check formatting, validate the deployment
 // manifests, bring the local stack up if it is not running, run every vitest
 // project, and stop only what this run started. Extra arguments go to vitest.
 import { spawn, spawnSync } from 'node:child_process';
@@ -47,15 +47,26 @@ const extra = process.argv.slice(2);
 let ok =
   step('typecheck', 'npm', ['run', '--silent', 'typecheck']) &&
   step('lint', 'npm', ['run', '--silent', 'lint']) &&
+  step('format (Prettier; `npm run format` fixes it)', 'npm', ['run', '--silent', 'format:check']) &&
   step('deployment manifests', process.execPath, ['scripts/validate-manifests.mjs']) &&
   // Node 22 LTS stays supported: the unit tests run on it too (everything runs on Node 24 below).
-  (await runVitest(`vitest: unit, on Node ${spawnSync(NODE22, ['--version'], { encoding: 'utf8' }).stdout.trim()}`, ['--project', 'unit', '--passWithNoTests', ...extra], NODE22));
+  (await runVitest(
+    `vitest: unit, on Node ${spawnSync(NODE22, ['--version'], { encoding: 'utf8' }).stdout.trim()}`,
+    ['--project', 'unit', '--passWithNoTests', ...extra],
+    NODE22,
+  ));
 if (ok) {
   try {
     started = stackUp();
     // The fault tests restart the broker and Redis, so they never run beside the others.
     ok = await runVitest('vitest: unit and integration', ['--project', 'unit', '--project', 'integration', ...extra]);
-    ok = (await runVitest('vitest: faults (broker and Redis restarts, kills, fuzz), one file at a time', ['--project', 'faults', '--passWithNoTests', ...extra])) && ok;
+    ok =
+      (await runVitest('vitest: faults (broker and Redis restarts, kills, fuzz), one file at a time', [
+        '--project',
+        'faults',
+        '--passWithNoTests',
+        ...extra,
+      ])) && ok;
   } catch (error) {
     process.stderr.write(`✖ ${error.message}\n`);
     ok = false;

@@ -110,11 +110,7 @@ describe('the approval console in a browser', () => {
     // The session is an HttpOnly cookie: nothing in the page can read it.
     expect(await page.evaluate('document.cookie')).toBe('');
     // Newest first: the refund, the email, then the address change.
-    expect(await listedIds()).toEqual([
-      refund.proposal_id,
-      email.proposal_id,
-      addressChange.proposal_id,
-    ]);
+    expect(await listedIds()).toEqual([refund.proposal_id, email.proposal_id, addressChange.proposal_id]);
 
     // j moves down the list; Enter opens the focused proposal.
     await page.keyboard.press('j');
@@ -185,15 +181,28 @@ describe('the approval console in a browser', () => {
   });
 
   it('sends an approver who signed in too long ago back to the IdP before a high-risk approval', async () => {
-    const risky = approvalRequest({ recent_sign_in_s: 4, effect: 'Replace the shipping address of customer C-2001 (high risk)', target: { type: 'customer', id: 'C-2001', version: 3 } });
+    const risky = approvalRequest({
+      recent_sign_in_s: 4,
+      effect: 'Replace the shipping address of customer C-2001 (high risk)',
+      target: { type: 'customer', id: 'C-2001', version: 3 },
+    });
     await h.submit(risky);
-    const { rows: before } = await h.db.query<{ decider: { auth_time: number } }>(`SELECT decider FROM ${h.t.requests} WHERE proposal_id = $1`, [addressChange.proposal_id]);
+    const { rows: before } = await h.db.query<{ decider: { auth_time: number } }>(
+      `SELECT decider FROM ${h.t.requests} WHERE proposal_id = $1`,
+      [addressChange.proposal_id],
+    );
     const firstSignIn = before[0]?.decider.auth_time ?? 0;
     // The sign-in of the first test grows older than the rule allows; the API says when it has.
-    await pollUntil(async () => {
-      const detail = (await (await page.request.get(`${h.url()}/api/approvals/${risky.proposal_id}`)).json()) as { sign_in_again: boolean };
-      return detail.sign_in_again ? true : undefined;
-    }, 20_000, 'the sign-in to be older than the rule allows');
+    await pollUntil(
+      async () => {
+        const detail = (await (await page.request.get(`${h.url()}/api/approvals/${risky.proposal_id}`)).json()) as {
+          sign_in_again: boolean;
+        };
+        return detail.sign_in_again ? true : undefined;
+      },
+      20_000,
+      'the sign-in to be older than the rule allows',
+    );
     await page.goto(h.url());
     await item(risky.proposal_id).click();
     await page.locator('#detail-title', { hasText: 'C-2001' }).waitFor();
@@ -205,7 +214,9 @@ describe('the approval console in a browser', () => {
     await page.locator('#kc-login').click();
     const order = await h.events.waitFor('execute', (o) => o.proposal_id === risky.proposal_id, 'the order of the stepped-up approval');
     expect(order.approval?.approved_by).toBe(PEOPLE.lead.username);
-    const { rows } = await h.db.query<{ decider: { auth_time: number } }>(`SELECT decider FROM ${h.t.requests} WHERE proposal_id = $1`, [risky.proposal_id]);
+    const { rows } = await h.db.query<{ decider: { auth_time: number } }>(`SELECT decider FROM ${h.t.requests} WHERE proposal_id = $1`, [
+      risky.proposal_id,
+    ]);
     expect(rows[0]?.decider.auth_time).toBeGreaterThan(firstSignIn);
   });
 

@@ -24,11 +24,15 @@ describe('an approval used after it expired', () => {
     const before = { version: await currentVersion(g), line1: await shippingLine1(g) };
     const proposalId = await preview(g, run, '20 Too Late Terrace');
     let notice: PendingNotice | undefined;
-    const settled = g.client.call('commit_address_change.v2', { proposal_id: proposalId }, {
-      runId: run.run_id,
-      tenant: 'acme',
-      onPending: (p) => (notice = p),
-    });
+    const settled = g.client.call(
+      'commit_address_change.v2',
+      { proposal_id: proposalId },
+      {
+        runId: run.run_id,
+        tenant: 'acme',
+        onPending: (p) => (notice = p),
+      },
+    );
     await eventually(() => notice, 20_000, 'pending_approval');
     let approved = 0;
     for (let i = 0; i < 200 && approved !== 200; i += 1) {

@@ -44,14 +44,21 @@ describe('writes go through a person who approves the exact canonical proposal',
     });
 
   /** Sends the commit and resolves once the approval service holds the pending request. */
-  async function commitPending(proposalId: string, asRun: Run = run): Promise<{ settled: ReturnType<Gatehouse['client']['call']>; pending: PendingNotice }> {
+  async function commitPending(
+    proposalId: string,
+    asRun: Run = run,
+  ): Promise<{ settled: ReturnType<Gatehouse['client']['call']>; pending: PendingNotice }> {
     let notice: PendingNotice | undefined;
-    const settled = g.client.call('commit_address_change.v2', { proposal_id: proposalId }, {
-      runId: asRun.run_id,
-      tenant: asRun.tenant,
-      timeoutMs: 60_000,
-      onPending: (p) => (notice = p),
-    });
+    const settled = g.client.call(
+      'commit_address_change.v2',
+      { proposal_id: proposalId },
+      {
+        runId: asRun.run_id,
+        tenant: asRun.tenant,
+        timeoutMs: 60_000,
+        onPending: (p) => (notice = p),
+      },
+    );
     const pending = await eventually(() => notice, 20_000, 'pending_approval');
     for (let i = 0; i < 200; i += 1) {
       if ((await api(proposalId, 'lead')).status === 200) break;
@@ -66,7 +73,9 @@ describe('writes go through a person who approves the exact canonical proposal',
     expect(pending).toMatchObject({ proposal_id: proposalId, approver_role: 'support-lead' });
     expect(await currentVersion(g)).toBe(17);
 
-    const shown = (await (await api(proposalId, 'lead')).json()) as { request: { arguments: string; diff: { changes: { field: string; after: string }[] } } };
+    const shown = (await (await api(proposalId, 'lead')).json()) as {
+      request: { arguments: string; diff: { changes: { field: string; after: string }[] } };
+    };
     expect(shown.request.diff.changes[0]?.field).toBe('shipping_address');
     expect(JSON.parse(shown.request.diff.changes[0]?.after ?? '{}')).toMatchObject({ line1: '10 Approved Avenue' });
 
@@ -75,23 +84,40 @@ describe('writes go through a person who approves the exact canonical proposal',
     const result = await settled;
     expect(result.ok).toBe(true);
     if (!result.ok) return;
-    expect(result.result).toMatchObject({ customer_id: 'C-1842', previous_version: 17, new_version: 18, changed_fields: ['shipping_address'] });
+    expect(result.result).toMatchObject({
+      customer_id: 'C-1842',
+      previous_version: 17,
+      new_version: 18,
+      changed_fields: ['shipping_address'],
+    });
     expect((result.result as { committed_at: string }).committed_at).toMatch(/^\d{4}-\d{2}-\d{2}T/);
     expect(await currentVersion(g)).toBe(18);
     expect(await shippingLine1(g)).toBe('10 Approved Avenue');
     // The collectors read the topics on their own and may trail the client's answer.
-    const decision = await eventually(() => decided.events.find((d: ApprovalDecision) => d.proposal_id === proposalId), 20_000, 'the decision');
+    const decision = await eventually(
+      () => decided.events.find((d: ApprovalDecision) => d.proposal_id === proposalId),
+      20_000,
+      'the decision',
+    );
     expect(decision).toMatchObject({ decision: 'approved', decided_by: IDENTITIES.lead, target_version: 17 });
 
     // The same commit retried answers with the stored result; replaying the approved order changes nothing.
     const retried = await g.client.call('commit_address_change.v2', { proposal_id: proposalId }, { runId: run.run_id, tenant: 'acme' });
     expect(retried.ok && retried.result).toEqual(result.result);
-    const approvedOrder = await eventually(() => orders.events.find((o: ExecutionOrder) => o.proposal_id === proposalId && o.approval?.approved_by === IDENTITIES.lead), 20_000, 'the approved order');
+    const approvedOrder = await eventually(
+      () => orders.events.find((o: ExecutionOrder) => o.proposal_id === proposalId && o.approval?.approved_by === IDENTITIES.lead),
+      20_000,
+      'the approved order',
+    );
     const replay = { ...approvedOrder, command_id: `replay-${proposalId}` };
     const publisher = await EventPublisher.connect(g.kafka, g.serde);
     await publisher.publish('execute', replay.tenant, replay, signedHeaders(replay));
     await publisher.disconnect();
-    const replayed = await eventually(() => results.events.find((r: ToolResult) => r.command_id === replay.command_id), 20_000, 'the replay answer');
+    const replayed = await eventually(
+      () => results.events.find((r: ToolResult) => r.command_id === replay.command_id),
+      20_000,
+      'the replay answer',
+    );
     expect(replayed.status).toBe('ok');
     expect(replayed.operation_id).toBe(result.operationId);
     expect(await currentVersion(g)).toBe(18);
@@ -107,7 +133,12 @@ describe('writes go through a person who approves the exact canonical proposal',
     const result = await settled;
     expect(result.ok).toBe(false);
     if (result.ok) return;
-    expect(result.error).toMatchObject({ code: 'VERSION_CONFLICT', retryable: false, field: '/expected_version', next: 'preview_address_change.v1' });
+    expect(result.error).toMatchObject({
+      code: 'VERSION_CONFLICT',
+      retryable: false,
+      field: '/expected_version',
+      next: 'preview_address_change.v1',
+    });
     expect(await shippingLine1(g, 'C-1001')).toBe(before);
     expect(await currentVersion(g, 'C-1001')).toBe(18);
     expect((await new ProposalStore(g.redis, g.keys).get(proposalId))?.state).toBe('open');
@@ -160,10 +191,17 @@ describe('writes go through a person who approves the exact canonical proposal',
     const shown = (await (await api(proposalId, 'lead')).json()) as { request: { arguments: string; arguments_sha256: string } };
     expect(shown.request.arguments).toBe(stored.proposal.arguments);
     expect((await api(`${proposalId}/approve`, 'lead', {})).status).toBe(200);
-    const legit = await eventually(() => orders.events.find((o: ExecutionOrder) => o.proposal_id === proposalId && o.approval !== null), 20_000, 'the approved order');
+    const legit = await eventually(
+      () => orders.events.find((o: ExecutionOrder) => o.proposal_id === proposalId && o.approval !== null),
+      20_000,
+      'the approved order',
+    );
 
     // A forged copy of the order on the topic: other arguments, hashes recomputed to match them.
-    const forgedArgs = canonicalArguments({ ...(JSON.parse(legit.arguments) as object), destination: { kind: 'new', line1: '666 Forged Street', city: 'York', country: 'GB' } });
+    const forgedArgs = canonicalArguments({
+      ...(JSON.parse(legit.arguments) as object),
+      destination: { kind: 'new', line1: '666 Forged Street', city: 'York', country: 'GB' },
+    });
     const forged: ExecutionOrder = {
       ...legit,
       order_id: `forged-${legit.order_id}`,
@@ -179,13 +217,22 @@ describe('writes go through a person who approves the exact canonical proposal',
 
     const result = await settled;
     expect(result.ok).toBe(true);
-    const refused = await eventually(() => results.events.find((r: ToolResult) => r.command_id === forged.command_id), 20_000, 'the forged order’s answer');
+    const refused = await eventually(
+      () => results.events.find((r: ToolResult) => r.command_id === forged.command_id),
+      20_000,
+      'the forged order’s answer',
+    );
     expect(['ARGUMENTS_MISMATCH', 'IDEMPOTENCY_KEY_REUSED']).toContain(refused.error?.code);
     expect(await shippingLine1(g, 'C-1003')).toBe('14 Shown Street');
     const applied = await g.customers.db.query<{ line1: string; city: string; country: string }>(
       `select line1, city, country from ${g.customers.t.customers} where id = 'C-1003'`,
     );
-    const approvedDestination = (JSON.parse(shown.request.arguments) as { destination: { line1: string; city: string; country: string } }).destination;
-    expect(applied.rows[0]).toEqual({ line1: approvedDestination.line1, city: approvedDestination.city, country: approvedDestination.country });
+    const approvedDestination = (JSON.parse(shown.request.arguments) as { destination: { line1: string; city: string; country: string } })
+      .destination;
+    expect(applied.rows[0]).toEqual({
+      line1: approvedDestination.line1,
+      city: approvedDestination.city,
+      country: approvedDestination.country,
+    });
   });
 });

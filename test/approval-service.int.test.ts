@@ -21,7 +21,8 @@ describe('the approval service: a person decides on the stored canonical proposa
     await h.stop();
   });
 
-  const approve = (proposalId: string, token: string) => h.call<RequestDetail & ErrorBody>('POST', `/api/approvals/${proposalId}/approve`, token);
+  const approve = (proposalId: string, token: string) =>
+    h.call<RequestDetail & ErrorBody>('POST', `/api/approvals/${proposalId}/approve`, token);
   const reject = (proposalId: string, token: string, body: unknown) =>
     h.call<RequestDetail & ErrorBody>('POST', `/api/approvals/${proposalId}/reject`, token, body);
   const decisionsOf = (proposalId: string) => h.events.seen.approvalsDecided.filter((d) => d.proposal_id === proposalId);
@@ -42,7 +43,13 @@ describe('the approval service: a person decides on the stored canonical proposa
     expect(ids.indexOf(newer.proposal_id)).toBeLessThan(ids.indexOf(older.proposal_id));
     expect(ids).not.toContain(globex.proposal_id);
     const summary = acme.body.approvals.find((a) => a.proposal_id === newer.proposal_id);
-    expect(summary).toMatchObject({ state: 'pending', tenant: 'acme', tool: 'commit_address_change.v2', may_decide: true, approver_role: 'support-lead' });
+    expect(summary).toMatchObject({
+      state: 'pending',
+      tenant: 'acme',
+      tool: 'commit_address_change.v2',
+      may_decide: true,
+      approver_role: 'support-lead',
+    });
     expect(summary?.time_left_ms).toBeGreaterThan(60_000);
     expect(summary).not.toHaveProperty('request');
 
@@ -95,7 +102,10 @@ describe('the approval service: a person decides on the stored canonical proposa
     expect(decision.decision_id).toMatch(/^dec_/);
     // Signed by the service, so a reader of the audit topic can tell it from a forgery.
     expect(verifyDecision(decision, h.events.headersOf(decision), TEST_KEY_RING)).toMatchObject({ ok: true });
-    expect(verifyDecision({ ...decision, decided_by: 'mallory' }, h.events.headersOf(decision), TEST_KEY_RING)).toMatchObject({ ok: false, reason: 'bad_signature' });
+    expect(verifyDecision({ ...decision, decided_by: 'mallory' }, h.events.headersOf(decision), TEST_KEY_RING)).toMatchObject({
+      ok: false,
+      reason: 'bad_signature',
+    });
     expect(decision.decided_at).toBeGreaterThanOrEqual(before - 1_000);
     const expiresAt = decision.approval_expires_at ?? 0;
     expect(expiresAt - decision.decided_at).toBe(10 * 60_000);
@@ -223,7 +233,13 @@ describe('the approval service: a person decides on the stored canonical proposa
     expect(reply.body).toMatchObject({ state: 'rejected', reason, decided_by: IDENTITIES.lead, approval_id: null });
 
     const result = await h.events.waitFor('results', (r) => r.command_id === request.command_id, 'the rejection result');
-    expect(result).toMatchObject({ run_id: request.run_id, tenant: 'acme', tool: request.tool, status: 'error', arguments_sha256: request.arguments_sha256 });
+    expect(result).toMatchObject({
+      run_id: request.run_id,
+      tenant: 'acme',
+      tool: request.tool,
+      status: 'error',
+      arguments_sha256: request.arguments_sha256,
+    });
     expect(result.error).toMatchObject({ code: 'APPROVAL_REJECTED', retryable: false, next: 'preview_address_change.v1' });
     expect(result.error?.message).toContain(reason);
     const decision = await h.events.waitFor('approvalsDecided', (d) => d.proposal_id === request.proposal_id);
@@ -338,7 +354,10 @@ describe('the approval service: a person decides on the stored canonical proposa
   });
 
   it('reports ready when PostgreSQL, Kafka, the registry and Redis answer', async () => {
-    expect((await h.call('GET', '/readyz', null)).body).toEqual({ ready: true, checks: { postgres: 'ok', kafka: 'ok', registry: 'ok', redis: 'ok' } });
+    expect((await h.call('GET', '/readyz', null)).body).toEqual({
+      ready: true,
+      checks: { postgres: 'ok', kafka: 'ok', registry: 'ok', redis: 'ok' },
+    });
     expect((await h.call('GET', '/healthz', null)).body).toEqual({ status: 'up' });
   });
 });

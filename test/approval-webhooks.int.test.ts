@@ -19,7 +19,9 @@ interface Received {
 }
 
 /** An approver tool's endpoint on loopback: checks every signature, and answers 503 while "down". */
-async function startReceiver(key: string): Promise<{ url: string; received: Received[]; down: (n: number) => void; stop(): Promise<void>; server: Server }> {
+async function startReceiver(
+  key: string,
+): Promise<{ url: string; received: Received[]; down: (n: number) => void; stop(): Promise<void>; server: Server }> {
   const receiver = new WebhookReceiver(key);
   const received: Received[] = [];
   let failuresLeft = 0;
@@ -29,7 +31,12 @@ async function startReceiver(key: string): Promise<{ url: string; received: Rece
     request.on('end', () => {
       if (failuresLeft > 0) {
         failuresLeft -= 1;
-        received.push({ headers: request.headers, body, receipt: { ok: false, code: 'WEBHOOK_SIGNATURE_INVALID', message: 'receiver down' }, answered: 503 });
+        received.push({
+          headers: request.headers,
+          body,
+          receipt: { ok: false, code: 'WEBHOOK_SIGNATURE_INVALID', message: 'receiver down' },
+          answered: 503,
+        });
         response.writeHead(503).end();
         return;
       }
@@ -64,7 +71,13 @@ describe('approvers are told where they work: signed webhooks, at least once', (
       publicUrl: 'https://approvals.acme.example',
       webhooks: {
         endpoints: [
-          { id: 'support-chat', url: hook.url, events: ['approval.requested', 'approval.approved', 'approval.rejected', 'approval.expired', 'approval.withdrawn'], tenants: null, secret: key },
+          {
+            id: 'support-chat',
+            url: hook.url,
+            events: ['approval.requested', 'approval.approved', 'approval.rejected', 'approval.expired', 'approval.withdrawn'],
+            tenants: null,
+            secret: key,
+          },
           // Nothing listens here: every delivery fails, and is dead-lettered after two tries.
           { id: 'gone', url: 'http://127.0.0.1:9/hooks', events: ['approval.requested'], tenants: ['globex'], secret: deadKey },
         ],
@@ -79,7 +92,8 @@ describe('approvers are told where they work: signed webhooks, at least once', (
     await hook?.stop();
   });
 
-  const delivered = (id: string) => pollUntil(() => Promise.resolve(hook.received.find((r) => r.receipt.ok && r.receipt.id === id)), 20_000, `webhook ${id}`);
+  const delivered = (id: string) =>
+    pollUntil(() => Promise.resolve(hook.received.find((r) => r.receipt.ok && r.receipt.id === id)), 20_000, `webhook ${id}`);
   const metric = async (outcome: string): Promise<number> => {
     const text = await (await fetch(`${h.url()}/metrics`)).text();
     const line = text.split('\n').find((l) => l.startsWith(`gatehouse_webhook_deliveries_total{outcome="${outcome}"}`));
@@ -105,7 +119,9 @@ describe('approvers are told where they work: signed webhooks, at least once', (
     });
     expect(got.body).not.toContain(request.arguments);
     expect(got.body).not.toContain('2 New Street');
-    expect(JSON.parse(got.body)).toMatchObject({ text: expect.stringContaining('Approval needed (support-lead): commit_address_change.v2 on customer C-1842') as unknown });
+    expect(JSON.parse(got.body)).toMatchObject({
+      text: expect.stringContaining('Approval needed (support-lead): commit_address_change.v2 on customer C-1842') as unknown,
+    });
   });
 
   it('retries through a receiver outage with the same id until it is delivered, then tells of the decision', async () => {
@@ -118,7 +134,10 @@ describe('approvers are told where they work: signed webhooks, at least once', (
     const tries = hook.received.filter((r) => r.headers['webhook-id'] === id);
     expect(tries.map((r) => r.answered)).toEqual([503, 503, 503, 204]);
     expect(await metric('retried')).toBeGreaterThanOrEqual(retriedBefore + 3);
-    const { rows } = await h.db.query<{ state: string; attempts: number }>(`SELECT state, attempts FROM ${h.t.webhooks} WHERE delivery_id = $1`, [id]);
+    const { rows } = await h.db.query<{ state: string; attempts: number }>(
+      `SELECT state, attempts FROM ${h.t.webhooks} WHERE delivery_id = $1`,
+      [id],
+    );
     expect(rows).toEqual([{ state: 'delivered', attempts: 4 }]);
 
     expect((await h.call('POST', `/api/approvals/${request.proposal_id}/approve`, TOKENS.lead)).status).toBe(200);
@@ -130,18 +149,41 @@ describe('approvers are told where they work: signed webhooks, at least once', (
     const request = approvalRequest();
     await h.submit(request);
     const original = await delivered(`approval.requested:${request.proposal_id}`);
-    const headers = Object.fromEntries(['webhook-id', 'webhook-timestamp', 'webhook-signature'].map((n) => [n, String(original.headers[n])]));
-    const replay = await fetch(hook.url, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: original.body });
-    const forged = await fetch(hook.url, { method: 'POST', headers: { ...headers, 'webhook-id': 'approval.approved:forged', 'content-type': 'application/json' }, body: original.body.replace('approval.requested', 'approval.approved') });
+    const headers = Object.fromEntries(
+      ['webhook-id', 'webhook-timestamp', 'webhook-signature'].map((n) => [n, String(original.headers[n])]),
+    );
+    const replay = await fetch(hook.url, {
+      method: 'POST',
+      headers: { ...headers, 'content-type': 'application/json' },
+      body: original.body,
+    });
+    const forged = await fetch(hook.url, {
+      method: 'POST',
+      headers: { ...headers, 'webhook-id': 'approval.approved:forged', 'content-type': 'application/json' },
+      body: original.body.replace('approval.requested', 'approval.approved'),
+    });
     expect([replay.status, forged.status]).toEqual([204, 401]);
-    expect(hook.received.slice(-2).map((r) => (r.receipt.ok ? 'ok' : r.receipt.code))).toEqual(['WEBHOOK_REPLAYED', 'WEBHOOK_SIGNATURE_INVALID']);
+    expect(hook.received.slice(-2).map((r) => (r.receipt.ok ? 'ok' : r.receipt.code))).toEqual([
+      'WEBHOOK_REPLAYED',
+      'WEBHOOK_SIGNATURE_INVALID',
+    ]);
   });
 
   it('tells of a withdrawal when the run is stopped before anyone decided', async () => {
     const request = approvalRequest();
     const runs = new RunRegistry(h.redis, new Keyspace(h.redisPrefix));
     const now = Date.now();
-    await runs.create({ run_id: request.run_id, tenant: 'acme', principal: request.principal, role: 'support-agent', capabilities: [], environment: 'production', created_at: now, expires_at: now + 600_000, stopped_at: null });
+    await runs.create({
+      run_id: request.run_id,
+      tenant: 'acme',
+      principal: request.principal,
+      role: 'support-agent',
+      capabilities: [],
+      environment: 'production',
+      created_at: now,
+      expires_at: now + 600_000,
+      stopped_at: null,
+    });
     await h.submit(request);
     await delivered(`approval.requested:${request.proposal_id}`);
     await runs.stop(request.run_id);
@@ -155,13 +197,17 @@ describe('approvers are told where they work: signed webhooks, at least once', (
     const lapsing = approvalRequest({ tenant: 'globex', expires_at: Date.now() + 1_500 });
     await h.submit(lapsing);
     await delivered(`approval.expired:${lapsing.proposal_id}`);
-    const gone = await pollUntil(async () => {
-      const { rows } = await h.db.query<{ state: string; attempts: number; last_error: string }>(
-        `SELECT state, attempts, last_error FROM ${h.t.webhooks} WHERE endpoint_id = 'gone' AND delivery_id = $1 AND state = 'dead'`,
-        [`approval.requested:${lapsing.proposal_id}`],
-      );
-      return rows[0];
-    }, 30_000, 'the dead-lettered delivery');
+    const gone = await pollUntil(
+      async () => {
+        const { rows } = await h.db.query<{ state: string; attempts: number; last_error: string }>(
+          `SELECT state, attempts, last_error FROM ${h.t.webhooks} WHERE endpoint_id = 'gone' AND delivery_id = $1 AND state = 'dead'`,
+          [`approval.requested:${lapsing.proposal_id}`],
+        );
+        return rows[0];
+      },
+      30_000,
+      'the dead-lettered delivery',
+    );
     expect(gone).toMatchObject({ state: 'dead', attempts: 6 });
     expect(await metric('dead')).toBe(deadBefore + 1);
   });

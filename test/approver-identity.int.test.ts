@@ -48,14 +48,31 @@ describe('approvers proved by the identity provider (Keycloak from the stack)', 
     const request = approvalRequest();
     await h.submit(request);
     const lead = await signIn(h, PEOPLE.lead);
-    expect(lead.me).toMatchObject({ identity: PEOPLE.lead.username, issuer: ISSUER, subject: PEOPLE.lead.subject, name: PEOPLE.lead.name, roles: ['support-lead'], tenants: ['acme', 'globex'], demo: false });
+    expect(lead.me).toMatchObject({
+      identity: PEOPLE.lead.username,
+      issuer: ISSUER,
+      subject: PEOPLE.lead.subject,
+      name: PEOPLE.lead.name,
+      roles: ['support-lead'],
+      tenants: ['acme', 'globex'],
+      demo: false,
+    });
     expect(lead.me['auth_time']).toEqual(expect.any(Number));
 
     const approved = await h.callAs<RequestDetail>('POST', `/api/approvals/${request.proposal_id}/approve`, lead);
     expect(approved.status).toBe(200);
-    expect(approved.body.decider).toEqual({ issuer: ISSUER, subject: PEOPLE.lead.subject, name: PEOPLE.lead.name, auth_time: lead.me['auth_time'] });
+    expect(approved.body.decider).toEqual({
+      issuer: ISSUER,
+      subject: PEOPLE.lead.subject,
+      name: PEOPLE.lead.name,
+      auth_time: lead.me['auth_time'],
+    });
     const stored = await storedDecider(request.proposal_id);
-    expect(stored).toMatchObject({ state: 'approved', decided_by: PEOPLE.lead.username, decider: { issuer: ISSUER, subject: PEOPLE.lead.subject } });
+    expect(stored).toMatchObject({
+      state: 'approved',
+      decided_by: PEOPLE.lead.username,
+      decider: { issuer: ISSUER, subject: PEOPLE.lead.subject },
+    });
   });
 
   it('sets the session cookie HttpOnly and SameSite=Lax, and never hands the browser a token', async () => {
@@ -93,8 +110,16 @@ describe('approvers proved by the identity provider (Keycloak from the stack)', 
     const bare = await h.callAs<ErrorBody>('POST', `/api/approvals/${request.proposal_id}/approve`, { cookie: lead.cookie });
     // Another token of the same length: its last character changed, to one it is not.
     const altered = `${lead.csrf.slice(0, -1)}${lead.csrf.endsWith('A') ? 'B' : 'A'}`;
-    const wrong = await h.callAs<ErrorBody>('POST', `/api/approvals/${request.proposal_id}/approve`, { cookie: lead.cookie, csrf: altered });
-    expect([bare.status, bare.body.error.code, wrong.status, wrong.body.error.code]).toEqual([403, 'CSRF_TOKEN_INVALID', 403, 'CSRF_TOKEN_INVALID']);
+    const wrong = await h.callAs<ErrorBody>('POST', `/api/approvals/${request.proposal_id}/approve`, {
+      cookie: lead.cookie,
+      csrf: altered,
+    });
+    expect([bare.status, bare.body.error.code, wrong.status, wrong.body.error.code]).toEqual([
+      403,
+      'CSRF_TOKEN_INVALID',
+      403,
+      'CSRF_TOKEN_INVALID',
+    ]);
     expect((await storedDecider(request.proposal_id)).state).toBe('pending');
     expect(counted(await refusals(), 'CSRF_TOKEN_INVALID')).toBe(before + 2);
   });
@@ -173,7 +198,11 @@ describe('approvers proved by the identity provider (Keycloak from the stack)', 
     const wrongAudience = await attempt((await tokensOf(PEOPLE.lead)).id_token);
     const short = (await tokensOf(PEOPLE.lead, 'gatehouse-test-short')).access_token;
     // Read-only polling until the real token lapses; then the decision is tried with it.
-    await pollUntil(async () => ((await h.call('GET', '/api/me', short)).status === 401 ? true : undefined), 10_000, 'the 1-second token to lapse');
+    await pollUntil(
+      async () => ((await h.call('GET', '/api/me', short)).status === 401 ? true : undefined),
+      10_000,
+      'the 1-second token to lapse',
+    );
     const expired = await attempt(short);
 
     expect({
@@ -193,6 +222,7 @@ describe('approvers proved by the identity provider (Keycloak from the stack)', 
     expect(challenge.headers.get('www-authenticate')).toMatch(/^Bearer realm="gatehouse", error="invalid_token"/);
     expect((await storedDecider(request.proposal_id)).state).toBe('pending');
     const metrics = await refusals();
-    for (const code of ['TOKEN_ISSUER_UNKNOWN', 'TOKEN_SIGNATURE_INVALID', 'TOKEN_AUDIENCE_MISMATCH', 'TOKEN_EXPIRED']) expect(counted(metrics, code), code).toBeGreaterThan(0);
+    for (const code of ['TOKEN_ISSUER_UNKNOWN', 'TOKEN_SIGNATURE_INVALID', 'TOKEN_AUDIENCE_MISMATCH', 'TOKEN_EXPIRED'])
+      expect(counted(metrics, code), code).toBeGreaterThan(0);
   });
 });

@@ -31,7 +31,11 @@ describe('a write the policy table allows, and call assertions from the executor
   });
 
   it('starts an export job through the allow rule, polls it to success, and cancels truthfully', async () => {
-    const started = await g.client.call('start_customer_export.v1', { customer_id: 'C-1842', format: 'csv' }, { runId: run.run_id, tenant: 'acme' });
+    const started = await g.client.call(
+      'start_customer_export.v1',
+      { customer_id: 'C-1842', format: 'csv' },
+      { runId: run.run_id, tenant: 'acme' },
+    );
     if (!started.ok) throw new Error(`export refused: ${started.error.code} ${started.error.message}`);
     const operation = started.result as { operation_id: string; state: string };
     expect(operation.state).toBe('queued');
@@ -40,14 +44,22 @@ describe('a write the policy table allows, and call assertions from the executor
 
     // Polling is the protocol of a long operation (get_operation); bounded by time, not by count.
     let state = 'queued';
-    for (const deadline = Date.now() + 20_000; state !== 'succeeded' && Date.now() < deadline; ) {
-      const polled = await g.client.call('get_operation.v1', { operation_id: operation.operation_id }, { runId: run.run_id, tenant: 'acme' });
+    for (const deadline = Date.now() + 20_000; state !== 'succeeded' && Date.now() < deadline;) {
+      const polled = await g.client.call(
+        'get_operation.v1',
+        { operation_id: operation.operation_id },
+        { runId: run.run_id, tenant: 'acme' },
+      );
       if (!polled.ok) throw new Error(polled.error.code);
       state = (polled.result as { state: string }).state;
       if (state !== 'succeeded') await new Promise((resolve) => setTimeout(resolve, 50));
     }
     expect(state).toBe('succeeded');
-    const cancel = await g.client.call('cancel_operation.v1', { operation_id: operation.operation_id }, { runId: run.run_id, tenant: 'acme' });
+    const cancel = await g.client.call(
+      'cancel_operation.v1',
+      { operation_id: operation.operation_id },
+      { runId: run.run_id, tenant: 'acme' },
+    );
     expect(cancel.ok && cancel.result).toEqual({ operation_id: operation.operation_id, outcome: 'already_completed', state: 'succeeded' });
   });
 
@@ -55,7 +67,9 @@ describe('a write the policy table allows, and call assertions from the executor
     const response = await fetch(jwksUrl);
     expect(response.status).toBe(200);
     const jwks = (await response.json()) as { keys: Record<string, unknown>[] };
-    expect(jwks.keys).toEqual([{ kty: 'OKP', crv: 'Ed25519', x: expect.any(String) as string, kid: 'test-assertion', alg: 'EdDSA', use: 'sig' }]);
+    expect(jwks.keys).toEqual([
+      { kty: 'OKP', crv: 'Ed25519', x: expect.any(String) as string, kid: 'test-assertion', alg: 'EdDSA', use: 'sig' },
+    ]);
   });
 
   it('reads and writes through Gatehouse, each request proved by an assertion naming its run, tool, key and approval', async () => {
@@ -72,9 +86,13 @@ describe('a write the policy table allows, and call assertions from the executor
     expect(reading).toMatchObject({ call: 'read', tool: 'get_customer.v1', sub: 'agent:ops-bot', tenant: 'acme', status: 200 });
     expect(reading?.actor).toMatch(/^assert-.*exec-0$/);
     expect(writing).toMatchObject({ call: 'write', tool: 'start_customer_export.v1', sub: 'agent:ops-bot', tenant: 'acme', status: 202 });
-    const keyRows = await direct.db.query<{ key: string; arguments_sha256: string }>(`select key, arguments_sha256 from ${direct.t.idempotencyKeys}`);
+    const keyRows = await direct.db.query<{ key: string; arguments_sha256: string }>(
+      `select key, arguments_sha256 from ${direct.t.idempotencyKeys}`,
+    );
     // The key the service stored is the one the assertion named, and the body it hashed is the one approved.
-    expect(keyRows.rows).toEqual([{ key: writing?.idempotencyKey, arguments_sha256: canonicalSha256({ customer_id: 'C-1842', format: 'csv' }) }]);
+    expect(keyRows.rows).toEqual([
+      { key: writing?.idempotencyKey, arguments_sha256: canonicalSha256({ customer_id: 'C-1842', format: 'csv' }) },
+    ]);
     expect(new Set(direct.served.map((s) => s.jti)).size).toBe(direct.served.length);
   });
 });

@@ -25,9 +25,14 @@ const PACK_ENV = { GATEHOUSE_TOOL_PACK: '@gatehouse/example-customer-support#cus
 
 function gatehouse(args: readonly string[], env: Readonly<Record<string, string>> = {}): Promise<CliRun> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [MAIN, ...args], { env: { ...process.env, ...PACK_ENV, ...env }, timeout: 30_000, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
-      resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : -1, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      [MAIN, ...args],
+      { env: { ...process.env, ...PACK_ENV, ...env }, timeout: 30_000, maxBuffer: 16 * 1024 * 1024 },
+      (error, stdout, stderr) => {
+        resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : -1, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -41,8 +46,12 @@ describe('gatehouse catalog', () => {
     const lines = run.stdout.trimEnd().split('\n');
     expect(lines[0]).toMatch(/^ADDRESS\s+EFFECT\s+RETRY\s+APPROVAL\s+RETIRED\s+RATE LIMIT$/);
     expect(lines).toHaveLength(catalog.tools().length + 1);
-    expect(lines.find((l) => l.startsWith('commit_address_change.v1 '))).toMatch(/write\s+idempotent\s+address-change\s+yes → commit_address_change\.v2/);
-    expect(lines.find((l) => l.startsWith('send_customer_email.v1 '))).toMatch(/write\s+idempotent\s+customer-email\s+no\s+20\/1m per tenant$/);
+    expect(lines.find((l) => l.startsWith('commit_address_change.v1 '))).toMatch(
+      /write\s+idempotent\s+address-change\s+yes → commit_address_change\.v2/,
+    );
+    expect(lines.find((l) => l.startsWith('send_customer_email.v1 '))).toMatch(
+      /write\s+idempotent\s+customer-email\s+no\s+20\/1m per tenant$/,
+    );
     expect(lines.find((l) => l.startsWith('get_operation.v1 '))).toMatch(/read\s+safe\s+-\s+no\s+-$/);
   });
 
@@ -105,7 +114,14 @@ describe('the gatehouse command line', () => {
   });
 
   it('exits 2 on an unknown command, subcommand or option and on a missing argument', async () => {
-    const cases: (readonly string[])[] = [['deploy'], ['runs'], ['runs', 'delete'], ['catalog', 'show', '--colour'], ['approvals', 'show'], ['runs', 'create', '--tenant', 'acme']];
+    const cases: (readonly string[])[] = [
+      ['deploy'],
+      ['runs'],
+      ['runs', 'delete'],
+      ['catalog', 'show', '--colour'],
+      ['approvals', 'show'],
+      ['runs', 'create', '--tenant', 'acme'],
+    ];
     for (const args of cases) {
       const run = await gatehouse(args);
       expect(run.code, args.join(' ')).toBe(2);
@@ -121,9 +137,34 @@ describe('the gatehouse command line', () => {
     const file = join(mkdtempSync(join(tmpdir(), 'gatehouse-trace-')), 'run.json');
     const now = Date.now();
     const events = {
-      commands: [{ schema_version: 1, command_id: 'c1', run_id: 'run_cli', tenant: 'acme', tool: 'get_customer.v1', arguments: '{"customer_id":"C-1842"}', sent_at: now, deadline_at: null }],
+      commands: [
+        {
+          schema_version: 1,
+          command_id: 'c1',
+          run_id: 'run_cli',
+          tenant: 'acme',
+          tool: 'get_customer.v1',
+          arguments: '{"customer_id":"C-1842"}',
+          sent_at: now,
+          deadline_at: null,
+        },
+      ],
       results: [
-        { schema_version: 1, command_id: 'c1', run_id: 'run_cli', tenant: 'acme', tool: 'get_customer.v1', status: 'ok' as const, operation_id: 'op_1', result: '{"customer_id":"C-1842"}', error: null, pending: null, arguments_sha256: null, completed_at: now, duration_ms: 3 },
+        {
+          schema_version: 1,
+          command_id: 'c1',
+          run_id: 'run_cli',
+          tenant: 'acme',
+          tool: 'get_customer.v1',
+          status: 'ok' as const,
+          operation_id: 'op_1',
+          result: '{"customer_id":"C-1842"}',
+          error: null,
+          pending: null,
+          arguments_sha256: null,
+          completed_at: now,
+          duration_ms: 3,
+        },
       ],
       approvalsRequested: [],
       approvalsDecided: [],

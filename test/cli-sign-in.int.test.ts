@@ -75,14 +75,24 @@ describe('the CLI signs its person in with the device grant and approves as them
 
   it('approves with the token of the person who signed in, and refuses the run’s own person', async () => {
     const proposalId = await preview(g, run, '5 Device Lane');
-    const settled = g.client.call('commit_address_change.v2', { proposal_id: proposalId }, { runId: run.run_id, tenant: run.tenant, timeoutMs: 60_000 });
+    const settled = g.client.call(
+      'commit_address_change.v2',
+      { proposal_id: proposalId },
+      { runId: run.run_id, tenant: run.tenant, timeoutMs: 60_000 },
+    );
 
     const ownerToken = await signIn(PEOPLE.owner);
-    const shown = await pollUntil(async () => {
-      const answer = await gatehouse(['approvals', 'show', proposalId], { ...env, GATEHOUSE_APPROVER_TOKEN: ownerToken });
-      return answer.code === 0 ? answer : undefined;
-    }, 20_000, 'the pending request');
-    expect(shown.stdout).toMatch(/^on behalf of:\s+Otto Owner \(7b0c1d52-5a4e-4e0b-9d51-1a0e5c1ea005 at http:\/\/127\.0\.0\.1:18080\/realms\/gatehouse\)$/m);
+    const shown = await pollUntil(
+      async () => {
+        const answer = await gatehouse(['approvals', 'show', proposalId], { ...env, GATEHOUSE_APPROVER_TOKEN: ownerToken });
+        return answer.code === 0 ? answer : undefined;
+      },
+      20_000,
+      'the pending request',
+    );
+    expect(shown.stdout).toMatch(
+      /^on behalf of:\s+Otto Owner \(7b0c1d52-5a4e-4e0b-9d51-1a0e5c1ea005 at http:\/\/127\.0\.0\.1:18080\/realms\/gatehouse\)$/m,
+    );
     const own = await gatehouse(['approvals', 'approve', proposalId], { ...env, GATEHOUSE_APPROVER_TOKEN: ownerToken });
     expect(own.code).toBe(1);
     expect(own.stderr).toContain('403 SELF_APPROVAL');
@@ -91,7 +101,11 @@ describe('the CLI signs its person in with the device grant and approves as them
     const leadToken = await signIn(PEOPLE.lead);
     const approved = await gatehouse(['approvals', 'approve', proposalId, '--json'], { ...env, GATEHOUSE_APPROVER_TOKEN: leadToken });
     expect(approved.code, approved.stderr).toBe(0);
-    expect(JSON.parse(approved.stdout)).toMatchObject({ state: 'approved', decided_by: PEOPLE.lead.username, decider: { issuer: ISSUER, subject: PEOPLE.lead.subject } });
+    expect(JSON.parse(approved.stdout)).toMatchObject({
+      state: 'approved',
+      decided_by: PEOPLE.lead.username,
+      decider: { issuer: ISSUER, subject: PEOPLE.lead.subject },
+    });
     expect((await settled).ok).toBe(true);
   });
 

@@ -28,9 +28,14 @@ interface CliRun {
 /** Runs the built CLI asynchronously: the services it talks to live in this very process. */
 function gatehouse(args: readonly string[], env: Readonly<Record<string, string>>): Promise<CliRun> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [MAIN, ...args], { env: { ...process.env, ...env }, timeout: 50_000, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
-      resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : -1, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      [MAIN, ...args],
+      { env: { ...process.env, ...env }, timeout: 50_000, maxBuffer: 16 * 1024 * 1024 },
+      (error, stdout, stderr) => {
+        resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : -1, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -71,7 +76,24 @@ describe('the gatehouse CLI against a running Gatehouse', () => {
     const tenant = `cli-${randomUUID().slice(0, 8)}`;
 
     it('creates runs and lists them as a table and as JSON', async () => {
-      const created = await gatehouse(['runs', 'create', '--tenant', tenant, '--principal', 'agent:cli-bot', '--role', 'support-readonly', '--environment', 'sandbox', '--ttl', '15m', '--json'], env);
+      const created = await gatehouse(
+        [
+          'runs',
+          'create',
+          '--tenant',
+          tenant,
+          '--principal',
+          'agent:cli-bot',
+          '--role',
+          'support-readonly',
+          '--environment',
+          'sandbox',
+          '--ttl',
+          '15m',
+          '--json',
+        ],
+        env,
+      );
       expect(created.code, created.stderr).toBe(0);
       const run = JSON.parse(created.stdout) as Run;
       expect(run).toMatchObject({ tenant, principal: 'agent:cli-bot', role: 'support-readonly', environment: 'sandbox', stopped_at: null });
@@ -80,7 +102,22 @@ describe('the gatehouse CLI against a running Gatehouse', () => {
 
       const runId = `run_cli_${randomUUID().slice(0, 8)}`;
       const table = await gatehouse(
-        ['runs', 'create', '--tenant', tenant, '--principal', 'agent:cli-bot', '--role', 'support-agent', '--environment', 'staging', '--capability', 'get_customer.v1', '--run-id', runId],
+        [
+          'runs',
+          'create',
+          '--tenant',
+          tenant,
+          '--principal',
+          'agent:cli-bot',
+          '--role',
+          'support-agent',
+          '--environment',
+          'staging',
+          '--capability',
+          'get_customer.v1',
+          '--run-id',
+          runId,
+        ],
         env,
       );
       expect(table.code, table.stderr).toBe(0);
@@ -104,18 +141,52 @@ describe('the gatehouse CLI against a running Gatehouse', () => {
       expect(listed.find((r) => r.run_id === runId)?.stopped_at).toEqual(expect.any(Number));
     });
 
-    it('issues a run\'s MCP token once with --mcp-token; stopping the run revokes it', async () => {
+    it("issues a run's MCP token once with --mcp-token; stopping the run revokes it", async () => {
       const own = `cli-mcp-${randomUUID().slice(0, 8)}`;
       const tokens = new RunTokens(g.redis, g.keys, new RunRegistry(g.redis, g.keys));
-      const created = await gatehouse(['runs', 'create', '--tenant', own, '--principal', 'agent:cli-bot', '--role', 'support-readonly', '--environment', 'sandbox', '--mcp-token', '--json'], env);
+      const created = await gatehouse(
+        [
+          'runs',
+          'create',
+          '--tenant',
+          own,
+          '--principal',
+          'agent:cli-bot',
+          '--role',
+          'support-readonly',
+          '--environment',
+          'sandbox',
+          '--mcp-token',
+          '--json',
+        ],
+        env,
+      );
       expect(created.code, created.stderr).toBe(0);
       const run = JSON.parse(created.stdout) as Run & { mcp_token: string };
       expect(run.mcp_token).toMatch(/^ghr_[\w-]{43}$/);
       expect(await tokens.check(run.mcp_token)).toMatchObject({ ok: true, run: { run_id: run.run_id, tenant: own } });
-      const table = await gatehouse(['runs', 'create', '--tenant', own, '--principal', 'agent:cli-bot', '--role', 'support-readonly', '--environment', 'sandbox', '--mcp-token'], env);
+      const table = await gatehouse(
+        [
+          'runs',
+          'create',
+          '--tenant',
+          own,
+          '--principal',
+          'agent:cli-bot',
+          '--role',
+          'support-readonly',
+          '--environment',
+          'sandbox',
+          '--mcp-token',
+        ],
+        env,
+      );
       expect(table.stdout).toMatch(/^mcp token:\s+ghr_[\w-]{43}$/m);
       // Another token for the same run, from the control API; both stop working with the run.
-      const again = await fetch(`${env['GATEHOUSE_CONTROL_URL'] ?? ''}/runs/${run.run_id}/mcp-tokens`, { method: 'POST', headers: { authorization: `Bearer ${env['GATEHOUSE_CONTROL_TOKEN'] ?? ''}` } });
+      const again = await fetch(`${env['GATEHOUSE_CONTROL_URL'] ?? ''}/runs/${run.run_id}/mcp-tokens`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${env['GATEHOUSE_CONTROL_TOKEN'] ?? ''}` },
+      });
       expect(again.status).toBe(201);
       const second = ((await again.json()) as { mcp_token: string }).mcp_token;
       expect(second).not.toBe(run.mcp_token);
@@ -131,7 +202,10 @@ describe('the gatehouse CLI against a running Gatehouse', () => {
       expect(badToken.code).toBe(1);
       expect(badToken.stderr).toContain('401 UNAUTHORIZED');
 
-      const unknownRole = await gatehouse(['runs', 'create', '--tenant', tenant, '--principal', 'p', '--role', 'janitor', '--environment', 'sandbox', '--json'], env);
+      const unknownRole = await gatehouse(
+        ['runs', 'create', '--tenant', tenant, '--principal', 'p', '--role', 'janitor', '--environment', 'sandbox', '--json'],
+        env,
+      );
       expect(unknownRole.code).toBe(1);
       const refusal = JSON.parse(unknownRole.stderr) as { error: { permitted: string[] } };
       expect(refusal).toMatchObject({ error: { code: 'UNKNOWN_ROLE', status: 422, exit_code: 1 } });
@@ -142,14 +216,20 @@ describe('the gatehouse CLI against a running Gatehouse', () => {
       expect(missing.stderr).toContain('RUN_NOT_FOUND');
 
       const port = await closedPort();
-      const unreachable = await gatehouse(['runs', 'list', '--tenant', tenant], { ...env, GATEHOUSE_CONTROL_URL: `http://127.0.0.1:${port}` });
+      const unreachable = await gatehouse(['runs', 'list', '--tenant', tenant], {
+        ...env,
+        GATEHOUSE_CONTROL_URL: `http://127.0.0.1:${port}`,
+      });
       expect(unreachable.code).toBe(3);
       expect(unreachable.stderr).toContain(`cannot reach the control API at http://127.0.0.1:${port}: ECONNREFUSED`);
 
       const unknownCommand = await gatehouse(['runz', 'list'], env);
       expect(unknownCommand.code).toBe(2);
       expect(unknownCommand.stderr).toContain('unknown command "runz"');
-      const badTtl = await gatehouse(['runs', 'create', '--tenant', tenant, '--principal', 'p', '--role', 'support-agent', '--environment', 'sandbox', '--ttl', 'soon'], env);
+      const badTtl = await gatehouse(
+        ['runs', 'create', '--tenant', tenant, '--principal', 'p', '--role', 'support-agent', '--environment', 'sandbox', '--ttl', 'soon'],
+        env,
+      );
       expect(badTtl.code).toBe(2);
     });
   });
@@ -165,10 +245,16 @@ describe('the gatehouse CLI against a running Gatehouse', () => {
     async function pendingCommit(line1: string, customerId: string): Promise<{ proposalId: string; settled: Promise<CallResult> }> {
       const proposalId = await preview(g, run, line1, customerId);
       let notice: PendingNotice | undefined;
-      const settled = g.client.call('commit_address_change.v2', { proposal_id: proposalId }, { runId: run.run_id, tenant: run.tenant, timeoutMs: 60_000, onPending: (p) => (notice = p) });
+      const settled = g.client.call(
+        'commit_address_change.v2',
+        { proposal_id: proposalId },
+        { runId: run.run_id, tenant: run.tenant, timeoutMs: 60_000, onPending: (p) => (notice = p) },
+      );
       await eventually(() => notice, 20_000, 'pending_approval');
       await waitUntil(async () => {
-        const response = await fetch(`${g.approval?.url ?? ''}/api/approvals/${proposalId}`, { headers: { authorization: `Bearer ${TOKENS.lead}` } });
+        const response = await fetch(`${g.approval?.url ?? ''}/api/approvals/${proposalId}`, {
+          headers: { authorization: `Bearer ${TOKENS.lead}` },
+        });
         return response.status === 200 ? true : undefined;
       }, `request ${proposalId} stored`);
       return { proposalId, settled };
@@ -179,13 +265,17 @@ describe('the gatehouse CLI against a running Gatehouse', () => {
 
       const list = await gatehouse(['approvals', 'list', '--tenant', 'acme'], env);
       expect(list.code, list.stderr).toBe(0);
-      expect(list.stdout.split('\n')[0]).toMatch(/^PROPOSAL\s+STATE\s+TENANT\s+TOOL\s+ENV\s+TARGET\s+EFFECT\s+APPROVER ROLE\s+EXPIRES\s+DECISION$/);
+      expect(list.stdout.split('\n')[0]).toMatch(
+        /^PROPOSAL\s+STATE\s+TENANT\s+TOOL\s+ENV\s+TARGET\s+EFFECT\s+APPROVER ROLE\s+EXPIRES\s+DECISION$/,
+      );
       const row = list.stdout.split('\n').find((l) => l.startsWith(`${proposalId} `));
       expect(row).toMatch(/pending\s+acme\s+commit_address_change\.v2\s+sandbox\s+customer:C-1842@v17\s/);
       expect(row).toMatch(/support-lead\s+in \d+m\d*s?\s+you may decide$/);
 
       const asViewer = await gatehouse(['approvals', 'list', '--json'], as('viewer'));
-      const seen = (JSON.parse(asViewer.stdout) as { proposal_id: string; may_decide: boolean; may_not_because: string | null }[]).find((r) => r.proposal_id === proposalId);
+      const seen = (JSON.parse(asViewer.stdout) as { proposal_id: string; may_decide: boolean; may_not_because: string | null }[]).find(
+        (r) => r.proposal_id === proposalId,
+      );
       expect(seen).toMatchObject({ may_decide: false, may_not_because: 'UNAUTHORIZED_APPROVER' });
 
       const show = await gatehouse(['approvals', 'show', proposalId], env);
@@ -193,7 +283,10 @@ describe('the gatehouse CLI against a running Gatehouse', () => {
       expect(show.stdout).toMatch(/^principal:\s+agent:support-bot$/m);
       expect(show.stdout).toMatch(/^approver role:\s+support-lead \(rule /m);
       expect(show.stdout).toMatch(/^ {2}shipping_address: .* → .*21 Command Line/m);
-      const detail = JSON.parse((await gatehouse(['approvals', 'show', proposalId, '--json'], env)).stdout) as { state: string; request: { proposal_id: string; arguments: string; arguments_sha256: string } };
+      const detail = JSON.parse((await gatehouse(['approvals', 'show', proposalId, '--json'], env)).stdout) as {
+        state: string;
+        request: { proposal_id: string; arguments: string; arguments_sha256: string };
+      };
       expect(detail).toMatchObject({ state: 'pending', request: { proposal_id: proposalId } });
       expect(show.stdout).toContain(detail.request.arguments_sha256);
 
@@ -216,10 +309,19 @@ describe('the gatehouse CLI against a running Gatehouse', () => {
       const key = `${run.run_id}:${proposalId}:commit`;
       const op = await gatehouse(['operations', 'show', key, '--json'], env);
       expect(op.code, op.stderr).toBe(0);
-      expect(JSON.parse(op.stdout)).toMatchObject({ key, state: 'succeeded', tool: 'commit_address_change.v2', run_id: run.run_id, tenant: 'acme' });
+      expect(JSON.parse(op.stdout)).toMatchObject({
+        key,
+        state: 'succeeded',
+        tool: 'commit_address_change.v2',
+        run_id: run.run_id,
+        tenant: 'acme',
+      });
       const opTable = await gatehouse(['operations', 'show', key], env);
       expect(opTable.stdout).toMatch(/^state:\s+succeeded$/m);
-      const resolve = await gatehouse(['operations', 'resolve', key, '--state', 'failed', '--evidence', 'ticket 42', '--by', 'ops@acme.example'], env);
+      const resolve = await gatehouse(
+        ['operations', 'resolve', key, '--state', 'failed', '--evidence', 'ticket 42', '--by', 'ops@acme.example'],
+        env,
+      );
       expect(resolve.code).toBe(1);
       expect(resolve.stderr).toContain('409 OUTCOME_ALREADY_KNOWN');
       const nothing = await gatehouse(['operations', 'show', `${run.run_id}:p_none:commit`], env);
@@ -245,7 +347,9 @@ describe('the gatehouse CLI against a running Gatehouse', () => {
       expect(await currentVersion(g, 'C-1004')).toBe(version);
 
       const listed = await gatehouse(['approvals', 'list', '--state', 'rejected', '--json'], env);
-      const row = (JSON.parse(listed.stdout) as { proposal_id: string; reason: string; decided_by: string }[]).find((r) => r.proposal_id === proposalId);
+      const row = (JSON.parse(listed.stdout) as { proposal_id: string; reason: string; decided_by: string }[]).find(
+        (r) => r.proposal_id === proposalId,
+      );
       expect(row).toMatchObject({ reason: 'Customer called: keep the old address', decided_by: IDENTITIES.lead });
     });
   });
@@ -268,17 +372,29 @@ describe('the gatehouse CLI against a running Gatehouse', () => {
       const lines = table.stdout.trimEnd().split('\n');
       expect(lines[0]).toMatch(/^ORIGIN\s+PARTITION\s+OFFSET\s+REASON\s+MESSAGE\s+SIZE\s+AGE$/);
       expect(lines).toHaveLength(2);
-      expect(lines[1]).toMatch(new RegExp(`^${g.topics.commands.replaceAll('.', '\\.')}\\s+\\d+\\s+${originOffset}\\s+NOT_WIRE_FORMAT\\s+.+\\s+${value.length} B\\s+\\d+m?s$`));
+      expect(lines[1]).toMatch(
+        new RegExp(
+          `^${g.topics.commands.replaceAll('.', '\\.')}\\s+\\d+\\s+${originOffset}\\s+NOT_WIRE_FORMAT\\s+.+\\s+${value.length} B\\s+\\d+m?s$`,
+        ),
+      );
 
       const all = await gatehouse(['dlq', 'list', '--json'], env);
       expect(all.code, all.stderr).toBe(0);
       expect(JSON.parse(all.stdout)).toEqual([
-        expect.objectContaining({ dlq_topic: dlqTopic, origin_topic: g.topics.commands, origin_offset: originOffset, reason: 'NOT_WIRE_FORMAT', key, size: value.length }),
+        expect.objectContaining({
+          dlq_topic: dlqTopic,
+          origin_topic: g.topics.commands,
+          origin_offset: originOffset,
+          reason: 'NOT_WIRE_FORMAT',
+          key,
+          size: value.length,
+        }),
       ]);
 
       const admin = g.kafka.admin();
       await admin.connect();
-      const highWatermarks = async (): Promise<number> => (await admin.fetchTopicOffsets(g.topics.commands)).reduce((sum, p) => sum + Number(p.high), 0);
+      const highWatermarks = async (): Promise<number> =>
+        (await admin.fetchTopicOffsets(g.topics.commands)).reduce((sum, p) => sum + Number(p.high), 0);
       try {
         const before = await highWatermarks();
         const dry = await gatehouse(['dlq', 'replay', '--topic', 'commands', '--reason', 'NOT_WIRE_FORMAT', '--dry-run'], env);

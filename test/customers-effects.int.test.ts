@@ -19,16 +19,23 @@ async function startExport(svc: TestService, key = newKey('exp')): Promise<strin
 }
 
 function poll(svc: TestService, id: string, done: (job: ExportJobView) => boolean, what: string): Promise<ExportJobView> {
-  return eventually(async () => {
-    const job = (await svc.call<ExportJobView>('GET', `/exports/${id}`)).body;
-    return done(job) ? job : undefined;
-  }, 20_000, what);
+  return eventually(
+    async () => {
+      const job = (await svc.call<ExportJobView>('GET', `/exports/${id}`)).body;
+      return done(job) ? job : undefined;
+    },
+    20_000,
+    what,
+  );
 }
-
 
 /** Cancels a job as the cancel tool does: a keyed write whose body is its arguments. */
 const cancel = (svc: TestService, id: string, tenant?: string) =>
-  svc.call<CancelResult>('POST', `/exports/${id}/cancel`, { key: newKey('cancel'), body: { operation_id: id }, ...(tenant === undefined ? {} : { tenant }) });
+  svc.call<CancelResult>('POST', `/exports/${id}/cancel`, {
+    key: newKey('cancel'),
+    body: { operation_id: id },
+    ...(tenant === undefined ? {} : { tenant }),
+  });
 
 describe('sending an email to a customer', () => {
   let svc: TestService;
@@ -55,19 +62,27 @@ describe('sending an email to a customer', () => {
       `SELECT id, recipient, subject, template FROM ${svc.t.outboundMessages} WHERE idempotency_key = $1`,
       [key],
     );
-    expect(rows.rows).toEqual([{ id: first.body.message_id, recipient: 'marta.kowalska@example.com', subject: 'Your address', template: 'address_changed' }]);
+    expect(rows.rows).toEqual([
+      { id: first.body.message_id, recipient: 'marta.kowalska@example.com', subject: 'Your address', template: 'address_changed' },
+    ]);
   });
 
   it('sends one message per key when concurrent requests carry fresh keys', async () => {
     const before = (await svc.db.query(`SELECT 1 FROM ${svc.t.outboundMessages}`)).rowCount ?? 0;
-    const replies = await Promise.all([1, 2, 3].map((n) =>
-      svc.call('POST', `/customers/${C.id}/emails`, { key: newKey('mail'), body: { customer_id: C.id, subject: `n${n}`, body: 'b' } })));
+    const replies = await Promise.all(
+      [1, 2, 3].map((n) =>
+        svc.call('POST', `/customers/${C.id}/emails`, { key: newKey('mail'), body: { customer_id: C.id, subject: `n${n}`, body: 'b' } }),
+      ),
+    );
     expect(replies.map((r) => r.status)).toEqual([200, 200, 200]);
     expect((await svc.db.query(`SELECT 1 FROM ${svc.t.outboundMessages}`)).rowCount).toBe(before + 3);
   });
 
   it('answers 404 and sends nothing to a customer of another tenant', async () => {
-    const reply = await svc.call<ErrorBody>('POST', `/customers/${SEED.otherTenantCustomer.id}/emails`, { key: newKey(), body: { customer_id: SEED.otherTenantCustomer.id, subject: 's', body: 'b' } });
+    const reply = await svc.call<ErrorBody>('POST', `/customers/${SEED.otherTenantCustomer.id}/emails`, {
+      key: newKey(),
+      body: { customer_id: SEED.otherTenantCustomer.id, subject: 's', body: 'b' },
+    });
     expect(reply.status).toBe(404);
     expect(reply.body.error.code).toBe('NOT_FOUND');
     const sent = await svc.db.query(`SELECT 1 FROM ${svc.t.outboundMessages} WHERE customer_id = $1`, [SEED.otherTenantCustomer.id]);
@@ -85,10 +100,15 @@ describe('export jobs that finish quickly', () => {
   it('runs a job from queued through running to succeeded with a result url', async () => {
     const id = await startExport(svc);
     const states = new Set<string>();
-    const done = await poll(svc, id, (job) => {
-      states.add(job.state);
-      return job.state === 'succeeded';
-    }, 'export to succeed');
+    const done = await poll(
+      svc,
+      id,
+      (job) => {
+        states.add(job.state);
+        return job.state === 'succeeded';
+      },
+      'export to succeed',
+    );
     expect(states.has('running')).toBe(true);
     expect(done).toMatchObject({ job_id: id, customer_id: C.id, format: 'csv', progress: 100, interruptible: false });
     expect(done.result_url).toMatch(new RegExp(`${id}\\.csv$`));
@@ -112,7 +132,7 @@ describe('export jobs that finish quickly', () => {
     expect(await jobState(svc, id)).toBe('succeeded');
   });
 
-  it('hides another tenant\'s job', async () => {
+  it("hides another tenant's job", async () => {
     const id = await startExport(svc);
     expect((await svc.call('GET', `/exports/${id}`, { tenant: 'globex' })).status).toBe(404);
     expect((await cancel(svc, id, 'globex')).status).toBe(404);

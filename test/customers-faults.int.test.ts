@@ -59,13 +59,22 @@ describe('fault hooks (CUSTOMERS_FAULTS=1)', () => {
 
   it('delays handling on delay:<ms>, so a client timeout leaves an outcome the status query later reports', async () => {
     const key = newKey('slow');
-    const call = svc.call('POST', `/customers/${C.id}/address-changes`, { key, body, fault: 'delay:400', signal: AbortSignal.timeout(100) });
+    const call = svc.call('POST', `/customers/${C.id}/address-changes`, {
+      key,
+      body,
+      fault: 'delay:400',
+      signal: AbortSignal.timeout(100),
+    });
     await expect(call).rejects.toThrow(/aborted|timeout/i);
     expect((await svc.call('GET', `/operations/${key}`)).status).toBe(404);
-    const status = await eventually(async () => {
-      const reply = await svc.call<{ status: string }>('GET', `/operations/${key}`);
-      return reply.status === 200 ? reply.body : undefined;
-    }, 10_000, 'the delayed write to commit');
+    const status = await eventually(
+      async () => {
+        const reply = await svc.call<{ status: string }>('GET', `/operations/${key}`);
+        return reply.status === 200 ? reply.body : undefined;
+      },
+      10_000,
+      'the delayed write to commit',
+    );
     expect(status.status).toBe('succeeded');
     expect(await version(svc)).toBe(18);
   });
@@ -73,16 +82,25 @@ describe('fault hooks (CUSTOMERS_FAULTS=1)', () => {
   it('records the maximum number of concurrent in-flight writes per tenant', async () => {
     await svc.call('POST', '/__stats/reset', { tenant: null });
     const mail = (tenant: string, customer: string) =>
-      svc.call('POST', `/customers/${customer}/emails`, { tenant, key: newKey('m'), body: { customer_id: customer, subject: 's', body: 'b' }, fault: 'delay:500' });
+      svc.call('POST', `/customers/${customer}/emails`, {
+        tenant,
+        key: newKey('m'),
+        body: { customer_id: customer, subject: 's', body: 'b' },
+        fault: 'delay:500',
+      });
     const replies = await Promise.all([
       ...Array.from({ length: 5 }, () => mail('acme', C.id)),
       ...Array.from({ length: 2 }, () => mail('globex', SEED.otherTenantCustomer.id)),
     ]);
     expect(replies.map((r) => r.status)).toEqual(Array(7).fill(200));
-    const stats = await eventually(async () => {
-      const got = (await svc.call<FaultStats>('GET', '/__stats', { tenant: null })).body;
-      return Object.keys(got.inFlightByTenant).length === 0 ? got : undefined;
-    }, 5_000, 'in-flight writes to drain');
+    const stats = await eventually(
+      async () => {
+        const got = (await svc.call<FaultStats>('GET', '/__stats', { tenant: null })).body;
+        return Object.keys(got.inFlightByTenant).length === 0 ? got : undefined;
+      },
+      5_000,
+      'in-flight writes to drain',
+    );
     expect(stats.maxInFlightByTenant).toEqual({ acme: 5, globex: 2 });
     const reset = await svc.call<FaultStats>('POST', '/__stats/reset', { tenant: null });
     expect(reset.body).toEqual({ maxInFlightByTenant: {}, inFlightByTenant: {} });

@@ -106,7 +106,16 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
   app.addHook('onResponse', (request, reply, done) => {
     const claims = request.call;
     if (claims !== undefined) {
-      served.push({ call: claims.call, jti: claims.jti, idempotencyKey: claims.idempotency_key, tool: claims.tool, sub: claims.sub, actor: claims.act.sub, tenant: claims.tenant, status: reply.statusCode });
+      served.push({
+        call: claims.call,
+        jti: claims.jti,
+        idempotencyKey: claims.idempotency_key,
+        tool: claims.tool,
+        sub: claims.sub,
+        actor: claims.act.sub,
+        tenant: claims.tenant,
+        status: reply.statusCode,
+      });
     } else if (request.routeOptions.config.tenantless !== true && [401, 403, 503].includes(reply.statusCode)) {
       refused.push({ method: request.method, url: request.url, status: reply.statusCode });
     }

@@ -22,7 +22,9 @@ const toHome = { kind: 'saved', address_id: 'addr_1842_home' } as const;
 const toNew = { kind: 'new', line1: 'Piotrkowska 100', city: 'Łódź', country: 'PL', postal_code: '90-001' } as const;
 
 async function customerRow(svc: TestService, id = C.id): Promise<CustomerRow> {
-  const found = await svc.db.query<CustomerRow>(`SELECT version, line1, city, country, postal_code FROM ${svc.t.customers} WHERE id = $1`, [id]);
+  const found = await svc.db.query<CustomerRow>(`SELECT version, line1, city, country, postal_code FROM ${svc.t.customers} WHERE id = $1`, [
+    id,
+  ]);
   const row = found.rows[0];
   if (row === undefined) throw new Error(`no row for ${id}`);
   return row;
@@ -42,13 +44,17 @@ async function raceOnLockedRow<T>(svc: TestService, waiters: number, fire: () =>
     await holder.query('BEGIN');
     await holder.query(`SELECT 1 FROM ${svc.t.customers} WHERE id = $1 FOR UPDATE`, [C.id]);
     const pending = fire();
-    await eventually(async () => {
-      const blocked = await svc.db.query<{ n: string }>(
-        `SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND position($1 in query) > 0`,
-        [svc.schema],
-      );
-      return Number(blocked.rows[0]?.n) >= waiters ? true : undefined;
-    }, 10_000, `${waiters} requests to block`);
+    await eventually(
+      async () => {
+        const blocked = await svc.db.query<{ n: string }>(
+          `SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND position($1 in query) > 0`,
+          [svc.schema],
+        );
+        return Number(blocked.rows[0]?.n) >= waiters ? true : undefined;
+      },
+      10_000,
+      `${waiters} requests to block`,
+    );
     await holder.query('COMMIT');
     return await pending;
   } finally {
@@ -132,7 +138,10 @@ describe('customers service reads', () => {
       expect(reply.status).toBe(400);
       expect(reply.body.error).toMatchObject({ code: 'INVALID_REQUEST', field: 'cursor' });
     }
-    const foreign = await svc.call<ErrorBody>('GET', `/customers/${C.id}/orders?state=shipped&page_size=5&cursor=${encodeURIComponent(cursor)}`);
+    const foreign = await svc.call<ErrorBody>(
+      'GET',
+      `/customers/${C.id}/orders?state=shipped&page_size=5&cursor=${encodeURIComponent(cursor)}`,
+    );
     expect(foreign.status).toBe(400);
   });
 
@@ -151,7 +160,9 @@ describe('customers service reads', () => {
 
   it('previews an address change without changing anything', async () => {
     const before = await customerRow(svc);
-    const reply = await svc.call<AddressChangePreview>('POST', `/customers/${C.id}/address-changes/preview`, { body: { destination: toHome } });
+    const reply = await svc.call<AddressChangePreview>('POST', `/customers/${C.id}/address-changes/preview`, {
+      body: { destination: toHome },
+    });
     expect(reply.status).toBe(200);
     expect(reply.body).toEqual({
       customer_id: C.id,
@@ -214,11 +225,13 @@ describe('committing an address change', () => {
       `SELECT status, arguments_sha256, response FROM ${svc.t.idempotencyKeys} WHERE key = $1`,
       [key],
     );
-    expect(stored.rows).toEqual([{
-      status: 'succeeded',
-      arguments_sha256: argumentsSha256({ customer_id: C.id, expected_version: 17, destination: toNew }),
-      response: reply.body,
-    }]);
+    expect(stored.rows).toEqual([
+      {
+        status: 'succeeded',
+        arguments_sha256: argumentsSha256({ customer_id: C.id, expected_version: 17, destination: toNew }),
+        response: reply.body,
+      },
+    ]);
   });
 
   it('refuses a stale expected version with 409 VERSION_CONFLICT and current_version, changing nothing', async () => {
@@ -230,8 +243,9 @@ describe('committing an address change', () => {
   });
 
   it('lets exactly one of ten concurrent commits at the same expected version win', async () => {
-    const replies = await raceOnLockedRow(svc, 10, () => Promise.all(Array.from({ length: 10 }, (_, i) =>
-      commit(newKey(`race${i}`), 17, i % 2 === 0 ? toNew : toHome))));
+    const replies = await raceOnLockedRow(svc, 10, () =>
+      Promise.all(Array.from({ length: 10 }, (_, i) => commit(newKey(`race${i}`), 17, i % 2 === 0 ? toNew : toHome))),
+    );
     const statuses = replies.map((r) => r.status).sort();
     expect(statuses).toEqual([200, 409, 409, 409, 409, 409, 409, 409, 409, 409]);
     for (const loser of replies.filter((r) => r.status === 409)) expect(loser.body.error.current_version).toBe(18);
@@ -267,7 +281,10 @@ describe('committing an address change', () => {
     const reused = await commit(key, 17, toHome);
     expect(reused.status).toBe(422);
     expect(reused.body.error.code).toBe('IDEMPOTENCY_KEY_REUSED');
-    const onEmail = await svc.call<ErrorBody>('POST', `/customers/${C.id}/emails`, { key, body: { customer_id: C.id, subject: 's', body: 'b' } });
+    const onEmail = await svc.call<ErrorBody>('POST', `/customers/${C.id}/emails`, {
+      key,
+      body: { customer_id: C.id, subject: 's', body: 'b' },
+    });
     expect(onEmail.status).toBe(422);
     expect(await customerRow(svc)).toMatchObject({ version: 18, city: 'Łódź' });
     expect((await svc.db.query(`SELECT 1 FROM ${svc.t.outboundMessages}`)).rowCount).toBe(0);
@@ -287,7 +304,12 @@ describe('committing an address change', () => {
     const body = { customer_id: C.id, expected_version: 17, destination: toHome };
     const reply = await svc.call<ErrorBody>('POST', `/customers/${C.id}/address-changes`, {
       body,
-      assertion: { call: 'write', idempotencyKey: 'run-test:prop-test:op', argumentsSha256: argumentsSha256(body), approvalId: 'appr-test' },
+      assertion: {
+        call: 'write',
+        idempotencyKey: 'run-test:prop-test:op',
+        argumentsSha256: argumentsSha256(body),
+        approvalId: 'appr-test',
+      },
     });
     expect(reply.status).toBe(403);
     expect(reply.body.error).toMatchObject({ code: 'IDEMPOTENCY_KEY_MISMATCH' });

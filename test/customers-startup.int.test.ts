@@ -4,7 +4,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { customersConfigFromEnv, ensureDatabase, migrate, SCHEMA_VERSION, SEED, seedIfEmpty, startCustomersService, tablesIn } from '@gatehouse/customers';
+import {
+  customersConfigFromEnv,
+  ensureDatabase,
+  migrate,
+  SCHEMA_VERSION,
+  SEED,
+  seedIfEmpty,
+  startCustomersService,
+  tablesIn,
+} from '@gatehouse/customers';
 import { createLogger } from '@gatehouse/telemetry';
 import { assertionFor, DATABASE_URL } from './customers-harness.js';
 import { TEST_ASSERTION_ISSUER, TEST_ASSERTION_JWKS } from './support/signing.js';
@@ -43,10 +52,16 @@ describe('customers service start-up', () => {
     expect(Object.fromEntries(byState.rows.map((r) => [r.state, Number(r.n)]))).toEqual(SEED.ordersOfC1842ByState);
   });
 
-  it('starts from environment settings with the executors\' key set as a file, answers readyz and closes cleanly', async () => {
+  it("starts from environment settings with the executors' key set as a file, answers readyz and closes cleanly", async () => {
     const jwks = join(mkdtempSync(join(tmpdir(), 'customers-')), 'jwks.json');
     writeFileSync(jwks, JSON.stringify(TEST_ASSERTION_JWKS));
-    const config = customersConfigFromEnv({ DATABASE_URL, CUSTOMERS_PORT: '0', CUSTOMERS_DB_SCHEMA: schema, CUSTOMERS_ASSERTION_KEYS: jwks, CUSTOMERS_ASSERTION_ISSUER: TEST_ASSERTION_ISSUER });
+    const config = customersConfigFromEnv({
+      DATABASE_URL,
+      CUSTOMERS_PORT: '0',
+      CUSTOMERS_DB_SCHEMA: schema,
+      CUSTOMERS_ASSERTION_KEYS: jwks,
+      CUSTOMERS_ASSERTION_ISSUER: TEST_ASSERTION_ISSUER,
+    });
     expect(config.faultsEnabled).toBe(false);
     const service = await startCustomersService(config, createLogger('customers-test', { level: 'error' }));
     try {

@@ -12,7 +12,7 @@ import { collect, currentVersion, preview } from './support/writes.js';
 
 // The command's deadline_at means what the schema says: no work starts after it, and no later stage
 // extends it.
-describe('a call\'s deadline holds at every stage', () => {
+describe("a call's deadline holds at every stage", () => {
   let g: Gatehouse;
   let run: Run;
   let results: Awaited<ReturnType<typeof collect<'results'>>>;
@@ -33,7 +33,16 @@ describe('a call\'s deadline holds at every stage', () => {
 
   function command(tool: string, args: unknown, deadlineAt: number): ToolCommand {
     const now = Date.now();
-    return { schema_version: 1, command_id: `cmd-${randomUUID()}`, run_id: run.run_id, tenant: run.tenant, tool, arguments: JSON.stringify(args), sent_at: now, deadline_at: deadlineAt };
+    return {
+      schema_version: 1,
+      command_id: `cmd-${randomUUID()}`,
+      run_id: run.run_id,
+      tenant: run.tenant,
+      tool,
+      arguments: JSON.stringify(args),
+      sent_at: now,
+      deadline_at: deadlineAt,
+    };
   }
 
   async function send(...commands: ToolCommand[]): Promise<void> {
@@ -60,13 +69,16 @@ describe('a call\'s deadline holds at every stage', () => {
     // been read, none of them is for these calls.
     const admin = g.kafka.admin();
     await admin.connect();
-    const published = (await admin.fetchTopicOffsets(g.topics.execute).finally(() => admin.disconnect())).reduce((n, p) => n + Number(p.high) - Number(p.low), 0);
+    const published = (await admin.fetchTopicOffsets(g.topics.execute).finally(() => admin.disconnect())).reduce(
+      (n, p) => n + Number(p.high) - Number(p.low),
+      0,
+    );
     await eventually(() => orders.events.length >= published || undefined, 20_000, `the ${published} orders on the topic`);
     expect(orders.events.filter((o) => o.command_id === read.command_id || o.command_id === write.command_id)).toEqual([]);
     expect(await currentVersion(g)).toBe(before);
   });
 
-  it('keeps the call\'s deadline on the order of an allowed write', async () => {
+  it("keeps the call's deadline on the order of an allowed write", async () => {
     const proposalId = await preview(g, run, '2 Prompt Place');
     const deadline = Date.now() + 30_000;
     const write = command('commit_address_change.v2', { proposal_id: proposalId }, deadline);

@@ -68,7 +68,11 @@ describe('the demo, end to end, and what its services log', () => {
     expect(code, transcript.slice(-3000)).toBe(0);
     expect(transcript).toMatch(/All \d+ MCP steps gave the expected result\./);
     expect(transcript).toContain('5 Protocol Street');
-    expect(readdirSync(logs).filter((f) => f.endsWith('.log')).sort()).toEqual(['approval.log', 'customers.log', 'executor-1.log', 'mcp.log', 'policy.log']);
+    expect(
+      readdirSync(logs)
+        .filter((f) => f.endsWith('.log'))
+        .sort(),
+    ).toEqual(['approval.log', 'customers.log', 'executor-1.log', 'mcp.log', 'policy.log']);
     expect(expectNoRawValues(logs, [...SEEDED.slice(0, 5), '5 Protocol Street'])).toBeGreaterThan(30);
     // The token is shown once, to the person who registered the run, and never logged.
     const token = /token (ghr_[\w-]{4})…/.exec(transcript)?.[1];

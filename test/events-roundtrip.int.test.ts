@@ -83,7 +83,10 @@ describe('a publisher whose send failed', () => {
     await admin.connect();
     try {
       // A topic whose records may be 2 KiB at most: the broker refuses a bigger one.
-      await admin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: 1, replicationFactor: 1, configEntries: [{ name: 'max.message.bytes', value: '2048' }] }] });
+      await admin.createTopics({
+        waitForLeaders: true,
+        topics: [{ topic, numPartitions: 1, replicationFactor: 1, configEntries: [{ name: 'max.message.bytes', value: '2048' }] }],
+      });
     } finally {
       await admin.disconnect();
     }

@@ -79,7 +79,12 @@ const bigResult = defineTool({
   name: 'big_result',
   version: 1,
   description: 'Test-only read that returns a string of the requested length.',
-  input: { type: 'object', additionalProperties: false, required: ['size'], properties: { size: { type: 'integer', minimum: 0, maximum: 100_000 } } },
+  input: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['size'],
+    properties: { size: { type: 'integer', minimum: 0, maximum: 100_000 } },
+  },
   output: { type: 'object', additionalProperties: false, required: ['blob'], properties: { blob: { type: 'string' } } },
   retry: 'never',
   timeoutMs: 2_000,
@@ -95,7 +100,12 @@ const flakyInput = {
     code: { type: 'string', enum: ['UPSTREAM_ERROR', 'NOT_FOUND'] },
   },
 } as const;
-const flakyOutput = { type: 'object', additionalProperties: false, required: ['attempt'], properties: { attempt: { type: 'integer' } } } as const;
+const flakyOutput = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['attempt'],
+  properties: { attempt: { type: 'integer' } },
+} as const;
 const flakySafe = defineTool({
   ...common,
   name: 'flaky_safe',
@@ -117,7 +127,10 @@ const flakyNever = defineTool({
   timeoutMs: 2_000,
 } as const);
 
-const flakyRun = (args: { failures: number; code: 'UPSTREAM_ERROR' | 'NOT_FOUND' }, context: { commandId: string; signal: AbortSignal }) => {
+const flakyRun = (
+  args: { failures: number; code: 'UPSTREAM_ERROR' | 'NOT_FOUND' },
+  context: { commandId: string; signal: AbortSignal },
+) => {
   const attempt = invoked(context.commandId, context.signal);
   if (attempt <= args.failures) {
     // Retryable only when the code says an identical call can succeed.

@@ -67,7 +67,11 @@ describe('records no key of the right service signed never speak for a command',
    * The records of a topic's DLQ whose decoded event `match`es, once `count` of them are there: each
    * test picks out its own forgeries by the ids it gave them.
    */
-  async function deadLetters<R extends TopicRole>(role: R, count: number, match: (event: Record<string, unknown>) => boolean): Promise<KafkaMessage[]> {
+  async function deadLetters<R extends TopicRole>(
+    role: R,
+    count: number,
+    match: (event: Record<string, unknown>) => boolean,
+  ): Promise<KafkaMessage[]> {
     const consumer = g.kafka.consumer({ groupId: `${g.label}-dlq-${randomUUID()}` });
     const mine: KafkaMessage[] = [];
     await consumer.connect();
@@ -85,7 +89,8 @@ describe('records no key of the right service signed never speak for a command',
       await consumer.disconnect();
     }
   }
-  const dlqReasons = (records: readonly KafkaMessage[]): string[] => records.map((r) => r.headers?.[DLQ_HEADER.reason]?.toString() ?? '').sort();
+  const dlqReasons = (records: readonly KafkaMessage[]): string[] =>
+    records.map((r) => r.headers?.[DLQ_HEADER.reason]?.toString() ?? '').sort();
   /** The answers to `commandId` a Gatehouse service signed: whatever else is on the topic speaks for no one. */
   const signedAnswers = (commandId: string) => results.of(commandId).filter((r) => verifyResult(r.event, r.headers, TEST_KEY_RING).ok);
   const terminal = (answers: ReturnType<typeof signedAnswers>) => answers.filter((r) => r.event.status !== 'pending_approval');
@@ -95,12 +100,20 @@ describe('records no key of the right service signed never speak for a command',
     const proposalId = await preview(g, run, line1);
     let noticed: (commandId: string) => void = () => undefined;
     const pending = new Promise<string>((resolve) => (noticed = resolve));
-    const call = g.client.call('commit_address_change.v2', { proposal_id: proposalId }, { runId: run.run_id, tenant: run.tenant, onPending: (n) => noticed(n.commandId) });
+    const call = g.client.call(
+      'commit_address_change.v2',
+      { proposal_id: proposalId },
+      { runId: run.run_id, tenant: run.tenant, onPending: (n) => noticed(n.commandId) },
+    );
     return { call, commandId: await pending, proposalId };
   }
 
   function forgedOrder(commandId: string, proposalId: string): ExecutionOrder {
-    const { canonical, sha256 } = canonicalArguments({ customer_id: 'C-1842', expected_version: 1, destination: { kind: 'new', line1: '666 Forged Road', city: 'York', country: 'GB' } });
+    const { canonical, sha256 } = canonicalArguments({
+      customer_id: 'C-1842',
+      expected_version: 1,
+      destination: { kind: 'new', line1: '666 Forged Road', city: 'York', country: 'GB' },
+    });
     const now = Date.now();
     return {
       schema_version: 1,
@@ -131,7 +144,13 @@ describe('records no key of the right service signed never speak for a command',
       tool: 'commit_address_change.v2',
       status: 'ok',
       operation_id: 'op_forged',
-      result: JSON.stringify({ customer_id: 'C-1842', previous_version: 1, new_version: 999, changed_fields: ['shipping_address'], committed_at: new Date().toISOString() }),
+      result: JSON.stringify({
+        customer_id: 'C-1842',
+        previous_version: 1,
+        new_version: 999,
+        changed_fields: ['shipping_address'],
+        committed_at: new Date().toISOString(),
+      }),
       error: null,
       pending: null,
       arguments_sha256: null,
@@ -146,7 +165,11 @@ describe('records no key of the right service signed never speak for a command',
     const partition = String(g.client.stats().replyPartition);
     const routed = { [REPLY_PARTITION_HEADER]: partition };
     // A real, signed order of this run (the preview's read), to re-address and to re-route.
-    const previewOrder = await eventually(() => orders.events.find((o) => o.proposal_id === null && o.run_id === run.run_id && o.tool === 'preview_address_change.v1'), 10_000, 'the preview’s order');
+    const previewOrder = await eventually(
+      () => orders.events.find((o) => o.proposal_id === null && o.run_id === run.run_id && o.tool === 'preview_address_change.v1'),
+      10_000,
+      'the preview’s order',
+    );
     const previewHeaders = orders.headersOf(previewOrder) ?? {};
     const forged = forgedOrder(commandId, proposalId);
     const counts = async () => ({
@@ -163,10 +186,19 @@ describe('records no key of the right service signed never speak for a command',
     // A signed read, re-encoded to name the waiting command (the signature kept).
     await forger.publish('execute', run.tenant, { ...previewOrder, command_id: commandId }, previewHeaders);
     // The same signed read, re-routed to another instance's partition.
-    await forger.publish('execute', run.tenant, previewOrder, { ...previewHeaders, [REPLY_PARTITION_HEADER]: String((Number(partition) + 1) % 3) });
+    await forger.publish('execute', run.tenant, previewOrder, {
+      ...previewHeaders,
+      [REPLY_PARTITION_HEADER]: String((Number(partition) + 1) % 3),
+    });
 
     const dead = await deadLetters('execute', 5, (o) => o['command_id'] === commandId || o['order_id'] === previewOrder.order_id);
-    expect(dlqReasons(dead)).toEqual(['untrusted_bad_signature', 'untrusted_bad_signature', 'untrusted_unknown_key', 'untrusted_unsigned', 'untrusted_wrong_role']);
+    expect(dlqReasons(dead)).toEqual([
+      'untrusted_bad_signature',
+      'untrusted_bad_signature',
+      'untrusted_unknown_key',
+      'untrusted_unsigned',
+      'untrusted_wrong_role',
+    ]);
     const countsAfter = await counts();
     expect({
       unsigned: countsAfter.unsigned - countsBefore.unsigned,
@@ -185,7 +217,11 @@ describe('records no key of the right service signed never speak for a command',
     expect(answered.ok, JSON.stringify(answered)).toBe(true);
     expect(answered.ok && answered.result).toMatchObject({ previous_version: before, new_version: before + 1 });
     expect(await currentVersion(g)).toBe(before + 1);
-    const answers = await eventually(() => (terminal(signedAnswers(commandId)).length > 0 ? terminal(signedAnswers(commandId)) : undefined), 10_000, 'the signed answer');
+    const answers = await eventually(
+      () => (terminal(signedAnswers(commandId)).length > 0 ? terminal(signedAnswers(commandId)) : undefined),
+      10_000,
+      'the signed answer',
+    );
     expect(answers.map((r) => r.event.status)).toEqual(['ok']);
     expect(results.of(commandId).every((r) => String(r.partition) === partition)).toBe(true);
   });
@@ -201,19 +237,31 @@ describe('records no key of the right service signed never speak for a command',
     // Signed by the policy service, but altered on the way: the result no longer matches.
     const pending = await eventually(() => results.of(commandId)[0], 10_000, 'the pending answer in the log');
     await forger.publish('results', run.run_id, { ...fake, command_id: commandId }, { ...routed, ...pickSignature(pending.headers) });
-    await eventually(() => (g.client.stats().untrusted >= untrustedBefore + 3 ? true : undefined), 20_000, 'the forged answers to be refused');
+    await eventually(
+      () => (g.client.stats().untrusted >= untrustedBefore + 3 ? true : undefined),
+      20_000,
+      'the forged answers to be refused',
+    );
 
     expect(await approveAsLead(g, proposalId)).toBe(200);
     const answered = await call;
     expect(answered.ok && answered.result).toMatchObject({ previous_version: before, new_version: before + 1 });
     const dead = await deadLetters('results', 3, (r) => r['command_id'] === commandId);
     expect(dlqReasons(dead)).toEqual(['untrusted_bad_signature', 'untrusted_unknown_key', 'untrusted_unsigned']);
-    const answers = await eventually(() => (terminal(signedAnswers(commandId)).length > 0 ? terminal(signedAnswers(commandId)) : undefined), 10_000, 'the signed answer');
+    const answers = await eventually(
+      () => (terminal(signedAnswers(commandId)).length > 0 ? terminal(signedAnswers(commandId)) : undefined),
+      10_000,
+      'the signed answer',
+    );
     expect(answers.map((r) => r.event.status)).toEqual(['ok']);
   });
 
   it('produces no new result for a replayed order, changed or not, and answers the calls after it', async () => {
-    const commit = await eventually(() => orders.events.find((o) => o.run_id === run.run_id && o.effect === 'write' && o.approval !== null), 10_000, 'an approved write');
+    const commit = await eventually(
+      () => orders.events.find((o) => o.run_id === run.run_id && o.effect === 'write' && o.approval !== null),
+      10_000,
+      'an approved write',
+    );
     const commitHeaders = orders.headersOf(commit) ?? {};
     const read = await eventually(() => orders.events.find((o) => o.run_id === run.run_id && o.effect === 'read'), 10_000, 'a read');
     const answeredBefore = await executorMetric('gatehouse_duplicate_orders_total', 'reason="answered"');
@@ -228,9 +276,17 @@ describe('records no key of the right service signed never speak for a command',
 
     await forger.publish('execute', commit.tenant, commit, commitHeaders);
     await forger.publish('execute', read.tenant, read, orders.headersOf(read) ?? {});
-    await forger.publish('execute', commit.tenant, commit, { ...commitHeaders, [REPLY_PARTITION_HEADER]: '0' === commitHeaders[REPLY_PARTITION_HEADER]?.toString() ? '1' : '0' });
+    await forger.publish('execute', commit.tenant, commit, {
+      ...commitHeaders,
+      [REPLY_PARTITION_HEADER]: '0' === commitHeaders[REPLY_PARTITION_HEADER]?.toString() ? '1' : '0',
+    });
 
-    await pollUntil(async () => ((await executorMetric('gatehouse_duplicate_orders_total', 'reason="answered"')) >= answeredBefore + 2 ? true : undefined), 20_000, 'the replays to be judged');
+    await pollUntil(
+      async () =>
+        (await executorMetric('gatehouse_duplicate_orders_total', 'reason="answered"')) >= answeredBefore + 2 ? true : undefined,
+      20_000,
+      'the replays to be judged',
+    );
     const dead = await deadLetters('execute', 1, (o) => o['order_id'] === commit.order_id);
     expect(dlqReasons(dead)).toEqual(['untrusted_bad_signature']);
     await settled();
@@ -242,32 +298,58 @@ describe('records no key of the right service signed never speak for a command',
   it('shows people no approval request the policy service did not sign, and answers nothing for it', async () => {
     const { call, commandId, proposalId } = await pendingCommit('3 Real Road');
     const real = await eventually(() => requests.events.find((r) => r.proposal_id === proposalId), 10_000, 'the real request');
-    const forged: ApprovalRequest = { ...real, proposal_id: `p_forged_${randomUUID().replace(/-/g, '')}`, diff: { ...real.diff, amount: { minor: 1, currency: 'EUR' } } };
+    const forged: ApprovalRequest = {
+      ...real,
+      proposal_id: `p_forged_${randomUUID().replace(/-/g, '')}`,
+      diff: { ...real.diff, amount: { minor: 1, currency: 'EUR' } },
+    };
     const approvalUrl = g.approval?.url ?? '';
     const refusedBefore = await metric(approvalUrl, 'gatehouse_untrusted_records_total', 'kind="approvalsRequested",reason="unsigned"');
     await forger.publish('approvalsRequested', forged.tenant, forged);
-    await forger.publish('approvalsRequested', forged.tenant, forged, signedHeaders(forged, { topic: 'approvalsRequested', by: 'approval' }));
+    await forger.publish(
+      'approvalsRequested',
+      forged.tenant,
+      forged,
+      signedHeaders(forged, { topic: 'approvalsRequested', by: 'approval' }),
+    );
     // The real request, with the diff a person is shown changed: the policy service's signature no longer holds.
     await forger.publish('approvalsRequested', real.tenant, { ...real, diff: forged.diff }, requests.headersOf(real) ?? {});
 
-    const dead = await deadLetters('approvalsRequested', 3, (r) => r['proposal_id'] === forged.proposal_id || r['proposal_id'] === proposalId);
+    const dead = await deadLetters(
+      'approvalsRequested',
+      3,
+      (r) => r['proposal_id'] === forged.proposal_id || r['proposal_id'] === proposalId,
+    );
     expect(dlqReasons(dead)).toEqual(['untrusted_bad_signature', 'untrusted_unsigned', 'untrusted_wrong_role']);
-    expect(await metric(approvalUrl, 'gatehouse_untrusted_records_total', 'kind="approvalsRequested",reason="unsigned"')).toBe(refusedBefore + 1);
-    const shown = await fetch(`${approvalUrl}/api/approvals/${forged.proposal_id}`, { headers: { authorization: `Bearer ${TOKENS.lead}` } });
+    expect(await metric(approvalUrl, 'gatehouse_untrusted_records_total', 'kind="approvalsRequested",reason="unsigned"')).toBe(
+      refusedBefore + 1,
+    );
+    const shown = await fetch(`${approvalUrl}/api/approvals/${forged.proposal_id}`, {
+      headers: { authorization: `Bearer ${TOKENS.lead}` },
+    });
     expect(shown.status).toBe(404);
     // The real request is shown as the policy service signed it, and decides the real command.
-    const stored = (await (await fetch(`${approvalUrl}/api/approvals/${proposalId}`, { headers: { authorization: `Bearer ${TOKENS.lead}` } })).json()) as { request: ApprovalRequest };
+    const stored = (await (
+      await fetch(`${approvalUrl}/api/approvals/${proposalId}`, { headers: { authorization: `Bearer ${TOKENS.lead}` } })
+    ).json()) as { request: ApprovalRequest };
     expect(stored.request.diff).toEqual(real.diff);
     expect(await approveAsLead(g, proposalId)).toBe(200);
     expect((await call).ok).toBe(true);
-    const answers = await eventually(() => (terminal(signedAnswers(commandId)).length > 0 ? terminal(signedAnswers(commandId)) : undefined), 10_000, 'the signed answer');
+    const answers = await eventually(
+      () => (terminal(signedAnswers(commandId)).length > 0 ? terminal(signedAnswers(commandId)) : undefined),
+      10_000,
+      'the signed answer',
+    );
     expect(answers.map((r) => r.event.status)).toEqual(['ok']);
   });
 
   it('delivers no forged ok to an MCP client waiting on a commit', async () => {
     const agent = await createRunWithToken(g, 'support-agent');
     mcp = await connectHttp(door.url, agent);
-    const previewed = (await mcp.callTool({ name: 'preview_address_change_v1', arguments: { customer_id: 'C-1842', destination: { kind: 'new', line1: '4 Real Road', city: 'York', country: 'GB' } } })) as CallToolResult;
+    const previewed = (await mcp.callTool({
+      name: 'preview_address_change_v1',
+      arguments: { customer_id: 'C-1842', destination: { kind: 'new', line1: '4 Real Road', city: 'York', country: 'GB' } },
+    })) as CallToolResult;
     const proposalId = (previewed.structuredContent as { proposal_id: string }).proposal_id;
     const before = await currentVersion(g);
     const committing = mcp.callTool({ name: 'commit_address_change_v2', arguments: { proposal_id: proposalId } });
@@ -280,8 +362,14 @@ describe('records no key of the right service signed never speak for a command',
     const partitions = await admin.fetchTopicOffsets(g.topics.results).finally(() => admin.disconnect());
     expect(partitions.length).toBeGreaterThan(0);
     const fake = { ...forgedOk(request.command_id), run_id: agent.run_id };
-    for (let p = 0; p < partitions.length; p += 1) await forger.publish('results', agent.run_id, fake, { [REPLY_PARTITION_HEADER]: String(p) });
-    await pollUntil(async () => ((await metric(doorUrl, 'gatehouse_untrusted_records_total', 'kind="results",reason="unsigned"')) > refusedBefore ? true : undefined), 20_000, 'the front door to refuse the forgery');
+    for (let p = 0; p < partitions.length; p += 1)
+      await forger.publish('results', agent.run_id, fake, { [REPLY_PARTITION_HEADER]: String(p) });
+    await pollUntil(
+      async () =>
+        (await metric(doorUrl, 'gatehouse_untrusted_records_total', 'kind="results",reason="unsigned"')) > refusedBefore ? true : undefined,
+      20_000,
+      'the front door to refuse the forgery',
+    );
 
     expect(await approveAsLead(g, proposalId)).toBe(200);
     const committed = (await committing) as CallToolResult;
@@ -300,4 +388,3 @@ function pickSignature(headers: Readonly<Record<string, unknown>> | undefined): 
   }
   return picked;
 }
-

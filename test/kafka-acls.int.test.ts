@@ -7,7 +7,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AclOperationTypes, AclPermissionTypes, AclResourceTypes, ResourcePatternTypes } from 'kafkajs';
 import type { Admin, Consumer, Kafka, Producer } from 'kafkajs';
 import { createClient } from '@gatehouse/client';
-import { createKafka, dlqTopicOf, eventsConfigFromEnv, provisionTopics, replyGroupPrefix, TOPIC_ROLES, topicNames } from '@gatehouse/events';
+import {
+  createKafka,
+  dlqTopicOf,
+  eventsConfigFromEnv,
+  provisionTopics,
+  replyGroupPrefix,
+  TOPIC_ROLES,
+  topicNames,
+} from '@gatehouse/events';
 import type { EventsConfig, TopicSettings } from '@gatehouse/events';
 import { createLogger } from '@gatehouse/telemetry';
 import { pollUntil } from './support/poll.js';
@@ -24,7 +32,13 @@ const run = promisify(execFile);
 const logger = createLogger('kafka-acls-test', { level: 'silent' });
 const prefix = `acl-${randomBytes(4).toString('hex')}.`;
 const topics = topicNames(prefix);
-const settings: TopicSettings = { partitions: 1, replicationFactor: 1, retentionMs: 3_600_000, dlqRetentionMs: 3_600_000, maxMessageBytes: 1_048_576 };
+const settings: TopicSettings = {
+  partitions: 1,
+  replicationFactor: 1,
+  retentionMs: 3_600_000,
+  dlqRetentionMs: 3_600_000,
+  maxMessageBytes: 1_048_576,
+};
 
 interface SecureNode {
   readonly dir: string;
@@ -50,7 +64,8 @@ function configAs(principal: string, password = passwords[principal]): EventsCon
   });
 }
 
-const kafkaAs = (principal: string, password?: string): Kafka => createKafka(configAs(principal, password), `acl-test-${principal}`, logger);
+const kafkaAs = (principal: string, password?: string): Kafka =>
+  createKafka(configAs(principal, password), `acl-test-${principal}`, logger);
 
 async function connected<T extends Admin | Producer | Consumer>(client: T): Promise<T> {
   opened.push(client);
@@ -58,9 +73,11 @@ async function connected<T extends Admin | Producer | Consumer>(client: T): Prom
   return client;
 }
 
-const producerAs = (principal: string): Promise<Producer> => connected(kafkaAs(principal).producer({ idempotent: true, allowAutoTopicCreation: false }));
+const producerAs = (principal: string): Promise<Producer> =>
+  connected(kafkaAs(principal).producer({ idempotent: true, allowAutoTopicCreation: false }));
 const adminAs = (principal: string): Promise<Admin> => connected(kafkaAs(principal).admin());
-const consumerAs = (principal: string, groupId: string): Promise<Consumer> => connected(kafkaAs(principal).consumer({ groupId, retry: { retries: 0 } }));
+const consumerAs = (principal: string, groupId: string): Promise<Consumer> =>
+  connected(kafkaAs(principal).consumer({ groupId, retry: { retries: 0 } }));
 
 /** Every error type kafkajs reports, the wrapped ones included. */
 function errorTypes(error: unknown, depth = 0): string[] {
@@ -135,7 +152,8 @@ function fileGrants(text: string, topicPrefix?: string): string[] {
     .sort();
 }
 
-const keyOf = (values: Record<string, string | number>, value: number): string => Object.entries(values).find(([, v]) => v === value)?.[0] ?? '?';
+const keyOf = (values: Record<string, string | number>, value: number): string =>
+  Object.entries(values).find(([, v]) => v === value)?.[0] ?? '?';
 /** kafkajs' DESCRIBE_CONFIGS as kafka-acls.sh's DescribeConfigs. */
 const operationName = (key: string): string => key.toLowerCase().replace(/(^|_)([a-z])/g, (_, __: string, c: string) => c.toUpperCase());
 
@@ -179,21 +197,31 @@ describe('Kafka ACLs of a broker configured like compose', () => {
 
     // compose's kafka-acls service runs apply-acls.sh: the kafka-acls.sh calls it would make.
     const { stdout } = await run('sh', ['deploy/kafka/apply-acls.sh', '--print', '--topic-prefix', prefix], { cwd: ROOT });
-    const planned = stdout.trim().split('\n').flatMap((call) => {
-      const principal = /--allow-principal User:(\S+)/.exec(call)?.[1];
-      const pattern = /--resource-pattern-type (\S+)/.exec(call)?.[1];
-      const operations = [...call.matchAll(/--operation (\S+)/g)].map((m) => m[1]);
-      const named = [...call.matchAll(/--(topic|group) (\S+)/g)].map((m) => `${m[1]} ${pattern} ${m[2]}`);
-      return named.flatMap((resource) => operations.map((op) => `${principal} ${resource} ${op}`));
-    });
+    const planned = stdout
+      .trim()
+      .split('\n')
+      .flatMap((call) => {
+        const principal = /--allow-principal User:(\S+)/.exec(call)?.[1];
+        const pattern = /--resource-pattern-type (\S+)/.exec(call)?.[1];
+        const operations = [...call.matchAll(/--operation (\S+)/g)].map((m) => m[1]);
+        const named = [...call.matchAll(/--(topic|group) (\S+)/g)].map((m) => `${m[1]} ${pattern} ${m[2]}`);
+        return named.flatMap((resource) => operations.map((op) => `${principal} ${resource} ${op}`));
+      });
     expect(planned.sort()).toEqual(fileGrants(text, prefix));
 
     const doc = await readFile(`${ROOT}docs/kafka-security.md`, 'utf8');
     const table = /<!-- kafka-acls:start -->\n([\s\S]*?)<!-- kafka-acls:end -->/.exec(doc)?.[1] ?? '';
-    const listed = table.split('\n').slice(2).filter((row) => row.startsWith('|')).flatMap((row) => {
-      const [principal, type, name, pattern, operations = ''] = row.split('|').slice(1, 6).map((cell) => cell.trim().replaceAll('`', ''));
-      return operations.split(',').map((op) => `${principal} ${type} ${pattern} ${name} ${op}`);
-    });
+    const listed = table
+      .split('\n')
+      .slice(2)
+      .filter((row) => row.startsWith('|'))
+      .flatMap((row) => {
+        const [principal, type, name, pattern, operations = ''] = row
+          .split('|')
+          .slice(1, 6)
+          .map((cell) => cell.trim().replaceAll('`', ''));
+        return operations.split(',').map((op) => `${principal} ${type} ${pattern} ${name} ${op}`);
+      });
     expect(listed.sort()).toEqual(fileGrants(text));
   });
 
@@ -201,17 +229,29 @@ describe('Kafka ACLs of a broker configured like compose', () => {
     const present = await (await adminAs('gatehouse-admin')).listTopics();
     for (const role of TOPIC_ROLES) expect(present).toEqual(expect.arrayContaining([topics[role], dlqTopicOf(topics[role])]));
     const provision = await adminAs('gatehouse-provision');
-    expect(await refusal(provision.createTopics({ topics: [{ topic: `other.${randomUUID()}`, numPartitions: 1 }] }))).toContain('TOPIC_AUTHORIZATION_FAILED');
+    expect(await refusal(provision.createTopics({ topics: [{ topic: `other.${randomUUID()}`, numPartitions: 1 }] }))).toContain(
+      'TOPIC_AUTHORIZATION_FAILED',
+    );
   });
 
-  it.each(['gatehouse-policy', 'gatehouse-approval', 'gatehouse-executor'])('lets %s check every topic at start without creating any', async (principal) => {
-    const result = await provisionTopics(await adminAs(principal), topics, settings);
-    expect(result.created).toEqual([]);
-    expect(result.existing).toHaveLength(TOPIC_ROLES.length * 2);
-  });
+  it.each(['gatehouse-policy', 'gatehouse-approval', 'gatehouse-executor'])(
+    'lets %s check every topic at start without creating any',
+    async (principal) => {
+      const result = await provisionTopics(await adminAs(principal), topics, settings);
+      expect(result.created).toEqual([]);
+      expect(result.existing).toHaveLength(TOPIC_ROLES.length * 2);
+    },
+  );
 
   it.each(['gatehouse-agent', 'gatehouse-mcp'])('lets %s run a client that sends a call the policy service reads', async (principal) => {
-    const client = await createClient({ config: configAs(principal), topics, clientId: `acl-test-${principal}`, logger, defaultTimeoutMs: 1_000, resultKeys: TEST_KEY_RING });
+    const client = await createClient({
+      config: configAs(principal),
+      topics,
+      clientId: `acl-test-${principal}`,
+      logger,
+      defaultTimeoutMs: 1_000,
+      resultKeys: TEST_KEY_RING,
+    });
     try {
       const commandId = randomUUID();
       // No policy service runs here, so the call ends at its deadline; what matters is where it went.
@@ -229,7 +269,9 @@ describe('Kafka ACLs of a broker configured like compose', () => {
     const sent = await producer.send({ topic: topics.commands, acks: -1, messages: [{ key: 'acme', value: `command-${randomUUID()}` }] });
     expect(sent[0]?.errorCode).toBe(0);
     for (const topic of [topics.execute, topics.results, topics.operator]) {
-      expect(await refusal(producer.send({ topic, acks: -1, messages: [{ key: 'acme', value: 'forged' }] })), topic).toContain('TOPIC_AUTHORIZATION_FAILED');
+      expect(await refusal(producer.send({ topic, acks: -1, messages: [{ key: 'acme', value: 'forged' }] })), topic).toContain(
+        'TOPIC_AUTHORIZATION_FAILED',
+      );
     }
     const reader = await consumerAs(principal, `${replyGroupPrefix(topics.results)}0-${randomUUID()}`);
     expect(errorTypes(await crashOf(reader, topics.commands))).toContain('TOPIC_AUTHORIZATION_FAILED');

@@ -56,12 +56,23 @@ interface Finished {
 }
 
 /** Runs a command to its end, collecting stdout and stderr (also interleaved, as a console shows them). */
-function run(command: string, args: readonly string[], options: { env?: NodeJS.ProcessEnv; timeoutMs: number }): Promise<Finished & { stdout: string }> {
+function run(
+  command: string,
+  args: readonly string[],
+  options: { env?: NodeJS.ProcessEnv; timeoutMs: number },
+): Promise<Finished & { stdout: string }> {
   return new Promise((resolve, reject) => {
     const child = execFile(
       command,
       args,
-      { cwd: ROOT, env: options.env ?? process.env, timeout: options.timeoutMs, killSignal: 'SIGKILL', maxBuffer: 64 * 1024 * 1024, encoding: 'utf8' },
+      {
+        cwd: ROOT,
+        env: options.env ?? process.env,
+        timeout: options.timeoutMs,
+        killSignal: 'SIGKILL',
+        maxBuffer: 64 * 1024 * 1024,
+        encoding: 'utf8',
+      },
       (error, stdout, stderr) => {
         // A command that could not start; an exit status or a kill is an answer.
         if (error !== null && typeof error.code === 'string') {
@@ -84,7 +95,10 @@ function exited(child: ChildProcess, timeoutMs: number): Promise<Finished> {
   child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
   child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`pid ${child.pid ?? '?'} still running after ${timeoutMs} ms; stderr: ${stderr}`)), timeoutMs);
+    const timer = setTimeout(
+      () => reject(new Error(`pid ${child.pid ?? '?'} still running after ${timeoutMs} ms; stderr: ${stderr}`)),
+      timeoutMs,
+    );
     child.once('error', reject);
     child.once('close', (code, signal) => {
       clearTimeout(timer);
@@ -130,16 +144,20 @@ async function startTokenProxy(target: string, token: string): Promise<{ url: st
 }
 
 /** The { error } an isError result carries as text, as a model reads it (any client's CallToolResult). */
-function errorText(result: { readonly isError?: boolean | undefined; readonly content: readonly { readonly type: string; readonly text?: unknown }[] }): ModelError {
+function errorText(result: {
+  readonly isError?: boolean | undefined;
+  readonly content: readonly { readonly type: string; readonly text?: unknown }[];
+}): ModelError {
   expect(result.isError).toBe(true);
   const first = result.content[0];
-  if (first?.type !== 'text' || typeof first.text !== 'string') throw new Error(`an error result carries its error as text: ${JSON.stringify(result)}`);
+  if (first?.type !== 'text' || typeof first.text !== 'string')
+    throw new Error(`an error result carries its error as text: ${JSON.stringify(result)}`);
   return (JSON.parse(first.text) as { error: ModelError }).error;
 }
 
 const toolName = (address: string): string => address.replace('.v', '_v');
 
-describe('off-the-shelf MCP clients call a run\'s tools through the front door', () => {
+describe("off-the-shelf MCP clients call a run's tools through the front door", () => {
   let g: Gatehouse;
   let door: RunningMcpService;
   let agent: RunWithToken;
@@ -192,35 +210,56 @@ describe('off-the-shelf MCP clients call a run\'s tools through the front door',
 
   it('the MCP conformance suite passes initialize, ping, tools/list and DNS-rebinding protection; every other failure is expected', async () => {
     if (!existsSync(NODE22)) {
-      throw new Error(`${NODE22} is missing: the conformance suite needs Node 22; \`node scripts/prerequisites.mjs --node22\` installs it (npm test does)`);
+      throw new Error(
+        `${NODE22} is missing: the conformance suite needs Node 22; \`node scripts/prerequisites.mjs --node22\` installs it (npm test does)`,
+      );
     }
     const proxy = await startTokenProxy(door.url, agent.mcp_token);
     cleanups.push(proxy.stop);
-    const result = await run(NODE22, [CONFORMANCE, 'server', '--url', proxy.url, '--expected-failures', EXPECTED_FAILURES], { timeoutMs: 100_000 });
+    const result = await run(NODE22, [CONFORMANCE, 'server', '--url', proxy.url, '--expected-failures', EXPECTED_FAILURES], {
+      timeoutMs: 100_000,
+    });
     // The suite colours its summary.
     const output = result.output.replace(/\u001b\[[0-9;]*m/g, '');
     mkdirSync(`${ROOT}.stack/logs`, { recursive: true });
-    writeFileSync(CONFORMANCE_LOG, `$ conformance server --url ${proxy.url} --expected-failures test/mcp/conformance-expected-failures.yml\n${output}\n(exit ${String(result.code ?? result.signal)})\n`);
+    writeFileSync(
+      CONFORMANCE_LOG,
+      `$ conformance server --url ${proxy.url} --expected-failures test/mcp/conformance-expected-failures.yml\n${output}\n(exit ${String(result.code ?? result.signal)})\n`,
+    );
     expect(result.code, `the conformance suite exited ${String(result.code ?? result.signal)}; see ${CONFORMANCE_LOG}`).toBe(0);
     expect(output).toMatch(/Baseline check passed: all failures are expected/);
     for (const scenario of MUST_PASS) expect(output).toMatch(new RegExp(`^✓ ${scenario}: [1-9]\\d* passed, 0 failed$`, 'm'));
   }, 120_000);
 
-  it('the conformance suite\'s 2026-07-28 requirements pass for tools/list, DNS rebinding and header validation, and stateless serving and caching but for fixture checks; every other failure is expected', async () => {
+  it("the conformance suite's 2026-07-28 requirements pass for tools/list, DNS rebinding and header validation, and stateless serving and caching but for fixture checks; every other failure is expected", async () => {
     const proxy = await startTokenProxy(door.url, agent.mcp_token);
     cleanups.push(proxy.stop);
-    const args = [CONFORMANCE_2026, 'server', '--url', proxy.url, '--requirements', '2026-07-28', '--expected-failures', EXPECTED_FAILURES_2026];
+    const args = [
+      CONFORMANCE_2026,
+      'server',
+      '--url',
+      proxy.url,
+      '--requirements',
+      '2026-07-28',
+      '--expected-failures',
+      EXPECTED_FAILURES_2026,
+    ];
     const result = await run(NODE22, args, { timeoutMs: 150_000 });
     const output = result.output.replace(/\u001b\[[0-9;]*m/g, '');
     mkdirSync(`${ROOT}.stack/logs`, { recursive: true });
-    writeFileSync(CONFORMANCE_2026_LOG, `$ conformance ${args.slice(1).join(' ')}\n${output}\n(exit ${String(result.code ?? result.signal)})\n`);
-    expect(result.code, `the 2026-07-28 conformance run exited ${String(result.code ?? result.signal)}; see ${CONFORMANCE_2026_LOG}`).toBe(0);
+    writeFileSync(
+      CONFORMANCE_2026_LOG,
+      `$ conformance ${args.slice(1).join(' ')}\n${output}\n(exit ${String(result.code ?? result.signal)})\n`,
+    );
+    expect(result.code, `the 2026-07-28 conformance run exited ${String(result.code ?? result.signal)}; see ${CONFORMANCE_2026_LOG}`).toBe(
+      0,
+    );
     expect(output).toMatch(/Baseline check passed: all failures are expected/);
     for (const scenario of MUST_PASS_2026) expect(output).toMatch(new RegExp(`^✓ ${scenario}: [1-9]\\d* passed, 0 failed$`, 'm'));
     for (const [scenario, tally] of Object.entries(PARTLY_2026)) expect(output).toContain(`✗ ${scenario}: ${tally}`);
   }, 180_000);
 
-  it('the OpenAI Agents SDK negotiates 2026-07-28, lists and calls the tools; a read-only run\'s write is CAPABILITY_DENIED', async () => {
+  it("the OpenAI Agents SDK negotiates 2026-07-28, lists and calls the tools; a read-only run's write is CAPABILITY_DENIED", async () => {
     // What the SDK sends, as the front door receives it: the revision it negotiated shows in each body.
     const sent: { method?: string; params?: { _meta?: Record<string, unknown> } }[] = [];
     const recording: typeof fetch = (input, init) => {
@@ -228,7 +267,12 @@ describe('off-the-shelf MCP clients call a run\'s tools through the front door',
       return fetch(input, init);
     };
     const connect = async (run: RunWithToken): Promise<MCPServerStreamableHttp> => {
-      const server = new MCPServerStreamableHttp({ url: door.url, name: `gatehouse-${run.role}`, fetch: recording, requestInit: { headers: { Authorization: `Bearer ${run.mcp_token}` } } });
+      const server = new MCPServerStreamableHttp({
+        url: door.url,
+        name: `gatehouse-${run.role}`,
+        fetch: recording,
+        requestInit: { headers: { Authorization: `Bearer ${run.mcp_token}` } },
+      });
       await server.connect();
       cleanups.push(() => server.close());
       return server;
@@ -252,8 +296,14 @@ describe('off-the-shelf MCP clients call a run\'s tools through the front door',
     for (const call of calls) expect(call.params?._meta?.['io.modelcontextprotocol/protocolVersion']).toBe('2026-07-28');
   });
 
-  it('the MCP SDK\'s stdio client runs the front door as a subprocess: lists, reads, and waits for a person within the call', async () => {
-    const transport = new StdioClientTransport({ command: process.execPath, args: [MCP_MAIN, '--stdio'], env: stdioEnv(agent.mcp_token), cwd: ROOT, stderr: 'pipe' });
+  it("the MCP SDK's stdio client runs the front door as a subprocess: lists, reads, and waits for a person within the call", async () => {
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [MCP_MAIN, '--stdio'],
+      env: stdioEnv(agent.mcp_token),
+      cwd: ROOT,
+      stderr: 'pipe',
+    });
     let stderr = '';
     transport.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
     const client = new Client({ name: 'gatehouse-stdio-test', version: '1.0.0' });
@@ -293,9 +343,16 @@ describe('off-the-shelf MCP clients call a run\'s tools through the front door',
 
   it('a stdio front door given the token of a stopped run refuses to start, naming GATEHOUSE_MCP_TOKEN', async () => {
     const stoppedRun = await createRunWithToken(g, 'support-readonly');
-    const stop = await fetch(`${g.policies[0]?.url ?? ''}/runs/${stoppedRun.run_id}/stop`, { method: 'POST', headers: { authorization: `Bearer ${CONTROL_TOKEN}` } });
+    const stop = await fetch(`${g.policies[0]?.url ?? ''}/runs/${stoppedRun.run_id}/stop`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${CONTROL_TOKEN}` },
+    });
     expect(stop.status).toBe(200);
-    const child = spawn(process.execPath, [MCP_MAIN, '--stdio'], { cwd: ROOT, env: stdioEnv(stoppedRun.mcp_token), stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [MCP_MAIN, '--stdio'], {
+      cwd: ROOT,
+      env: stdioEnv(stoppedRun.mcp_token),
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     cleanups.push(() => Promise.resolve(child.exitCode === null && child.signalCode === null && child.kill('SIGKILL')));
     const ended = await exited(child, 30_000);
     expect(ended.code, ended.stderr).not.toBe(0);
@@ -308,7 +365,11 @@ describe('off-the-shelf MCP clients call a run\'s tools through the front door',
   it('a stdio front door stops cleanly, exit 0, when its client closes stdin', async () => {
     const run = await createRunWithToken(g, 'support-readonly');
     // At info, so that it says when it is ready (on stderr, like every log line in stdio mode).
-    const child = spawn(process.execPath, [MCP_MAIN, '--stdio'], { cwd: ROOT, env: { ...stdioEnv(run.mcp_token), LOG_LEVEL: 'info' }, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [MCP_MAIN, '--stdio'], {
+      cwd: ROOT,
+      env: { ...stdioEnv(run.mcp_token), LOG_LEVEL: 'info' },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     cleanups.push(() => Promise.resolve(child.exitCode === null && child.signalCode === null && child.kill('SIGKILL')));
     const ended = exited(child, 60_000);
     let said = '';

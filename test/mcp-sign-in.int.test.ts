@@ -3,7 +3,13 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { Client, StreamableHTTPClientTransport, UnauthorizedError } from '@modelcontextprotocol/client';
-import type { OAuthClientMetadata, OAuthClientProvider, OAuthDiscoveryState, StoredOAuthClientInformation, StoredOAuthTokens } from '@modelcontextprotocol/client';
+import type {
+  OAuthClientMetadata,
+  OAuthClientProvider,
+  OAuthDiscoveryState,
+  StoredOAuthClientInformation,
+  StoredOAuthTokens,
+} from '@modelcontextprotocol/client';
 import { generateKeyPair, SignJWT } from 'jose';
 import { chromium } from 'playwright-core';
 import type { Browser } from 'playwright-core';
@@ -28,7 +34,15 @@ const BASE = `http://127.0.0.1:${PORT}`;
 const RESOURCE = `${BASE}/mcp`;
 const AGENT_POLICY = fileURLToPath(new URL('../examples/customer-support/pack/config/agent-policy.json', import.meta.url));
 const CHROMIUM = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 /** An MCP client's OAuth state, kept in memory as a desktop client keeps it on disk. */
 class MemoryOAuthProvider implements OAuthClientProvider {
@@ -116,7 +130,13 @@ const rpc = (token: string | undefined, method = 'tools/list'): Promise<Response
       jsonrpc: '2.0',
       id: 1,
       method,
-      params: { _meta: { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientInfo': { name: 't', version: '1' }, 'io.modelcontextprotocol/clientCapabilities': {} } },
+      params: {
+        _meta: {
+          'io.modelcontextprotocol/protocolVersion': MODERN,
+          'io.modelcontextprotocol/clientInfo': { name: 't', version: '1' },
+          'io.modelcontextprotocol/clientCapabilities': {},
+        },
+      },
     }),
   });
 
@@ -134,7 +154,12 @@ describe('MCP clients that sign their person in: the front door as an OAuth reso
     const verifier = await AccessTokenVerifier.discover({ issuer: ISSUER, audience: RESOURCE, clockToleranceS: 0 });
     door = await startFrontDoor(g, {
       transport: { kind: 'http', host: '127.0.0.1', port: PORT, publicUrl: BASE },
-      people: { verifier, policy: AgentPolicy.load(AGENT_POLICY, liveRoleTools(roles, g.catalog), 24 * 3600 * 1000), scope: 'gatehouse.mcp', exchangeClientId: EXECUTOR_CLIENT.id },
+      people: {
+        verifier,
+        policy: AgentPolicy.load(AGENT_POLICY, liveRoleTools(roles, g.catalog), 24 * 3600 * 1000),
+        scope: 'gatehouse.mcp',
+        exchangeClientId: EXECUTOR_CLIENT.id,
+      },
     });
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
     callback = await callbackListener();
@@ -149,13 +174,20 @@ describe('MCP clients that sign their person in: the front door as an OAuth reso
 
   it('names the identity provider in its resource metadata and in the challenge to a client without a token', async () => {
     const metadata = (await (await fetch(`${BASE}/.well-known/oauth-protected-resource/mcp`)).json()) as Record<string, unknown>;
-    expect(metadata).toMatchObject({ resource: RESOURCE, authorization_servers: [ISSUER], scopes_supported: ['gatehouse.mcp'], bearer_methods_supported: ['header'] });
+    expect(metadata).toMatchObject({
+      resource: RESOURCE,
+      authorization_servers: [ISSUER],
+      scopes_supported: ['gatehouse.mcp'],
+      bearer_methods_supported: ['header'],
+    });
     const none = await rpc(undefined);
     expect(none.status).toBe(401);
-    expect(none.headers.get('www-authenticate')).toBe(`Bearer realm="gatehouse", resource_metadata="${BASE}/.well-known/oauth-protected-resource/mcp", scope="gatehouse.mcp"`);
+    expect(none.headers.get('www-authenticate')).toBe(
+      `Bearer realm="gatehouse", resource_metadata="${BASE}/.well-known/oauth-protected-resource/mcp", scope="gatehouse.mcp"`,
+    );
   });
 
-  it('signs a person in through the SDK client\'s OAuth flow against Keycloak, then serves that person\'s run only', async () => {
+  it("signs a person in through the SDK client's OAuth flow against Keycloak, then serves that person's run only", async () => {
     const provider = new MemoryOAuthProvider(callback.url);
     const connect = async (): Promise<Client> => {
       const client = new Client({ name: 'sign-in-test', version: '1.0.0' }, { versionNegotiation: { mode: { pin: MODERN } } });
@@ -199,9 +231,16 @@ describe('MCP clients that sign their person in: the front door as an OAuth reso
     const read = (await client.callTool({ name: 'get_customer_v1', arguments: { customer_id: 'C-1842' } })) as McpResult;
     expect(dataOf(read)).toMatchObject({ customer_id: 'C-1842' });
     // The run is the person's: on_behalf_of names them; registered by the front door.
-    const runId = (await g.redis.keys(`${g.redisPrefix}run:{run_mcp_*`)).map((key) => /\{(run_mcp_[0-9a-f]+)\}/.exec(key)?.[1]).find((id) => id !== undefined);
+    const runId = (await g.redis.keys(`${g.redisPrefix}run:{run_mcp_*`))
+      .map((key) => /\{(run_mcp_[0-9a-f]+)\}/.exec(key)?.[1])
+      .find((id) => id !== undefined);
     const run = await new RunRegistry(g.redis, g.keys).get(runId ?? '');
-    expect(run).toMatchObject({ tenant: 'acme', role: 'support-agent', on_behalf_of: { issuer: ISSUER, subject: PEOPLE.owner.subject }, registered_by: { client_id: 'gatehouse-mcp' } });
+    expect(run).toMatchObject({
+      tenant: 'acme',
+      role: 'support-agent',
+      on_behalf_of: { issuer: ISSUER, subject: PEOPLE.owner.subject },
+      registered_by: { client_id: 'gatehouse-mcp' },
+    });
     // A 2025-11-25 client with the same person's token reaches the same run.
     const token = provider.saved?.access_token ?? '';
     // The person's token names the executors' client: it is kept for the run, for token exchange.
@@ -210,7 +249,10 @@ describe('MCP clients that sign their person in: the front door as an OAuth reso
     expect((await legacy.listTools()).tools.map((t) => t.name).sort()).toEqual(tools);
     await legacy.close();
     // Stopping the run ends what any token of that sign-in may do.
-    const stopped = await fetch(`${g.policies[0]?.url ?? ''}/runs/${run?.run_id ?? ''}/stop`, { method: 'POST', headers: { authorization: `Bearer ${CONTROL_TOKEN}` } });
+    const stopped = await fetch(`${g.policies[0]?.url ?? ''}/runs/${run?.run_id ?? ''}/stop`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${CONTROL_TOKEN}` },
+    });
     expect(stopped.status).toBe(200);
     const after = await rpc(token);
     expect(after.status).toBe(401);
@@ -239,10 +281,14 @@ describe('MCP clients that sign their person in: the front door as an OAuth reso
       forged: await refusal(await forge(ISSUER)),
       // Meant for the approval API only: no gatehouse.mcp scope, so not this resource's audience.
       audience: await refusal((await tokensOf(PEOPLE.owner)).access_token),
-      expired: await pollUntil(async () => {
-        const answer = await refusal(short);
-        return answer[0] === 401 ? answer : undefined;
-      }, 10_000, 'the 1-second token to lapse'),
+      expired: await pollUntil(
+        async () => {
+          const answer = await refusal(short);
+          return answer[0] === 401 ? answer : undefined;
+        },
+        10_000,
+        'the 1-second token to lapse',
+      ),
       nobody: await refusal((await tokensOf(PEOPLE.viewer, 'gatehouse-test', 'openid gatehouse.mcp')).access_token),
     };
     expect(refused.issuer[0]).toBe(401);
@@ -252,11 +298,19 @@ describe('MCP clients that sign their person in: the front door as an OAuth reso
     expect(refused.audience[1]).toMatch(/error="invalid_token"/);
     expect(refused.expired[1]).toMatch(/error="invalid_token", error_description="[^"]*exp/);
     expect(refused.nobody[0]).toBe(403);
-    expect(refused.nobody[1]).toMatch(/resource_metadata="[^"]+", scope="gatehouse.mcp", error="insufficient_scope", error_description="viewer@acme\.example's claims match no rule of the agent policy"/);
+    expect(refused.nobody[1]).toMatch(
+      /resource_metadata="[^"]+", scope="gatehouse.mcp", error="insufficient_scope", error_description="viewer@acme\.example's claims match no rule of the agent policy"/,
+    );
     // The real token of an agent owner, for this resource, is taken.
     expect((await rpc(real)).status).toBe(200);
     const metrics = await (await fetch(`${BASE}/metrics`)).text();
-    for (const code of ['TOKEN_ISSUER_UNKNOWN', 'TOKEN_SIGNATURE_INVALID', 'TOKEN_AUDIENCE_MISMATCH', 'TOKEN_EXPIRED', 'NOT_AN_AGENT_OWNER']) {
+    for (const code of [
+      'TOKEN_ISSUER_UNKNOWN',
+      'TOKEN_SIGNATURE_INVALID',
+      'TOKEN_AUDIENCE_MISMATCH',
+      'TOKEN_EXPIRED',
+      'NOT_AN_AGENT_OWNER',
+    ]) {
       expect(metrics).toMatch(new RegExp(`gatehouse_identity_refusals_total\\{surface="mcp",code="${code}"\\} [1-9]`));
     }
   });

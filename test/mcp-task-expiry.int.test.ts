@@ -31,7 +31,7 @@ describe('a 2026-07-28 task whose approval lapsed before it was used', () => {
     await g?.stop();
   });
 
-  it('ends with APPROVAL_EXPIRED as the task\'s result, and changes nothing', async () => {
+  it("ends with APPROVAL_EXPIRED as the task's result, and changes nothing", async () => {
     const previewed = (await client.callTool({
       name: 'preview_address_change_v1',
       arguments: { customer_id: 'C-1842', destination: { kind: 'new', line1: '26 Lapsed Lane', city: 'York', country: 'GB' } },

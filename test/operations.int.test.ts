@@ -22,7 +22,8 @@ describe('long-running operations and cancellation, told truthfully', () => {
     await g.stop();
   });
 
-  const call = (tool: string, args: unknown, as: Run = run): Promise<CallResult> => g.client.call(tool, args, { runId: as.run_id, tenant: as.tenant });
+  const call = (tool: string, args: unknown, as: Run = run): Promise<CallResult> =>
+    g.client.call(tool, args, { runId: as.run_id, tenant: as.tenant });
   const start = async (): Promise<string> => {
     const started = await call('start_customer_export.v1', { customer_id: 'C-1842', format: 'json' });
     if (!started.ok) throw new Error(`export refused: ${started.error.code}`);
@@ -54,7 +55,9 @@ describe('long-running operations and cancellation, told truthfully', () => {
     const seen = await poll(id, (op) => (op.state === 'running' && op.progress >= 85) || op.state === 'succeeded');
     const late = await call('cancel_operation.v1', { operation_id: id });
     // Finalizing cannot be interrupted; a job that finished meanwhile says so. Never "stopped".
-    expect(late.ok && (late.result as { outcome: string }).outcome).toMatch(seen.state === 'succeeded' ? /^already_completed$/ : /^(not_interruptible|already_completed)$/);
+    expect(late.ok && (late.result as { outcome: string }).outcome).toMatch(
+      seen.state === 'succeeded' ? /^already_completed$/ : /^(not_interruptible|already_completed)$/,
+    );
     const done = await poll(id, (op) => op.state === 'succeeded');
     expect(done.progress).toBe(100);
     const after = await call('cancel_operation.v1', { operation_id: id });
@@ -66,7 +69,10 @@ describe('long-running operations and cancellation, told truthfully', () => {
     const started = await call('start_customer_export.v1', { customer_id: 'C-1842', format: 'csv' }, doomed);
     if (!started.ok) throw new Error(started.error.code);
     const id = (started.result as Operation).operation_id;
-    const stop = await fetch(`${g.policies[0]?.url ?? ''}/runs/${doomed.run_id}/stop`, { method: 'POST', headers: { authorization: `Bearer ${CONTROL_TOKEN}` } });
+    const stop = await fetch(`${g.policies[0]?.url ?? ''}/runs/${doomed.run_id}/stop`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${CONTROL_TOKEN}` },
+    });
     expect(((await stop.json()) as { outcome: string }).outcome).toBe('stopped');
     const refused = await call('get_operation.v1', { operation_id: id }, doomed);
     expect(refused.ok === false && refused.error.code).toBe('RUN_NOT_FOUND');

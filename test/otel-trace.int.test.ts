@@ -41,14 +41,23 @@ interface OtlpRequest {
     resource?: { attributes?: OtlpAttribute[] };
     scopeSpans?: {
       scope?: { name?: string };
-      spans?: { traceId: string; spanId: string; parentSpanId?: string; name: string; attributes?: OtlpAttribute[]; status?: { code?: number } }[];
+      spans?: {
+        traceId: string;
+        spanId: string;
+        parentSpanId?: string;
+        name: string;
+        attributes?: OtlpAttribute[];
+        status?: { code?: number };
+      }[];
     }[];
   }[];
 }
 
 // OTLP/JSON writes ids as hex; protobuf-JSON mappings write base64: accept either.
-const hexId = (id: string | undefined): string => (id === undefined || id === '' ? '' : /^[0-9a-f]+$/.test(id) ? id : Buffer.from(id, 'base64').toString('hex'));
-const valueOf = (value: OtlpValue): string | number | boolean => value.stringValue ?? (value.intValue === undefined ? undefined : Number(value.intValue)) ?? value.boolValue ?? value.doubleValue ?? '';
+const hexId = (id: string | undefined): string =>
+  id === undefined || id === '' ? '' : /^[0-9a-f]+$/.test(id) ? id : Buffer.from(id, 'base64').toString('hex');
+const valueOf = (value: OtlpValue): string | number | boolean =>
+  value.stringValue ?? (value.intValue === undefined ? undefined : Number(value.intValue)) ?? value.boolValue ?? value.doubleValue ?? '';
 const flatten = (attributes: OtlpAttribute[] | undefined): Record<string, string | number | boolean> =>
   Object.fromEntries((attributes ?? []).map((a) => [a.key, valueOf(a.value)]));
 
@@ -113,14 +122,21 @@ afterAll(async () => {
 });
 
 const spansOf = (commandId: string, count: number) =>
-  eventually(() => {
-    const found = receiver.spans.filter((s) => s.attributes['gatehouse.command_id'] === commandId);
-    return found.length >= count ? found : undefined;
-  }, 20_000, `${count} spans of ${commandId}`);
+  eventually(
+    () => {
+      const found = receiver.spans.filter((s) => s.attributes['gatehouse.command_id'] === commandId);
+      return found.length >= count ? found : undefined;
+    },
+    20_000,
+    `${count} spans of ${commandId}`,
+  );
 
 const one = (spans: readonly ReceivedSpan[], name: string): ReceivedSpan => {
   const matching = spans.filter((s) => s.name === name);
-  expect(matching.map((s) => s.name), name).toEqual([name]);
+  expect(
+    matching.map((s) => s.name),
+    name,
+  ).toEqual([name]);
   return matching[0] as ReceivedSpan;
 };
 
@@ -159,7 +175,12 @@ describe('OpenTelemetry spans leave every part of a call and form one trace', ()
     expect(policy.parentSpanId).toBe(call.spanId);
     expect(execute.parentSpanId).toBe(policy.spanId);
     expect(handler.parentSpanId).toBe(execute.spanId);
-    expect([call.scope, policy.scope, execute.scope, handler.scope]).toEqual(['gatehouse.client', 'gatehouse.policy', 'gatehouse.executor', 'gatehouse.executor']);
+    expect([call.scope, policy.scope, execute.scope, handler.scope]).toEqual([
+      'gatehouse.client',
+      'gatehouse.policy',
+      'gatehouse.executor',
+      'gatehouse.executor',
+    ]);
     expect(call.service).toBe('gatehouse-client');
     for (const span of [call, policy, execute, handler]) {
       expect(span.attributes, span.name).toMatchObject({
@@ -175,7 +196,10 @@ describe('OpenTelemetry spans leave every part of a call and form one trace', ()
     expect(execute.attributes['gatehouse.arguments_sha256']).toMatch(/^[0-9a-f]{64}$/);
     expect(policy.attributes['gatehouse.decision']).toBe('routed');
     expect(handler.attributes['gatehouse.status']).toBe('ok');
-    expect(receiver.paths.every((p) => p.startsWith('POST /v1/traces application/json')), receiver.paths.join('; ')).toBe(true);
+    expect(
+      receiver.paths.every((p) => p.startsWith('POST /v1/traces application/json')),
+      receiver.paths.join('; '),
+    ).toBe(true);
   });
 
   it('marks a refusal with its error code on the client’s and the policy service’s spans', async () => {
@@ -200,18 +224,29 @@ describe('OpenTelemetry spans leave every part of a call and form one trace', ()
     const proposalId = await preview(g, run, `${marker} 2`);
     const commandId = `cmd-${randomUUID()}`;
     let notice: PendingNotice | undefined;
-    const settled = g.client.call('commit_address_change.v2', { proposal_id: proposalId }, {
-      runId: run.run_id,
-      tenant: run.tenant,
-      timeoutMs: 60_000,
-      commandId,
-      onPending: (p) => (notice = p),
-    });
+    const settled = g.client.call(
+      'commit_address_change.v2',
+      { proposal_id: proposalId },
+      {
+        runId: run.run_id,
+        tenant: run.tenant,
+        timeoutMs: 60_000,
+        commandId,
+        onPending: (p) => (notice = p),
+      },
+    );
     await eventually(() => notice, 20_000, 'pending_approval');
     const auth = { authorization: `Bearer ${TOKENS.lead}` };
     const url = `${g.approval?.url ?? ''}/api/approvals/${proposalId}`;
-    await pollUntil(async () => ((await fetch(url, { headers: auth })).status === 200 ? true : undefined), 20_000, 'the approval request', 25);
-    expect((await fetch(`${url}/approve`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: '{}' })).status).toBe(200);
+    await pollUntil(
+      async () => ((await fetch(url, { headers: auth })).status === 200 ? true : undefined),
+      20_000,
+      'the approval request',
+      25,
+    );
+    expect(
+      (await fetch(`${url}/approve`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: '{}' })).status,
+    ).toBe(200);
     expect((await settled).ok).toBe(true);
 
     const spans = await spansOf(commandId, 5);
@@ -230,7 +265,12 @@ describe('OpenTelemetry spans leave every part of a call and form one trace', ()
     expect(policy.attributes['gatehouse.decision']).toBe('approval_requested');
     expect(approval.attributes['gatehouse.proposal_id']).toBe(proposalId);
     for (const span of [call, policy, approval, execute, handler]) {
-      expect(span.attributes, span.name).toMatchObject({ 'gatehouse.tool.name': 'commit_address_change', 'gatehouse.tool.version': 2, 'gatehouse.tenant': run.tenant, 'gatehouse.run_id': run.run_id });
+      expect(span.attributes, span.name).toMatchObject({
+        'gatehouse.tool.name': 'commit_address_change',
+        'gatehouse.tool.version': 2,
+        'gatehouse.tenant': run.tenant,
+        'gatehouse.run_id': run.run_id,
+      });
     }
     expect(call.attributes['gatehouse.status']).toBe('ok');
     expect(execute.attributes['gatehouse.status']).toBe('ok');

@@ -69,10 +69,15 @@ describe('the parallel consumer', () => {
     release();
     await eventually(() => (done.has('slow-0') ? true : undefined), 10_000, 'the slow record');
     // Commits run on a 200 ms tick: poll the group's committed offset until it passes every record.
-    const committed = await pollUntil(async () => {
-      const offset = await committedOffset(env, groupId);
-      return offset >= 21 ? offset : undefined;
-    }, 10_000, 'the commit past the slow record', 50);
+    const committed = await pollUntil(
+      async () => {
+        const offset = await committedOffset(env, groupId);
+        return offset >= 21 ? offset : undefined;
+      },
+      10_000,
+      'the commit past the slow record',
+      50,
+    );
     expect(committed).toBe(21);
   });
 

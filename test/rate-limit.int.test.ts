@@ -107,7 +107,9 @@ describe('a per-tenant rate limit shared by two policy instances', () => {
 
   beforeAll(async () => {
     const { catalog, implementations, roles } = testCatalog([pingTool]);
-    g = teardown.add(await startGatehouse('ratelimit', { policies: 2, catalog, implementations, roles, partitions: PARTITIONS }), (x) => x.stop());
+    g = teardown.add(await startGatehouse('ratelimit', { policies: 2, catalog, implementations, roles, partitions: PARTITIONS }), (x) =>
+      x.stop(),
+    );
     admin = g.kafka.admin();
     await teardown.add(admin, (a) => a.disconnect()).connect();
     producer = g.kafka.producer({ allowAutoTopicCreation: false });
@@ -127,7 +129,10 @@ describe('a per-tenant rate limit shared by two policy instances', () => {
     for (let i = 0; i < LIMIT; i += 1) globex.push({ command: commandOf(globexRun, i, 'globex'), partition: i % PARTITIONS });
     burstStartedAt = Date.now();
     await send([...acme, ...globex]);
-    const settled = await results.waitFor([...acme, ...globex].map((s) => s.command.command_id), 30_000);
+    const settled = await results.waitFor(
+      [...acme, ...globex].map((s) => s.command.command_id),
+      30_000,
+    );
     burstSettledAt = Date.now();
     for (const [id, result] of settled) outcomes.set(id, result);
   }, 90_000);
@@ -142,7 +147,9 @@ describe('a per-tenant rate limit shared by two policy instances', () => {
     expect(members.flat().sort()).toEqual([0, 1, 2]);
     expect(new Set(acme.map((s) => s.partition))).toEqual(new Set([0, 1, 2]));
     const after = await describeGroup(admin, `${g.label}-policy`, g.topics.commands);
-    expect(after.members.map((m) => [m.memberId, m.partitions]).sort()).toEqual(before.members.map((m) => [m.memberId, m.partitions]).sort());
+    expect(after.members.map((m) => [m.memberId, m.partitions]).sort()).toEqual(
+      before.members.map((m) => [m.memberId, m.partitions]).sort(),
+    );
     // Each partition's committed position passes every record sent to it: each instance took its share.
     const sentTo = (p: number) => [...acme, ...globex].filter((s) => s.partition === p).length;
     const committed = await pollUntil(

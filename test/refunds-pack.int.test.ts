@@ -52,7 +52,13 @@ describe('the refunds pack, hosted by the unchanged policy service, approval ser
 
   beforeAll(async () => {
     refunds = await startRefundsService({
-      ...refundsConfigFromEnv({ REFUNDS_DATABASE_URL: DATABASE_URL, REFUNDS_DB_SCHEMA: schema, REFUNDS_PORT: '0', REFUNDS_ASSERTION_KEYS: testJwksFile(), REFUNDS_ASSERTION_ISSUER: TEST_ASSERTION_ISSUER }),
+      ...refundsConfigFromEnv({
+        REFUNDS_DATABASE_URL: DATABASE_URL,
+        REFUNDS_DB_SCHEMA: schema,
+        REFUNDS_PORT: '0',
+        REFUNDS_ASSERTION_KEYS: testJwksFile(),
+        REFUNDS_ASSERTION_ISSUER: TEST_ASSERTION_ISSUER,
+      }),
       logger,
     });
     g = await startPackGatehouse('refunds', refundsPack, { env: { REFUNDS_URL: refunds.url } });
@@ -105,10 +111,25 @@ describe('the refunds pack, hosted by the unchanged policy service, approval ser
       refundable: { minor: 0, currency: 'GBP' },
       version: 4,
       updated_at: '2026-08-01T09:30:00.000Z',
-      refunds: [{ refund_id: 'RF-5EED00001004', amount: { minor: 4_500, currency: 'GBP' }, reason: 'not_delivered', refunded_at: '2026-08-01T09:30:00.000Z' }],
+      refunds: [
+        {
+          refund_id: 'RF-5EED00001004',
+          amount: { minor: 4_500, currency: 'GBP' },
+          reason: 'not_delivered',
+          refunded_at: '2026-08-01T09:30:00.000Z',
+        },
+      ],
     });
-    const nothingLeft = await g.call(agent, 'preview_refund.v1', { order_id: 'ORD-1004', amount: { minor: 100, currency: 'GBP' }, reason: 'goodwill' });
-    expect(nothingLeft.ok === false && nothingLeft.error).toMatchObject({ code: 'INVALID_ARGUMENT', field: '/amount/minor', retryable: false });
+    const nothingLeft = await g.call(agent, 'preview_refund.v1', {
+      order_id: 'ORD-1004',
+      amount: { minor: 100, currency: 'GBP' },
+      reason: 'goodwill',
+    });
+    expect(nothingLeft.ok === false && nothingLeft.error).toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      field: '/amount/minor',
+      retryable: false,
+    });
     const otherTenant = await g.call(agent, 'get_order_refunds.v1', { order_id: SEED.otherTenantOrder.orderId });
     expect(otherTenant.ok === false && otherTenant.error.code).toBe('NOT_FOUND');
   });
@@ -167,13 +188,20 @@ describe('the refunds pack, hosted by the unchanged policy service, approval ser
     const order = SEED.partlyRefundedOrder;
     const proposalId = await preview(order.orderId, 1_000, 'USD', 'customer_request');
     // Another system refunds the same order meanwhile, with its own key.
-    const backOffice = { order_id: order.orderId, expected_version: order.version, amount: { minor: 500, currency: 'USD' }, reason: 'damaged' };
+    const backOffice = {
+      order_id: order.orderId,
+      expected_version: order.version,
+      amount: { minor: 500, currency: 'USD' },
+      reason: 'damaged',
+    };
     const backOfficeKey = `backoffice-${randomUUID()}`;
     const concurrent = await fetch(`${refunds.url}/orders/${order.orderId}/refunds`, {
       method: 'POST',
       headers: {
         authorization: `Bearer ${await testAssertion('refunds', { call: 'write', idempotencyKey: backOfficeKey, body: backOffice })}`,
-        'x-tenant': 'acme', 'idempotency-key': backOfficeKey, 'content-type': 'application/json',
+        'x-tenant': 'acme',
+        'idempotency-key': backOfficeKey,
+        'content-type': 'application/json',
       },
       body: JSON.stringify(backOffice),
     });
@@ -185,7 +213,13 @@ describe('the refunds pack, hosted by the unchanged policy service, approval ser
     const result = await settled;
     expect(result.ok).toBe(false);
     if (result.ok) return;
-    expect(result.error).toMatchObject({ code: 'VERSION_CONFLICT', retryable: false, field: '/expected_version', next: 'preview_refund.v1', details: { current_version: 4 } });
+    expect(result.error).toMatchObject({
+      code: 'VERSION_CONFLICT',
+      retryable: false,
+      field: '/expected_version',
+      next: 'preview_refund.v1',
+      details: { current_version: 4 },
+    });
     expect(await orderRow(order.orderId)).toEqual({ refunded_minor: 2_500, version: 4, refunds: 2 });
     expect((await new ProposalStore(g.redis, g.keys).get(proposalId))?.state).toBe('open');
   });
@@ -196,7 +230,12 @@ describe('the refunds pack, hosted by the unchanged policy service, approval ser
     const { pending, settled } = await g.commitPending(agent, 'commit_refund.v1', proposalId, DEMO.finance.token);
     expect(pending.approver_role).toBe('finance');
 
-    const byLead = await g.approvals<{ error: { code: string } }>('POST', `/api/approvals/${proposalId}/approve`, DEMO.refundsLead.token, {});
+    const byLead = await g.approvals<{ error: { code: string } }>(
+      'POST',
+      `/api/approvals/${proposalId}/approve`,
+      DEMO.refundsLead.token,
+      {},
+    );
     expect(byLead.status).toBe(403);
     expect(byLead.body.error.code).toBe('UNAUTHORIZED_APPROVER');
     expect((await g.approvals<ApprovalDetail>('GET', `/api/approvals/${proposalId}`, DEMO.finance.token)).body.state).toBe('pending');
@@ -204,7 +243,12 @@ describe('the refunds pack, hosted by the unchanged policy service, approval ser
 
     expect((await g.approvals('POST', `/api/approvals/${proposalId}/approve`, DEMO.finance.token, {})).status).toBe(200);
     const committed = await settled;
-    expect(committed.ok && committed.result).toMatchObject({ order_id: 'ORD-1002', amount: { minor: 75_000, currency: 'EUR' }, previous_version: 2, new_version: 3 });
+    expect(committed.ok && committed.result).toMatchObject({
+      order_id: 'ORD-1002',
+      amount: { minor: 75_000, currency: 'EUR' },
+      previous_version: 2,
+      new_version: 3,
+    });
     expect(await orderRow(order.orderId)).toEqual({ refunded_minor: 75_000, version: 3, refunds: 1 });
     const decided = await g.approvals<ApprovalDetail>('GET', `/api/approvals/${proposalId}`, DEMO.finance.token);
     expect(decided.body).toMatchObject({ state: 'approved', decided_by: DEMO.finance.identity });
@@ -213,10 +257,20 @@ describe('the refunds pack, hosted by the unchanged policy service, approval ser
   it('keeps the service’s own idempotency contract: the same key and body replay, another body under the key is 409', async () => {
     const key = `direct-${randomUUID()}`;
     const post = async (minor: number) => {
-      const body = { order_id: SEED.spareOrder.orderId, expected_version: SEED.spareOrder.version, amount: { minor, currency: 'EUR' }, reason: 'goodwill' };
+      const body = {
+        order_id: SEED.spareOrder.orderId,
+        expected_version: SEED.spareOrder.version,
+        amount: { minor, currency: 'EUR' },
+        reason: 'goodwill',
+      };
       return fetch(`${refunds.url}/orders/${SEED.spareOrder.orderId}/refunds`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${await testAssertion('refunds', { call: 'write', idempotencyKey: key, body })}`, 'x-tenant': 'acme', 'idempotency-key': key, 'content-type': 'application/json' },
+        headers: {
+          authorization: `Bearer ${await testAssertion('refunds', { call: 'write', idempotencyKey: key, body })}`,
+          'x-tenant': 'acme',
+          'idempotency-key': key,
+          'content-type': 'application/json',
+        },
         body: JSON.stringify(body),
       });
     };
@@ -231,7 +285,12 @@ describe('the refunds pack, hosted by the unchanged policy service, approval ser
     expect(await orderRow(SEED.spareOrder.orderId)).toEqual({ refunded_minor: 1_000, version: 2, refunds: 1 });
 
     const statusOf = async (tenant: string) =>
-      fetch(`${refunds.url}/operations/${key}`, { headers: { authorization: `Bearer ${await testAssertion('refunds', { call: 'status', tenant, idempotencyKey: key })}`, 'x-tenant': tenant } });
+      fetch(`${refunds.url}/operations/${key}`, {
+        headers: {
+          authorization: `Bearer ${await testAssertion('refunds', { call: 'status', tenant, idempotencyKey: key })}`,
+          'x-tenant': tenant,
+        },
+      });
     const status = await statusOf('acme');
     expect(await status.json()).toMatchObject({ status: 'succeeded', response: firstBody });
     const elsewhere = await statusOf('globex');

@@ -61,7 +61,11 @@ describe('answers go to the instance that asked', () => {
       const worker = async (): Promise<void> => {
         while (next < CALLS_EACH) {
           next += 1;
-          const result = await client.call('get_customer.v1', { customer_id: 'C-1842' }, { runId: run.run_id, tenant: run.tenant, timeoutMs: 60_000 });
+          const result = await client.call(
+            'get_customer.v1',
+            { customer_id: 'C-1842' },
+            { runId: run.run_id, tenant: run.tenant, timeoutMs: 60_000 },
+          );
           if (result.ok) ok += 1;
         }
       };
@@ -71,7 +75,11 @@ describe('answers go to the instance that asked', () => {
     const before = fleet.map((c) => c.stats().recordsRead);
     const answered = await Promise.all(fleet.map(calls));
     const read = fleet.map((c, i) => c.stats().recordsRead - (before[i] ?? 0));
-    await eventually(() => (everything.all.length - startedAt >= CLIENTS * CALLS_EACH ? true : undefined), 60_000, 'every result on the topic');
+    await eventually(
+      () => (everything.all.length - startedAt >= CLIENTS * CALLS_EACH ? true : undefined),
+      60_000,
+      'every result on the topic',
+    );
     const total = everything.all.length - startedAt;
     const ratios = read.map((n) => n / CALLS_EACH);
     console.info(

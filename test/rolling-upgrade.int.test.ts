@@ -16,7 +16,12 @@ const spec = {
   name: 'echo_note',
   description: 'Test-only read: returns the note it is given.',
   input: { type: 'object', additionalProperties: false, required: ['note'], properties: { note: { type: 'string', maxLength: 50 } } },
-  output: { type: 'object', additionalProperties: false, required: ['note', 'version'], properties: { note: { type: 'string' }, version: { type: 'integer' } } },
+  output: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['note', 'version'],
+    properties: { note: { type: 'string' }, version: { type: 'integer' } },
+  },
   effect: 'read',
   retry: 'safe',
   timeoutMs: 2_000,
@@ -36,9 +41,16 @@ describe('a rolling upgrade in which the policy service hosts a tool version the
 
   beforeAll(async () => {
     const upgraded = Catalog.load(newPack.map((t) => t.contract));
-    const roles = parseRoles({ roles: { 'note-reader': { description: 'Reads notes.', readOnly: true, tools: ['echo_note.v1', 'echo_note.v2'] } } }, upgraded);
+    const roles = parseRoles(
+      { roles: { 'note-reader': { description: 'Reads notes.', readOnly: true, tools: ['echo_note.v1', 'echo_note.v2'] } } },
+      upgraded,
+    );
     const table = PolicyTable.parse(
-      { rules: [{ id: 'no-writes', description: 'Test only.', match: { effect: 'write' }, decision: { kind: 'deny', reason: 'none here' } }] },
+      {
+        rules: [
+          { id: 'no-writes', description: 'Test only.', match: { effect: 'write' }, decision: { kind: 'deny', reason: 'none here' } },
+        ],
+      },
       upgraded.tools(),
     );
     g = await startGatehouse('rolling', { executors: 0, catalog: upgraded, implementations: newPack, roles, table });

@@ -29,7 +29,10 @@ describe('stopping a run stops what it has not started', () => {
   });
 
   const stop = async (run: Run): Promise<void> => {
-    const stopped = await fetch(`${g.policies[0]?.url ?? ''}/runs/${run.run_id}/stop`, { method: 'POST', headers: { authorization: `Bearer ${CONTROL_TOKEN}` } });
+    const stopped = await fetch(`${g.policies[0]?.url ?? ''}/runs/${run.run_id}/stop`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${CONTROL_TOKEN}` },
+    });
     expect(((await stopped.json()) as { outcome: string }).outcome).toBe('stopped');
   };
 
@@ -47,19 +50,35 @@ describe('stopping a run stops what it has not started', () => {
     const before = await currentVersion(g);
     const proposalId = await preview(g, run, '1 Withdrawn Way');
     let pending: PendingNotice | undefined;
-    const committing = g.client.call('commit_address_change.v2', { proposal_id: proposalId }, { runId: run.run_id, tenant: run.tenant, timeoutMs: 60_000, onPending: (p) => (pending = p) });
+    const committing = g.client.call(
+      'commit_address_change.v2',
+      { proposal_id: proposalId },
+      { runId: run.run_id, tenant: run.tenant, timeoutMs: 60_000, onPending: (p) => (pending = p) },
+    );
     await eventually(() => pending, 20_000, 'pending_approval');
     const api = `${g.approval?.url ?? ''}/api/approvals/${proposalId}`;
-    await pollUntil(async () => ((await fetch(api, { headers: { authorization: `Bearer ${TOKENS.lead}` } })).status === 200 ? true : undefined), 20_000, 'the pending request', 25);
+    await pollUntil(
+      async () => ((await fetch(api, { headers: { authorization: `Bearer ${TOKENS.lead}` } })).status === 200 ? true : undefined),
+      20_000,
+      'the pending request',
+      25,
+    );
     await stop(run);
     const answer = await committing;
     expect(answer.ok).toBe(false);
     if (answer.ok) return;
     expect(answer.error.code).toBe('APPROVAL_REJECTED');
     expect(answer.error.message).toMatch(/withdrawn: the run was stopped/);
-    const shown = (await (await fetch(api, { headers: { authorization: `Bearer ${TOKENS.lead}` } })).json()) as { state: string; reason: string | null };
+    const shown = (await (await fetch(api, { headers: { authorization: `Bearer ${TOKENS.lead}` } })).json()) as {
+      state: string;
+      reason: string | null;
+    };
     expect(shown).toMatchObject({ state: 'rejected', reason: expect.stringMatching(/^withdrawn/) as string });
-    const approve = await fetch(`${api}/approve`, { method: 'POST', headers: { authorization: `Bearer ${TOKENS.lead}`, 'content-type': 'application/json' }, body: '{}' });
+    const approve = await fetch(`${api}/approve`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKENS.lead}`, 'content-type': 'application/json' },
+      body: '{}',
+    });
     expect(approve.status).toBe(409);
     expect(await currentVersion(g)).toBe(before);
   });
@@ -67,7 +86,16 @@ describe('stopping a run stops what it has not started', () => {
   it('refuses a queued order of a stopped run, a write or a read, with RUN_NOT_FOUND, and runs nothing', async () => {
     const run = await g.createRun('support-agent', { principal: 'agent:stopped-bot-2' });
     const before = await currentVersion(g);
-    const write = await approvedOrder(g, run, { customer_id: 'C-1842', expected_version: before, destination: { kind: 'new', line1: '2 Stopped Street', city: 'York', country: 'GB' } }, before);
+    const write = await approvedOrder(
+      g,
+      run,
+      {
+        customer_id: 'C-1842',
+        expected_version: before,
+        destination: { kind: 'new', line1: '2 Stopped Street', city: 'York', country: 'GB' },
+      },
+      before,
+    );
     const { canonical, sha256 } = canonicalArguments({ customer_id: 'C-1842' });
     const read: ExecutionOrder = {
       ...write,
@@ -85,7 +113,11 @@ describe('stopping a run stops what it has not started', () => {
     await send(write);
     await send(read);
     for (const order of [write, read]) {
-      const answer = await eventually(() => results.events.find((r) => r.command_id === order.command_id), 20_000, `the answer to the ${order.effect}`);
+      const answer = await eventually(
+        () => results.events.find((r) => r.command_id === order.command_id),
+        20_000,
+        `the answer to the ${order.effect}`,
+      );
       expect(answer.error).toMatchObject({ code: 'RUN_NOT_FOUND', retryable: false });
     }
     expect(await currentVersion(g)).toBe(before);

@@ -36,7 +36,13 @@ describe('runs registered by trusted code with an IdP token, acting on behalf of
       headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
-  const registration = { tenant: 'acme', principal: 'agent:support-bot', role: 'support-agent', environment: 'production', ttl_ms: 600_000 };
+  const registration = {
+    tenant: 'acme',
+    principal: 'agent:support-bot',
+    role: 'support-agent',
+    environment: 'production',
+    ttl_ms: 600_000,
+  };
 
   it('registers a run with a client-credentials token and records the client and the person', async () => {
     const response = await control('/runs', await orchestratorToken(), { ...registration, on_behalf_of: OWNER });
@@ -51,13 +57,25 @@ describe('runs registered by trusted code with an IdP token, acting on behalf of
 
   it('refuses a person’s token, a forged or missing token, and a person of another issuer', async () => {
     const personal = await control('/runs', (await tokensOf(PEOPLE.lead)).access_token, registration);
-    const none = await fetch(`${g.policies[0]?.url ?? ''}/runs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(registration) });
+    const none = await fetch(`${g.policies[0]?.url ?? ''}/runs`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(registration),
+    });
     const [header = '', payload = ''] = (await orchestratorToken()).split('.');
     const forged = await control('/runs', `${header}.${payload}.${'A'.repeat(86)}`, registration);
-    const foreign = await control('/runs', await orchestratorToken(), { ...registration, on_behalf_of: { issuer: 'https://other.example', subject: PEOPLE.owner.subject } });
+    const foreign = await control('/runs', await orchestratorToken(), {
+      ...registration,
+      on_behalf_of: { issuer: 'https://other.example', subject: PEOPLE.owner.subject },
+    });
     const bodies = (await Promise.all([personal, none, forged, foreign].map((r) => r.json()))) as ErrorBody[];
     expect([personal.status, none.status, forged.status, foreign.status]).toEqual([401, 401, 401, 422]);
-    expect(bodies.map((b) => b.error.code)).toEqual(['TOKEN_AUDIENCE_MISMATCH', 'UNAUTHORIZED', 'TOKEN_SIGNATURE_INVALID', 'UNKNOWN_ISSUER']);
+    expect(bodies.map((b) => b.error.code)).toEqual([
+      'TOKEN_AUDIENCE_MISMATCH',
+      'UNAUTHORIZED',
+      'TOKEN_SIGNATURE_INVALID',
+      'UNKNOWN_ISSUER',
+    ]);
     expect(personal.headers.get('www-authenticate')).toMatch(/^Bearer realm="gatehouse", error="invalid_token"/);
   });
 
@@ -65,8 +83,16 @@ describe('runs registered by trusted code with an IdP token, acting on behalf of
     const created = await control('/runs', await orchestratorToken(), { ...registration, on_behalf_of: OWNER });
     const run = (await created.json()) as Run;
     const proposalId = await preview(g, run, '11 Behalf Road');
-    const settled = g.client.call('commit_address_change.v2', { proposal_id: proposalId }, { runId: run.run_id, tenant: run.tenant, timeoutMs: 60_000 });
-    const request = await eventually(() => requests.events.find((r: ApprovalRequest) => r.proposal_id === proposalId), 20_000, 'the approval request');
+    const settled = g.client.call(
+      'commit_address_change.v2',
+      { proposal_id: proposalId },
+      { runId: run.run_id, tenant: run.tenant, timeoutMs: 60_000 },
+    );
+    const request = await eventually(
+      () => requests.events.find((r: ApprovalRequest) => r.proposal_id === proposalId),
+      20_000,
+      'the approval request',
+    );
     expect(request.on_behalf_of).toEqual(OWNER);
 
     const url = g.approval?.url ?? '';
@@ -76,9 +102,14 @@ describe('runs registered by trusted code with an IdP token, acting on behalf of
       return step.signedIn;
     };
     const decide = (session: SignedIn) =>
-      fetch(`${url}/api/approvals/${proposalId}/approve`, { method: 'POST', headers: { cookie: session.cookie, 'x-csrf-token': session.csrf } });
+      fetch(`${url}/api/approvals/${proposalId}/approve`, {
+        method: 'POST',
+        headers: { cookie: session.cookie, 'x-csrf-token': session.csrf },
+      });
     const owner = await signIn(PEOPLE.owner);
-    const shown = (await (await fetch(`${url}/api/approvals/${proposalId}`, { headers: { cookie: owner.cookie } })).json()) as RequestDetail;
+    const shown = (await (
+      await fetch(`${url}/api/approvals/${proposalId}`, { headers: { cookie: owner.cookie } })
+    ).json()) as RequestDetail;
     expect(shown).toMatchObject({ may_decide: false, may_not_because: 'SELF_APPROVAL', request: { on_behalf_of: OWNER } });
     const own = await decide(owner);
     expect([own.status, ((await own.json()) as ErrorBody).error.code]).toEqual([403, 'SELF_APPROVAL']);
@@ -88,7 +119,11 @@ describe('runs registered by trusted code with an IdP token, acting on behalf of
     expect((await decide(lead)).status).toBe(200);
     const result = await settled;
     expect(result.ok).toBe(true);
-    const order = await eventually(() => orders.events.find((o: ExecutionOrder) => o.proposal_id === proposalId && o.approval !== null), 20_000, 'the approved order');
+    const order = await eventually(
+      () => orders.events.find((o: ExecutionOrder) => o.proposal_id === proposalId && o.approval !== null),
+      20_000,
+      'the approved order',
+    );
     expect(order.on_behalf_of).toEqual(OWNER);
   });
 });

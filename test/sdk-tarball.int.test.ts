@@ -25,7 +25,12 @@ const NPM_MS = 180_000;
 /** Runs a command to its end; a failure carries its output. */
 async function sh(command: string, args: readonly string[], cwd: string, timeout = 60_000): Promise<string> {
   try {
-    const { stdout } = await run(command, args, { cwd, timeout, maxBuffer: 16 * 1024 * 1024, env: { ...process.env, npm_config_update_notifier: 'false' } });
+    const { stdout } = await run(command, args, {
+      cwd,
+      timeout,
+      maxBuffer: 16 * 1024 * 1024,
+      env: { ...process.env, npm_config_update_notifier: 'false' },
+    });
     return stdout;
   } catch (error) {
     const e = error as { stdout?: string; stderr?: string; message: string };
@@ -66,7 +71,9 @@ describe('a pack outside the repository, on the SDK and client installed from th
 
   beforeAll(async () => {
     const [sdk, client] = await Promise.all(
-      ['packages/sdk', 'packages/client'].map(async (dir) => (await sh(process.execPath, ['scripts/pack-package.mjs', dir, '--out', join(outside, 'packed')], ROOT)).trim()),
+      ['packages/sdk', 'packages/client'].map(async (dir) =>
+        (await sh(process.execPath, ['scripts/pack-package.mjs', dir, '--out', join(outside, 'packed')], ROOT)).trim(),
+      ),
     );
     await sh(process.execPath, [join(ROOT, 'packages/cli/bin/gatehouse.mjs'), 'pack', 'init', packDir], outside);
     await sh('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', sdk ?? '', client ?? ''], packDir, NPM_MS);
@@ -85,7 +92,11 @@ describe('a pack outside the repository, on the SDK and client installed from th
       expect(realpathSync(installed).startsWith(ROOT), name).toBe(false);
     }
     const manifest = JSON.parse(readFileSync(join(packDir, 'node_modules/@gatehouse/sdk/package.json'), 'utf8')) as Record<string, unknown>;
-    expect(manifest).toMatchObject({ name: '@gatehouse/sdk', version: '0.1.0', bundleDependencies: ['@gatehouse/contracts', '@gatehouse/governance', '@gatehouse/identity', '@gatehouse/testkit'] });
+    expect(manifest).toMatchObject({
+      name: '@gatehouse/sdk',
+      version: '0.1.0',
+      bundleDependencies: ['@gatehouse/contracts', '@gatehouse/governance', '@gatehouse/identity', '@gatehouse/testkit'],
+    });
     expect(manifest.private).toBeUndefined();
     expect(Object.keys(manifest.exports as object)).toEqual(['.', './testing', './schemas/*']);
     expect(readFileSync(join(packDir, 'node_modules/@gatehouse/sdk/CHANGELOG.md'), 'utf8')).toContain('## 0.1.0');
@@ -95,13 +106,33 @@ describe('a pack outside the repository, on the SDK and client installed from th
     for (const document of ['roles.json', 'policy-table.json', 'approvers.json']) {
       const { $schema } = JSON.parse(readFileSync(join(packDir, 'config', document), 'utf8')) as { $schema: string };
       const published = JSON.parse(readFileSync(resolve(packDir, 'config', $schema), 'utf8')) as { $schema: string; title: string };
-      expect(published, document).toMatchObject({ $schema: 'https://json-schema.org/draft/2020-12/schema', title: expect.stringMatching(/^Gatehouse /) as unknown });
+      expect(published, document).toMatchObject({
+        $schema: 'https://json-schema.org/draft/2020-12/schema',
+        title: expect.stringMatching(/^Gatehouse /) as unknown,
+      });
     }
   });
 
   it("type-checks the scaffold's JavaScript against the types the tarball ships", async () => {
     const tsc = join(ROOT, 'node_modules/typescript/bin/tsc');
-    const args = ['--noEmit', '--allowJs', '--checkJs', '--strict', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2022', '--skipLibCheck', '--types', 'node', '--typeRoots', join(ROOT, 'node_modules/@types'), 'src/index.js'];
+    const args = [
+      '--noEmit',
+      '--allowJs',
+      '--checkJs',
+      '--strict',
+      '--module',
+      'nodenext',
+      '--moduleResolution',
+      'nodenext',
+      '--target',
+      'es2022',
+      '--skipLibCheck',
+      '--types',
+      'node',
+      '--typeRoots',
+      join(ROOT, 'node_modules/@types'),
+      'src/index.js',
+    ];
     await expect(sh(process.execPath, [tsc, ...args], packDir, 120_000)).resolves.toBe('');
   }, 150_000);
 
@@ -116,7 +147,9 @@ describe('a pack outside the repository, on the SDK and client installed from th
   });
 
   it('passes gatehouse pack check', async () => {
-    const report = JSON.parse(await sh(process.execPath, [join(ROOT, 'packages/cli/bin/gatehouse.mjs'), 'pack', 'check', '.', '--json'], packDir, 120_000)) as {
+    const report = JSON.parse(
+      await sh(process.execPath, [join(ROOT, 'packages/cli/bin/gatehouse.mjs'), 'pack', 'check', '.', '--json'], packDir, 120_000),
+    ) as {
       name: string;
       checks: { check: string; result: string }[];
     };
@@ -128,12 +161,26 @@ describe('a pack outside the repository, on the SDK and client installed from th
     const pack = await loadToolPack(packDir);
     g = await startPackGatehouse('outside', pack, { env: {} });
     const agent = await g.createRun('ticket-reader', { principal: 'agent:outside-bot' });
-    const installed = (await import(pathToFileURL(join(packDir, 'node_modules/@gatehouse/client/dist/index.js')).href)) as typeof InstalledClient;
-    const client = await installed.createClient({ config, topics: g.topics, controlUrl: g.policy.url, clientId: 'test-outside', logger, defaultTimeoutMs: 30_000, resultKeys: TEST_KEY_RING });
+    const installed = (await import(
+      pathToFileURL(join(packDir, 'node_modules/@gatehouse/client/dist/index.js')).href
+    )) as typeof InstalledClient;
+    const client = await installed.createClient({
+      config,
+      topics: g.topics,
+      controlUrl: g.policy.url,
+      clientId: 'test-outside',
+      logger,
+      defaultTimeoutMs: 30_000,
+      resultKeys: TEST_KEY_RING,
+    });
     try {
       const found = await client.call('get_ticket.v1', { ticket_id: 'T-2' }, { runId: agent.run_id, tenant: agent.tenant });
       expect(found).toMatchObject({ ok: true, tool: 'get_ticket.v1', result: { ticket_id: 'T-2' } });
-      const refused = await client.call('preview_ticket_priority_change.v1', { ticket_id: 'T-2', priority: 'high' }, { runId: agent.run_id, tenant: agent.tenant });
+      const refused = await client.call(
+        'preview_ticket_priority_change.v1',
+        { ticket_id: 'T-2', priority: 'high' },
+        { runId: agent.run_id, tenant: agent.tenant },
+      );
       expect(refused).toMatchObject({ ok: false, error: { code: 'CAPABILITY_DENIED' } });
     } finally {
       await client.close();

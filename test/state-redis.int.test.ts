@@ -118,7 +118,9 @@ describe.each(BACKENDS)('state on $backend', ({ url }) => {
       const space = keys();
       const limiters = [new RateLimiter(a, space), new RateLimiter(b, space)];
       const decisions = await Promise.all(
-        Array.from({ length: 40 }, (_, i) => either(limiters, i).take('get_customer.v1', 'tenant:acme', { limit: 7, windowMs: 10_000 }, `call-${i}`)),
+        Array.from({ length: 40 }, (_, i) =>
+          either(limiters, i).take('get_customer.v1', 'tenant:acme', { limit: 7, windowMs: 10_000 }, `call-${i}`),
+        ),
       );
       const allowed = decisions.filter((d) => d?.allowed === true);
       const refused = decisions.filter((d) => d?.allowed === false);
@@ -176,11 +178,19 @@ describe.each(BACKENDS)('state on $backend', ({ url }) => {
       const space = keys();
       const store = new IdempotencyStore(a, space);
       expect(await store.claim('cmd:c-1', 'h', 'dead-exec', 30, 'c-1')).toEqual({ kind: 'claimed' });
-      expect(await store.claim('cmd:c-1', 'h', 'exec-2', 5_000, 'c-1')).toMatchObject({ kind: 'in_progress', owner: 'dead-exec', commandId: 'c-1' });
+      expect(await store.claim('cmd:c-1', 'h', 'exec-2', 5_000, 'c-1')).toMatchObject({
+        kind: 'in_progress',
+        owner: 'dead-exec',
+        commandId: 'c-1',
+      });
       expect(await store.stage('cmd:c-1', 'exec-2', '{"status":"ok"}')).toBe(false);
       expect(await store.stage('cmd:c-1', 'dead-exec', '{"status":"ok"}')).toBe(true);
       await new Promise((resolve) => setTimeout(resolve, 40));
-      expect(await store.claim('cmd:c-1', 'h', 'exec-2', 5_000, 'c-1')).toEqual({ kind: 'orphaned', previousOwner: 'dead-exec', staged: '{"status":"ok"}' });
+      expect(await store.claim('cmd:c-1', 'h', 'exec-2', 5_000, 'c-1')).toEqual({
+        kind: 'orphaned',
+        previousOwner: 'dead-exec',
+        staged: '{"status":"ok"}',
+      });
       expect(await store.finish('cmd:c-1', 'exec-2', 'succeeded', 'ok')).toBe(true);
       expect(await a.hexists(space.idempotency('cmd:c-1'), 'staged')).toBe(0);
       expect(await store.claim('cmd:c-1', 'h', 'exec-3', 5_000, 'c-1')).toEqual({ kind: 'stored', state: 'succeeded', outcome: 'ok' });
@@ -226,7 +236,10 @@ describe.each(BACKENDS)('state on $backend', ({ url }) => {
     it('never grants more leases than the limit of any scope, across instances', async () => {
       const space = keys();
       const pools = [new SlotPool(a, space), new SlotPool(b, space)];
-      const scopes = [{ scope: 'tenant:acme', limit: 4 }, { scope: 'run:r1', limit: 10 }];
+      const scopes = [
+        { scope: 'tenant:acme', limit: 4 },
+        { scope: 'run:r1', limit: 10 },
+      ];
       const got = await Promise.all(Array.from({ length: 20 }, (_, i) => either(pools, i).tryAcquire(scopes, `lease-${i}`, 10_000)));
       expect(got.filter(Boolean)).toHaveLength(4);
       expect(await pools[0]?.inUse('tenant:acme')).toBe(4);
@@ -240,7 +253,10 @@ describe.each(BACKENDS)('state on $backend', ({ url }) => {
 
     it('renews a lease every scope still holds, and says so when one lost it', async () => {
       const pool = new SlotPool(a, keys());
-      const scopes = [{ scope: 'tenant:acme', limit: 1 }, { scope: 'run:r2', limit: 1 }];
+      const scopes = [
+        { scope: 'tenant:acme', limit: 1 },
+        { scope: 'run:r2', limit: 1 },
+      ];
       expect(await pool.tryAcquire(scopes, 'held', 40)).toBe(true);
       expect(await pool.renew(scopes, 'held', 10_000)).toBe(true);
       await new Promise((resolve) => setTimeout(resolve, 60));
@@ -316,16 +332,26 @@ describe.each(BACKENDS)('state on $backend', ({ url }) => {
       await quick.release('acme', 'run-1', 'cmd-2', sha('a'));
       expect(await kind(quick.claim('acme', 'run-1', 'cmd-2', sha('a'), 60_000))).toBe('first');
       // Its lease runs out before it decides: another worker takes over and decides.
-      expect(await pollUntil(async () => ((await quick.claim('acme', 'run-1', 'cmd-2', sha('a'), 60_000)).kind === 'orphaned' ? true : undefined), 5_000, 'the lease to run out')).toBe(true);
+      expect(
+        await pollUntil(
+          async () => ((await quick.claim('acme', 'run-1', 'cmd-2', sha('a'), 60_000)).kind === 'orphaned' ? true : undefined),
+          5_000,
+          'the lease to run out',
+        ),
+      ).toBe(true);
       const decision = '[{"role":"results","key":"run-1","event":{"status":"ok","note":"a:b:c"}}]';
       expect(await quick.stage('acme', 'run-1', 'cmd-2', sha('a'), decision, 60_000)).toBe(true);
       // The worker it took over from, slow but alive, stages too late: its decision is not the command's.
       expect(await quick.stage('acme', 'run-1', 'cmd-2', sha('a'), '[{"late":1}]', 60_000)).toBe(false);
       // That worker dies after staging: whoever comes next gets the staged decision, byte for byte.
-      const next = await pollUntil(async () => {
-        const claim = await quick.claim('acme', 'run-1', 'cmd-2', sha('a'), 60_000);
-        return claim.kind === 'staged' ? claim : undefined;
-      }, 5_000, 'the staged claim to be taken over');
+      const next = await pollUntil(
+        async () => {
+          const claim = await quick.claim('acme', 'run-1', 'cmd-2', sha('a'), 60_000);
+          return claim.kind === 'staged' ? claim : undefined;
+        },
+        5_000,
+        'the staged claim to be taken over',
+      );
       expect(next).toEqual({ kind: 'staged', decision, run: null });
       // A worker that failed after staging keeps the decision and ends its lease at once.
       expect(await kind(quick.claim('acme', 'run-1', 'cmd-2', sha('a'), 60_000))).toBe('in_progress');

@@ -28,32 +28,67 @@ const stranger = generateKeyPairSync('ed25519').privateKey;
 
 /** The refusals every write route gives, for a write whose body, key and tenant the caller names. */
 function refusals(audience: string, key: string, body: Record<string, unknown>, changed: Record<string, unknown>): Attempt[] {
-  const write = (facts: Partial<CallFacts> & { body?: unknown } = {}) => testAssertion(audience, { call: 'write', idempotencyKey: key, body, ...facts });
+  const write = (facts: Partial<CallFacts> & { body?: unknown } = {}) =>
+    testAssertion(audience, { call: 'write', idempotencyKey: key, body, ...facts });
   return [
     { case: 'no assertion', assertion: () => Promise.resolve(undefined), status: 401, code: 'ASSERTION_MISSING' },
     { case: 'an expired one', assertion: () => write({ expiresAt: Date.now() - 60_000 }), status: 401, code: 'ASSERTION_EXPIRED' },
     {
       case: 'one signed by a key the executors do not publish',
-      assertion: async () => (await CallAssertionSigner.create(TEST_ASSERTION_ISSUER, { keyId: 'test-assertion', privateKey: stranger })).mint({
-        audience, call: 'write', principal: 'agent:x', actor: 'forger', tenant: 'acme', runId: 'r', commandId: 'c', tool: 't', onBehalfOf: null,
-        argumentsSha256: null, idempotencyKey: key, proposalId: null, approvalId: 'a', approver: null, expiresAt: Date.now() + 30_000,
-      }),
+      assertion: async () =>
+        (await CallAssertionSigner.create(TEST_ASSERTION_ISSUER, { keyId: 'test-assertion', privateKey: stranger })).mint({
+          audience,
+          call: 'write',
+          principal: 'agent:x',
+          actor: 'forger',
+          tenant: 'acme',
+          runId: 'r',
+          commandId: 'c',
+          tool: 't',
+          onBehalfOf: null,
+          argumentsSha256: null,
+          idempotencyKey: key,
+          proposalId: null,
+          approvalId: 'a',
+          approver: null,
+          expiresAt: Date.now() + 30_000,
+        }),
       status: 401,
       code: 'ASSERTION_INVALID',
     },
-    { case: 'one for another system of record', assertion: () => testAssertion(`not-${audience}`, { call: 'write', idempotencyKey: key, body }), status: 401, code: 'ASSERTION_INVALID' },
+    {
+      case: 'one for another system of record',
+      assertion: () => testAssertion(`not-${audience}`, { call: 'write', idempotencyKey: key, body }),
+      status: 401,
+      code: 'ASSERTION_INVALID',
+    },
     { case: "another tenant's", assertion: () => write({ tenant: 'globex' }), status: 403, code: 'TENANT_MISMATCH' },
     { case: "a read's, on the write route", assertion: () => testAssertion(audience, { call: 'read' }), status: 403, code: 'WRONG_CALL' },
     { case: 'a write whose body does not match its hash', assertion: () => write(), body: changed, status: 403, code: 'BODY_MISMATCH' },
-    { case: 'a write under another idempotency key', assertion: () => write({ idempotencyKey: `${key}-other` }), status: 403, code: 'IDEMPOTENCY_KEY_MISMATCH' },
+    {
+      case: 'a write under another idempotency key',
+      assertion: () => write({ idempotencyKey: `${key}-other` }),
+      status: 403,
+      code: 'IDEMPOTENCY_KEY_MISMATCH',
+    },
     { case: 'a write with no approval', assertion: () => write({ approvalId: null }), status: 403, code: 'APPROVAL_MISSING' },
   ];
 }
 
-async function send(url: string, key: string, body: unknown, assertion: string | undefined): Promise<{ status: number; code: unknown; challenge: string | null }> {
+async function send(
+  url: string,
+  key: string,
+  body: unknown,
+  assertion: string | undefined,
+): Promise<{ status: number; code: unknown; challenge: string | null }> {
   const response = await fetch(url, {
     method: 'POST',
-    headers: { ...(assertion === undefined ? {} : { authorization: `Bearer ${assertion}` }), 'x-tenant': 'acme', 'idempotency-key': key, 'content-type': 'application/json' },
+    headers: {
+      ...(assertion === undefined ? {} : { authorization: `Bearer ${assertion}` }),
+      'x-tenant': 'acme',
+      'idempotency-key': key,
+      'content-type': 'application/json',
+    },
     body: JSON.stringify(body),
   });
   const answer = (await response.json()) as { error?: { code?: unknown } };
@@ -92,7 +127,11 @@ describe('the customers service, called directly', () => {
     for (const attempt of refusals('customers', key, body, changed)) {
       const counted = await refusalCount(`${svc.url}/metrics`, attempt.code);
       const answer = await send(url, key, attempt.body ?? body, await attempt.assertion());
-      expect({ case: attempt.case, status: answer.status, code: answer.code }).toEqual({ case: attempt.case, status: attempt.status, code: attempt.code });
+      expect({ case: attempt.case, status: answer.status, code: answer.code }).toEqual({
+        case: attempt.case,
+        status: attempt.status,
+        code: attempt.code,
+      });
       if (attempt.status === 401) expect(answer.challenge).toMatch(/^Bearer realm="gatehouse-call"/);
       expect(await refusalCount(`${svc.url}/metrics`, attempt.code)).toBe(counted + 1);
     }
@@ -118,9 +157,16 @@ describe('the customers service, called directly', () => {
     const other = 'C-1001';
     const body = { customer_id: other, expected_version: 1, destination };
     const before = await state();
-    const misdirected = await send(`${svc.url}/customers/${C.id}/address-changes`, key, body, await testAssertion('customers', { call: 'write', idempotencyKey: key, body }));
+    const misdirected = await send(
+      `${svc.url}/customers/${C.id}/address-changes`,
+      key,
+      body,
+      await testAssertion('customers', { call: 'write', idempotencyKey: key, body }),
+    );
     expect({ status: misdirected.status, code: misdirected.code }).toEqual({ status: 400, code: 'INVALID_REQUEST' });
-    const status = await fetch(`${svc.url}/operations/${key}`, { headers: { authorization: `Bearer ${await testAssertion('customers', { call: 'status', idempotencyKey: 'another-key' })}` } });
+    const status = await fetch(`${svc.url}/operations/${key}`, {
+      headers: { authorization: `Bearer ${await testAssertion('customers', { call: 'status', idempotencyKey: 'another-key' })}` },
+    });
     expect(status.status).toBe(403);
     expect(await state()).toEqual(before);
   });
@@ -128,7 +174,10 @@ describe('the customers service, called directly', () => {
   it("reads only the assertion's tenant's rows: another tenant's customer is not found", async () => {
     const reply = await svc.call('GET', `/customers/${SEED.otherTenantCustomer.id}`, { tenant: null, assertion: { tenant: 'acme' } });
     expect(reply.status).toBe(404);
-    const mismatch = await svc.call<{ error: { code: string } }>('GET', `/customers/${C.id}`, { tenant: 'acme', assertion: { tenant: 'globex' } });
+    const mismatch = await svc.call<{ error: { code: string } }>('GET', `/customers/${C.id}`, {
+      tenant: 'acme',
+      assertion: { tenant: 'globex' },
+    });
     expect([mismatch.status, mismatch.body.error.code]).toEqual([403, 'TENANT_MISMATCH']);
   });
 });
@@ -140,7 +189,13 @@ describe('the refunds service, called directly', () => {
 
   beforeAll(async () => {
     refunds = await startRefundsService({
-      ...refundsConfigFromEnv({ REFUNDS_DATABASE_URL: DATABASE_URL, REFUNDS_DB_SCHEMA: schema, REFUNDS_PORT: '0', REFUNDS_ASSERTION_KEYS: testJwksFile(), REFUNDS_ASSERTION_ISSUER: TEST_ASSERTION_ISSUER }),
+      ...refundsConfigFromEnv({
+        REFUNDS_DATABASE_URL: DATABASE_URL,
+        REFUNDS_DB_SCHEMA: schema,
+        REFUNDS_PORT: '0',
+        REFUNDS_ASSERTION_KEYS: testJwksFile(),
+        REFUNDS_ASSERTION_ISSUER: TEST_ASSERTION_ISSUER,
+      }),
       logger,
     });
   });
@@ -151,20 +206,30 @@ describe('the refunds service, called directly', () => {
   });
 
   const state = async () => ({
-    order: (await refunds.db.query(`SELECT refunded_minor, version FROM ${refunds.tables.orders} WHERE order_id = $1`, [order.orderId])).rows,
+    order: (await refunds.db.query(`SELECT refunded_minor, version FROM ${refunds.tables.orders} WHERE order_id = $1`, [order.orderId]))
+      .rows,
     refunds: (await refunds.db.query(`SELECT count(*)::int AS n FROM ${refunds.tables.refunds}`)).rows,
   });
 
   it('refuses every refund not covered by a fresh assertion of its own, changing nothing, and counts each refusal', async () => {
     const key = `direct-${randomUUID()}`;
-    const body = { order_id: order.orderId, expected_version: order.version, amount: { minor: 1_000, currency: 'EUR' }, reason: 'goodwill' };
+    const body = {
+      order_id: order.orderId,
+      expected_version: order.version,
+      amount: { minor: 1_000, currency: 'EUR' },
+      reason: 'goodwill',
+    };
     const changed = { ...body, amount: { minor: 60_000, currency: 'EUR' } };
     const before = await state();
     const url = `${refunds.url}/orders/${order.orderId}/refunds`;
     for (const attempt of refusals('refunds', key, body, changed)) {
       const counted = await refusalCount(`${refunds.url}/metrics`, attempt.code);
       const answer = await send(url, key, attempt.body ?? body, await attempt.assertion());
-      expect({ case: attempt.case, status: answer.status, code: answer.code }).toEqual({ case: attempt.case, status: attempt.status, code: attempt.code });
+      expect({ case: attempt.case, status: answer.status, code: answer.code }).toEqual({
+        case: attempt.case,
+        status: attempt.status,
+        code: attempt.code,
+      });
       expect(await refusalCount(`${refunds.url}/metrics`, attempt.code)).toBe(counted + 1);
     }
     expect(await state()).toEqual(before);

@@ -81,14 +81,24 @@ describe('every service serves /metrics whose counters move with bounded labels'
     const result = await call('get_customer.v1', { customer_id: 'C-1842' });
     expect(result.ok).toBe(true);
     const read = { tool: 'get_customer', version: '1' };
-    const routed = await scrapeUntil(urls()['policy'], (s) => valueOf(s, 'gatehouse_calls_total', { stage: 'policy', ...read, outcome: 'routed' }), 'routed');
+    const routed = await scrapeUntil(
+      urls()['policy'],
+      (s) => valueOf(s, 'gatehouse_calls_total', { stage: 'policy', ...read, outcome: 'routed' }),
+      'routed',
+    );
     expect(routed).toBe(1);
-    const executor = await scrapeUntil(urls()['executor'], (s) => (valueOf(s, 'gatehouse_calls_total', { stage: 'executor', ...read, outcome: 'ok' }) === undefined ? undefined : s), 'executed');
+    const executor = await scrapeUntil(
+      urls()['executor'],
+      (s) => (valueOf(s, 'gatehouse_calls_total', { stage: 'executor', ...read, outcome: 'ok' }) === undefined ? undefined : s),
+      'executed',
+    );
     expect(valueOf(executor, 'gatehouse_calls_total', { stage: 'executor', ...read, outcome: 'ok' })).toBe(1);
     expect(valueOf(executor, 'gatehouse_handler_duration_seconds_count', read)).toBe(1);
     // The client's send time travelled in the order's headers: the latency was observed where the result went out.
     expect(valueOf(executor, 'gatehouse_end_to_end_latency_seconds_count', { stage: 'executor', ...read, status: 'ok' })).toBe(1);
-    expect(valueOf(executor, 'gatehouse_end_to_end_latency_seconds_bucket', { stage: 'executor', ...read, status: 'ok', le: '30' })).toBe(1);
+    expect(valueOf(executor, 'gatehouse_end_to_end_latency_seconds_bucket', { stage: 'executor', ...read, status: 'ok', le: '30' })).toBe(
+      1,
+    );
     // The customers service counts the request by its route pattern, not its URL.
     const customers = await scrape(urls()['customers']);
     expect(customers.samples.some((s) => s.name === 'gatehouse_http_requests_total' && s.labels['route'] === '/customers/:id')).toBe(true);
@@ -106,7 +116,11 @@ describe('every service serves /metrics whose counters move with bounded labels'
     const read = { tool: 'get_customer', version: '1' };
     const policy = await scrapeUntil(
       urls()['policy'],
-      (s) => (valueOf(s, 'gatehouse_call_errors_total', { stage: 'policy', tool: 'other', version: 'other', code: 'TOOL_NOT_FOUND' }) === undefined ? undefined : s),
+      (s) =>
+        valueOf(s, 'gatehouse_call_errors_total', { stage: 'policy', tool: 'other', version: 'other', code: 'TOOL_NOT_FOUND' }) ===
+        undefined
+          ? undefined
+          : s,
       'the refusals counted',
     );
     expect(valueOf(policy, 'gatehouse_calls_total', { stage: 'policy', ...read, outcome: 'refused' })).toBe(2);
@@ -118,7 +132,10 @@ describe('every service serves /metrics whose counters move with bounded labels'
     for (const [service, url] of Object.entries(urls())) {
       const { text, samples } = await scrape(url);
       const values = samples.flatMap((s) => Object.values(s.labels));
-      expect(values.filter((v) => v.includes(seed) || v.includes(seedKey)), service).toEqual([]);
+      expect(
+        values.filter((v) => v.includes(seed) || v.includes(seedKey)),
+        service,
+      ).toEqual([]);
       expect(text.includes(seed) || text.includes(seedKey), service).toBe(false);
       expect(text.includes(run.run_id), service).toBe(false);
     }
@@ -127,12 +144,16 @@ describe('every service serves /metrics whose counters move with bounded labels'
   it('counts an approval request, the person’s decision and the approved write, with slots back at zero', async () => {
     const proposalId = await preview(g, run, '1 Telemetry Terrace');
     let notice: PendingNotice | undefined;
-    const settled = g.client.call('commit_address_change.v2', { proposal_id: proposalId }, {
-      runId: run.run_id,
-      tenant: run.tenant,
-      timeoutMs: 60_000,
-      onPending: (p) => (notice = p),
-    });
+    const settled = g.client.call(
+      'commit_address_change.v2',
+      { proposal_id: proposalId },
+      {
+        runId: run.run_id,
+        tenant: run.tenant,
+        timeoutMs: 60_000,
+        onPending: (p) => (notice = p),
+      },
+    );
     await eventually(() => notice, 20_000, 'pending_approval');
     const api = (path: string, method = 'GET') =>
       fetch(`${g.approval?.url ?? ''}/api/approvals/${path}`, {
@@ -152,19 +173,31 @@ describe('every service serves /metrics whose counters move with bounded labels'
     const approval = await scrape(urls()['approval']);
     expect(valueOf(approval.samples, 'gatehouse_approval_decisions_total', { ...commit, decision: 'approved' })).toBe(1);
     expect(valueOf(approval.samples, 'gatehouse_approval_decisions_total', { ...commit, decision: 'rejected' })).toBeUndefined();
-    const executor = await scrapeUntil(urls()['executor'], (s) => (valueOf(s, 'gatehouse_calls_total', { stage: 'executor', ...commit, outcome: 'ok' }) === undefined ? undefined : s), 'the write counted');
+    const executor = await scrapeUntil(
+      urls()['executor'],
+      (s) => (valueOf(s, 'gatehouse_calls_total', { stage: 'executor', ...commit, outcome: 'ok' }) === undefined ? undefined : s),
+      'the write counted',
+    );
     expect(valueOf(executor, 'gatehouse_calls_total', { stage: 'executor', ...commit, outcome: 'ok' })).toBe(1);
     expect(valueOf(executor, 'gatehouse_slots_in_use', { tenant: 'acme' })).toBe(0);
     expect(valueOf(executor, 'gatehouse_handler_duration_seconds_count', commit)).toBe(1);
     // Through a person's approval, the latency still runs from the commit's sent_at.
     expect(valueOf(executor, 'gatehouse_end_to_end_latency_seconds_count', { stage: 'executor', ...commit, status: 'ok' })).toBe(1);
     expect(approval.text).not.toContain(proposalId);
-    expect(executor.some((s) => Object.values(s.labels).some((v) => v.includes(proposalId) || v.includes('Telemetry Terrace')))).toBe(false);
+    expect(executor.some((s) => Object.values(s.labels).some((v) => v.includes(proposalId) || v.includes('Telemetry Terrace')))).toBe(
+      false,
+    );
   });
 
   it('reports each consuming service’s lag per topic and partition, and an idle group’s lag as every record it has not read', async () => {
-    for (const [service, topic] of [['policy', g.topics.commands], ['executor', g.topics.execute], ['approval', g.topics.approvalsRequested]] as const) {
-      const lags = (await scrape(urls()[service])).samples.filter((s) => s.name === 'gatehouse_consumer_lag' && s.labels['topic'] === topic);
+    for (const [service, topic] of [
+      ['policy', g.topics.commands],
+      ['executor', g.topics.execute],
+      ['approval', g.topics.approvalsRequested],
+    ] as const) {
+      const lags = (await scrape(urls()[service])).samples.filter(
+        (s) => s.name === 'gatehouse_consumer_lag' && s.labels['topic'] === topic,
+      );
       expect(lags.map((s) => s.labels['partition']).sort(), service).toEqual(['0', '1', '2']);
     }
     const admin = g.kafka.admin();
@@ -177,7 +210,9 @@ describe('every service serves /metrics whose counters move with bounded labels'
         const lag = startConsumerLag({ admin, groupId, topics: [g.topics.commands], metrics, logger, intervalMs: 60_000 });
         await lag.measure();
         lag.stop();
-        return parse(await metrics.scrape()).filter((s) => s.name === 'gatehouse_consumer_lag').reduce((sum, s) => sum + s.value, 0);
+        return parse(await metrics.scrape())
+          .filter((s) => s.name === 'gatehouse_consumer_lag')
+          .reduce((sum, s) => sum + s.value, 0);
       };
       expect(await lagOf(`telemetry-idle-${randomUUID()}`)).toBe(high);
       // The policy service has handled every command and commits within 200 ms of finishing one.

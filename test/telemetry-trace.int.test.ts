@@ -69,12 +69,20 @@ describe('W3C trace context travels in Kafka headers from the call to its result
   });
 
   const resultOf = (commandId: string, status: string) =>
-    eventually(() => results.seen.find((s) => s.event.command_id === commandId && s.event.status === status), 20_000, `the ${status} result of ${commandId}`);
+    eventually(
+      () => results.seen.find((s) => s.event.command_id === commandId && s.event.status === status),
+      20_000,
+      `the ${status} result of ${commandId}`,
+    );
 
   it('gives a read’s result the trace id the caller sent', async () => {
     const { traceparent, traceId } = newTrace();
     const commandId = `cmd-${randomUUID()}`;
-    const result = await g.client.call('get_customer.v1', { customer_id: 'C-1842' }, { runId: run.run_id, tenant: run.tenant, traceparent, commandId });
+    const result = await g.client.call(
+      'get_customer.v1',
+      { customer_id: 'C-1842' },
+      { runId: run.run_id, tenant: run.tenant, traceparent, commandId },
+    );
     expect(result.ok).toBe(true);
     const seen = await resultOf(commandId, 'ok');
     expect(traceIdOf(seen.headers)).toBe(traceId);
@@ -85,7 +93,11 @@ describe('W3C trace context travels in Kafka headers from the call to its result
   it('gives a refusal at the policy service the caller’s trace id', async () => {
     const { traceparent, traceId } = newTrace();
     const commandId = `cmd-${randomUUID()}`;
-    const result = await g.client.call('get_customer.v1', { customer_id: 'nobody' }, { runId: run.run_id, tenant: run.tenant, traceparent, commandId });
+    const result = await g.client.call(
+      'get_customer.v1',
+      { customer_id: 'nobody' },
+      { runId: run.run_id, tenant: run.tenant, traceparent, commandId },
+    );
     expect(!result.ok && result.error.code).toBe('INVALID_ARGUMENT');
     expect(traceIdOf((await resultOf(commandId, 'error')).headers)).toBe(traceId);
   });
@@ -102,14 +114,18 @@ describe('W3C trace context travels in Kafka headers from the call to its result
     const { traceparent, traceId } = newTrace();
     const commandId = `cmd-${randomUUID()}`;
     let notice: PendingNotice | undefined;
-    const settled = g.client.call('commit_address_change.v2', { proposal_id: proposalId }, {
-      runId: run.run_id,
-      tenant: run.tenant,
-      timeoutMs: 60_000,
-      traceparent,
-      commandId,
-      onPending: (p) => (notice = p),
-    });
+    const settled = g.client.call(
+      'commit_address_change.v2',
+      { proposal_id: proposalId },
+      {
+        runId: run.run_id,
+        tenant: run.tenant,
+        timeoutMs: 60_000,
+        traceparent,
+        commandId,
+        onPending: (p) => (notice = p),
+      },
+    );
     await eventually(() => notice, 20_000, 'pending_approval');
     expect(traceIdOf((await resultOf(commandId, 'pending_approval')).headers)).toBe(traceId);
     const api = (path: string, method = 'GET') =>
@@ -135,14 +151,18 @@ describe('W3C trace context travels in Kafka headers from the call to its result
     const { traceparent, traceId } = newTrace();
     const commandId = `cmd-${randomUUID()}`;
     let notice: PendingNotice | undefined;
-    const settled = g.client.call('commit_address_change.v2', { proposal_id: proposalId }, {
-      runId: run.run_id,
-      tenant: run.tenant,
-      timeoutMs: 60_000,
-      traceparent,
-      commandId,
-      onPending: (p) => (notice = p),
-    });
+    const settled = g.client.call(
+      'commit_address_change.v2',
+      { proposal_id: proposalId },
+      {
+        runId: run.run_id,
+        tenant: run.tenant,
+        timeoutMs: 60_000,
+        traceparent,
+        commandId,
+        onPending: (p) => (notice = p),
+      },
+    );
     await eventually(() => notice, 20_000, 'pending_approval');
     const headers = { authorization: `Bearer ${TOKENS.lead}`, 'content-type': 'application/json' };
     const url = `${g.approval?.url ?? ''}/api/approvals/${proposalId}`;

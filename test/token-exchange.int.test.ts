@@ -66,7 +66,12 @@ const readRecord = implement(
     timeoutMs: 5_000,
     maxResultBytes: 4_096,
     input: { type: 'object', additionalProperties: false, properties: {} },
-    output: { type: 'object', additionalProperties: false, required: ['record_id', 'owner'], properties: { record_id: { type: 'string' }, owner: { type: 'string' } } },
+    output: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['record_id', 'owner'],
+      properties: { record_id: { type: 'string' }, owner: { type: 'string' } },
+    },
   } as const),
   {
     credential: { exchange: RECORDS },
@@ -96,12 +101,22 @@ describe('a tool whose system of record trusts only the IdP', () => {
     fetch(`${g.policies[0]?.url ?? ''}/runs`, {
       method: 'POST',
       headers: { authorization: `Bearer ${CONTROL_TOKEN}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ tenant: 'acme', principal: 'agent:records-bot', role: TEST_ROLE, environment: 'sandbox', ttl_ms: 600_000, ...body }),
+      body: JSON.stringify({
+        tenant: 'acme',
+        principal: 'agent:records-bot',
+        role: TEST_ROLE,
+        environment: 'sandbox',
+        ttl_ms: 600_000,
+        ...body,
+      }),
     });
-  const delegated = async (person: Person): Promise<string> => (await tokensOf(person, 'gatehouse-test', 'openid gatehouse.delegation')).access_token;
+  const delegated = async (person: Person): Promise<string> =>
+    (await tokensOf(person, 'gatehouse-test', 'openid gatehouse.delegation')).access_token;
   const exchangeSteps = async (): Promise<Record<string, number>> => {
     const text = await (await fetch(`${g.executors[0]?.url ?? ''}/metrics`)).text();
-    return Object.fromEntries([...text.matchAll(/^gatehouse_token_exchanges_total\{outcome="(\w+)"\} (\d+)/gm)].map((m) => [m[1] ?? '', Number(m[2])]));
+    return Object.fromEntries(
+      [...text.matchAll(/^gatehouse_token_exchanges_total\{outcome="(\w+)"\} (\d+)/gm)].map((m) => [m[1] ?? '', Number(m[2])]),
+    );
   };
 
   it("calls the system of record with the IdP's token for the run's person, exchanged once and then reused", async () => {
@@ -120,7 +135,13 @@ describe('a tool whose system of record trusts only the IdP', () => {
     const served = records.seen.slice(before);
     expect(served).toHaveLength(2);
     for (const request of served) {
-      expect(request).toMatchObject({ status: 200, sub: PEOPLE.owner.subject, aud: RECORDS.audience, azp: stackExchange.clientId, scope: RECORDS.scope });
+      expect(request).toMatchObject({
+        status: 200,
+        sub: PEOPLE.owner.subject,
+        aud: RECORDS.audience,
+        azp: stackExchange.clientId,
+        scope: RECORDS.scope,
+      });
       // Never the person's own token: one for this system of record, asked for by the executors' client.
       expect(request.token).not.toBe(subjectToken);
     }
@@ -159,7 +180,9 @@ describe('a tool whose system of record trusts only the IdP', () => {
     const notForExecutors = await register({ subject_token: plain });
     expect(notForExecutors.status).toBe(422);
     const refusal = await notForExecutors.text();
-    expect(JSON.parse(refusal)).toMatchObject({ error: { code: 'SUBJECT_TOKEN_REFUSED', message: expect.stringContaining('wrong_audience') as string } });
+    expect(JSON.parse(refusal)).toMatchObject({
+      error: { code: 'SUBJECT_TOKEN_REFUSED', message: expect.stringContaining('wrong_audience') as string },
+    });
     expect(refusal).not.toContain(plain);
 
     const good = await delegated(PEOPLE.owner);
@@ -167,7 +190,9 @@ describe('a tool whose system of record trusts only the IdP', () => {
     const flipped = `${signature.slice(0, -4)}${signature.endsWith('AAAA') ? 'BBBB' : 'AAAA'}`;
     const forged = await register({ subject_token: `${header}.${payload}.${flipped}` });
     expect(forged.status).toBe(422);
-    expect(await forged.json()).toMatchObject({ error: { code: 'SUBJECT_TOKEN_REFUSED', message: expect.stringContaining('bad_signature') as string } });
+    expect(await forged.json()).toMatchObject({
+      error: { code: 'SUBJECT_TOKEN_REFUSED', message: expect.stringContaining('bad_signature') as string },
+    });
 
     const mismatch = await register({ subject_token: good, on_behalf_of: { issuer: ISSUER, subject: PEOPLE.lead.subject } });
     expect(mismatch.status).toBe(422);
@@ -187,7 +212,11 @@ describe('a tool whose system of record trusts only the IdP', () => {
     const other = await put(await delegated(PEOPLE.lead));
     expect(other.status).toBe(422);
     expect(await other.json()).toMatchObject({ error: { code: 'SUBJECT_MISMATCH' } });
-    const anonymous = await fetch(`${g.policies[0]?.url ?? ''}/runs/${run.run_id}/subject-token`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: '{}' });
+    const anonymous = await fetch(`${g.policies[0]?.url ?? ''}/runs/${run.run_id}/subject-token`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    });
     expect(anonymous.status).toBe(401);
   });
 });
@@ -197,7 +226,8 @@ describe('the token exchanger, against Keycloak and Redis', () => {
   let redis: Redis;
   let delegation: DelegationStore;
   const steps: ExchangeStep[] = [];
-  const exchanger = (): Promise<TokenExchanger> => TokenExchanger.discover({ ...stackExchange, delegation, onStep: (step) => steps.push(step) });
+  const exchanger = (): Promise<TokenExchanger> =>
+    TokenExchanger.discover({ ...stackExchange, delegation, onStep: (step) => steps.push(step) });
 
   beforeAll(() => {
     redis = createRedis(redisUrlFromEnv(), 'test-exchanger');
@@ -207,7 +237,7 @@ describe('the token exchanger, against Keycloak and Redis', () => {
     await redis?.quit();
   });
 
-  it("keeps acting for the person after their own token is gone, by the refresh token the exchange left, until they sign out", async () => {
+  it('keeps acting for the person after their own token is gone, by the refresh token the exchange left, until they sign out', async () => {
     const tokens = await tokensOf(PEOPLE.owner, 'gatehouse-test', 'openid gatehouse.delegation');
     await delegation.saveSubjectToken('run-1', tokens.access_token, Date.now() + 60_000);
 
@@ -240,6 +270,9 @@ describe('the token exchanger, against Keycloak and Redis', () => {
 
 /** Ends the person's session at the IdP, as their sign-out would. */
 async function signOut(refreshToken: string): Promise<void> {
-  const response = await fetch(`${ISSUER}/protocol/openid-connect/logout`, { method: 'POST', body: new URLSearchParams({ client_id: 'gatehouse-test', refresh_token: refreshToken }) });
+  const response = await fetch(`${ISSUER}/protocol/openid-connect/logout`, {
+    method: 'POST',
+    body: new URLSearchParams({ client_id: 'gatehouse-test', refresh_token: refreshToken }),
+  });
   expect(response.status).toBe(204);
 }

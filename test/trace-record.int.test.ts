@@ -46,11 +46,23 @@ describe('trace record and replay over the real stack', () => {
     const { proposal_id: proposalId } = preview.result as { proposal_id: string };
     // The commit waits for a person that never comes: the pending answer is what the trace records.
     await new Promise<void>((resolve) => {
-      void g.client.call('send_customer_email.v1', { proposal_id: proposalId }, { runId: run.run_id, tenant: run.tenant, onPending: () => resolve() });
+      void g.client.call(
+        'send_customer_email.v1',
+        { proposal_id: proposalId },
+        { runId: run.run_id, tenant: run.tenant, onPending: () => resolve() },
+      );
     });
     const other = await g.createRun('support-readonly');
     await g.client.call('get_customer.v1', { customer_id: 'C-1842' }, { runId: other.run_id, tenant: other.tenant });
-    trace = await recordTrace({ kafka: g.kafka, serde: g.serde, topics: g.topics, runId: run.run_id, catalog: g.catalog, until: { maxMs: 30_000 }, keys: TEST_KEY_RING });
+    trace = await recordTrace({
+      kafka: g.kafka,
+      serde: g.serde,
+      topics: g.topics,
+      runId: run.run_id,
+      catalog: g.catalog,
+      until: { maxMs: 30_000 },
+      keys: TEST_KEY_RING,
+    });
   });
   afterAll(async () => {
     await g.stop();
@@ -76,7 +88,11 @@ describe('trace record and replay over the real stack', () => {
 
   it('holds no free-text argument and no result value', () => {
     const text = traceJson(trace);
-    expect(trace.calls[2]?.arguments).toEqual({ customer_id: 'C-1842', subject: 'x'.repeat(SUBJECT.length), body: 'x'.repeat(BODY.length) });
+    expect(trace.calls[2]?.arguments).toEqual({
+      customer_id: 'C-1842',
+      subject: 'x'.repeat(SUBJECT.length),
+      body: 'x'.repeat(BODY.length),
+    });
     for (const secret of [SUBJECT, BODY, NICKNAME, 'Marta', 'refund']) expect(text).not.toContain(secret);
     // Ids an argument carries (pattern-constrained, kept by design): the customer, and the proposal
     // the preview returned and the commit was called with.
@@ -102,11 +118,19 @@ describe('trace record and replay over the real stack', () => {
   it('replays the break when a field is made required in place', () => {
     const changed = defineTool({
       ...getCustomer,
-      input: { ...getCustomer.input, required: ['customer_id', 'include_orders'], properties: { ...getCustomer.input.properties, include_orders: includeOrders } },
+      input: {
+        ...getCustomer.input,
+        required: ['customer_id', 'include_orders'],
+        properties: { ...getCustomer.input.properties, include_orders: includeOrders },
+      },
     });
     const report = replayTrace(trace, Catalog.load(referenceTools().map((t) => (t.address === changed.address ? changed : t))));
     const read = report.calls[0];
-    expect(read).toMatchObject({ differs: true, before: { status: 'routed' }, after: { status: 'refused', code: 'INVALID_ARGUMENT', field: '/include_orders' } });
+    expect(read).toMatchObject({
+      differs: true,
+      before: { status: 'routed' },
+      after: { status: 'refused', code: 'INVALID_ARGUMENT', field: '/include_orders' },
+    });
     expect(report.calls.slice(1).map((c) => c.differs)).toEqual([false, false, false]);
     expect(report.differences).toBe(1);
     expect(report.invariants.find((i) => i.name === 'allowed-calls-stay-allowed')?.holds).toBe(false);
@@ -154,12 +178,25 @@ describe('trace record and replay over the real stack', () => {
     try {
       // Unsigned, then signed by a key of a role that does not decide (the policy service's).
       await publisher.publish('approvalsDecided', run.tenant, forged);
-      await publisher.publish('approvalsDecided', run.tenant, { ...forged, decision_id: 'dec_forged_2' }, signedHeaders({ ...forged, decision_id: 'dec_forged_2' }, { topic: 'approvalsDecided', by: 'policy' }));
+      await publisher.publish(
+        'approvalsDecided',
+        run.tenant,
+        { ...forged, decision_id: 'dec_forged_2' },
+        signedHeaders({ ...forged, decision_id: 'dec_forged_2' }, { topic: 'approvalsDecided', by: 'policy' }),
+      );
       await publisher.publish('results', run.run_id, forgedOk);
     } finally {
       await publisher.disconnect();
     }
-    const checked = await recordTrace({ kafka: g.kafka, serde: g.serde, topics: g.topics, runId: run.run_id, catalog: g.catalog, until: { maxMs: 30_000 }, keys: TEST_KEY_RING });
+    const checked = await recordTrace({
+      kafka: g.kafka,
+      serde: g.serde,
+      topics: g.topics,
+      runId: run.run_id,
+      catalog: g.catalog,
+      until: { maxMs: 30_000 },
+      keys: TEST_KEY_RING,
+    });
     expect(checked.calls[3]?.approval?.decision).toBe('pending');
     expect(checked.calls[3]?.result).toEqual(trace.calls[3]?.result);
     // The orders of the run, all signed by the policy service, are all still there.

@@ -36,7 +36,11 @@ describe('per-tenant concurrency slots shared by every executor', () => {
   beforeAll(async () => {
     const catalog = customerSupportCatalog();
     g = await startGatehouse('wconc', { executors: 0, faults: true, partitions: PARTITIONS, catalog, table: sandboxAllowsWrites(catalog) });
-    fleet = new ExecutorFleet(g, { GATEHOUSE_TENANT_SLOTS: String(TENANT_LIMIT), GATEHOUSE_RUN_SLOTS: '100', EXECUTOR_LEASE_MS: '3000' }, PARTITIONS);
+    fleet = new ExecutorFleet(
+      g,
+      { GATEHOUSE_TENANT_SLOTS: String(TENANT_LIMIT), GATEHOUSE_RUN_SLOTS: '100', EXECUTOR_LEASE_MS: '3000' },
+      PARTITIONS,
+    );
     await fleet.prepare();
     for (const id of ['exec-a', 'exec-b', 'exec-c']) fleet.spawn(id);
     await fleet.awaitMembers(3);
@@ -66,7 +70,11 @@ describe('per-tenant concurrency slots shared by every executor', () => {
     const commits: CallResult[] = await Promise.all(
       proposals.map((p) => {
         const run = runs.get(p.tenant) as Run;
-        return g.client.call('commit_address_change.v2', { proposal_id: p.proposalId }, { runId: run.run_id, tenant: p.tenant, timeoutMs: 120_000 });
+        return g.client.call(
+          'commit_address_change.v2',
+          { proposal_id: p.proposalId },
+          { runId: run.run_id, tenant: p.tenant, timeoutMs: 120_000 },
+        );
       }),
     );
     const elapsed = Date.now() - started;
@@ -81,6 +89,8 @@ describe('per-tenant concurrency slots shared by every executor', () => {
       [customers.map((c) => c.id)],
     );
     expect(Number(rows[0]?.n)).toBe(TENANTS.length * PER_TENANT);
-    console.log(`concurrency: ${commits.length} slow writes across ${TENANTS.length} tenants in ${elapsed} ms; max in flight per tenant ${JSON.stringify(stats.maxInFlightByTenant)}`);
+    console.log(
+      `concurrency: ${commits.length} slow writes across ${TENANTS.length} tenants in ${elapsed} ms; max in flight per tenant ${JSON.stringify(stats.maxInFlightByTenant)}`,
+    );
   }, 180_000);
 });

@@ -27,8 +27,18 @@ describe('kill -9 of an executor in the middle of 1,000 writes', () => {
 
   beforeAll(async () => {
     const catalog = customerSupportCatalog();
-    g = await startGatehouse('wcrash', { executors: 0, faults: true, partitions: PARTITIONS, catalog, table: sandboxAllowsWrites(catalog) });
-    fleet = new ExecutorFleet(g, { GATEHOUSE_TENANT_SLOTS: '8', GATEHOUSE_RUN_SLOTS: '8', EXECUTOR_LEASE_MS: String(LEASE_MS), EXECUTOR_SESSION_TIMEOUT_MS: '6000' }, PARTITIONS);
+    g = await startGatehouse('wcrash', {
+      executors: 0,
+      faults: true,
+      partitions: PARTITIONS,
+      catalog,
+      table: sandboxAllowsWrites(catalog),
+    });
+    fleet = new ExecutorFleet(
+      g,
+      { GATEHOUSE_TENANT_SLOTS: '8', GATEHOUSE_RUN_SLOTS: '8', EXECUTOR_LEASE_MS: String(LEASE_MS), EXECUTOR_SESSION_TIMEOUT_MS: '6000' },
+      PARTITIONS,
+    );
     await fleet.prepare();
     fleet.spawn('exec-a');
     fleet.spawn('exec-b');
@@ -115,7 +125,9 @@ describe('kill -9 of an executor in the middle of 1,000 writes', () => {
     for (const id of unknownIds) expect(handoffEvents.some((h) => h.command_id === id)).toBe(true);
 
     // Exactly one terminal answer per command on the topic (a repeat, if any, must be identical).
-    const terminal = results.records.flatMap((r) => (r.value !== undefined && commandIds.has(r.value.command_id) && r.value.status !== 'pending_approval' ? [r.value] : []));
+    const terminal = results.records.flatMap((r) =>
+      r.value !== undefined && commandIds.has(r.value.command_id) && r.value.status !== 'pending_approval' ? [r.value] : [],
+    );
     const perCommand = new Map<string, Set<string>>();
     for (const r of terminal) {
       const seen = perCommand.get(r.command_id) ?? new Set<string>();
@@ -127,7 +139,13 @@ describe('kill -9 of an executor in the middle of 1,000 writes', () => {
     const duplicates = terminal.length - perCommand.size;
 
     // No slot outlives its lease: the dead executor's run out within one lease.
-    expect(await slotsHeld(g, TENANTS.map((t) => `tenant:${t}`), LEASE_MS * 2)).toBe(0);
+    expect(
+      await slotsHeld(
+        g,
+        TENANTS.map((t) => `tenant:${t}`),
+        LEASE_MS * 2,
+      ),
+    ).toBe(0);
 
     console.log(
       `crash: commands ${answers.length}, killed after ${killedAt} settled, writes applied ${applied}, applied twice 0, ` +

@@ -40,7 +40,12 @@ describe('writes happen once and are reported honestly under faults', () => {
     const result = await commit(g, run, proposalId);
     expect(result.ok).toBe(true);
     if (!result.ok) return;
-    expect(result.result).toMatchObject({ customer_id: 'C-1842', previous_version: before, new_version: before + 1, changed_fields: ['shipping_address'] });
+    expect(result.result).toMatchObject({
+      customer_id: 'C-1842',
+      previous_version: before,
+      new_version: before + 1,
+      changed_fields: ['shipping_address'],
+    });
     expect(await currentVersion(g)).toBe(before + 1);
     expect(await shippingLine1(g)).toBe('1 Dropped Lane');
     expect((await new IdempotencyStore(g.redis, g.keys).get(`${run.run_id}:${proposalId}:commit`))?.state).toBe('succeeded');
@@ -72,7 +77,11 @@ describe('writes happen once and are reported honestly under faults', () => {
         10_000,
         'the operator handoff',
       );
-      expect(handoff).toMatchObject({ reason: 'status_unavailable', idempotency_key: `${run.run_id}:${proposalId}:commit`, tool: 'commit_address_change.v2' });
+      expect(handoff).toMatchObject({
+        reason: 'status_unavailable',
+        idempotency_key: `${run.run_id}:${proposalId}:commit`,
+        tool: 'commit_address_change.v2',
+      });
     } finally {
       await armFaults(g, { statusDown: false });
     }
@@ -92,7 +101,12 @@ describe('writes happen once and are reported honestly under faults', () => {
     const resolve = await fetch(`${control}/operations/${encodeURIComponent(key)}/resolve`, {
       method: 'POST',
       headers: { authorization: `Bearer ${CONTROL_TOKEN}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ state: 'succeeded', evidence: 'customers idempotency row shows the commit', resolved_by: 'ops@acme.example', result: evidence }),
+      body: JSON.stringify({
+        state: 'succeeded',
+        evidence: 'customers idempotency row shows the commit',
+        resolved_by: 'ops@acme.example',
+        result: evidence,
+      }),
     });
     expect(resolve.status).toBe(200);
     const final = await eventually(
@@ -103,7 +117,10 @@ describe('writes happen once and are reported honestly under faults', () => {
     expect(JSON.parse(final.result ?? '{}')).toMatchObject({ previous_version: before, new_version: before + 1 });
     // The operator's answer is signed by the policy service; an altered copy is not.
     expect(verifyResult(final, results.headersOf(final), TEST_KEY_RING)).toMatchObject({ ok: true });
-    expect(verifyResult({ ...final, result: '{"new_version":0}' }, results.headersOf(final), TEST_KEY_RING)).toMatchObject({ ok: false, reason: 'bad_signature' });
+    expect(verifyResult({ ...final, result: '{"new_version":0}' }, results.headersOf(final), TEST_KEY_RING)).toMatchObject({
+      ok: false,
+      reason: 'bad_signature',
+    });
     expect((await new IdempotencyStore(g.redis, g.keys).get(key))?.state).toBe('succeeded');
     const twice = await fetch(`${control}/operations/${encodeURIComponent(key)}/resolve`, {
       method: 'POST',
@@ -124,7 +141,12 @@ describe('writes happen once and are reported honestly under faults', () => {
     expect(lost).toHaveLength(1);
     const loser = lost[0];
     if (loser === undefined || loser.ok) return;
-    expect(loser.error).toMatchObject({ code: 'VERSION_CONFLICT', retryable: false, field: '/expected_version', next: 'preview_address_change.v1' });
+    expect(loser.error).toMatchObject({
+      code: 'VERSION_CONFLICT',
+      retryable: false,
+      field: '/expected_version',
+      next: 'preview_address_change.v1',
+    });
     expect(await currentVersion(g)).toBe(before + 1);
     const loserProposal = outcomes[0]?.ok === true ? second : first;
     expect((await new ProposalStore(g.redis, g.keys).get(loserProposal))?.state).toBe('open');
@@ -132,7 +154,12 @@ describe('writes happen once and are reported honestly under faults', () => {
 
   it('applies one write for the same ExecutionOrder delivered five times, and answers its command once', async () => {
     const before = await currentVersion(g);
-    const order = await approvedOrder(g, run, { customer_id: 'C-1842', expected_version: before, destination: { kind: 'new', line1: '6 Echo Road', city: 'York', country: 'GB' } }, before);
+    const order = await approvedOrder(
+      g,
+      run,
+      { customer_id: 'C-1842', expected_version: before, destination: { kind: 'new', line1: '6 Echo Road', city: 'York', country: 'GB' } },
+      before,
+    );
     const copies = async (): Promise<number> => {
       const text = await (await fetch(`${g.executors[0]?.url ?? ''}/metrics`)).text();
       return Number(/^gatehouse_duplicate_orders_total\{reason="answered"\} (\d+)/m.exec(text)?.[1] ?? 0);
@@ -140,22 +167,38 @@ describe('writes happen once and are reported honestly under faults', () => {
     const copiesBefore = await copies();
     const publisher = await EventPublisher.connect(g.kafka, g.serde);
     try {
-      await publisher.publishMany('execute', Array.from({ length: 5 }, () => ({ key: order.tenant, event: order, headers: signedHeaders(order) })));
+      await publisher.publishMany(
+        'execute',
+        Array.from({ length: 5 }, () => ({ key: order.tenant, event: order, headers: signedHeaders(order) })),
+      );
     } finally {
       await publisher.disconnect();
     }
     // Every copy is judged: four find the command answered and publish nothing.
     await pollUntil(async () => ((await copies()) >= copiesBefore + 4 ? true : undefined), 20_000, 'the four copies');
-    const answers = await eventually(() => {
-      const mine = results.events.filter((r: ToolResult) => r.command_id === order.command_id);
-      return mine.length > 0 ? mine : undefined;
-    }, 20_000, 'the answer');
+    const answers = await eventually(
+      () => {
+        const mine = results.events.filter((r: ToolResult) => r.command_id === order.command_id);
+        return mine.length > 0 ? mine : undefined;
+      },
+      20_000,
+      'the answer',
+    );
     expect(answers.map((a) => a.status)).toEqual(['ok']);
     expect(await copies()).toBe(copiesBefore + 4);
     expect(await currentVersion(g)).toBe(before + 1);
 
     // The same key with other arguments is refused, and nothing is written.
-    const forged = await approvedOrder(g, run, { customer_id: 'C-1842', expected_version: before + 1, destination: { kind: 'new', line1: '7 Forged Way', city: 'York', country: 'GB' } }, before + 1);
+    const forged = await approvedOrder(
+      g,
+      run,
+      {
+        customer_id: 'C-1842',
+        expected_version: before + 1,
+        destination: { kind: 'new', line1: '7 Forged Way', city: 'York', country: 'GB' },
+      },
+      before + 1,
+    );
     const reuse = { ...forged, idempotency_key: order.idempotency_key };
     const again = await EventPublisher.connect(g.kafka, g.serde);
     try {
@@ -163,7 +206,11 @@ describe('writes happen once and are reported honestly under faults', () => {
     } finally {
       await again.disconnect();
     }
-    const refused = await eventually(() => results.events.find((r: ToolResult) => r.command_id === reuse.command_id), 20_000, 'the refusal');
+    const refused = await eventually(
+      () => results.events.find((r: ToolResult) => r.command_id === reuse.command_id),
+      20_000,
+      'the refusal',
+    );
     expect(refused.error?.code).toBe('IDEMPOTENCY_KEY_REUSED');
     expect(await currentVersion(g)).toBe(before + 1);
     expect(await shippingLine1(g)).toBe('6 Echo Road');

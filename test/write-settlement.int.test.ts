@@ -29,7 +29,9 @@ function honouring(hangAfterWrite: { on: boolean }): readonly ToolImplementation
       run: async (args, context) => {
         const result = await impl.run(args, context);
         if (hangAfterWrite.on) {
-          await new Promise((_resolve, reject) => context.signal.addEventListener('abort', () => reject(context.signal.reason as Error), { once: true }));
+          await new Promise((_resolve, reject) =>
+            context.signal.addEventListener('abort', () => reject(context.signal.reason as Error), { once: true }),
+          );
         }
         return result;
       },
@@ -73,7 +75,13 @@ describe('ambiguous writes are settled whenever the system of record can tell', 
     tool: order.tool,
     status: 'ok',
     operation_id: operationId,
-    result: JSON.stringify({ customer_id: 'C-1842', previous_version: before, new_version: before + 1, changed_fields: ['shipping_address'], committed_at: '2026-11-30T00:00:00.000Z' }),
+    result: JSON.stringify({
+      customer_id: 'C-1842',
+      previous_version: before,
+      new_version: before + 1,
+      changed_fields: ['shipping_address'],
+      committed_at: '2026-11-30T00:00:00.000Z',
+    }),
     error: null,
     pending: null,
     arguments_sha256: order.arguments_sha256,
@@ -82,7 +90,12 @@ describe('ambiguous writes are settled whenever the system of record can tell', 
   });
 
   const move = (line1: string, version: number): Promise<ExecutionOrder> =>
-    approvedOrder(g, run, { customer_id: 'C-1842', expected_version: version, destination: { kind: 'new', line1, city: 'York', country: 'GB' } }, version);
+    approvedOrder(
+      g,
+      run,
+      { customer_id: 'C-1842', expected_version: version, destination: { kind: 'new', line1, city: 'York', country: 'GB' } },
+      version,
+    );
 
   async function send(...orders: ExecutionOrder[]): Promise<void> {
     const publisher = await EventPublisher.connect(g.kafka, g.serde);
@@ -146,7 +159,11 @@ describe('ambiguous writes are settled whenever the system of record can tell', 
     const copy = { ...order, command_id: `${order.command_id}-copy` };
     await send(copy);
     const repeated = await answerTo(copy.command_id);
-    expect({ status: repeated.status, operation_id: repeated.operation_id, result: repeated.result }).toEqual({ status: answer.status, operation_id: answer.operation_id, result: answer.result });
+    expect({ status: repeated.status, operation_id: repeated.operation_id, result: repeated.result }).toEqual({
+      status: answer.status,
+      operation_id: answer.operation_id,
+      result: answer.result,
+    });
     expect(await currentVersion(g)).toBe(before + 1);
   });
 
@@ -161,7 +178,11 @@ describe('ambiguous writes are settled whenever the system of record can tell', 
     expect(await idempotency.stage(key, 'dead-executor/2', toStoredOutcome(staged, 'execute:0:0'))).toBe(true);
     await send(order);
     const answer = await answerTo(order.command_id);
-    expect({ status: answer.status, operation_id: answer.operation_id, result: answer.result }).toEqual({ status: 'ok', operation_id: staged.operation_id, result: staged.result });
+    expect({ status: answer.status, operation_id: answer.operation_id, result: answer.result }).toEqual({
+      status: 'ok',
+      operation_id: staged.operation_id,
+      result: staged.result,
+    });
     expect((await idempotency.get(key))?.state).toBe('succeeded');
     expect(handoffsFor(order.command_id)).toBe(0);
     // Nothing was sent to the system of record again.

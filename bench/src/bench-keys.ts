@@ -5,7 +5,11 @@ import type { KeyRing } from '@gatehouse/events';
  * The bench's signing pairs, one per service role as in a deployment: made once in the bench
  * process and handed to each service process it starts.
  */
-export const BENCH_KEYS = { policy: generateSigningKey('bench-policy'), executor: generateSigningKey('bench-executor'), assertion: generateSigningKey('bench-assertion') } as const;
+export const BENCH_KEYS = {
+  policy: generateSigningKey('bench-policy'),
+  executor: generateSigningKey('bench-executor'),
+  assertion: generateSigningKey('bench-assertion'),
+} as const;
 
 /** What the front door in the bench process checks answers with. */
 export function benchResultKeys(): KeyRing {

@@ -23,7 +23,8 @@ export interface Request {
   readonly body?: unknown;
 }
 
-export type Response = { readonly id: number; readonly ok: true; readonly value: unknown } | { readonly id: number; readonly ok: false; readonly error: string };
+export type Response =
+  { readonly id: number; readonly ok: true; readonly value: unknown } | { readonly id: number; readonly ok: false; readonly error: string };
 
 const STOP_GRACE_MS = 10_000;
 
@@ -100,7 +101,11 @@ export class Child {
  * here (`onStop` first stops the child's work); the child exits after answering `stop`, and at once
  * if the parent goes away, so no process outlives the bench.
  */
-export function serveParent(serve: (op: string, body: unknown) => Promise<unknown>, redisSent: () => Omit<ProcessSample, 'cpu'>, onStop: () => Promise<void>): void {
+export function serveParent(
+  serve: (op: string, body: unknown) => Promise<unknown>,
+  redisSent: () => Omit<ProcessSample, 'cpu'>,
+  onStop: () => Promise<void>,
+): void {
   const send = process.send?.bind(process);
   if (send === undefined) throw new Error('this entry runs as a child of the bench (child_process.fork)');
   process.on('disconnect', () => process.exit(1));
@@ -110,11 +115,18 @@ export function serveParent(serve: (op: string, body: unknown) => Promise<unknow
   const answer = (response: Response, then?: () => void) => send(response, undefined, {}, () => then?.());
   process.on('message', (request: Request) => {
     const work: Promise<unknown> =
-      request.op === 'sample' ? Promise.resolve({ cpu: process.cpuUsage(), ...redisSent() } satisfies ProcessSample) : request.op === 'stop' ? onStop() : serve(request.op, request.body);
+      request.op === 'sample'
+        ? Promise.resolve({ cpu: process.cpuUsage(), ...redisSent() } satisfies ProcessSample)
+        : request.op === 'stop'
+          ? onStop()
+          : serve(request.op, request.body);
     work.then(
       (value) => answer({ id: request.id, ok: true, value: value ?? null }, request.op === 'stop' ? () => process.exit(0) : undefined),
       (error: unknown) =>
-        answer({ id: request.id, ok: false, error: error instanceof Error ? (error.stack ?? error.message) : String(error) }, request.op === 'stop' ? () => process.exit(1) : undefined),
+        answer(
+          { id: request.id, ok: false, error: error instanceof Error ? (error.stack ?? error.message) : String(error) },
+          request.op === 'stop' ? () => process.exit(1) : undefined,
+        ),
     );
   });
 }

@@ -20,7 +20,11 @@ const ENVELOPE = {
 };
 
 function request(era: Era, seq: number): RequestInit {
-  const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: 'Bearer ghr_bench' };
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+    authorization: 'Bearer ghr_bench',
+  };
   const params: Record<string, unknown> = { name: 'bench_noop_v1', arguments: { seq, payload: 'x'.repeat(220) } };
   if (era === 'modern') {
     Object.assign(headers, { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'bench_noop_v1' });
@@ -54,9 +58,30 @@ if (process.argv[2] === 'drive') {
 
 const calls = Number(process.argv[2] ?? 10_000);
 const catalog = benchCatalog().catalog;
-const run = { run_id: 'run_bench', tenant: 'bench', role: BENCH_ROLE, capabilities: catalog.tools().map((t) => t.address), expires_at: Date.now() + 3_600_000 } as unknown as Run;
-const quiet = { child: () => quiet, trace: () => undefined, debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
-const answer = (tool: string, rawArguments: string) => ({ ok: true, commandId: 'cmd_bench', tool, operationId: null, result: { seq: (JSON.parse(rawArguments) as { seq: number }).seq, ok: true }, content: 'untrusted_data', durationMs: 0 });
+const run = {
+  run_id: 'run_bench',
+  tenant: 'bench',
+  role: BENCH_ROLE,
+  capabilities: catalog.tools().map((t) => t.address),
+  expires_at: Date.now() + 3_600_000,
+} as unknown as Run;
+const quiet = {
+  child: () => quiet,
+  trace: () => undefined,
+  debug: () => undefined,
+  info: () => undefined,
+  warn: () => undefined,
+  error: () => undefined,
+};
+const answer = (tool: string, rawArguments: string) => ({
+  ok: true,
+  commandId: 'cmd_bench',
+  tool,
+  operationId: null,
+  result: { seq: (JSON.parse(rawArguments) as { seq: number }).seq, ok: true },
+  content: 'untrusted_data',
+  durationMs: 0,
+});
 const options = {
   host: '127.0.0.1',
   port: 0,
@@ -94,6 +119,8 @@ for (const era of ['legacy', 'modern'] as const) {
   const { failed } = await load(era, calls);
   const used = process.cpuUsage(start);
   if (failed > 0) throw new Error(`${failed} of ${calls} ${era} calls were not answered ok`);
-  process.stdout.write(`tools/call, ${era === 'legacy' ? '2025-11-25' : '2026-07-28'}: ${((used.user + used.system) / calls).toFixed(0)} µs CPU per call in the front door\n`);
+  process.stdout.write(
+    `tools/call, ${era === 'legacy' ? '2025-11-25' : '2026-07-28'}: ${((used.user + used.system) / calls).toFixed(0)} µs CPU per call in the front door\n`,
+  );
 }
 await front.stop();

@@ -69,7 +69,10 @@ export async function startBenchGatehouse(kafka: Kafka, arm: ArmTopics, options:
     keys: BENCH_KEYS,
   });
   const policy = new Child(`${arm.label} policy`, './service-process.js', options.env);
-  const executors = Array.from({ length: options.executors }, (_, i) => new Child(`${arm.label} executor ${i}`, './service-process.js', options.env));
+  const executors = Array.from(
+    { length: options.executors },
+    (_, i) => new Child(`${arm.label} executor ${i}`, './service-process.js', options.env),
+  );
   const stop = async () => {
     // Executors first, so none is left with a record the policy service has not finished routing.
     await Promise.all(executors.map((e) => e.stop()));
@@ -104,7 +107,9 @@ async function untilGroupHoldsAll(kafka: Kafka, groupId: string, topic: string, 
       const { groups } = await admin.describeGroups([groupId]);
       const members = groups[0]?.state === 'Stable' ? groups[0].members : [];
       const held = new Set(
-        members.flatMap((m) => (m.memberAssignment.length === 0 ? [] : (AssignerProtocol.MemberAssignment.decode(m.memberAssignment)?.assignment[topic] ?? []))),
+        members.flatMap((m) =>
+          m.memberAssignment.length === 0 ? [] : (AssignerProtocol.MemberAssignment.decode(m.memberAssignment)?.assignment[topic] ?? []),
+        ),
       );
       if (members.length === count && held.size === PARTITIONS) return;
       if (Date.now() - started > timeoutMs) throw new Error(`executor group ${groupId} not ready after ${timeoutMs} ms`);

@@ -53,7 +53,10 @@ const cleanUp = (): Promise<void> =>
   (cleaning ??= (async () => {
     for (const setup of setups.values()) await setup.stop().catch((error: unknown) => say(`stopping ${setup.setup}: ${String(error)}`));
     await deleteTopics(kafka, topicPrefixes).catch((error: unknown) => say(`deleting topics: ${String(error)}`));
-    await deleteKeys(redis, [...setups.values()].flatMap((s) => (s.redisPrefix === undefined ? [] : [s.redisPrefix])));
+    await deleteKeys(
+      redis,
+      [...setups.values()].flatMap((s) => (s.redisPrefix === undefined ? [] : [s.redisPrefix])),
+    );
     await sink?.close();
     await redisCounter.close();
     await redis.quit();
@@ -88,7 +91,10 @@ try {
 
   // Nothing in flight: what Redis runs that no call causes (any window holds it too); 0 expected.
   const redisIdle = await redisCounter.idle(1_000);
-  if (Object.keys(redisIdle.ran).length > 0) say(`Redis ran commands with no call in flight (${JSON.stringify(redisIdle.ran)} in ${redisIdle.ms} ms): its per-call figures include them`);
+  if (Object.keys(redisIdle.ran).length > 0)
+    say(
+      `Redis ran commands with no call in flight (${JSON.stringify(redisIdle.ran)} in ${redisIdle.ms} ms): its per-call figures include them`,
+    );
 
   const reps = new Map<string, LoadReport[]>(variants.map((v) => [v.id, []]));
   const redisWindows = new Map<string, RedisWindow[]>(variants.map((v) => [v.id, []]));
@@ -124,7 +130,9 @@ try {
         throw new Error(`${variant.id}: none of ${report.sent} calls was answered — is the stack up (npm run stack:status)?`);
       }
       if (!warmup) reps.get(variant.id)?.push(report);
-      say(`  ${variant.id.padEnd(10)} ${report.throughput.toFixed(0).padStart(6)} calls/s  p50 ${report.latencyMs.p50} ms  p99 ${report.latencyMs.p99} ms${report.stageMediansMs === null ? '' : `  (to completion ${report.stageMediansMs.toCompletion} ms, back ${report.stageMediansMs.toClient} ms)`}${report.unanswered > 0 ? `  ${report.unanswered} unanswered` : ''}${line}`);
+      say(
+        `  ${variant.id.padEnd(10)} ${report.throughput.toFixed(0).padStart(6)} calls/s  p50 ${report.latencyMs.p50} ms  p99 ${report.latencyMs.p99} ms${report.stageMediansMs === null ? '' : `  (to completion ${report.stageMediansMs.toCompletion} ms, back ${report.stageMediansMs.toClient} ms)`}${report.unanswered > 0 ? `  ${report.unanswered} unanswered` : ''}${line}`,
+      );
     }
   }
 

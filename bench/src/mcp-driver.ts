@@ -150,7 +150,9 @@ export class McpDriver {
         await call(client);
       } while (Date.now() < end);
     };
-    const everything = Promise.all(Array.from({ length: spec.mode.inFlight }, (_, i) => chain(this.clients[i % this.clients.length] as Client)));
+    const everything = Promise.all(
+      Array.from({ length: spec.mode.inFlight }, (_, i) => chain(this.clients[i % this.clients.length] as Client)),
+    );
 
     await within(everything, end + spec.drainMs - Date.now());
     const cpu = cpuSince(cpuAtStart, latencies.length);

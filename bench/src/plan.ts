@@ -120,20 +120,78 @@ export function variantsOf(settings: BenchSettings): Variant[] {
   for (const size of settings.sizes) {
     const s = sizeLabel(size);
     variants.push(
-      { id: `a-${size}`, arm: 'a', setup: Setup.relayRaw, label: `${ARM_TITLES.a}, ${s}`, argumentBytes: size, spec: closed(benchNoop.address, size) },
+      {
+        id: `a-${size}`,
+        arm: 'a',
+        setup: Setup.relayRaw,
+        label: `${ARM_TITLES.a}, ${s}`,
+        argumentBytes: size,
+        spec: closed(benchNoop.address, size),
+      },
       // (a)'s relay with @platformatic/kafka in both hops, the driver unchanged.
-      { id: `a2-${size}`, arm: 'a2', setup: Setup.relayPlatformatic, label: `${ARM_TITLES.a2}, ${s}`, argumentBytes: size, spec: closed(benchNoop.address, size) },
-      { id: `b-${size}`, arm: 'b', setup: Setup.relayAvro, label: `${ARM_TITLES.b}, ${s}`, argumentBytes: size, spec: closed(benchNoop.address, size) },
-      { id: `c-${size}`, arm: 'c', setup: Setup.gatehouse, label: `${ARM_TITLES.c}, ${s}`, argumentBytes: size, spec: closed(benchNoop.address, size) },
+      {
+        id: `a2-${size}`,
+        arm: 'a2',
+        setup: Setup.relayPlatformatic,
+        label: `${ARM_TITLES.a2}, ${s}`,
+        argumentBytes: size,
+        spec: closed(benchNoop.address, size),
+      },
+      {
+        id: `b-${size}`,
+        arm: 'b',
+        setup: Setup.relayAvro,
+        label: `${ARM_TITLES.b}, ${s}`,
+        argumentBytes: size,
+        spec: closed(benchNoop.address, size),
+      },
+      {
+        id: `c-${size}`,
+        arm: 'c',
+        setup: Setup.gatehouse,
+        label: `${ARM_TITLES.c}, ${s}`,
+        argumentBytes: size,
+        spec: closed(benchNoop.address, size),
+      },
       // (c) with tracing on, right after (c) so drift hits both alike; at the smallest size only (its target is a ratio to (c)).
       ...(size === settings.sizes[0]
-        ? [{ id: `t-${size}`, arm: 't' as const, setup: Setup.gatehouseTraced, label: `${ARM_TITLES.t}, ${s}`, argumentBytes: size, spec: closed(benchNoop.address, size) }]
+        ? [
+            {
+              id: `t-${size}`,
+              arm: 't' as const,
+              setup: Setup.gatehouseTraced,
+              label: `${ARM_TITLES.t}, ${s}`,
+              argumentBytes: size,
+              spec: closed(benchNoop.address, size),
+            },
+          ]
         : []),
       // (c)'s read, called by MCP clients through the front door on a Gatehouse of its own.
-      { id: `m-${size}`, arm: 'm', setup: Setup.gatehouseMcp, label: `${ARM_TITLES.m}, ${s}`, argumentBytes: size, spec: closed(benchNoop.address, size) },
+      {
+        id: `m-${size}`,
+        arm: 'm',
+        setup: Setup.gatehouseMcp,
+        label: `${ARM_TITLES.m}, ${s}`,
+        argumentBytes: size,
+        spec: closed(benchNoop.address, size),
+      },
       // The same through clients of the current revision (the SDK 2.x client, pinned to 2026-07-28).
-      { id: `m2-${size}`, arm: 'm2', setup: Setup.gatehouseMcpModern, label: `${ARM_TITLES.m2}, ${s}`, argumentBytes: size, spec: closed(benchNoop.address, size) },
-      { id: `d-${size}`, arm: 'd', setup: Setup.gatehouse, label: `${ARM_TITLES.d}, ${s}`, argumentBytes: size, spec: closed(benchWrite.address, size) },
+      {
+        id: `m2-${size}`,
+        arm: 'm2',
+        setup: Setup.gatehouseMcpModern,
+        label: `${ARM_TITLES.m2}, ${s}`,
+        argumentBytes: size,
+        spec: closed(benchNoop.address, size),
+      },
+      {
+        id: `d-${size}`,
+        arm: 'd',
+        setup: Setup.gatehouse,
+        label: `${ARM_TITLES.d}, ${s}`,
+        argumentBytes: size,
+        spec: closed(benchWrite.address, size),
+      },
     );
   }
   const scaleSetups = [Setup.scale1, Setup.scale2, Setup.scale3] as const;
@@ -167,7 +225,14 @@ export function variantsOf(settings: BenchSettings): Variant[] {
       label: `${ARM_TITLES.open}, ${rate}/s`,
       argumentBytes: 256,
       rate,
-      spec: { tool: benchNoop.address, argumentBytes: 256, durationMs: settings.durationMs, drainMs: settings.drainMs, settleMs: settings.settleMs, mode: { kind: 'open', rate } },
+      spec: {
+        tool: benchNoop.address,
+        argumentBytes: 256,
+        durationMs: settings.durationMs,
+        drainMs: settings.drainMs,
+        settleMs: settings.settleMs,
+        mode: { kind: 'open', rate },
+      },
     });
   }
   return settings.only.length === 0 ? variants : variants.filter((v) => settings.only.includes(v.arm));

@@ -49,7 +49,13 @@ export async function sampleSetup(services: readonly ServiceProcess[]): Promise<
 const cpuMs = (after: NodeJS.CpuUsage, before: NodeJS.CpuUsage) => (after.user - before.user + after.system - before.system) / 1000;
 
 /** The CPU window between two samples of a setup, with the driver's own figure. */
-export function cpuWindow(services: readonly ServiceProcess[], before: SetupSample, after: SetupSample, driverMs: number, calls: number): CpuWindow {
+export function cpuWindow(
+  services: readonly ServiceProcess[],
+  before: SetupSample,
+  after: SetupSample,
+  driverMs: number,
+  calls: number,
+): CpuWindow {
   const ms = (i: number) => {
     const a = after.services[i];
     const b = before.services[i];

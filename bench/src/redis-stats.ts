@@ -232,7 +232,10 @@ export class RedisCounter {
 const total = (counts: Readonly<Record<string, number>>) => Object.values(counts).reduce((n, c) => n + c, 0);
 
 /** Per name, the median over windows of count / calls (a name a window lacks counts 0 there). */
-function medianByName(windows: readonly RedisWindow[], counts: (w: RedisWindow) => Readonly<Record<string, number>>): Record<string, number> {
+function medianByName(
+  windows: readonly RedisWindow[],
+  counts: (w: RedisWindow) => Readonly<Record<string, number>>,
+): Record<string, number> {
   const names = [...new Set(windows.flatMap((w) => Object.keys(counts(w))))].sort();
   const out: Record<string, number> = {};
   for (const name of names) {

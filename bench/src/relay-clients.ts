@@ -15,7 +15,7 @@ const CONFLUENT = '@confluentinc/kafka-javascript';
  */
 const CONFLUENT_INSTALL_FAILURE =
   'its install script fetches a prebuilt binding from github.com (confluent-kafka-javascript-v1.10.1-node-v115-linux-glibc-x64.tar.gz: ' +
-  'getaddrinfo ENOTFOUND github.com); the source build it falls back to runs librdkafka\'s configure --install-deps, which downloads ' +
+  "getaddrinfo ENOTFOUND github.com); the source build it falls back to runs librdkafka's configure --install-deps, which downloads " +
   'zlib, OpenSSL, zstd and libcurl ("Could not resolve host"; "Failed to install dependency libcurl"), so make stops and npm rolls the package back';
 
 /** The clients of arm (a′) that cannot run on this machine, with the reason. */

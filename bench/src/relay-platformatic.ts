@@ -22,7 +22,10 @@ const MAX_PENDING = 1_024;
  * partition batch, here one per produce request).
  */
 export async function startPlatformaticRelay(topics: Topics, label: string): Promise<RunningRelay> {
-  const hops = await Promise.all([startHop(`${label}-hop1`, topics.commands, topics.execute), startHop(`${label}-hop2`, topics.execute, topics.results)]);
+  const hops = await Promise.all([
+    startHop(`${label}-hop1`, topics.commands, topics.execute),
+    startHop(`${label}-hop2`, topics.execute, topics.results),
+  ]);
   return {
     joined: Promise.all(hops.map((h) => h.joined)).then(() => undefined),
     stop: async () => {
@@ -34,7 +37,13 @@ export async function startPlatformaticRelay(topics: Topics, label: string): Pro
 async function startHop(groupId: string, from: string, to: string): Promise<RunningRelay> {
   // The local stack's plaintext listener, as the relay of arm (a) reaches it.
   const bootstrapBrokers = [...config.brokers];
-  const producer = new Producer({ clientId: `${groupId}-producer`, bootstrapBrokers, idempotent: true, acks: ProduceAcks.ALL, autocreateTopics: false });
+  const producer = new Producer({
+    clientId: `${groupId}-producer`,
+    bootstrapBrokers,
+    idempotent: true,
+    acks: ProduceAcks.ALL,
+    autocreateTopics: false,
+  });
   const consumer = new Consumer({ clientId: `${groupId}-consumer`, groupId, bootstrapBrokers, autocommit: false, autocreateTopics: false });
   let onJoin: () => void = () => undefined;
   const joined = new Promise<void>((resolve) => (onJoin = resolve));
@@ -61,7 +70,12 @@ async function startHop(groupId: string, from: string, to: string): Promise<Runn
         const lastOfPartition = new Map<number, Message>();
         for (const message of batch) lastOfPartition.set(message.partition, message);
         await consumer.commit({
-          offsets: [...lastOfPartition.values()].map((m) => ({ topic: from, partition: m.partition, offset: m.offset + 1n, leaderEpoch: -1 })),
+          offsets: [...lastOfPartition.values()].map((m) => ({
+            topic: from,
+            partition: m.partition,
+            offset: m.offset + 1n,
+            leaderEpoch: -1,
+          })),
         });
       }
     } finally {

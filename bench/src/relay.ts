@@ -32,7 +32,11 @@ export async function startRelay(kafka: Kafka, serde: EventSerde, mode: RelayMod
     if (!decoded.ok) throw new Error(`relay could not decode an order: ${decoded.reason}`);
     const order = decoded.value;
     const seq = (JSON.parse(order.arguments) as { seq: number }).seq;
-    const result = okResult(order, JSON.stringify({ seq, ok: true }), { operationId: order.order_id, argumentsSha256: order.arguments_sha256, durationMs: 0 });
+    const result = okResult(order, JSON.stringify({ seq, ok: true }), {
+      operationId: order.order_id,
+      argumentsSha256: order.arguments_sha256,
+      durationMs: 0,
+    });
     return { key: order.run_id, value: serde.encode('results', result) };
   };
   const hops = await Promise.all([

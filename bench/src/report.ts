@@ -39,7 +39,12 @@ export interface VariantResult {
 /** What the tracing arm's OTLP sink received over the whole run, and the calls (t) answered (warm-up included). */
 export type TracingFigures = { readonly calls: number } & OtlpSink['received'];
 
-export function resultOf(variant: Variant, reps: readonly LoadReport[], redisWindows: readonly RedisWindow[], cpuWindows: readonly CpuWindow[]): VariantResult {
+export function resultOf(
+  variant: Variant,
+  reps: readonly LoadReport[],
+  redisWindows: readonly RedisWindow[],
+  cpuWindows: readonly CpuWindow[],
+): VariantResult {
   const errors: Record<string, number> = {};
   for (const rep of reps) for (const [code, n] of Object.entries(rep.errors)) errors[code] = (errors[code] ?? 0) + n;
   return {
@@ -123,7 +128,13 @@ export function targetsOf(results: readonly VariantResult[], peakRssMiB: number 
   commands('Redis commands sent per read, 256 B (c)', 'c-256', 2);
   commands('Redis commands sent per write, 256 B (d)', 'd-256', 4);
   if (peakRssMiB !== null) {
-    targets.push({ name: 'executor peak RSS (VmHWM) under arm (e)', goal: '≤ 200 MB', value: peakRssMiB, shown: `${fmt(peakRssMiB)} MiB`, met: peakRssMiB <= 200 });
+    targets.push({
+      name: 'executor peak RSS (VmHWM) under arm (e)',
+      goal: '≤ 200 MB',
+      value: peakRssMiB,
+      shown: `${fmt(peakRssMiB)} MiB`,
+      met: peakRssMiB <= 200,
+    });
   }
   return targets;
 }
@@ -162,8 +173,12 @@ function mcpAgainstRead(results: readonly VariantResult[]): string[] {
     if (c === undefined) continue;
     if (lines.length === 0) {
       lines.push('');
-      lines.push('What the MCP front door adds — (m) 2025-11-25 and (m′) 2026-07-28 against (c), same run: HTTP + JSON-RPC framing per call on top of the same Kafka path');
-      lines.push('  front door: the CPU of the bench process, which holds the front door (its Kafka client and its run-token lookups included)');
+      lines.push(
+        'What the MCP front door adds — (m) 2025-11-25 and (m′) 2026-07-28 against (c), same run: HTTP + JSON-RPC framing per call on top of the same Kafka path',
+      );
+      lines.push(
+        '  front door: the CPU of the bench process, which holds the front door (its Kafka client and its run-token lookups included)',
+      );
     }
     const frontDoor = m.cpuPer1000?.bench.median;
     lines.push(
@@ -188,7 +203,11 @@ function clientsAgainstRelay(results: readonly VariantResult[], unavailable: rea
   }
   if (results.some((r) => r.arm === 'a2')) for (const u of unavailable) lines.push(`  ${u.client}: ${u.reason}`);
   if (lines.length === 0) return [];
-  return ['', "Other Kafka clients — (a′) against (a), same run: (a)'s two-hop relay with another client in both hops, the same kafkajs driver", ...lines];
+  return [
+    '',
+    "Other Kafka clients — (a′) against (a), same run: (a)'s two-hop relay with another client in both hops, the same kafkajs driver",
+    ...lines,
+  ];
 }
 
 /** What tracing costs: (t) against (c) at the size (t) ran, and what the OTLP sink received. */
@@ -197,9 +216,12 @@ function tracingAgainstRead(results: readonly VariantResult[], tracing: TracingF
   for (const t of results.filter((r) => r.arm === 't')) {
     const c = results.find((r) => r.id === `c-${t.argumentBytes}`);
     if (c === undefined) continue;
-    const by = (name: string, f: (x: CpuPer1000) => Spread | null) => `${name} ${cpuAgainst(t.cpuPer1000 === null ? null : f(t.cpuPer1000), c.cpuPer1000 === null ? null : f(c.cpuPer1000), '(c)')}`;
+    const by = (name: string, f: (x: CpuPer1000) => Spread | null) =>
+      `${name} ${cpuAgainst(t.cpuPer1000 === null ? null : f(t.cpuPer1000), c.cpuPer1000 === null ? null : f(c.cpuPer1000), '(c)')}`;
     lines.push(`  ${pad(`${t.argumentBytes} B:`, 8)} ${against(t, c, '(c)')} (goal ≥ 90%)`);
-    lines.push(`  ${' '.repeat(8)} CPU/1k calls: ${by('policy', (x) => x.policy)}, ${by('executor', (x) => x.executorsSum)}, ${by('driver', (x) => x.driver)}`);
+    lines.push(
+      `  ${' '.repeat(8)} CPU/1k calls: ${by('policy', (x) => x.policy)}, ${by('executor', (x) => x.executorsSum)}, ${by('driver', (x) => x.driver)}`,
+    );
   }
   if (lines.length === 0) return [];
   if (tracing !== null) {
@@ -210,7 +232,11 @@ function tracingAgainstRead(results: readonly VariantResult[], tracing: TracingF
         (tracing.requests === 0 ? ' — no process exported a span: tracing is not on in the services yet' : ''),
     );
   }
-  return ['', "What tracing costs — (t) against (c), same run: (c)'s processes with OTEL_EXPORTER_OTLP_ENDPOINT set to the bench's loopback OTLP/HTTP sink", ...lines];
+  return [
+    '',
+    "What tracing costs — (t) against (c), same run: (c)'s processes with OTEL_EXPORTER_OTLP_ENDPOINT set to the bench's loopback OTLP/HTTP sink",
+    ...lines,
+  ];
 }
 
 /** CPU ms per 1,000 answered calls of each process, for every variant measured. */
@@ -218,8 +244,21 @@ function cpuTable(results: readonly VariantResult[], repetitions: number): strin
   const measured = results.filter((r) => r.cpuPer1000 !== null);
   if (measured.length === 0) return [];
   const cell = (s: Spread | null | undefined, width = 8) => padLeft(s === null || s === undefined ? '–' : fmt(s.median), width);
-  const lines = ['', `CPU ms per 1,000 calls, by process — user + system, measured inside each process; medians of ${repetitions} repetitions`];
-  lines.push([pad('arm', 40), padLeft('driver', 8), padLeft('bench', 8), padLeft('policy', 8), padLeft('executor', 9), padLeft('total', 8), '  each executor'].join(' '));
+  const lines = [
+    '',
+    `CPU ms per 1,000 calls, by process — user + system, measured inside each process; medians of ${repetitions} repetitions`,
+  ];
+  lines.push(
+    [
+      pad('arm', 40),
+      padLeft('driver', 8),
+      padLeft('bench', 8),
+      padLeft('policy', 8),
+      padLeft('executor', 9),
+      padLeft('total', 8),
+      '  each executor',
+    ].join(' '),
+  );
   for (const r of measured) {
     const cpu = r.cpuPer1000 as CpuPer1000;
     lines.push(
@@ -234,9 +273,15 @@ function cpuTable(results: readonly VariantResult[], repetitions: number): strin
       ].join(' '),
     );
   }
-  lines.push('  driver: the load generator\'s process, first send to end of drain. bench: the bench\'s main process — the relay in (a), (a′), (b),');
-  lines.push('  the MCP front door in (m), the OTLP sink in (t), and the idle relays of other arms. policy, executor: the Gatehouse services,');
-  lines.push('  a process each (executor: their sum in (e)). Each process of an arm is sampled over IPC as the load starts and as it ends.');
+  lines.push(
+    "  driver: the load generator's process, first send to end of drain. bench: the bench's main process — the relay in (a), (a′), (b),",
+  );
+  lines.push(
+    '  the MCP front door in (m), the OTLP sink in (t), and the idle relays of other arms. policy, executor: the Gatehouse services,',
+  );
+  lines.push(
+    '  a process each (executor: their sum in (e)). Each process of an arm is sampled over IPC as the load starts and as it ends.',
+  );
   return lines;
 }
 
@@ -252,22 +297,44 @@ function redisTable(results: readonly VariantResult[], repetitions: number, idle
   const measured = results.filter((r) => r.redis !== null);
   if (measured.length === 0) return [];
   const cell = (s: Spread | null) => padLeft(s === null ? '–' : s.median === 0 ? '0' : fmt(s.median, 2), 8);
-  const lines = ['', `Redis per call — medians of ${repetitions} repetitions; every command counted, pipelined or not (commands, not round trips)`];
-  lines.push([pad('arm', 40), padLeft('sent', 8), padLeft('ran', 8), padLeft('batches', 8), padLeft('reads', 8), ' commands sent'].join(' '));
+  const lines = [
+    '',
+    `Redis per call — medians of ${repetitions} repetitions; every command counted, pipelined or not (commands, not round trips)`,
+  ];
+  lines.push(
+    [pad('arm', 40), padLeft('sent', 8), padLeft('ran', 8), padLeft('batches', 8), padLeft('reads', 8), ' commands sent'].join(' '),
+  );
   for (const r of measured) {
     const redis = r.redis as RedisPerCall;
     const shown = byCommand(redis.sentByCommand);
-    lines.push([pad(r.label, 40), cell(redis.sent), cell(redis.ran), cell(redis.batches), cell(redis.reads), ` ${shown}${redis.quiet ? '' : ' (Redis was not always quiet at a window’s end)'}`].join(' '));
+    lines.push(
+      [
+        pad(r.label, 40),
+        cell(redis.sent),
+        cell(redis.ran),
+        cell(redis.batches),
+        cell(redis.reads),
+        ` ${shown}${redis.quiet ? '' : ' (Redis was not always quiet at a window’s end)'}`,
+      ].join(' '),
+    );
     if (Object.keys(redis.insideScripts).length > 0) lines.push(`${' '.repeat(78)}in scripts: ${byCommand(redis.insideScripts)}`);
   }
   lines.push('  sent: commands the services sent per answered call, each process counting its own connection (an EVALSHA is one;');
-  lines.push('  MULTI … EXEC counts each of its commands). ran: commands Redis executed per call (INFO commandstats, the bench\'s INFO calls');
+  lines.push(
+    "  MULTI … EXEC counts each of its commands). ran: commands Redis executed per call (INFO commandstats, the bench's INFO calls",
+  );
   lines.push('  removed): what was sent plus what Lua scripts ran inside it (`in scripts`).');
-  lines.push("  batches: writes of the services' connections per call (a lone command or one pipeline); reads: Redis' socket reads per call");
-  lines.push('  (total_reads_processed). Under load one batch carries many calls\' commands, so both are below the round trips a call waits for.');
+  lines.push(
+    "  batches: writes of the services' connections per call (a lone command or one pipeline); reads: Redis' socket reads per call",
+  );
+  lines.push(
+    "  (total_reads_processed). Under load one batch carries many calls' commands, so both are below the round trips a call waits for.",
+  );
   if (idle !== undefined) {
     const ran = Object.values(idle.ran).reduce((n, c) => n + c, 0);
-    lines.push(`  With no call in flight Redis ran ${ran} command${ran === 1 ? '' : 's'} in ${(idle.ms / 1000).toFixed(1)} s${ran === 0 ? '' : ` (${byCommand(idle.ran)}); every window holds such traffic too`}.`);
+    lines.push(
+      `  With no call in flight Redis ran ${ran} command${ran === 1 ? '' : 's'} in ${(idle.ms / 1000).toFixed(1)} s${ran === 0 ? '' : ` (${byCommand(idle.ran)}); every window holds such traffic too`}.`,
+    );
   }
   return lines;
 }
@@ -287,7 +354,16 @@ export function renderTable(
   if (closed.length > 0) {
     lines.push(`Closed loop (calls in flight kept constant) — medians of ${repetitions} repetitions, spread = (max − min) / median`);
     lines.push(
-      [pad('arm', 40), padLeft('calls/s', 9), padLeft('spread', 8), padLeft('vs (a)', 8), padLeft('p50 ms', 8), padLeft('p99 ms', 8), padLeft('CPU/1k', 8), padLeft('errors', 8)].join(' '),
+      [
+        pad('arm', 40),
+        padLeft('calls/s', 9),
+        padLeft('spread', 8),
+        padLeft('vs (a)', 8),
+        padLeft('p50 ms', 8),
+        padLeft('p99 ms', 8),
+        padLeft('CPU/1k', 8),
+        padLeft('errors', 8),
+      ].join(' '),
     );
     for (const r of closed) {
       const relay = relayOf(r);
@@ -306,7 +382,7 @@ export function renderTable(
         ].join(' '),
       );
     }
-    lines.push('  CPU/1k: CPU ms (user + system) per 1,000 answered calls of all the arm\'s processes together; by process below.');
+    lines.push("  CPU/1k: CPU ms (user + system) per 1,000 answered calls of all the arm's processes together; by process below.");
     lines.push(...tracingAgainstRead(results, tracing));
     lines.push(...mcpAgainstRead(results));
     lines.push(...clientsAgainstRelay(results, unavailable));
@@ -315,7 +391,18 @@ export function renderTable(
   if (open.length > 0) {
     lines.push('');
     lines.push('Open loop (fixed send schedule; latency from sent_at to the answer at the client) — medians of repetitions');
-    lines.push([pad('arm', 40), padLeft('done/s', 9), padLeft('p50 ms', 8), padLeft('p99 ms', 8), padLeft('p99.9 ms', 9), padLeft('max p99', 8), padLeft('lost', 6), padLeft('saturated', 10)].join(' '));
+    lines.push(
+      [
+        pad('arm', 40),
+        padLeft('done/s', 9),
+        padLeft('p50 ms', 8),
+        padLeft('p99 ms', 8),
+        padLeft('p99.9 ms', 9),
+        padLeft('max p99', 8),
+        padLeft('lost', 6),
+        padLeft('saturated', 10),
+      ].join(' '),
+    );
     for (const r of open) {
       lines.push(
         [
@@ -336,7 +423,8 @@ export function renderTable(
   if (targets.length > 0) {
     lines.push('');
     lines.push('Targets');
-    for (const t of targets) lines.push(`  ${t.met === true ? 'met   ' : 'MISSED'}  ${pad(t.name, 48)} ${padLeft(t.shown, 10)}  (goal ${t.goal})`);
+    for (const t of targets)
+      lines.push(`  ${t.met === true ? 'met   ' : 'MISSED'}  ${pad(t.name, 48)} ${padLeft(t.shown, 10)}  (goal ${t.goal})`);
   }
   return lines.join('\n');
 }

@@ -62,7 +62,12 @@ function envOf(setup: Setup, sink: OtlpSink | undefined): Record<string, string 
 }
 
 /** Starts a setup's driver process; stops `others` (already started) if it fails. */
-async function startDriver(setup: Setup, driverSetup: DriverSetup, env: Record<string, string | undefined>, others: () => Promise<void>): Promise<DriverProcess> {
+async function startDriver(
+  setup: Setup,
+  driverSetup: DriverSetup,
+  env: Record<string, string | undefined>,
+  others: () => Promise<void>,
+): Promise<DriverProcess> {
   try {
     return await DriverProcess.start(`${setup} driver`, driverSetup, env);
   } catch (error) {
@@ -73,7 +78,9 @@ async function startDriver(setup: Setup, driverSetup: DriverSetup, env: Record<s
 
 export async function startSetup(setup: Setup, arm: ArmTopics, context: SetupContext): Promise<RunningSetup> {
   const { kafka, redis, settings, sink } = context;
-  const capabilities = benchCatalog().catalog.tools().map((t) => t.address);
+  const capabilities = benchCatalog()
+    .catalog.tools()
+    .map((t) => t.address);
   const env = envOf(setup, sink);
   if (setup === Setup.gatehouseTraced && sink === undefined) throw new Error('the tracing arm needs the OTLP sink');
 
@@ -84,7 +91,13 @@ export async function startSetup(setup: Setup, arm: ArmTopics, context: SetupCon
         ? await startPlatformaticRelay(arm.topics, `${arm.prefix}relay`)
         : await startRelay(kafka, arm.serde, setup === Setup.relayRaw ? 'raw' : 'avro', `${arm.prefix}relay`);
     await relay.joined;
-    const driverSetup: DriverSetup = { kind: 'kafka', config, topicPrefix: arm.prefix, runs: relayRuns(settings.runs), answers: setup === Setup.relayAvro ? 'results' : 'commands' };
+    const driverSetup: DriverSetup = {
+      kind: 'kafka',
+      config,
+      topicPrefix: arm.prefix,
+      runs: relayRuns(settings.runs),
+      answers: setup === Setup.relayAvro ? 'results' : 'commands',
+    };
     const driver = await startDriver(setup, driverSetup, env, () => relay.stop());
     return {
       setup,
@@ -106,8 +119,17 @@ export async function startSetup(setup: Setup, arm: ArmTopics, context: SetupCon
     ...(processes > 0 ? { executorConcurrency: settings.scaleConcurrency } : {}),
     env,
   });
-  const services: ServiceProcess[] = [{ role: 'policy', child: gatehouse.policy }, ...gatehouse.executors.map((child) => ({ role: 'executor' as const, child }))];
-  const common = { setup, topicPrefix: arm.prefix, redisPrefix: gatehouse.redisPrefix, services, executorPeakRssMiB: () => gatehouse.executorPeakRssMiB() };
+  const services: ServiceProcess[] = [
+    { role: 'policy', child: gatehouse.policy },
+    ...gatehouse.executors.map((child) => ({ role: 'executor' as const, child })),
+  ];
+  const common = {
+    setup,
+    topicPrefix: arm.prefix,
+    redisPrefix: gatehouse.redisPrefix,
+    services,
+    executorPeakRssMiB: () => gatehouse.executorPeakRssMiB(),
+  };
   let runs: BenchRun[];
   try {
     runs = await registerRuns(redis, gatehouse.redisPrefix, capabilities, settings.runs);
@@ -131,7 +153,12 @@ export async function startSetup(setup: Setup, arm: ArmTopics, context: SetupCon
       await stopServices();
       throw error;
     }
-    const driver = await startDriver(setup, { kind: 'mcp', url: frontDoor.url, tokens, era: setup === Setup.gatehouseMcpModern ? 'modern' : 'legacy' }, env, stopServices);
+    const driver = await startDriver(
+      setup,
+      { kind: 'mcp', url: frontDoor.url, tokens, era: setup === Setup.gatehouseMcpModern ? 'modern' : 'legacy' },
+      env,
+      stopServices,
+    );
     return {
       ...common,
       driver,
@@ -142,7 +169,9 @@ export async function startSetup(setup: Setup, arm: ArmTopics, context: SetupCon
     };
   }
 
-  const driver = await startDriver(setup, { kind: 'kafka', config, topicPrefix: arm.prefix, runs, answers: 'results' }, env, () => gatehouse.stop());
+  const driver = await startDriver(setup, { kind: 'kafka', config, topicPrefix: arm.prefix, runs, answers: 'results' }, env, () =>
+    gatehouse.stop(),
+  );
   return {
     ...common,
     driver,

@@ -4,7 +4,17 @@
 // Under load a publisher signs what it sends together once (MAX_BATCH_LEAVES events per signature),
 // and a reader verifies that signature once per batch: the batch rows give the cost per event then.
 import { canonicalArguments } from '@gatehouse/contracts';
-import { EventSigner, generateSigningKey, keyRing, MAX_BATCH_LEAVES, parseSigningKey, parseTrustedKeys, payloadFor, verifyOrder, verifyResult } from '@gatehouse/events';
+import {
+  EventSigner,
+  generateSigningKey,
+  keyRing,
+  MAX_BATCH_LEAVES,
+  parseSigningKey,
+  parseTrustedKeys,
+  payloadFor,
+  verifyOrder,
+  verifyResult,
+} from '@gatehouse/events';
 import type { ExecutionOrder, ToolResult } from '@gatehouse/events';
 
 const count = Number(process.argv[2] ?? 10_000);
@@ -17,14 +27,37 @@ const headers = { 'gatehouse-reply-partition': '3', traceparent: '00-0af7651916c
 
 const { canonical, sha256 } = canonicalArguments({ customer_id: 'C-1842', note: 'x'.repeat(180) });
 const order: ExecutionOrder = {
-  schema_version: 1, order_id: 'ord-1', command_id: 'cmd-1', run_id: 'run-1', tenant: 'acme', principal: 'agent:bench', environment: 'production',
-  tool: 'get_customer.v1', effect: 'read', arguments: canonical, arguments_sha256: sha256, proposal_id: null, approval: null,
-  idempotency_key: null, deadline_at: Date.now() + 60_000, issued_at: Date.now(),
+  schema_version: 1,
+  order_id: 'ord-1',
+  command_id: 'cmd-1',
+  run_id: 'run-1',
+  tenant: 'acme',
+  principal: 'agent:bench',
+  environment: 'production',
+  tool: 'get_customer.v1',
+  effect: 'read',
+  arguments: canonical,
+  arguments_sha256: sha256,
+  proposal_id: null,
+  approval: null,
+  idempotency_key: null,
+  deadline_at: Date.now() + 60_000,
+  issued_at: Date.now(),
 };
 const result: ToolResult = {
-  schema_version: 1, command_id: 'cmd-1', run_id: 'run-1', tenant: 'acme', tool: 'get_customer.v1', status: 'ok', operation_id: 'op_1',
-  result: JSON.stringify({ customer_id: 'C-1842', name: 'Marta', tier: 'gold', note: 'y'.repeat(180) }), error: null, pending: null,
-  arguments_sha256: sha256, completed_at: Date.now(), duration_ms: 3,
+  schema_version: 1,
+  command_id: 'cmd-1',
+  run_id: 'run-1',
+  tenant: 'acme',
+  tool: 'get_customer.v1',
+  status: 'ok',
+  operation_id: 'op_1',
+  result: JSON.stringify({ customer_id: 'C-1842', name: 'Marta', tier: 'gold', note: 'y'.repeat(180) }),
+  error: null,
+  pending: null,
+  arguments_sha256: sha256,
+  completed_at: Date.now(),
+  duration_ms: 3,
 };
 
 /** CPU microseconds per call of `step`, after a warm-up of a tenth as many. */
@@ -46,19 +79,34 @@ function costOnce(events: number, step: () => unknown): number {
 
 // Distinct batches of distinct orders and results, as a busy policy service and executor send them.
 const batches = Math.max(1, Math.floor(count / MAX_BATCH_LEAVES));
-const batchOrders = Array.from({ length: batches * MAX_BATCH_LEAVES }, (_, i) => ({ ...order, order_id: `ord-${i}`, command_id: `cmd-${i}` }));
+const batchOrders = Array.from({ length: batches * MAX_BATCH_LEAVES }, (_, i) => ({
+  ...order,
+  order_id: `ord-${i}`,
+  command_id: `cmd-${i}`,
+}));
 const batchResults = Array.from({ length: batches * MAX_BATCH_LEAVES }, (_, i) => ({ ...result, command_id: `cmd-${i}` }));
-const inBatches = <T>(items: readonly T[]): T[][] => Array.from({ length: batches }, (_, b) => items.slice(b * MAX_BATCH_LEAVES, (b + 1) * MAX_BATCH_LEAVES));
+const inBatches = <T>(items: readonly T[]): T[][] =>
+  Array.from({ length: batches }, (_, b) => items.slice(b * MAX_BATCH_LEAVES, (b + 1) * MAX_BATCH_LEAVES));
 let orderBatchHeaders: Record<string, string>[] = [];
 let resultBatchHeaders: Record<string, string>[] = [];
 const signBatchOfOrders = costOnce(batchOrders.length, () => {
-  orderBatchHeaders = inBatches(batchOrders).flatMap((group) => policySigner.headersForBatch(group.map((o) => payloadFor('execute', o, headers) as Buffer)).map((h) => ({ ...headers, ...h })));
+  orderBatchHeaders = inBatches(batchOrders).flatMap((group) =>
+    policySigner.headersForBatch(group.map((o) => payloadFor('execute', o, headers) as Buffer)).map((h) => ({ ...headers, ...h })),
+  );
 });
 const signBatchOfResults = costOnce(batchResults.length, () => {
-  resultBatchHeaders = inBatches(batchResults).flatMap((group) => executorSigner.headersForBatch(group.map((r) => payloadFor('results', r, headers) as Buffer)).map((h) => ({ ...headers, ...h })));
+  resultBatchHeaders = inBatches(batchResults).flatMap((group) =>
+    executorSigner.headersForBatch(group.map((r) => payloadFor('results', r, headers) as Buffer)).map((h) => ({ ...headers, ...h })),
+  );
 });
-const verifyBatchOfOrders = costOnce(batchOrders.length, () => batchOrders.every((o, i) => verifyOrder(o, orderBatchHeaders[i], ring).ok) || process.exit(1));
-const verifyBatchOfResults = costOnce(batchResults.length, () => batchResults.every((r, i) => verifyResult(r, resultBatchHeaders[i], ring).ok) || process.exit(1));
+const verifyBatchOfOrders = costOnce(
+  batchOrders.length,
+  () => batchOrders.every((o, i) => verifyOrder(o, orderBatchHeaders[i], ring).ok) || process.exit(1),
+);
+const verifyBatchOfResults = costOnce(
+  batchResults.length,
+  () => batchResults.every((r, i) => verifyResult(r, resultBatchHeaders[i], ring).ok) || process.exit(1),
+);
 
 const orderHeaders = { ...headers, ...policySigner.headersFor('execute', order, headers) };
 const resultHeaders = { ...headers, ...executorSigner.headersFor('results', result, headers) };
@@ -77,4 +125,6 @@ const batchRows = {
 for (const [what, us] of Object.entries(rows)) process.stdout.write(`${what.padEnd(30)} ${us.toFixed(1)} µs CPU\n`);
 for (const [what, us] of Object.entries(batchRows)) process.stdout.write(`${what.padEnd(30)} ${us.toFixed(1)} µs CPU\n`);
 const perCall = Object.values(rows).reduce((a, b) => a + b, 0);
-process.stdout.write(`per read call (all four) ${perCall.toFixed(1)} µs; of which the answer's ${(rows['sign a result'] + rows['verify a result']).toFixed(1)} µs\n`);
+process.stdout.write(
+  `per read call (all four) ${perCall.toFixed(1)} µs; of which the answer's ${(rows['sign a result'] + rows['verify a result']).toFixed(1)} µs\n`,
+);

@@ -72,7 +72,11 @@ export async function startGroupAtBeginning(kafka: Kafka, groupId: string, topic
   const admin = kafka.admin();
   await admin.connect();
   try {
-    await admin.setOffsets({ groupId, topic, partitions: Array.from({ length: PARTITIONS }, (_, partition) => ({ partition, offset: '0' })) });
+    await admin.setOffsets({
+      groupId,
+      topic,
+      partitions: Array.from({ length: PARTITIONS }, (_, partition) => ({ partition, offset: '0' })),
+    });
   } finally {
     await admin.disconnect();
   }

@@ -6,7 +6,10 @@ export function percentile(sorted: readonly number[], q: number): number {
 }
 
 export function median(values: readonly number[]): number {
-  return percentile([...values].sort((a, b) => a - b), 0.5);
+  return percentile(
+    [...values].sort((a, b) => a - b),
+    0.5,
+  );
 }
 
 export interface LatencySummary {

@@ -20,7 +20,19 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import {
-  CACHE, HERE, REPO, StackError, exists, javaMajor, loadKafkajs, logExcerpt, processMatches, spawnDetached, tcpProbe, terminate, waitFor,
+  CACHE,
+  HERE,
+  REPO,
+  StackError,
+  exists,
+  javaMajor,
+  loadKafkajs,
+  logExcerpt,
+  processMatches,
+  spawnDetached,
+  tcpProbe,
+  terminate,
+  waitFor,
 } from './stack-lib.mjs';
 import { kafka as stackKafka } from './stack-kafka.mjs';
 
@@ -83,12 +95,15 @@ async function nodeProperties(port) {
     'controller.quorum.voters': `1@127.0.0.1:${port + 1}`,
   };
   const seen = new Set();
-  const lines = text.trim().split('\n').map((line) => {
-    const key = line.slice(0, line.indexOf('=')).trim();
-    if (!Object.hasOwn(local, key)) return line;
-    seen.add(key);
-    return `${key}=${local[key]}`;
-  });
+  const lines = text
+    .trim()
+    .split('\n')
+    .map((line) => {
+      const key = line.slice(0, line.indexOf('=')).trim();
+      if (!Object.hasOwn(local, key)) return line;
+      seen.add(key);
+      return `${key}=${local[key]}`;
+    });
   const missing = Object.keys(local).filter((key) => !seen.has(key));
   if (missing.length > 0) throw new StackError(`${COMPOSE}: KAFKA_NODE_PROPERTIES sets no ${missing.join(', ')}`);
   return lines.join('\n');
@@ -121,9 +136,13 @@ function clusterId() {
 
 function adminClient(kafkajs, brokers, password) {
   return new kafkajs.Kafka({
-    clientId: 'gatehouse-kafka-secure', brokers: [brokers], logLevel: kafkajs.logLevel.NOTHING,
+    clientId: 'gatehouse-kafka-secure',
+    brokers: [brokers],
+    logLevel: kafkajs.logLevel.NOTHING,
     sasl: { mechanism: 'scram-sha-512', username: 'gatehouse-admin', password },
-    connectionTimeout: 2000, requestTimeout: 10_000, retry: { retries: 0 },
+    connectionTimeout: 2000,
+    requestTimeout: 10_000,
+    retry: { retries: 0 },
   }).admin();
 }
 
@@ -238,7 +257,9 @@ async function main(args) {
     process.stdout.write(`kafka-secure: ${await stop(args[1])}\n`);
     return;
   }
-  throw new StackError('usage: node deploy/local/kafka-secure.mjs up [--port 19092] [--topic-prefix PREFIX] [--no-grants] [--json] | down <dir>');
+  throw new StackError(
+    'usage: node deploy/local/kafka-secure.mjs up [--port 19092] [--topic-prefix PREFIX] [--no-grants] [--json] | down <dir>',
+  );
 }
 
 main(process.argv.slice(2)).catch((error) => {

@@ -4,8 +4,25 @@ import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, readFile, writeFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
-  HERE, CACHE, LOGS, STACK, StackError, exists, run, spawnDetached, waitFor, tail, logExcerpt, fileSize, writePid, removePid,
-  terminate, processMatches, loadKafkajs, javaMajor, mvn,
+  HERE,
+  CACHE,
+  LOGS,
+  STACK,
+  StackError,
+  exists,
+  run,
+  spawnDetached,
+  waitFor,
+  tail,
+  logExcerpt,
+  fileSize,
+  writePid,
+  removePid,
+  terminate,
+  processMatches,
+  loadKafkajs,
+  javaMajor,
+  mvn,
 } from './stack-lib.mjs';
 
 const VERSION = '4.4.0';
@@ -41,13 +58,13 @@ auto.create.topics.enable=false
 num.recovery.threads.per.data.dir=2
 `;
 
-const javaArgs = (...rest) => [
-  `-Dlog4j2.configurationFile=${LOG4J}`, `-Dgatehouse.logs.dir=${LOGS}`, '-cp', `${LIBS}/*`, ...rest,
-];
+const javaArgs = (...rest) => [`-Dlog4j2.configurationFile=${LOG4J}`, `-Dgatehouse.logs.dir=${LOGS}`, '-cp', `${LIBS}/*`, ...rest];
 
 /** Copy Kafka's runtime jars into the cache once (re-done when the pom changes). */
 async function ensureLibs(note) {
-  const pomHash = createHash('sha256').update(await readFile(POM)).digest('hex');
+  const pomHash = createHash('sha256')
+    .update(await readFile(POM))
+    .digest('hex');
   if ((await readFile(MARKER, 'utf8').catch(() => '')).trim() === pomHash) return;
   note(`resolving Kafka ${VERSION} jars from Maven Central into ${LIBS} (first run only)`);
   await rm(LIBS, { recursive: true, force: true });
@@ -73,8 +90,12 @@ async function formatStorageOnce(java) {
 async function withAdmin(brokers, fn) {
   const { Kafka, logLevel } = loadKafkajs();
   const kafka = new Kafka({
-    clientId: 'gatehouse-stack', brokers: brokers.split(','), logLevel: logLevel.NOTHING,
-    connectionTimeout: 2000, requestTimeout: 10_000, retry: { retries: 0 },
+    clientId: 'gatehouse-stack',
+    brokers: brokers.split(','),
+    logLevel: logLevel.NOTHING,
+    connectionTimeout: 2000,
+    requestTimeout: 10_000,
+    retry: { retries: 0 },
   });
   const admin = kafka.admin();
   try {
@@ -96,7 +117,8 @@ const ready = (brokers) =>
   withAdmin(brokers, async (admin) => {
     await admin.describeCluster();
     await admin.createTopics({
-      topics: [{ topic: READY_TOPIC, numPartitions: 1, replicationFactor: 1 }], waitForLeaders: true,
+      topics: [{ topic: READY_TOPIC, numPartitions: 1, replicationFactor: 1 }],
+      waitForLeaders: true,
     });
     const { topics } = await admin.fetchTopicMetadata({ topics: [READY_TOPIC] });
     if (!topics[0]?.partitions.every((p) => p.leader >= 0)) return false;
@@ -112,10 +134,14 @@ async function waitReady(brokers, dead, offsets = { out: 0, log: 0 }) {
   try {
     await waitFor(() => ready(brokers), { timeoutMs: READY_TIMEOUT_MS, intervalMs: 500, dead });
   } catch (err) {
-    const out = (await tail(OUT, 20, offsets.out)).split('\n').filter((l) => l && !l.startsWith('=== ')).join('\n');
+    const out = (await tail(OUT, 20, offsets.out))
+      .split('\n')
+      .filter((l) => l && !l.startsWith('=== '))
+      .join('\n');
     throw new StackError(
       `Kafka did not become ready on ${brokers}: ${err.message}\n` +
-        (out ? `--- ${OUT}:\n${out}\n` : '') + (await logExcerpt(LOG, offsets.log)),
+        (out ? `--- ${OUT}:\n${out}\n` : '') +
+        (await logExcerpt(LOG, offsets.log)),
     );
   }
 }
@@ -130,7 +156,8 @@ async function start(note) {
   await formatStorageOnce('java');
   const offsets = { out: await fileSize(OUT), log: await fileSize(LOG) };
   const child = spawnDetached('java', ['-Xmx512m', ...javaArgs('kafka.Kafka', PROPS)], {
-    cwd: DIR, logPath: OUT,
+    cwd: DIR,
+    logPath: OUT,
   });
   await writePid('kafka', child.pid);
   const dead = () => {
@@ -156,6 +183,5 @@ export const kafka = {
   probe: () => (loadKafkajs(), probe(kafka.address()).catch(() => false)),
   start,
   /** An already-running broker of ours: wait until it is ready (it may still be starting). */
-  waitRunning: (pid) =>
-    waitReady(kafka.address(), async () => !(await processMatches(pid, PATTERN)) && 'process exited'),
+  waitRunning: (pid) => waitReady(kafka.address(), async () => !(await processMatches(pid, PATTERN)) && 'process exited'),
 };

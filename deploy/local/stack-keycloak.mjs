@@ -6,8 +6,24 @@
 import { cp, mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
-  CACHE, HERE, LOGS, StackError, exists, run, spawnDetached, waitFor, logExcerpt, fileSize, writePid, removePid, terminate,
-  processMatches, httpStatus, hostPort, findJava, mvn,
+  CACHE,
+  HERE,
+  LOGS,
+  StackError,
+  exists,
+  run,
+  spawnDetached,
+  waitFor,
+  logExcerpt,
+  fileSize,
+  writePid,
+  removePid,
+  terminate,
+  processMatches,
+  httpStatus,
+  hostPort,
+  findJava,
+  mvn,
 } from './stack-lib.mjs';
 
 const VERSION = '26.7.3';
@@ -30,10 +46,14 @@ async function ensureDist(note) {
   note(`downloading Keycloak ${VERSION} from Maven Central into ${DIR} (first run only)`);
   await rm(DIR, { recursive: true, force: true });
   await mkdir(DIR, { recursive: true });
-  const res = await mvn([
-    'org.apache.maven.plugins:maven-dependency-plugin:3.8.1:copy',
-    `-Dartifact=org.keycloak:keycloak-quarkus-dist:${VERSION}:tar.gz`, `-DoutputDirectory=${DIR}`,
-  ], { cwd: DIR });
+  const res = await mvn(
+    [
+      'org.apache.maven.plugins:maven-dependency-plugin:3.8.1:copy',
+      `-Dartifact=org.keycloak:keycloak-quarkus-dist:${VERSION}:tar.gz`,
+      `-DoutputDirectory=${DIR}`,
+    ],
+    { cwd: DIR },
+  );
   if (res.code !== 0) throw new StackError(`Maven failed to fetch Keycloak:\n${(res.stdout + res.stderr).trim()}`);
   const untar = await run('tar', ['-xzf', TARBALL, '-C', DIR]);
   if (untar.code !== 0) throw new StackError(`extracting ${TARBALL} failed:\n${untar.stderr.trim()}`);
@@ -71,16 +91,33 @@ async function start(note) {
   const { host, port } = hostPort(base(), 18080);
   const fromOffset = await fileSize(LOG);
   const javaHome = join(java.bin, '..', '..');
-  const child = spawnDetached(join(HOME, 'bin', 'kc.sh'), [
-    'start-dev', `--http-host=${host}`, `--http-port=${port}`, `--hostname=${base()}`,
-    '--db=dev-mem', '--import-realm', '--health-enabled=true', `--http-management-port=${MANAGEMENT_PORT}`,
-    '--cache=local', '--log-level=warn,org.keycloak.services:info,io.quarkus:info',
-  ], {
-    cwd: HOME,
-    logPath: LOG,
-    // The admin account exists only in this in-memory realm store, on loopback.
-    env: { ...process.env, JAVA_HOME: javaHome, JAVA_OPTS_APPEND: '-Xmx512m', KC_BOOTSTRAP_ADMIN_USERNAME: 'admin', KC_BOOTSTRAP_ADMIN_PASSWORD: 'admin-local-only' },
-  });
+  const child = spawnDetached(
+    join(HOME, 'bin', 'kc.sh'),
+    [
+      'start-dev',
+      `--http-host=${host}`,
+      `--http-port=${port}`,
+      `--hostname=${base()}`,
+      '--db=dev-mem',
+      '--import-realm',
+      '--health-enabled=true',
+      `--http-management-port=${MANAGEMENT_PORT}`,
+      '--cache=local',
+      '--log-level=warn,org.keycloak.services:info,io.quarkus:info',
+    ],
+    {
+      cwd: HOME,
+      logPath: LOG,
+      // The admin account exists only in this in-memory realm store, on loopback.
+      env: {
+        ...process.env,
+        JAVA_HOME: javaHome,
+        JAVA_OPTS_APPEND: '-Xmx512m',
+        KC_BOOTSTRAP_ADMIN_USERNAME: 'admin',
+        KC_BOOTSTRAP_ADMIN_PASSWORD: 'admin-local-only',
+      },
+    },
+  );
   await writePid('keycloak', child.pid);
   const dead = () => {
     const e = child.exited();

@@ -16,14 +16,16 @@ export const REPO = resolve(HERE, '..', '..');
 export const STACK = join(REPO, '.stack');
 export const LOGS = join(STACK, 'logs');
 export const PIDS = join(STACK, 'pids');
-export const CACHE =
-  process.env.GATEHOUSE_CACHE_DIR ||
-  join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'gatehouse');
+export const CACHE = process.env.GATEHOUSE_CACHE_DIR || join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'gatehouse');
 
 export class StackError extends Error {}
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-export const exists = (p) => access(p).then(() => true, () => false);
+export const exists = (p) =>
+  access(p).then(
+    () => true,
+    () => false,
+  );
 
 export async function ensureDirs() {
   await Promise.all([LOGS, PIDS].map((d) => mkdir(d, { recursive: true })));
@@ -212,8 +214,7 @@ export async function findJava(min, explicitVar) {
   }
   if (best) return best;
   throw new StackError(
-    `none found in $JAVA_HOME or /usr/lib/jvm/*. Install one (e.g. Temurin ${min}) ` +
-      `and set ${explicitVar} to its home directory.`,
+    `none found in $JAVA_HOME or /usr/lib/jvm/*. Install one (e.g. Temurin ${min}) ` + `and set ${explicitVar} to its home directory.`,
   );
 }
 

@@ -9,7 +9,20 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
-  LOGS, PIDS, STACK, StackError, run, onPath, waitFor, tail, readPid, removePid, terminate, tcpProbe, hostPort, ourPid,
+  LOGS,
+  PIDS,
+  STACK,
+  StackError,
+  run,
+  onPath,
+  waitFor,
+  tail,
+  readPid,
+  removePid,
+  terminate,
+  tcpProbe,
+  hostPort,
+  ourPid,
   processMatches,
 } from './stack-lib.mjs';
 
@@ -33,7 +46,13 @@ async function answersPing({ host, port }) {
 async function clusterInfo({ host, port }) {
   const reply = await ask(host, port, 'CLUSTER INFO');
   if (typeof reply !== 'string' || !reply.startsWith('$')) return null;
-  return Object.fromEntries(reply.split('\r\n').slice(1).filter((l) => l.includes(':')).map((l) => l.split(':', 2)));
+  return Object.fromEntries(
+    reply
+      .split('\r\n')
+      .slice(1)
+      .filter((l) => l.includes(':'))
+      .map((l) => l.split(':', 2)),
+  );
 }
 
 async function requireBinaries(binaries, envVar, what) {
@@ -51,9 +70,11 @@ async function requireBinaries(binaries, envVar, what) {
 async function startServer(name, { host, port }, args, timeoutMs) {
   const log = join(LOGS, `${name}.log`);
   await removePid(name);
-  const res = await run('redis-server', [
-    '--daemonize', 'yes', '--bind', host, '--port', String(port), '--pidfile', join(PIDS, `${name}.pid`), '--logfile', log, ...args,
-  ], { cwd: STACK });
+  const res = await run(
+    'redis-server',
+    ['--daemonize', 'yes', '--bind', host, '--port', String(port), '--pidfile', join(PIDS, `${name}.pid`), '--logfile', log, ...args],
+    { cwd: STACK },
+  );
   if (res.code !== 0) throw new StackError(`redis-server (${name}) failed to start:\n${res.stderr.trim()}\n${await tail(log)}`);
   const dead = async () => {
     const pid = await readPid(name);
@@ -76,9 +97,12 @@ async function aofStart() {
   await requireBinaries(['redis-server'], 'REDIS_AOF_URL', 'The durable Redis (redis-aof)');
   await mkdir(AOF_DIR, { recursive: true });
   // No RDB snapshots: the append-only file alone is what comes back after a restart.
-  const pid = await startServer('redis-aof', aofAddr(), [
-    '--dir', AOF_DIR, '--appendonly', 'yes', '--appendfsync', 'everysec', '--save', '',
-  ], AOF_READY_TIMEOUT_MS);
+  const pid = await startServer(
+    'redis-aof',
+    aofAddr(),
+    ['--dir', AOF_DIR, '--appendonly', 'yes', '--appendfsync', 'everysec', '--save', ''],
+    AOF_READY_TIMEOUT_MS,
+  );
   return { pid, note: 'appendonly everysec' };
 }
 
@@ -123,7 +147,10 @@ export const redisVolatile = {
 /** The cluster's nodes: the URL's host and every host:port of its `cluster` parameter. */
 function clusterNodes() {
   const url = new URL(redisCluster.address());
-  const more = (url.searchParams.get('cluster') ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  const more = (url.searchParams.get('cluster') ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   return [hostPort(url.host, 6379), ...more.map((entry) => hostPort(entry, 6379))];
 }
 
@@ -157,27 +184,54 @@ async function clusterEnsure(note = () => {}) {
   for (const node of nodes) {
     if (await ourPid(nodeName(node), PATTERN)) continue;
     if (await answersPing(node)) {
-      throw new StackError(`${node.host}:${node.port} is served by a Redis this script did not start: stop it, or set REDIS_CLUSTER_URL to a cluster of yours.`);
+      throw new StackError(
+        `${node.host}:${node.port} is served by a Redis this script did not start: stop it, or set REDIS_CLUSTER_URL to a cluster of yours.`,
+      );
     }
     const dir = join(CLUSTER_DIR, String(node.port));
     await mkdir(dir, { recursive: true });
-    await startServer(nodeName(node), node, [
-      '--dir', dir, '--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '5000',
-      '--appendonly', 'no', '--save', '',
-    ], 10_000);
+    await startServer(
+      nodeName(node),
+      node,
+      [
+        '--dir',
+        dir,
+        '--cluster-enabled',
+        'yes',
+        '--cluster-config-file',
+        'nodes.conf',
+        '--cluster-node-timeout',
+        '5000',
+        '--appendonly',
+        'no',
+        '--save',
+        '',
+      ],
+      10_000,
+    );
   }
   const infos = await Promise.all(nodes.map((n) => clusterInfo(n)));
   const fresh = infos.every((i) => i?.cluster_slots_assigned === '0' && i?.cluster_known_nodes === '1');
   if (fresh) {
     note(`creating the cluster over ${nodeList(nodes)}`);
-    const res = await run('redis-cli', ['--cluster', 'create', ...nodes.map((n) => `${n.host}:${n.port}`), '--cluster-replicas', '0', '--cluster-yes']);
+    const res = await run('redis-cli', [
+      '--cluster',
+      'create',
+      ...nodes.map((n) => `${n.host}:${n.port}`),
+      '--cluster-replicas',
+      '0',
+      '--cluster-yes',
+    ]);
     if (res.code !== 0) throw new StackError(`redis-cli --cluster create failed:\n${(res.stdout + res.stderr).trim()}`);
   }
   try {
     await waitFor(clusterOk, { timeoutMs: CLUSTER_READY_TIMEOUT_MS, intervalMs: 200 });
   } catch (err) {
     const now = await Promise.all(nodes.map((n) => clusterInfo(n).catch(() => null)));
-    const states = now.map((i, k) => `${nodeList([nodes[k]])}: state ${i?.cluster_state ?? '?'}, slots ${i?.cluster_slots_assigned ?? '?'}, known nodes ${i?.cluster_known_nodes ?? '?'}`);
+    const states = now.map(
+      (i, k) =>
+        `${nodeList([nodes[k]])}: state ${i?.cluster_state ?? '?'}, slots ${i?.cluster_slots_assigned ?? '?'}, known nodes ${i?.cluster_known_nodes ?? '?'}`,
+    );
     throw new StackError(
       `the Redis Cluster on ${nodeList(nodes)} did not reach cluster_state:ok: ${err.message}\n${states.join('\n')}\n` +
         `To start it afresh: node deploy/local/stack.mjs down redis-cluster && rm -rf ${CLUSTER_DIR}`,
@@ -189,12 +243,14 @@ async function clusterEnsure(note = () => {}) {
 
 /** Stops every node of ours (SIGTERM, then SIGKILL after 20 s). */
 async function clusterStop() {
-  const outcomes = await Promise.all(clusterNodes().map(async (node) => {
-    const pid = await ourPid(nodeName(node), PATTERN);
-    const how = pid ? await terminate(pid, PATTERN) : 'gone';
-    await removePid(nodeName(node));
-    return how;
-  }));
+  const outcomes = await Promise.all(
+    clusterNodes().map(async (node) => {
+      const pid = await ourPid(nodeName(node), PATTERN);
+      const how = pid ? await terminate(pid, PATTERN) : 'gone';
+      await removePid(nodeName(node));
+      return how;
+    }),
+  );
   return outcomes.includes('killed') ? 'killed' : 'stopped';
 }
 

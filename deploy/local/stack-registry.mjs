@@ -4,8 +4,23 @@
 import { mkdir, writeFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
-  CACHE, LOGS, StackError, exists, run, spawnDetached, waitFor, logExcerpt, fileSize, writePid, removePid, terminate,
-  processMatches, httpStatus, hostPort, findJava, mvn,
+  CACHE,
+  LOGS,
+  StackError,
+  exists,
+  run,
+  spawnDetached,
+  waitFor,
+  logExcerpt,
+  fileSize,
+  writePid,
+  removePid,
+  terminate,
+  processMatches,
+  httpStatus,
+  hostPort,
+  findJava,
+  mvn,
 } from './stack-lib.mjs';
 
 const VERSION = '3.3.3';
@@ -23,10 +38,14 @@ async function ensureApp(note) {
   note(`downloading Apicurio Registry ${VERSION} from Maven Central into ${DIR} (first run only)`);
   await rm(APP, { recursive: true, force: true });
   await mkdir(APP, { recursive: true });
-  const res = await mvn([
-    'org.apache.maven.plugins:maven-dependency-plugin:3.8.1:copy',
-    `-Dartifact=io.apicurio:apicurio-registry-app:${VERSION}:tar.gz:all`, `-DoutputDirectory=${DIR}`,
-  ], { cwd: DIR });
+  const res = await mvn(
+    [
+      'org.apache.maven.plugins:maven-dependency-plugin:3.8.1:copy',
+      `-Dartifact=io.apicurio:apicurio-registry-app:${VERSION}:tar.gz:all`,
+      `-DoutputDirectory=${DIR}`,
+    ],
+    { cwd: DIR },
+  );
   if (res.code !== 0) throw new StackError(`Maven failed to fetch Apicurio Registry:\n${(res.stdout + res.stderr).trim()}`);
   const untar = await run('tar', ['-xzf', TARBALL, '-C', APP]);
   if (untar.code !== 0) throw new StackError(`extracting ${TARBALL} failed:\n${untar.stderr.trim()}`);
@@ -42,8 +61,9 @@ async function waitReady(dead, fromOffset = 0) {
   try {
     await waitFor(probe, { timeoutMs: READY_TIMEOUT_MS, intervalMs: 300, dead });
   } catch (err) {
-    throw new StackError(`Apicurio Registry did not become ready at ${subjectsUrl()}: ${err.message}\n` +
-      (await logExcerpt(LOG, fromOffset)));
+    throw new StackError(
+      `Apicurio Registry did not become ready at ${subjectsUrl()}: ${err.message}\n` + (await logExcerpt(LOG, fromOffset)),
+    );
   }
 }
 
@@ -54,11 +74,19 @@ async function start(note) {
   await ensureApp(note);
   const { host, port } = hostPort(registry.address(), 8081);
   const fromOffset = await fileSize(LOG);
-  const child = spawnDetached(java.bin, [
-    '-Xmx512m', `-Dquarkus.http.port=${port}`, `-Dquarkus.http.host=${host}`,
-    // Quarkus' management interface (health/metrics) defaults to 0.0.0.0:9000; keep it on loopback.
-    '-Dquarkus.management.host=127.0.0.1', '-jar', 'quarkus-run.jar',
-  ], { cwd: APP, logPath: LOG });
+  const child = spawnDetached(
+    java.bin,
+    [
+      '-Xmx512m',
+      `-Dquarkus.http.port=${port}`,
+      `-Dquarkus.http.host=${host}`,
+      // Quarkus' management interface (health/metrics) defaults to 0.0.0.0:9000; keep it on loopback.
+      '-Dquarkus.management.host=127.0.0.1',
+      '-jar',
+      'quarkus-run.jar',
+    ],
+    { cwd: APP, logPath: LOG },
+  );
   await writePid('registry', child.pid);
   const dead = () => {
     const e = child.exited();

@@ -4,7 +4,19 @@
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
-  LOGS, PIDS, STACK, StackError, run, onPath, waitFor, tail, readPid, writePid, terminate, tcpProbe, hostPort,
+  LOGS,
+  PIDS,
+  STACK,
+  StackError,
+  run,
+  onPath,
+  waitFor,
+  tail,
+  readPid,
+  writePid,
+  terminate,
+  tcpProbe,
+  hostPort,
 } from './stack-lib.mjs';
 
 // ---------------------------------------------------------------- Redis
@@ -23,10 +35,26 @@ async function redisStart() {
     throw new StackError(`Redis is not running on 127.0.0.1:${port} and redis-server is not installed; install it or set REDIS_URL.`);
   }
   const log = join(LOGS, 'redis.log');
-  const res = await run('redis-server', [
-    '--daemonize', 'yes', '--bind', '127.0.0.1', '--port', String(port), '--save', '', '--appendonly', 'no',
-    '--pidfile', join(PIDS, 'redis.pid'), '--logfile', log,
-  ], { cwd: STACK });
+  const res = await run(
+    'redis-server',
+    [
+      '--daemonize',
+      'yes',
+      '--bind',
+      '127.0.0.1',
+      '--port',
+      String(port),
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--pidfile',
+      join(PIDS, 'redis.pid'),
+      '--logfile',
+      log,
+    ],
+    { cwd: STACK },
+  );
   if (res.code !== 0) throw new StackError(`redis-server failed to start:\n${res.stderr.trim()}\n${await tail(log)}`);
   try {
     await waitFor(redisProbe, { timeoutMs: 10_000, intervalMs: 100 });
@@ -61,8 +89,7 @@ async function clusterVersion() {
   return versions[0] ?? null;
 }
 
-const pgctl = async (action) =>
-  run('pg_ctlcluster', ['--skip-systemctl-redirect', await clusterVersion(), 'main', action]);
+const pgctl = async (action) => run('pg_ctlcluster', ['--skip-systemctl-redirect', await clusterVersion(), 'main', action]);
 
 async function pgStart() {
   const { port } = pgAddr();

@@ -90,14 +90,18 @@ async function up() {
   const failed = results.filter((r) => !r.ok);
   const started = results.filter((r) => r.action === 'started').map((r) => r.name);
   // `ok` stays out of the report: `failed` above already says it.
-  const components = Object.fromEntries(results.map(({ name, note, address, ...rest }) => {
-    delete rest.ok;
-    return [name, { ...rest, address: shown(address), ...(note && { note }) }];
-  }));
+  const components = Object.fromEntries(
+    results.map(({ name, note, address, ...rest }) => {
+      delete rest.ok;
+      return [name, { ...rest, address: shown(address), ...(note && { note }) }];
+    }),
+  );
   const report = { started, components };
   await writeFile(join(STACK, 'started.json'), `${JSON.stringify(report, null, 2)}\n`);
-  say(`${'total'.padEnd(nameWidth)} ${results.length - failed.length}/${results.length} up in ${secs(Date.now() - t0)}` +
-    (started.length ? ` (started: ${started.join(', ')})` : ''));
+  say(
+    `${'total'.padEnd(nameWidth)} ${results.length - failed.length}/${results.length} up in ${secs(Date.now() - t0)}` +
+      (started.length ? ` (started: ${started.join(', ')})` : ''),
+  );
   for (const r of failed) say(`\n${r.name}: ${r.error}`);
   if (json) process.stdout.write(`${JSON.stringify(report)}\n`);
   return failed.length ? 1 : 0;
@@ -149,13 +153,15 @@ async function status() {
 function pick(wanted) {
   if (!wanted.length) return COMPONENTS;
   const unknown = wanted.filter((n) => !COMPONENTS.some((c) => c.name === n));
-  if (unknown.length) throw new StackError(`unknown component(s): ${unknown.join(', ')} (known: ${COMPONENTS.map((c) => c.name).join(', ')})`);
+  if (unknown.length)
+    throw new StackError(`unknown component(s): ${unknown.join(', ')} (known: ${COMPONENTS.map((c) => c.name).join(', ')})`);
   return COMPONENTS.filter((c) => wanted.includes(c.name));
 }
 
 const commands = { up, down, status };
 try {
-  if (!commands[command]) throw new StackError('usage: node deploy/local/stack.mjs up [name...] [--json] | down [name...] | status [--json]');
+  if (!commands[command])
+    throw new StackError('usage: node deploy/local/stack.mjs up [name...] [--json] | down [name...] | status [--json]');
   process.exitCode = await commands[command]();
 } catch (err) {
   process.stderr.write(`stack: ${err instanceof StackError ? err.message : err?.stack}\n`);

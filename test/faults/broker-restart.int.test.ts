@@ -27,11 +27,23 @@ describe('a Kafka broker restart during 5,000 calls', () => {
 
   it('applies no write twice, answers every accepted command once (or hands it over) and leaks no slot', async () => {
     const { g } = rig;
-    const load = new MixedLoad(g, { calls: CALLS, customers: rig.customers, inFlight: 200, timeoutMs: CALL_TIMEOUT_MS, runOf: (t) => rig.runs.get(t) as Run });
+    const load = new MixedLoad(g, {
+      calls: CALLS,
+      customers: rig.customers,
+      inFlight: 200,
+      timeoutMs: CALL_TIMEOUT_MS,
+      runOf: (t) => rig.runs.get(t) as Run,
+    });
     const started = Date.now();
     let phase = 'before the restart';
     // A line every 10 s, so a run that stalls shows where.
-    const progress = setInterval(() => console.info(`broker-restart: ${phase}, ${load.settled}/${CALLS} settled, ${rig.results.records.length} results on the topic, ${Math.round((Date.now() - started) / 1000)} s, the client's reader ${JSON.stringify(g.client.stats())}`), 10_000);
+    const progress = setInterval(
+      () =>
+        console.info(
+          `broker-restart: ${phase}, ${load.settled}/${CALLS} settled, ${rig.results.records.length} results on the topic, ${Math.round((Date.now() - started) / 1000)} s, the client's reader ${JSON.stringify(g.client.stats())}`,
+        ),
+      10_000,
+    );
     const loading = load.run();
 
     await eventually(() => (load.settled >= CALLS * 0.3 ? true : undefined), 180_000, `${CALLS * 0.3} settled calls`);
@@ -50,7 +62,9 @@ describe('a Kafka broker restart during 5,000 calls', () => {
     await rig.handoffs.caughtUp(60_000);
     const slotsInUse = await slotsHeld(g, slotScopes(rig), RIG.leaseMs + 2_000);
     const { figures, examples } = await auditLoad(g, load, rig.customers, rig.results, rig.handoffs, slotsInUse);
-    const publishErrors = [...new Set([...load.calls.values()].flatMap((c) => (c.publishError === undefined ? [] : [c.publishError.slice(0, 120)])))];
+    const publishErrors = [
+      ...new Set([...load.calls.values()].flatMap((c) => (c.publishError === undefined ? [] : [c.publishError.slice(0, 120)]))),
+    ];
     console.info(
       summaryLine('broker-restart', figures, {
         'broker stopped after': `${settledAtStop} settled`,
@@ -65,7 +79,10 @@ describe('a Kafka broker restart during 5,000 calls', () => {
 
     // Where any lost command got to, so a failure names the stage that dropped it.
     if (examples.lost.length > 0) {
-      const trail = await lostTrail(g, examples.lost.map((e) => e.split(' ')[0] ?? e)).catch((error: unknown) => `unavailable: ${String(error)}`);
+      const trail = await lostTrail(
+        g,
+        examples.lost.map((e) => e.split(' ')[0] ?? e),
+      ).catch((error: unknown) => `unavailable: ${String(error)}`);
       console.info(`broker-restart: lost commands' trail ${JSON.stringify(trail)}`);
     }
 

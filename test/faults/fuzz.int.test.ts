@@ -77,7 +77,9 @@ describe(`50,000 generated envelopes on gatehouse.commands (seed ${SEED}; replay
       serde: g.serde,
       catalog: g.catalog,
       commandsSchemaId: g.serde.schemaId('commands'),
-      foreignSchemaIds: (['results', 'execute', 'operator', 'approvalsRequested', 'approvalsDecided'] as const).map((r) => g.serde.schemaId(r)),
+      foreignSchemaIds: (['results', 'execute', 'operator', 'approvalsRequested', 'approvalsDecided'] as const).map((r) =>
+        g.serde.schemaId(r),
+      ),
       agentRun,
       readOnlyRun,
       tools: g.catalog.tools().filter((t) => capabilities.has(t.address)),
@@ -106,7 +108,9 @@ describe(`50,000 generated envelopes on gatehouse.commands (seed ${SEED}; replay
         batchBytes = 0;
       }
       batchBytes += size;
-      batches.at(-1)?.push({ key: envelope.key, value: envelope.value, ...(envelope.headers === undefined ? {} : { headers: envelope.headers }) });
+      batches
+        .at(-1)
+        ?.push({ key: envelope.key, value: envelope.value, ...(envelope.headers === undefined ? {} : { headers: envelope.headers }) });
     }
     expect(decodable.size + undecodable.size, seed).toBe(ENVELOPES);
 
@@ -116,7 +120,9 @@ describe(`50,000 generated envelopes on gatehouse.commands (seed ${SEED}; replay
     }
     const producedMs = Date.now() - started;
 
-    const answered = (): number => new Set(results.records.flatMap((r) => (r.value !== undefined && decodable.has(r.value.command_id) ? [r.value.command_id] : []))).size;
+    const answered = (): number =>
+      new Set(results.records.flatMap((r) => (r.value !== undefined && decodable.has(r.value.command_id) ? [r.value.command_id] : [])))
+        .size;
     await pollUntil(
       () => Promise.resolve(answered() === decodable.size && dlq.records.length >= undecodable.size ? true : undefined),
       150_000,
@@ -126,7 +132,11 @@ describe(`50,000 generated envelopes on gatehouse.commands (seed ${SEED}; replay
     const drainedMs = Date.now() - started;
 
     // The service still consumes: a real call after the storm is answered.
-    const final = await g.client.call('get_customer.v1', { customer_id: 'C-1842' }, { runId: agentRun.run_id, tenant: agentRun.tenant, timeoutMs: 60_000 });
+    const final = await g.client.call(
+      'get_customer.v1',
+      { customer_id: 'C-1842' },
+      { runId: agentRun.run_id, tenant: agentRun.tenant, timeoutMs: 60_000 },
+    );
     await Promise.all([results.caughtUp(), dlq.caughtUp()]);
 
     const perCommand = new Map<string, ToolResult[]>();
@@ -143,7 +153,8 @@ describe(`50,000 generated envelopes on gatehouse.commands (seed ${SEED}; replay
       for (const event of events) {
         const code = event.error?.code ?? `status:${event.status}`;
         codes[code] = (codes[code] ?? 0) + 1;
-        if (event.status !== 'error' || !isErrorCode(event.error?.code)) untyped.push(`${commandId.slice(0, 40)} → ${event.status} ${code}`);
+        if (event.status !== 'error' || !isErrorCode(event.error?.code))
+          untyped.push(`${commandId.slice(0, 40)} → ${event.status} ${code}`);
       }
     }
     const unanswered = [...decodable.keys()].filter((id) => !perCommand.has(id));
@@ -173,7 +184,10 @@ describe(`50,000 generated envelopes on gatehouse.commands (seed ${SEED}; replay
 
     expect(crashed, `${seed}: policy processes that died`).toEqual([]);
     expect(final.ok, `${seed}: the call after the fuzz is answered`).toBe(true);
-    expect(fuzzOrders.map((o) => o.command_id.slice(0, 40)), `${seed}: fuzz commands routed to execution`).toEqual([]);
+    expect(
+      fuzzOrders.map((o) => o.command_id.slice(0, 40)),
+      `${seed}: fuzz commands routed to execution`,
+    ).toEqual([]);
     expect(watch.orders.length, `${seed}: orders other than the final call's`).toBe(1);
     expect(rowsAfter, `${seed}: PostgreSQL rows`).toBe(rowsBefore);
     expect(unanswered.slice(0, 10), `${seed}: decodable envelopes without a result (${unanswered.length})`).toEqual([]);

@@ -24,7 +24,13 @@ describe('kill -9 of an executor and of a policy instance during 5,000 calls', (
   it('applies no write twice, answers every accepted command once (or hands it over) and leaks no slot', async () => {
     const { g, executors, policies } = rig;
     if (policies === undefined) throw new Error('the policy must run as processes here');
-    const load = new MixedLoad(g, { calls: CALLS, customers: rig.customers, inFlight: 200, timeoutMs: CALL_TIMEOUT_MS, runOf: (t) => rig.runs.get(t) as Run });
+    const load = new MixedLoad(g, {
+      calls: CALLS,
+      customers: rig.customers,
+      inFlight: 200,
+      timeoutMs: CALL_TIMEOUT_MS,
+      runOf: (t) => rig.runs.get(t) as Run,
+    });
     const started = Date.now();
     const loading = load.run();
 

@@ -20,7 +20,12 @@ type Records = Record<Kind, Map<string, string>>;
 
 /** Every run, approval, proposal and idempotency record under `prefix`, read from `redis`. */
 async function readRecords(redis: Redis, prefix: string): Promise<Records> {
-  const starts: Record<Kind, string> = { run: `${prefix}run:{`, approval: `${prefix}approval:{`, proposal: `${prefix}proposal:{`, idempotency: `${prefix}idem:{` };
+  const starts: Record<Kind, string> = {
+    run: `${prefix}run:{`,
+    approval: `${prefix}approval:{`,
+    proposal: `${prefix}proposal:{`,
+    idempotency: `${prefix}idem:{`,
+  };
   const records: Records = { run: new Map(), approval: new Map(), proposal: new Map(), idempotency: new Map() };
   let cursor = '0';
   do {
@@ -31,7 +36,10 @@ async function readRecords(redis: Redis, prefix: string): Promise<Records> {
         const kind = KINDS.find((k) => key.startsWith(starts[k]));
         if (kind === undefined) return;
         // A run is a string; the others are hashes, written field by field (sorted: order is no content).
-        const value = kind === 'run' ? ((await redis.get(key)) ?? '') : JSON.stringify(Object.entries(await redis.hgetall(key)).sort(([x], [y]) => (x < y ? -1 : 1)));
+        const value =
+          kind === 'run'
+            ? ((await redis.get(key)) ?? '')
+            : JSON.stringify(Object.entries(await redis.hgetall(key)).sort(([x], [y]) => (x < y ? -1 : 1)));
         records[kind].set(key, value);
       }),
     );
@@ -89,7 +97,13 @@ describe('a restart of the durable Redis (append-only file, fsync every second) 
   it('keeps every run, approval, proposal and idempotency record, applies no write twice, answers every command once and leaks no slot', async () => {
     const { g } = rig;
     const runsBefore = new Set([...rig.runs.values()].map((r) => r.run_id));
-    const load = new MixedLoad(g, { calls: CALLS, customers: rig.customers, inFlight: 200, timeoutMs: CALL_TIMEOUT_MS, runOf: (t) => rig.runs.get(t) as Run });
+    const load = new MixedLoad(g, {
+      calls: CALLS,
+      customers: rig.customers,
+      inFlight: 200,
+      timeoutMs: CALL_TIMEOUT_MS,
+      runOf: (t) => rig.runs.get(t) as Run,
+    });
     const started = Date.now();
     const loading = load.run();
 
@@ -112,7 +126,9 @@ describe('a restart of the durable Redis (append-only file, fsync every second) 
     const stateOf = (value: string): string | undefined => new Map(JSON.parse(value) as [string, string][]).get('state');
     const finishedAtRestart = new Map([...claimsAtRestart].filter(([, value]) => stateOf(value) !== 'in_flight'));
     const atEnd = await readRecords(g.redis, g.redisPrefix);
-    const goneSince = [...Object.values(kept), finishedAtRestart].flatMap((m) => [...m.keys()]).filter((key) => !KINDS.some((k) => atEnd[k].has(key)));
+    const goneSince = [...Object.values(kept), finishedAtRestart]
+      .flatMap((m) => [...m.keys()])
+      .filter((key) => !KINDS.some((k) => atEnd[k].has(key)));
     const finishedChanged = [...finishedAtRestart].filter(([key, value]) => atEnd.idempotency.get(key) !== value).map(([key]) => key);
     const reload = differences(restart.before, restart.reloaded);
 

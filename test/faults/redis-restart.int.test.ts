@@ -28,7 +28,13 @@ describe('a Redis restart (nothing kept on disk) during 5,000 calls', () => {
   it('applies no write twice, refuses calls of vanished runs honestly, answers every accepted command once and leaks no slot', async () => {
     const { g } = rig;
     const runsBefore = new Set([...rig.runs.values()].map((r) => r.run_id));
-    const load = new MixedLoad(g, { calls: CALLS, customers: rig.customers, inFlight: 200, timeoutMs: CALL_TIMEOUT_MS, runOf: (t) => rig.runs.get(t) as Run });
+    const load = new MixedLoad(g, {
+      calls: CALLS,
+      customers: rig.customers,
+      inFlight: 200,
+      timeoutMs: CALL_TIMEOUT_MS,
+      runOf: (t) => rig.runs.get(t) as Run,
+    });
     const started = Date.now();
     const loading = load.run();
 
@@ -37,7 +43,15 @@ describe('a Redis restart (nothing kept on disk) during 5,000 calls', () => {
     const restartMs = await redis.restart();
     // The runs are gone with everything else; trusted code registers new ones for the calls to come.
     const runsGone = await Promise.all([...runsBefore].map(async (id) => (await g.redis.exists(g.keys.run(id))) === 0));
-    await pollUntil(() => rig.renewRuns().then(() => true, () => undefined), 30_000, 'new runs after the restart');
+    await pollUntil(
+      () =>
+        rig.renewRuns().then(
+          () => true,
+          () => undefined,
+        ),
+      30_000,
+      'new runs after the restart',
+    );
     const settledAtRenewal = load.settled;
 
     await loading;

@@ -123,7 +123,12 @@ export interface ApprovalHarness {
   submit(request: ApprovalRequest): Promise<void>;
   call<T = Record<string, unknown>>(method: string, path: string, token: string | null, body?: unknown): Promise<Reply<T>>;
   /** A call as a signed-in browser makes it: the session cookie, and the CSRF header when given. */
-  callAs<T = Record<string, unknown>>(method: string, path: string, session: { readonly cookie: string; readonly csrf?: string }, body?: unknown): Promise<Reply<T>>;
+  callAs<T = Record<string, unknown>>(
+    method: string,
+    path: string,
+    session: { readonly cookie: string; readonly csrf?: string },
+    body?: unknown,
+  ): Promise<Reply<T>>;
   restart(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -157,7 +162,14 @@ async function watch(topics: TestTopics, roles: readonly TopicRole[]): Promise<E
 
 export async function startApprovalHarness(
   label: string,
-  options: { sweepMs?: number; validityMs?: number; identity?: ApproverIdentity; tokens?: boolean; webhooks?: WebhookSettings; publicUrl?: string } = {},
+  options: {
+    sweepMs?: number;
+    validityMs?: number;
+    identity?: ApproverIdentity;
+    tokens?: boolean;
+    webhooks?: WebhookSettings;
+    publicUrl?: string;
+  } = {},
 ): Promise<ApprovalHarness> {
   const topics = await freshTopics(label);
   const schema = `t_apr_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
@@ -221,15 +233,28 @@ export async function startApprovalHarness(
       const headers: Record<string, string> = {};
       if (token !== null) headers['authorization'] = `Bearer ${token}`;
       if (body !== undefined) headers['content-type'] = 'application/json';
-      const response = await fetch(`${harness.service.url}${path}`, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+      const response = await fetch(`${harness.service.url}${path}`, {
+        method,
+        headers,
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
       const text = await response.text();
       return { status: response.status, body: (text === '' ? undefined : JSON.parse(text)) as T };
     },
-    async callAs<T>(method: string, path: string, session: { readonly cookie: string; readonly csrf?: string }, body?: unknown): Promise<Reply<T>> {
+    async callAs<T>(
+      method: string,
+      path: string,
+      session: { readonly cookie: string; readonly csrf?: string },
+      body?: unknown,
+    ): Promise<Reply<T>> {
       const headers: Record<string, string> = { cookie: session.cookie };
       if (session.csrf !== undefined) headers['x-csrf-token'] = session.csrf;
       if (body !== undefined) headers['content-type'] = 'application/json';
-      const response = await fetch(`${harness.service.url}${path}`, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+      const response = await fetch(`${harness.service.url}${path}`, {
+        method,
+        headers,
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
       const text = await response.text();
       return { status: response.status, body: (text === '' ? undefined : JSON.parse(text)) as T };
     },

@@ -116,7 +116,8 @@ async function startRig(label: string, options: FaultRigOptions): Promise<FaultR
     const fleet = policies;
     const live = fleet?.processes.find((p) => fleet.isLive(p));
     for (const tenant of tenants) {
-      const run = fleet === undefined || live === undefined ? await g.createRun('support-agent', { tenant }) : await fleet.createRun(live, tenant);
+      const run =
+        fleet === undefined || live === undefined ? await g.createRun('support-agent', { tenant }) : await fleet.createRun(live, tenant);
       runs.set(tenant, run);
       runIds.add(run.run_id);
     }
@@ -139,7 +140,9 @@ async function startRig(label: string, options: FaultRigOptions): Promise<FaultR
       // Each part stops even if another cannot (a consumer that crashed during an outage).
       const outcomes = await Promise.allSettled([results.stop(), handoffs.stop(), executors.stop(), policies?.stop()]);
       outcomes.push(...(await Promise.allSettled([g.stop()])));
-      const failed = outcomes.flatMap((o) => (o.status === 'rejected' ? [o.reason instanceof Error ? o.reason.message : String(o.reason)] : []));
+      const failed = outcomes.flatMap((o) =>
+        o.status === 'rejected' ? [o.reason instanceof Error ? o.reason.message : String(o.reason)] : [],
+      );
       if (failed.length > 0) throw new Error(`teardown: ${failed.join('; ')}`);
     },
   };

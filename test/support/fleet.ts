@@ -53,12 +53,17 @@ export class ExecutorFleet {
 
   /** Waits until `members` executors hold every partition between them. */
   async awaitMembers(members: number, timeoutMs = 60_000): Promise<void> {
-    const died = Promise.race(this.processes.map((p) => p.exited.then((e) => `${p.name} exited (${e.code ?? e.signal}): ${p.output().slice(-500)}`)));
+    const died = Promise.race(
+      this.processes.map((p) => p.exited.then((e) => `${p.name} exited (${e.code ?? e.signal}): ${p.output().slice(-500)}`)),
+    );
     await awaitGroup(
       this.admin,
       this.groupId,
       this.g.topics.execute,
-      (view) => view.state === 'Stable' && view.members.length === members && new Set(view.members.flatMap((m) => m.partitions)).size === this.partitions,
+      (view) =>
+        view.state === 'Stable' &&
+        view.members.length === members &&
+        new Set(view.members.flatMap((m) => m.partitions)).size === this.partitions,
       timeoutMs,
       died,
     );
@@ -71,7 +76,11 @@ export class ExecutorFleet {
 }
 
 /** Adds `perTenant` customers (version 1) to each of `tenants` in the harness's customers schema. */
-export async function seedCustomers(g: Gatehouse, tenants: readonly string[], perTenant: number): Promise<{ tenant: string; id: string }[]> {
+export async function seedCustomers(
+  g: Gatehouse,
+  tenants: readonly string[],
+  perTenant: number,
+): Promise<{ tenant: string; id: string }[]> {
   const rows: { tenant: string; id: string }[] = [];
   let n = 0;
   for (const tenant of tenants) {

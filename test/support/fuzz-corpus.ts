@@ -150,8 +150,23 @@ function headersOf(rng: Prng): IHeaders | undefined {
 /** The Avro body of a command, field by field, with any field's bytes replaceable. */
 function craftedBody(rng: Prng, index: number): Buffer {
   const text = (s: string) => avroBytes(Buffer.from(s, 'utf8'));
-  const badUtf8 = () => avroBytes(Buffer.concat([Buffer.from(`fz-${index}:`), rng.pick([Buffer.from([0xc0, 0x80]), Buffer.from([0xff, 0xfe]), Buffer.from([0xed, 0xa0, 0x80]), rng.bytes(8)])]));
-  const fields = [avroLong(1n), text(`fz-${index}:`), text(`run_${index}`), text('acme'), text('get_customer.v1'), text('{}'), avroLong(BigInt(Date.now())), avroLong(0n)];
+  const badUtf8 = () =>
+    avroBytes(
+      Buffer.concat([
+        Buffer.from(`fz-${index}:`),
+        rng.pick([Buffer.from([0xc0, 0x80]), Buffer.from([0xff, 0xfe]), Buffer.from([0xed, 0xa0, 0x80]), rng.bytes(8)]),
+      ]),
+    );
+  const fields = [
+    avroLong(1n),
+    text(`fz-${index}:`),
+    text(`run_${index}`),
+    text('acme'),
+    text('get_customer.v1'),
+    text('{}'),
+    avroLong(BigInt(Date.now())),
+    avroLong(0n),
+  ];
   const at = rng.int(fields.length);
   fields[at] = rng.pick([
     () => avroLong(BigInt(-1 - rng.int(1_000))),
@@ -206,7 +221,11 @@ export function fuzzCorpus(ctx: FuzzContext): (rng: Prng, index: number) => Fuzz
       case 'foreignSchemaId':
         return envelope(writeWireFormat(rng.pick(ctx.foreignSchemaIds), encode(base).subarray(5)));
       case 'truncatedAvro': {
-        const good = encode({ ...base, run_id: hostile(rng), arguments: refusedArguments(rng, getCustomer, book.get(getCustomer) ?? { valid: '{}', invalid: [] }, ctx) });
+        const good = encode({
+          ...base,
+          run_id: hostile(rng),
+          arguments: refusedArguments(rng, getCustomer, book.get(getCustomer) ?? { valid: '{}', invalid: [] }, ctx),
+        });
         return envelope(good.subarray(0, 5 + rng.int(good.length - 5)));
       }
       case 'trailingBytes':
@@ -217,7 +236,12 @@ export function fuzzCorpus(ctx: FuzzContext): (rng: Prng, index: number) => Fuzz
         return envelope(
           encode({
             ...base,
-            run_id: rng.pick([() => hostile(rng), () => `${ctx.agentRun.run_id}${hostile(rng) || ' '}`, () => `run_${rng.bytes(16).toString('hex')}`, () => `{${ctx.agentRun.run_id}}`])(),
+            run_id: rng.pick([
+              () => hostile(rng),
+              () => `${ctx.agentRun.run_id}${hostile(rng) || ' '}`,
+              () => `run_${rng.bytes(16).toString('hex')}`,
+              () => `{${ctx.agentRun.run_id}}`,
+            ])(),
             tool: rng.chance(0.5) ? base.tool : rng.pick(ctx.tools).address,
           }),
         );
@@ -227,11 +251,25 @@ export function fuzzCorpus(ctx: FuzzContext): (rng: Prng, index: number) => Fuzz
         return envelope(encode({ ...base, tool: rng.chance(0.8) ? rng.pick(HOSTILE_TOOL_NAMES) : hostile(rng) }));
       case 'readOnlyWrite': {
         const tool = rng.pick(writeTools);
-        return envelope(encode({ ...base, run_id: ctx.readOnlyRun.run_id, tenant: ctx.readOnlyRun.tenant, tool: tool.address, arguments: book.get(tool)?.valid ?? '{}' }));
+        return envelope(
+          encode({
+            ...base,
+            run_id: ctx.readOnlyRun.run_id,
+            tenant: ctx.readOnlyRun.tenant,
+            tool: tool.address,
+            arguments: book.get(tool)?.valid ?? '{}',
+          }),
+        );
       }
       case 'hostileArguments': {
         const tool = rng.pick(ctx.tools);
-        return envelope(encode({ ...base, tool: tool.address, arguments: refusedArguments(rng, tool, book.get(tool) ?? { valid: '{}', invalid: [] }, ctx) }));
+        return envelope(
+          encode({
+            ...base,
+            tool: tool.address,
+            arguments: refusedArguments(rng, tool, book.get(tool) ?? { valid: '{}', invalid: [] }, ctx),
+          }),
+        );
       }
     }
   };

@@ -69,7 +69,10 @@ export interface Gatehouse {
   readonly catalog: Catalog;
   /** The approval service, when started (`approval` option). */
   readonly approval: RunningApprovalService | undefined;
-  createRun(role: string, overrides?: { tenant?: string; capabilities?: string[]; ttlMs?: number; environment?: string; principal?: string }): Promise<Run>;
+  createRun(
+    role: string,
+    overrides?: { tenant?: string; capabilities?: string[]; ttlMs?: number; environment?: string; principal?: string },
+  ): Promise<Run>;
   startExecutor(id?: string): Promise<RunningExecutor>;
   /** Records every ExecutionOrder published, to prove what was (not) routed. */
   watchOrders(): Promise<{ orders: ExecutionOrder[]; stop(): Promise<void> }>;
@@ -77,7 +80,10 @@ export interface Gatehouse {
 }
 
 export async function startGatehouse(label: string, options: GatehouseOptions = {}): Promise<Gatehouse> {
-  const customers = await startTestService({ faults: options.faults ?? false, ...(options.exportStepMs === undefined ? {} : { exportStepMs: options.exportStepMs }) });
+  const customers = await startTestService({
+    faults: options.faults ?? false,
+    ...(options.exportStepMs === undefined ? {} : { exportStepMs: options.exportStepMs }),
+  });
   process.env['CUSTOMERS_URL'] = customers.url;
   const topicPrefix = uniquePrefix(label);
   const topics = topicNames(topicPrefix);
@@ -180,7 +186,15 @@ export async function startGatehouse(label: string, options: GatehouseOptions = 
   }
   await Promise.all([...policies.map((p) => p.joined), ...executors.map((e) => e.joined)]);
   const controlUrl = policies[0]?.url ?? '';
-  const client = await createClient({ config, topics, controlUrl, clientId: `test-${label}`, logger, defaultTimeoutMs: 30_000, resultKeys: TEST_KEY_RING });
+  const client = await createClient({
+    config,
+    topics,
+    controlUrl,
+    clientId: `test-${label}`,
+    logger,
+    defaultTimeoutMs: 30_000,
+    resultKeys: TEST_KEY_RING,
+  });
 
   return {
     label,

@@ -23,26 +23,54 @@ export const PEOPLE = {
   lead: { username: 'lead@acme.example', password: 'lead-local-only', subject: '7b0c1d52-5a4e-4e0b-9d51-1a0e5c1ea001', name: 'Lena Lead' },
   ops: { username: 'ops@acme.example', password: 'ops-local-only', subject: '7b0c1d52-5a4e-4e0b-9d51-1a0e5c1ea002', name: 'Omar Ops' },
   /** In no approver group: signs in at the IdP, is no approver here. */
-  viewer: { username: 'viewer@acme.example', password: 'viewer-local-only', subject: '7b0c1d52-5a4e-4e0b-9d51-1a0e5c1ea003', name: 'Vera Viewer' },
+  viewer: {
+    username: 'viewer@acme.example',
+    password: 'viewer-local-only',
+    subject: '7b0c1d52-5a4e-4e0b-9d51-1a0e5c1ea003',
+    name: 'Vera Viewer',
+  },
   /** A support lead of globex only. */
-  globexLead: { username: 'lead@globex.example', password: 'globex-lead-local-only', subject: '7b0c1d52-5a4e-4e0b-9d51-1a0e5c1ea004', name: 'Gina Globex' },
+  globexLead: {
+    username: 'lead@globex.example',
+    password: 'globex-lead-local-only',
+    subject: '7b0c1d52-5a4e-4e0b-9d51-1a0e5c1ea004',
+    name: 'Gina Globex',
+  },
   /** A support lead of acme whose agents act on their behalf. */
-  owner: { username: 'owner@acme.example', password: 'owner-local-only', subject: '7b0c1d52-5a4e-4e0b-9d51-1a0e5c1ea005', name: 'Otto Owner' },
+  owner: {
+    username: 'owner@acme.example',
+    password: 'owner-local-only',
+    subject: '7b0c1d52-5a4e-4e0b-9d51-1a0e5c1ea005',
+    name: 'Otto Owner',
+  },
 } as const satisfies Record<string, Person>;
 
 const REFERENCE_POLICY = fileURLToPath(new URL('../../examples/customer-support/pack/config/approver-policy.json', import.meta.url));
 
 /** The approval service's view of the stack's IdP, with the reference pack's approver policy. */
-export async function stackIdentity(options: { readonly clockToleranceS?: number; readonly console?: boolean } = {}): Promise<ApproverIdentity> {
-  const accessTokens = await AccessTokenVerifier.discover({ issuer: ISSUER, audience: 'gatehouse-approval', clockToleranceS: options.clockToleranceS ?? 30 });
+export async function stackIdentity(
+  options: { readonly clockToleranceS?: number; readonly console?: boolean } = {},
+): Promise<ApproverIdentity> {
+  const accessTokens = await AccessTokenVerifier.discover({
+    issuer: ISSUER,
+    audience: 'gatehouse-approval',
+    clockToleranceS: options.clockToleranceS ?? 30,
+  });
   const policy = ApproverPolicy.load(REFERENCE_POLICY, new Set(['support-lead', 'ops-admin']));
   if (options.console === false) return { accessTokens, policy };
-  return { accessTokens, policy, console: { relyingParty: await discoverRelyingParty(ISSUER, CONSOLE_CLIENT.id, CONSOLE_CLIENT.secret), clientId: CONSOLE_CLIENT.id } };
+  return {
+    accessTokens,
+    policy,
+    console: { relyingParty: await discoverRelyingParty(ISSUER, CONSOLE_CLIENT.id, CONSOLE_CLIENT.secret), clientId: CONSOLE_CLIENT.id },
+  };
 }
 
 /** The control API's view of the stack's IdP: client-credentials tokens for gatehouse-policy with the runs scope. */
 export async function orchestratorIdentity(options: { readonly audience?: string } = {}): Promise<TrustedCallerIdentity> {
-  return { accessTokens: await AccessTokenVerifier.discover({ issuer: ISSUER, audience: options.audience ?? 'gatehouse-policy' }), scope: 'gatehouse.runs' };
+  return {
+    accessTokens: await AccessTokenVerifier.discover({ issuer: ISSUER, audience: options.audience ?? 'gatehouse-policy' }),
+    scope: 'gatehouse.runs',
+  };
 }
 
 /** The executors' client: it exchanges a run's person's token for a system of record's (RFC 8693). */
@@ -50,7 +78,8 @@ export const EXECUTOR_CLIENT = { id: 'gatehouse-executor', secret: 'executor-loc
 
 /** Token exchange for the stack's executors, and the control API's check of the people's tokens handed over. */
 export const stackExchange = { issuer: ISSUER, clientId: EXECUTOR_CLIENT.id, clientSecret: EXECUTOR_CLIENT.secret } as const;
-export const subjectTokenVerifier = (): Promise<AccessTokenVerifier> => AccessTokenVerifier.discover({ issuer: ISSUER, audience: EXECUTOR_CLIENT.id });
+export const subjectTokenVerifier = (): Promise<AccessTokenVerifier> =>
+  AccessTokenVerifier.discover({ issuer: ISSUER, audience: EXECUTOR_CLIENT.id });
 
 export const ORCHESTRATOR = { id: 'gatehouse-orchestrator', secret: 'orchestrator-local-only-secret' } as const;
 
@@ -61,17 +90,23 @@ export async function orchestratorToken(client: { readonly id: string; readonly 
     headers: { authorization: `Basic ${Buffer.from(`${client.id}:${client.secret}`).toString('base64')}` },
     body: new URLSearchParams({ grant_type: 'client_credentials' }),
   });
-  if (response.status !== 200) throw new Error(`Keycloak refused the client credentials of ${client.id}: HTTP ${response.status} ${await response.text()}`);
+  if (response.status !== 200)
+    throw new Error(`Keycloak refused the client credentials of ${client.id}: HTTP ${response.status} ${await response.text()}`);
   return ((await response.json()) as { access_token: string }).access_token;
 }
 
 /** A person's tokens from the realm's test-only password client (`gatehouse-test-short`: expiring after 1 s). */
-export async function tokensOf(person: Person, client: 'gatehouse-test' | 'gatehouse-test-short' = 'gatehouse-test', scope = 'openid'): Promise<{ access_token: string; id_token: string; refresh_token: string }> {
+export async function tokensOf(
+  person: Person,
+  client: 'gatehouse-test' | 'gatehouse-test-short' = 'gatehouse-test',
+  scope = 'openid',
+): Promise<{ access_token: string; id_token: string; refresh_token: string }> {
   const response = await fetch(TOKEN_ENDPOINT, {
     method: 'POST',
     body: new URLSearchParams({ grant_type: 'password', client_id: client, username: person.username, password: person.password, scope }),
   });
-  if (response.status !== 200) throw new Error(`Keycloak refused ${person.username}'s password grant: HTTP ${response.status} ${await response.text()}`);
+  if (response.status !== 200)
+    throw new Error(`Keycloak refused ${person.username}'s password grant: HTTP ${response.status} ${await response.text()}`);
   return (await response.json()) as { access_token: string; id_token: string; refresh_token: string };
 }
 
@@ -115,10 +150,16 @@ function locationOf(response: Response, what: string): string {
  * Signs a person in to the console the way a browser does, without one: /login, Keycloak's own login
  * form (its action URL, cookies and fields), the callback, then /api/me for the CSRF token.
  */
-export async function signInAtLoginPage(approvalUrl: string, person: Person, options: { readonly maxAge?: number; readonly callbackHook?: (callback: string) => void } = {}): Promise<SignInStep> {
+export async function signInAtLoginPage(
+  approvalUrl: string,
+  person: Person,
+  options: { readonly maxAge?: number; readonly callbackHook?: (callback: string) => void } = {},
+): Promise<SignInStep> {
   const atIdp = new CookieJar();
   const atConsole = new CookieJar();
-  const login = await fetch(`${approvalUrl}/login${options.maxAge === undefined ? '' : `?max_age=${options.maxAge}`}`, { redirect: 'manual' });
+  const login = await fetch(`${approvalUrl}/login${options.maxAge === undefined ? '' : `?max_age=${options.maxAge}`}`, {
+    redirect: 'manual',
+  });
   const page = await fetch(locationOf(login, '/login'), { redirect: 'manual' });
   atIdp.take(page);
   const html = await page.text();
@@ -154,15 +195,21 @@ export async function completeDeviceSignIn(verificationUrl: string, person: Pers
   for (let step = 0; step < 12; step += 1) {
     jar.take(response);
     if (response.status >= 300 && response.status < 400) {
-      response = await fetch(new URL(locationOf(response, 'Keycloak'), verificationUrl), { redirect: 'manual', headers: { cookie: jar.header() } });
+      response = await fetch(new URL(locationOf(response, 'Keycloak'), verificationUrl), {
+        redirect: 'manual',
+        headers: { cookie: jar.header() },
+      });
       continue;
     }
     const html = await response.text();
     if (/Device Login Successful|device-login-successful|You may now close this window/i.test(html)) return;
     const form = /<form([^>]*)>([\s\S]*?)<\/form>/.exec(html);
     const action = form === null ? undefined : /action="([^"]+)"/.exec(form[1] ?? '')?.[1];
-    if (form === null || action === undefined) throw new Error(`Keycloak's device pages ended without success (HTTP ${response.status}): ${html.slice(0, 300)}`);
-    const hidden = Object.fromEntries([...(form[2] ?? '').matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"/g)].map((m) => [m[1] ?? '', m[2] ?? '']));
+    if (form === null || action === undefined)
+      throw new Error(`Keycloak's device pages ended without success (HTTP ${response.status}): ${html.slice(0, 300)}`);
+    const hidden = Object.fromEntries(
+      [...(form[2] ?? '').matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"/g)].map((m) => [m[1] ?? '', m[2] ?? '']),
+    );
     const fields: Record<string, string> = (form[1] ?? '').includes('id="kc-form-login"')
       ? { username: person.username, password: person.password, credentialId: '' }
       : (form[2] ?? '').includes('name="device_user_code"')

@@ -58,7 +58,17 @@ export interface LoadAudit {
   /** The first terminal code (`ok` or the error code) of each command answered on the topic. */
   readonly codeOf: ReadonlyMap<string, string>;
   /** Up to 20 examples per problem, for failure messages. */
-  readonly examples: Record<'lost' | 'conflicting' | 'repeatedPreviews' | 'answerMismatches' | 'contradictions' | 'appliedTwice' | 'refusedCalls' | 'reusedAssertions', string[]>;
+  readonly examples: Record<
+    | 'lost'
+    | 'conflicting'
+    | 'repeatedPreviews'
+    | 'answerMismatches'
+    | 'contradictions'
+    | 'appliedTwice'
+    | 'refusedCalls'
+    | 'reusedAssertions',
+    string[]
+  >;
 }
 
 const fingerprint = (r: ToolResult): string => `${r.status}|${r.result ?? ''}|${r.error?.code ?? ''}`;
@@ -106,7 +116,16 @@ export async function auditLoad(
     terminal.set(event.command_id, list);
   }
   const handedOff = new Set(handoffs.records.flatMap((r) => (r.value === undefined ? [] : [r.value.command_id])));
-  const examples: LoadAudit['examples'] = { lost: [], conflicting: [], repeatedPreviews: [], answerMismatches: [], contradictions: [], appliedTwice: [], refusedCalls: [], reusedAssertions: [] };
+  const examples: LoadAudit['examples'] = {
+    lost: [],
+    conflicting: [],
+    repeatedPreviews: [],
+    answerMismatches: [],
+    contradictions: [],
+    appliedTwice: [],
+    refusedCalls: [],
+    reusedAssertions: [],
+  };
   const note = (kind: keyof LoadAudit['examples'], text: string): void => {
     if (examples[kind].length < 20) examples[kind].push(text);
   };
@@ -188,9 +207,10 @@ export async function auditLoad(
     }
   }
 
-  const { rows } = await g.customers.db.query<{ id: string; version: number }>(`select id, version from ${g.customers.t.customers} where id = any($1)`, [
-    customers.map((c) => c.id),
-  ]);
+  const { rows } = await g.customers.db.query<{ id: string; version: number }>(
+    `select id, version from ${g.customers.t.customers} where id = any($1)`,
+    [customers.map((c) => c.id)],
+  );
   const keys = await g.customers.db.query<{ n: string }>(
     `select count(*) as n from ${g.customers.t.idempotencyKeys} where status = 'succeeded' and operation = 'address_change' and target_id = any($1)`,
     [customers.map((c) => c.id)],

@@ -21,18 +21,28 @@ const ON_THE_WAY = ['commands', 'execute', 'results'] as const satisfies readonl
  * topics, from the beginning, and says for each lost command which ones hold it. It shows the stage
  * that dropped it (never published, never ordered, ordered but never answered, dead-lettered).
  */
-export async function lostTrail(g: { readonly kafka: Kafka; readonly serde: EventSerde; readonly label: string }, commandIds: readonly string[]): Promise<LostTrail[]> {
+export async function lostTrail(
+  g: { readonly kafka: Kafka; readonly serde: EventSerde; readonly label: string },
+  commandIds: readonly string[],
+): Promise<LostTrail[]> {
   if (commandIds.length === 0) return [];
   const wanted = new Set(commandIds);
-  const found = new Map<string, { commands: string[]; orders: string[]; results: string[]; deadLetters: string[] }>(commandIds.map((id) => [id, { commands: [], orders: [], results: [], deadLetters: [] }]));
+  const found = new Map<string, { commands: string[]; orders: string[]; results: string[]; deadLetters: string[] }>(
+    commandIds.map((id) => [id, { commands: [], orders: [], results: [], deadLetters: [] }]),
+  );
   const field = { commands: 'commands', execute: 'orders', results: 'results' } as const;
   for (const role of ON_THE_WAY) {
     for (const dead of [false, true]) {
       const topic = dead ? dlqTopicOf(g.serde.topics[role]) : g.serde.topics[role];
-      const ledger = await openLedger(g.kafka, topic, async (value) => {
-        const decoded = await g.serde.decode(role, value);
-        return decoded.ok ? (decoded.value) : undefined;
-      }, `${g.label}-trail-${role}${dead ? '-dlq' : ''}`).catch(() => undefined);
+      const ledger = await openLedger(
+        g.kafka,
+        topic,
+        async (value) => {
+          const decoded = await g.serde.decode(role, value);
+          return decoded.ok ? decoded.value : undefined;
+        },
+        `${g.label}-trail-${role}${dead ? '-dlq' : ''}`,
+      ).catch(() => undefined);
       // A topic that does not exist (a dead-letter topic nobody needed) holds nothing.
       if (ledger === undefined) continue;
       try {
@@ -51,5 +61,8 @@ export async function lostTrail(g: { readonly kafka: Kafka; readonly serde: Even
       }
     }
   }
-  return commandIds.map((commandId) => ({ commandId, ...(found.get(commandId) ?? { commands: [], orders: [], results: [], deadLetters: [] }) }));
+  return commandIds.map((commandId) => ({
+    commandId,
+    ...(found.get(commandId) ?? { commands: [], orders: [], results: [], deadLetters: [] }),
+  }));
 }

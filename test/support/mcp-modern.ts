@@ -31,7 +31,12 @@ function nameOf(params: Record<string, unknown> | undefined): string | undefined
  * One 2026-07-28 request as the wire has it, with the headers Streamable HTTP mirrors (Mcp-Method,
  * Mcp-Name, MCP-Protocol-Version). `headers` replaces or adds any of them.
  */
-export async function rawRequest(url: string, token: string, message: { id?: number | string; method: string; params?: Record<string, unknown> }, headers: Record<string, string> = {}): Promise<RawAnswer> {
+export async function rawRequest(
+  url: string,
+  token: string,
+  message: { id?: number | string; method: string; params?: Record<string, unknown> },
+  headers: Record<string, string> = {},
+): Promise<RawAnswer> {
   const name = nameOf(message.params);
   const response = await fetch(url, {
     method: 'POST',
@@ -48,16 +53,23 @@ export async function rawRequest(url: string, token: string, message: { id?: num
   });
   const text = await response.text();
   // An answer that streamed (progress before the result) ends with the result's data line.
-  const json = response.headers.get('content-type')?.startsWith('text/event-stream') === true
-    ? text.split('\n').filter((line) => line.startsWith('data: ')).map((line) => line.slice(6)).at(-1) ?? '{}'
-    : text;
+  const json =
+    response.headers.get('content-type')?.startsWith('text/event-stream') === true
+      ? (text
+          .split('\n')
+          .filter((line) => line.startsWith('data: '))
+          .map((line) => line.slice(6))
+          .at(-1) ?? '{}')
+      : text;
   return { status: response.status, body: JSON.parse(json) as RawAnswer['body'] };
 }
 
 /** The current SDK's client, pinned to 2026-07-28 (no fallback), with the run's token. */
 export async function connectModern(url: string, run: RunWithToken, capabilities: Record<string, unknown> = {}): Promise<Client> {
   const client = new Client(CLIENT_INFO, { versionNegotiation: { mode: { pin: MODERN } }, capabilities });
-  await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { authorization: `Bearer ${run.mcp_token}` } } }));
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { authorization: `Bearer ${run.mcp_token}` } } }),
+  );
   return client;
 }
 

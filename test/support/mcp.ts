@@ -46,7 +46,12 @@ export function dataOf(result: McpResult): Record<string, unknown> {
 export type RunWithToken = Run & { readonly mcp_token: string };
 
 /** Starts an MCP front door in this process over a test Gatehouse's topics and Redis prefix. */
-export function startFrontDoor(g: Gatehouse, overrides: Partial<Pick<McpServiceOptions, 'waitMs' | 'progressMs' | 'taskTtlMs' | 'taskLeaseMs' | 'listTtlMs' | 'transport' | 'people'>> = {}): Promise<RunningMcpService> {
+export function startFrontDoor(
+  g: Gatehouse,
+  overrides: Partial<
+    Pick<McpServiceOptions, 'waitMs' | 'progressMs' | 'taskTtlMs' | 'taskLeaseMs' | 'listTtlMs' | 'transport' | 'people'>
+  > = {},
+): Promise<RunningMcpService> {
   return startMcpService({
     events: { ...config, topicPrefix: g.topicPrefix },
     redis: g.redis,
@@ -67,7 +72,15 @@ export async function createRunWithToken(g: Gatehouse, role: string, overrides: 
   const response = await fetch(`${g.policies[0]?.url ?? ''}/runs`, {
     method: 'POST',
     headers: { authorization: `Bearer ${CONTROL_TOKEN}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ tenant: 'acme', principal: 'agent:mcp-bot', role, environment: 'sandbox', ttl_ms: 600_000, mcp_token: true, ...overrides }),
+    body: JSON.stringify({
+      tenant: 'acme',
+      principal: 'agent:mcp-bot',
+      role,
+      environment: 'sandbox',
+      ttl_ms: 600_000,
+      mcp_token: true,
+      ...overrides,
+    }),
   });
   if (response.status !== 201) throw new Error(`run registration answered ${response.status}: ${await response.text()}`);
   return (await response.json()) as RunWithToken;
@@ -76,7 +89,9 @@ export async function createRunWithToken(g: Gatehouse, role: string, overrides: 
 /** The SDK's own client, connected over Streamable HTTP with the run's token. */
 export async function connectHttp(url: string, run: RunWithToken): Promise<Client> {
   const client = new Client({ name: 'gatehouse-test', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { authorization: `Bearer ${run.mcp_token}` } } }));
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { authorization: `Bearer ${run.mcp_token}` } } }),
+  );
   return client;
 }
 
@@ -86,9 +101,23 @@ export function approveAsLead(g: Gatehouse, proposalId: string): Promise<number>
 }
 
 /** Approves or rejects (with a reason) a pending proposal as the test support lead; the HTTP status. */
-export async function decideAsLead(g: Gatehouse, proposalId: string, decision: 'approve' | 'reject', body: { reason?: string }): Promise<number> {
+export async function decideAsLead(
+  g: Gatehouse,
+  proposalId: string,
+  decision: 'approve' | 'reject',
+  body: { reason?: string },
+): Promise<number> {
   const url = `${g.approval?.url ?? ''}/api/approvals/${proposalId}`;
-  await pollUntil(async () => ((await fetch(url, { headers: { authorization: `Bearer ${TOKENS.lead}` } })).status === 200 ? true : undefined), 20_000, 'the pending request', 25);
-  const decided = await fetch(`${url}/${decision}`, { method: 'POST', headers: { authorization: `Bearer ${TOKENS.lead}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  await pollUntil(
+    async () => ((await fetch(url, { headers: { authorization: `Bearer ${TOKENS.lead}` } })).status === 200 ? true : undefined),
+    20_000,
+    'the pending request',
+    25,
+  );
+  const decided = await fetch(`${url}/${decision}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${TOKENS.lead}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   return decided.status;
 }

@@ -88,7 +88,10 @@ export class MixedLoad {
     const { calls, customers, inFlight } = this.options;
     const reads = calls - customers.length * 2;
     const jobs = shuffle(
-      [...customers.map((c) => ({ write: true, customer: c })), ...Array.from({ length: reads }, (_, i) => ({ write: false, customer: customers[(i * 7) % customers.length] as Customer }))],
+      [
+        ...customers.map((c) => ({ write: true, customer: c })),
+        ...Array.from({ length: reads }, (_, i) => ({ write: false, customer: customers[(i * 7) % customers.length] as Customer })),
+      ],
       calls,
     );
     let next = 0;
@@ -131,7 +134,12 @@ export class MixedLoad {
     this.calls.set(commandId, call);
     if (kind === CallKind.commit) this.commitOf.set(customer.id, commandId);
     try {
-      const answer = await this.g.client.call(tool, args, { runId: run.run_id, tenant: customer.tenant, commandId, timeoutMs: this.options.timeoutMs });
+      const answer = await this.g.client.call(tool, args, {
+        runId: run.run_id,
+        tenant: customer.tenant,
+        commandId,
+        timeoutMs: this.options.timeoutMs,
+      });
       call.answer = answer;
       call.outcome = isClientTimeout(answer) ? CallOutcome.clientTimeout : CallOutcome.answered;
       return isClientTimeout(answer) ? undefined : answer;

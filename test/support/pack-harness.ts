@@ -85,7 +85,11 @@ function packApprovers(pack: ToolPack, given: Approvers | undefined): Approvers 
 }
 
 /** Starts policy, approval and executor for `pack`, each with its own topics, Redis prefix and approvals schema. */
-export async function startPackGatehouse<C extends ConfigSpec, D>(label: string, pack: ToolPack<C, D>, options: PackGatehouseOptions): Promise<PackGatehouse> {
+export async function startPackGatehouse<C extends ConfigSpec, D>(
+  label: string,
+  pack: ToolPack<C, D>,
+  options: PackGatehouseOptions,
+): Promise<PackGatehouse> {
   const hosted = await hostPack(pack, options.env);
   const approvers = packApprovers(pack, options.approvers);
   const partitions = options.partitions ?? 3;
@@ -110,21 +114,63 @@ export async function startPackGatehouse<C extends ConfigSpec, D>(label: string,
 
   try {
     const policy = await startPolicyService({
-      events, topics, redis, redisPrefix, catalog, roles, table: policyTable, logger,
-      controlToken: CONTROL_TOKEN, signingKey: TEST_SIGNING_KEYS.policy, host: '127.0.0.1', port: 0, maxArgumentBytes: 64 * 1024, maxRunTtlMs: 3600_000,
-      groupId: `${label}-policy`, concurrency: 64, instanceId: `${label}-policy`,
+      events,
+      topics,
+      redis,
+      redisPrefix,
+      catalog,
+      roles,
+      table: policyTable,
+      logger,
+      controlToken: CONTROL_TOKEN,
+      signingKey: TEST_SIGNING_KEYS.policy,
+      host: '127.0.0.1',
+      port: 0,
+      maxArgumentBytes: 64 * 1024,
+      maxRunTtlMs: 3600_000,
+      groupId: `${label}-policy`,
+      concurrency: 64,
+      instanceId: `${label}-policy`,
     });
     stoppers.push(() => policy.stop());
     const executor = await startExecutor({
-      events, topics, redis, redisPrefix, catalog, implementations, trustedKeys: TEST_KEY_RING, signingKey: TEST_SIGNING_KEYS.executor, assertions: TEST_ASSERTION_SETTINGS, logger,
-      executorId: `${label}-exec`, groupId: `${label}-executor`, concurrency: 64, perTenantConcurrency: 8,
-      leaseMs: 3_000, proposalTtlMs: 600_000,
+      events,
+      topics,
+      redis,
+      redisPrefix,
+      catalog,
+      implementations,
+      trustedKeys: TEST_KEY_RING,
+      signingKey: TEST_SIGNING_KEYS.executor,
+      assertions: TEST_ASSERTION_SETTINGS,
+      logger,
+      executorId: `${label}-exec`,
+      groupId: `${label}-executor`,
+      concurrency: 64,
+      perTenantConcurrency: 8,
+      leaseMs: 3_000,
+      proposalTtlMs: 600_000,
     });
     stoppers.push(() => executor.stop({ drainTimeoutMs: 2_000 }));
     const approval = await startApprovalService({
-      events, topics, databaseUrl: DATABASE_URL, schema: approvalSchema, redis, redisPrefix, approvers, signingKey: TEST_SIGNING_KEYS.approval, trustedKeys: TEST_KEY_RING, catalog, logger,
-      host: '127.0.0.1', port: 0, approvalValidityMs: 600_000, sweepMs: 100, outboxRetryMs: 1_000,
-      groupId: `${label}-approval`, instanceId: `${label}-approval`,
+      events,
+      topics,
+      databaseUrl: DATABASE_URL,
+      schema: approvalSchema,
+      redis,
+      redisPrefix,
+      approvers,
+      signingKey: TEST_SIGNING_KEYS.approval,
+      trustedKeys: TEST_KEY_RING,
+      catalog,
+      logger,
+      host: '127.0.0.1',
+      port: 0,
+      approvalValidityMs: 600_000,
+      sweepMs: 100,
+      outboxRetryMs: 1_000,
+      groupId: `${label}-approval`,
+      instanceId: `${label}-approval`,
     });
     stoppers.push(async () => {
       await approval.stop();
@@ -133,11 +179,29 @@ export async function startPackGatehouse<C extends ConfigSpec, D>(label: string,
       await db.end();
     });
     await Promise.all([policy.joined, executor.joined, approval.joined]);
-    const client = await createClient({ config, topics, controlUrl: policy.url, clientId: `test-${label}`, logger, defaultTimeoutMs: 30_000, resultKeys: TEST_KEY_RING });
+    const client = await createClient({
+      config,
+      topics,
+      controlUrl: policy.url,
+      clientId: `test-${label}`,
+      logger,
+      defaultTimeoutMs: 30_000,
+      resultKeys: TEST_KEY_RING,
+    });
     stoppers.push(() => client.close());
 
     const harness: PackGatehouse = {
-      label, topics, kafka, serde, redis, keys: new Keyspace(redisPrefix), hosted, policy, approval, executor, client,
+      label,
+      topics,
+      kafka,
+      serde,
+      redis,
+      keys: new Keyspace(redisPrefix),
+      hosted,
+      policy,
+      approval,
+      executor,
+      client,
       async createRun(role, overrides = {}) {
         const response = await fetch(`${policy.url}/runs`, {
           method: 'POST',
@@ -156,12 +220,16 @@ export async function startPackGatehouse<C extends ConfigSpec, D>(label: string,
       call: (run, tool, args) => client.call(tool, args, { runId: run.run_id, tenant: run.tenant }),
       async commitPending(run, tool, proposalId, token) {
         let notice: PendingNotice | undefined;
-        const settled = client.call(tool, { proposal_id: proposalId }, {
-          runId: run.run_id,
-          tenant: run.tenant,
-          timeoutMs: 60_000,
-          onPending: (p) => (notice = p),
-        });
+        const settled = client.call(
+          tool,
+          { proposal_id: proposalId },
+          {
+            runId: run.run_id,
+            tenant: run.tenant,
+            timeoutMs: 60_000,
+            onPending: (p) => (notice = p),
+          },
+        );
         const pending = await eventually(() => notice, 20_000, `pending_approval of ${proposalId}`);
         await pollUntil(
           async () => ((await harness.approvals('GET', `/api/approvals/${proposalId}`, token)).status === 200 ? true : undefined),

@@ -107,12 +107,19 @@ export class PolicyFleet {
 
   /** Waits until `members` policy processes hold every partition of the commands topic between them. */
   async awaitMembers(members: number, timeoutMs = 60_000): Promise<void> {
-    const died = Promise.race(this.processes.filter((p) => !this.dead.has(p)).map((p) => p.exited.then((e) => `${p.name} exited (${e.code ?? e.signal}): ${p.output().slice(-500)}`)));
+    const died = Promise.race(
+      this.processes
+        .filter((p) => !this.dead.has(p))
+        .map((p) => p.exited.then((e) => `${p.name} exited (${e.code ?? e.signal}): ${p.output().slice(-500)}`)),
+    );
     await awaitGroup(
       this.admin,
       this.groupId,
       this.g.topics.commands,
-      (view) => view.state === 'Stable' && view.members.length === members && new Set(view.members.flatMap((m) => m.partitions)).size === this.partitions,
+      (view) =>
+        view.state === 'Stable' &&
+        view.members.length === members &&
+        new Set(view.members.flatMap((m) => m.partitions)).size === this.partitions,
       timeoutMs,
       died,
     );
@@ -120,7 +127,14 @@ export class PolicyFleet {
     const live = this.processes.filter((p) => this.urls.has(p) && !this.dead.has(p));
     await pollUntil(
       async () => {
-        const answers = await Promise.all(live.map((p) => fetch(`${this.urls.get(p) ?? ''}/healthz`).then((r) => r.ok, () => false)));
+        const answers = await Promise.all(
+          live.map((p) =>
+            fetch(`${this.urls.get(p) ?? ''}/healthz`).then(
+              (r) => r.ok,
+              () => false,
+            ),
+          ),
+        );
         return answers.every(Boolean) ? true : undefined;
       },
       timeoutMs,

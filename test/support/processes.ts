@@ -32,7 +32,13 @@ export function spawnService(name: string, script: string, env: Readonly<Record<
     cwd: REPO_ROOT,
     // Services run as processes host the reference tool pack, as npm start does, unless told otherwise.
     // …and sign and trust with the test process's key pairs by role, as the in-process services do.
-    env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '', GATEHOUSE_TOOL_PACK: '@gatehouse/example-customer-support', ...signingEnvFor(script), ...env },
+    env: {
+      PATH: process.env['PATH'] ?? '',
+      HOME: process.env['HOME'] ?? '',
+      GATEHOUSE_TOOL_PACK: '@gatehouse/example-customer-support',
+      ...signingEnvFor(script),
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   if (child.pid === undefined) throw new Error(`${name} did not start`);

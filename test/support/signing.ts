@@ -50,7 +50,10 @@ const ASSERTION_PAIR = generateSigningKey('test-assertion');
 export const TEST_ASSERTION_ISSUER = 'urn:gatehouse:test';
 
 /** What an executor started in the test process mints call assertions with. */
-export const TEST_ASSERTION_SETTINGS: AssertionSettings = { issuer: TEST_ASSERTION_ISSUER, key: parseSigningKey(ASSERTION_PAIR.signingKey) };
+export const TEST_ASSERTION_SETTINGS: AssertionSettings = {
+  issuer: TEST_ASSERTION_ISSUER,
+  key: parseSigningKey(ASSERTION_PAIR.signingKey),
+};
 
 /** The executors' JWKS, as a system of record started by a test reads it. */
 export const TEST_ASSERTION_JWKS = assertionJwks(parseTrustedKeys(ASSERTION_PAIR.trustedKey));
@@ -105,7 +108,8 @@ export function testCallVerifier(audience: string, options: Partial<CallAssertio
 /** The signing variables of a service process started from `script` (`services/<role>/dist/main.js`), with every public key. */
 export function signingEnvFor(script: string): Record<string, string> {
   const role = /services\/(policy|approval|executor)\//.exec(script)?.[1] as KeyRole | undefined;
-  const assertions = role === 'executor' ? { GATEHOUSE_ASSERTION_KEY: ASSERTION_PAIR.signingKey, GATEHOUSE_ASSERTION_ISSUER: TEST_ASSERTION_ISSUER } : {};
+  const assertions =
+    role === 'executor' ? { GATEHOUSE_ASSERTION_KEY: ASSERTION_PAIR.signingKey, GATEHOUSE_ASSERTION_ISSUER: TEST_ASSERTION_ISSUER } : {};
   return { ...PUBLIC_KEYS_ENV, ...(role === undefined ? {} : { GATEHOUSE_SIGNING_KEY: PAIRS[role].signingKey }), ...assertions };
 }
 

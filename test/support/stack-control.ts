@@ -211,7 +211,24 @@ async function loadAgain<T>(dir: string, snapshot: (redis: Redis) => Promise<T>)
   const server = spawn(
     'redis-server',
     // No rewrite of the append-only file while it is read: the files stay as the stop left them.
-    ['--port', '0', '--unixsocket', socket, '--unixsocketperm', '700', '--dir', dir, '--appendonly', 'yes', '--auto-aof-rewrite-percentage', '0', '--save', '', '--logfile', join(scratch, 'redis.log')],
+    [
+      '--port',
+      '0',
+      '--unixsocket',
+      socket,
+      '--unixsocketperm',
+      '700',
+      '--dir',
+      dir,
+      '--appendonly',
+      'yes',
+      '--auto-aof-rewrite-percentage',
+      '0',
+      '--save',
+      '',
+      '--logfile',
+      join(scratch, 'redis.log'),
+    ],
     { stdio: 'ignore' },
   );
   // Never outlive the test process: two servers must not share the files.

@@ -1,12 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Kafka, KafkaMessage } from 'kafkajs';
-import {
-  createKafka,
-  eventsConfigFromEnv,
-  EventSerde,
-  provisionTopics,
-  topicNames,
-} from '@gatehouse/events';
+import { createKafka, eventsConfigFromEnv, EventSerde, provisionTopics, topicNames } from '@gatehouse/events';
 import type { EventsConfig, Topics } from '@gatehouse/events';
 import { createLogger } from '@gatehouse/telemetry';
 import { inject } from 'vitest';

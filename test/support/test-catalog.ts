@@ -28,4 +28,3 @@ export function testCatalog(extra: readonly ToolImplementation[]): TestCatalog {
   };
   return { catalog, implementations, roles };
 }
-

@@ -51,7 +51,13 @@ export async function openLedger<T>(
       seen.add(id);
       const value = await decode(message.value);
       if (value === undefined) undecodable += 1;
-      records.push({ partition, offset: message.offset, key: message.key === null ? null : message.key.toString('utf8'), headers: message.headers, value });
+      records.push({
+        partition,
+        offset: message.offset,
+        key: message.key === null ? null : message.key.toString('utf8'),
+        headers: message.headers,
+        value,
+      });
       const after = BigInt(message.offset) + 1n;
       if ((next.get(partition) ?? 0n) < after) next.set(partition, after);
     },
@@ -69,7 +75,10 @@ export async function openLedger<T>(
       try {
         const ends = await admin.fetchTopicOffsets(topic);
         await pollUntil(
-          () => Promise.resolve(ends.every((e) => BigInt(e.high) <= BigInt(e.low) || (next.get(e.partition) ?? 0n) >= BigInt(e.high)) ? true : undefined),
+          () =>
+            Promise.resolve(
+              ends.every((e) => BigInt(e.high) <= BigInt(e.low) || (next.get(e.partition) ?? 0n) >= BigInt(e.high)) ? true : undefined,
+            ),
           timeoutMs,
           `the end of ${topic} (${ends.map((e) => `${e.partition}@${e.high}`).join(' ')})`,
           50,

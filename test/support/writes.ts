@@ -10,15 +10,16 @@ import type { Gatehouse } from './gatehouse.js';
 import { logger } from './stack.js';
 
 export async function currentVersion(g: Gatehouse, customerId = 'C-1842'): Promise<number> {
-  const { rows } = await g.customers.db.query<{ version: number }>(`select version from ${g.customers.t.customers} where id = $1`, [customerId]);
+  const { rows } = await g.customers.db.query<{ version: number }>(`select version from ${g.customers.t.customers} where id = $1`, [
+    customerId,
+  ]);
   return Number(rows[0]?.version);
 }
 
 export async function shippingLine1(g: Gatehouse, customerId = 'C-1842'): Promise<string> {
-  const { rows } = await g.customers.db.query<{ line1: string }>(
-    `select line1 from ${g.customers.t.customers} where id = $1`,
-    [customerId],
-  );
+  const { rows } = await g.customers.db.query<{ line1: string }>(`select line1 from ${g.customers.t.customers} where id = $1`, [
+    customerId,
+  ]);
   return rows[0]?.line1 ?? '';
 }
 
@@ -39,7 +40,11 @@ export function commit(g: Gatehouse, run: Run, proposalId: string, options: { ti
 
 /** Arms customers-service faults for the next writes (CUSTOMERS_FAULTS mode). */
 export async function armFaults(g: Gatehouse, body: { nextWrites?: string[]; statusDown?: boolean; writeDelayMs?: number }): Promise<void> {
-  const response = await fetch(`${g.customers.url}/__faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const response = await fetch(`${g.customers.url}/__faults`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   if (!response.ok) throw new Error(`arming faults failed: ${response.status} ${await response.text()}`);
 }
 
@@ -126,7 +131,14 @@ export async function approvedOrder(g: Gatehouse, run: Run, args: unknown, versi
     arguments: canonical,
     arguments_sha256: sha256,
     proposal_id: proposalId,
-    approval: { approval_id: approvalId, approved_by: 'lead@acme.example', approved_at: now, expires_at: now + 600_000, arguments_sha256: sha256, target_version: version },
+    approval: {
+      approval_id: approvalId,
+      approved_by: 'lead@acme.example',
+      approved_at: now,
+      expires_at: now + 600_000,
+      arguments_sha256: sha256,
+      target_version: version,
+    },
     idempotency_key: `${run.run_id}:${proposalId}:commit`,
     deadline_at: now + 600_000,
     issued_at: now,

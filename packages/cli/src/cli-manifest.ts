@@ -7,6 +7,9 @@ export interface CliManifest {
 }
 
 export function cliManifest(): CliManifest {
-  const manifest = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version?: string; dependencies?: Record<string, string> };
+  const manifest = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+    version?: string;
+    dependencies?: Record<string, string>;
+  };
   return { version: manifest.version ?? 'unknown', dependencies: manifest.dependencies ?? {} };
 }

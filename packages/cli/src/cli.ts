@@ -39,7 +39,11 @@ function parse(sub: Subcommand, args: readonly string[]): { values: Values; posi
   const options: NonNullable<ParseArgsConfig['options']> = Object.fromEntries(
     Object.entries(specs).map(([name, spec]) => [
       name,
-      { type: spec.type, ...(spec.short === undefined ? {} : { short: spec.short }), ...(spec.multiple === undefined ? {} : { multiple: spec.multiple }) },
+      {
+        type: spec.type,
+        ...(spec.short === undefined ? {} : { short: spec.short }),
+        ...(spec.multiple === undefined ? {} : { multiple: spec.multiple }),
+      },
     ]),
   );
   try {
@@ -93,7 +97,8 @@ async function dispatch(argv: readonly string[], io: CliIo, groups: readonly Com
   }
   const names = sub.positionals ?? [];
   if (sub.anyArguments !== true) {
-    if (positionals.length < names.length) throw usageError(`missing <${names[positionals.length] ?? ''}>; usage: see gatehouse ${group.name} ${sub.name} --help`);
+    if (positionals.length < names.length)
+      throw usageError(`missing <${names[positionals.length] ?? ''}>; usage: see gatehouse ${group.name} ${sub.name} --help`);
     if (positionals.length > names.length) throw usageError(`unexpected argument "${positionals[names.length] ?? ''}"`);
   }
   const json = leading.has('--json') || values['json'] === true;
@@ -115,10 +120,15 @@ async function dispatch(argv: readonly string[], io: CliIo, groups: readonly Com
 
 function report(error: CliError, io: CliIo, json: boolean): void {
   if (json) {
-    io.stderr.write(`${JSON.stringify({ error: { code: error.code, message: error.message, exit_code: error.exitCode, ...error.details } })}\n`);
+    io.stderr.write(
+      `${JSON.stringify({ error: { code: error.code, message: error.message, exit_code: error.exitCode, ...error.details } })}\n`,
+    );
     return;
   }
-  const hint = error.exitCode === ExitCode.usage && error.code === 'USAGE' ? '\n(gatehouse --help lists the commands; gatehouse <command> <subcommand> --help explains one)' : '';
+  const hint =
+    error.exitCode === ExitCode.usage && error.code === 'USAGE'
+      ? '\n(gatehouse --help lists the commands; gatehouse <command> <subcommand> --help explains one)'
+      : '';
   io.stderr.write(`gatehouse: ${error.message}${hint}\n`);
 }
 
@@ -126,7 +136,11 @@ function report(error: CliError, io: CliIo, json: boolean): void {
  * Runs one command line and answers its exit code; never throws. Results go to stdout (tables, or
  * JSON with --json), errors and progress to stderr.
  */
-export async function runCli(argv: readonly string[], io: CliIo = processIo(), groups: readonly CommandGroup[] = COMMAND_GROUPS): Promise<ExitCode> {
+export async function runCli(
+  argv: readonly string[],
+  io: CliIo = processIo(),
+  groups: readonly CommandGroup[] = COMMAND_GROUPS,
+): Promise<ExitCode> {
   try {
     return await dispatch(argv, io, groups);
   } catch (error) {

@@ -32,13 +32,23 @@ export async function deviceSignIn(target: IdentityProviderTarget, prompt: (p: D
   try {
     relyingParty = await discoverRelyingParty(target.issuer, target.clientId);
   } catch (error) {
-    throw new CliError(ExitCode.unreachable, 'ISSUER_UNAVAILABLE', `the identity provider ${target.issuer} could not be discovered: ${errorName(error)}`, { cause: error });
+    throw new CliError(
+      ExitCode.unreachable,
+      'ISSUER_UNAVAILABLE',
+      `the identity provider ${target.issuer} could not be discovered: ${errorName(error)}`,
+      { cause: error },
+    );
   }
   let started: Awaited<ReturnType<typeof oidc.initiateDeviceAuthorization>>;
   try {
     started = await oidc.initiateDeviceAuthorization(relyingParty, { scope: 'openid' });
   } catch (error) {
-    throw new CliError(ExitCode.refused, 'SIGN_IN_FAILED', `the identity provider refused to start a device sign-in for ${target.clientId}: ${errorName(error)}`, { cause: error });
+    throw new CliError(
+      ExitCode.refused,
+      'SIGN_IN_FAILED',
+      `the identity provider refused to start a device sign-in for ${target.clientId}: ${errorName(error)}`,
+      { cause: error },
+    );
   }
   prompt({
     verificationUri: started.verification_uri,

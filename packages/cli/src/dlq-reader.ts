@@ -73,7 +73,13 @@ export async function readDeadLetters(kafka: Kafka, topics: readonly string[], o
     try {
       await new Promise<void>((resolve, reject) => {
         const timer = setTimeout(() => {
-          reject(new CliError(ExitCode.unreachable, 'DLQ_READ_TIMEOUT', `read ${records.length} of ${total} dead letters within ${options.timeoutMs} ms; the rest did not arrive`));
+          reject(
+            new CliError(
+              ExitCode.unreachable,
+              'DLQ_READ_TIMEOUT',
+              `read ${records.length} of ${total} dead letters within ${options.timeoutMs} ms; the rest did not arrive`,
+            ),
+          );
         }, options.timeoutMs);
         const settle = (error?: unknown): void => {
           clearTimeout(timer);
@@ -89,7 +95,8 @@ export async function readDeadLetters(kafka: Kafka, topics: readonly string[], o
               const key = rangeKey(topic, partition);
               const range = byPartition.get(key);
               const offset = BigInt(message.offset);
-              if (range === undefined || offset < range.start || offset >= range.end || seen.has(`${key}@${message.offset}`)) return Promise.resolve();
+              if (range === undefined || offset < range.start || offset >= range.end || seen.has(`${key}@${message.offset}`))
+                return Promise.resolve();
               seen.add(`${key}@${message.offset}`);
               records.push(deadLetterOf(topic, partition, message));
               options.onProgress?.(records.length, total);
@@ -106,7 +113,13 @@ export async function readDeadLetters(kafka: Kafka, topics: readonly string[], o
       await consumer.disconnect();
     }
     const order = (a: DeadLetter, b: DeadLetter): number =>
-      a.dlqTopic === b.dlqTopic ? (a.partition === b.partition ? Number(BigInt(a.offset) - BigInt(b.offset)) : a.partition - b.partition) : a.dlqTopic < b.dlqTopic ? -1 : 1;
+      a.dlqTopic === b.dlqTopic
+        ? a.partition === b.partition
+          ? Number(BigInt(a.offset) - BigInt(b.offset))
+          : a.partition - b.partition
+        : a.dlqTopic < b.dlqTopic
+          ? -1
+          : 1;
     return { records: records.sort(order), missing };
   } finally {
     // The group never committed an offset; remove it so reads leave nothing behind.

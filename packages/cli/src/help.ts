@@ -52,7 +52,11 @@ function aligned(pairs: readonly (readonly [string, string])[]): string {
 }
 
 function optionLines(options: OptionSpecs): string {
-  return aligned(Object.entries(options).map(([name, spec]) => [optionUsage(name, spec), `${spec.description}${spec.multiple === true ? ' (repeatable)' : ''}`] as const));
+  return aligned(
+    Object.entries(options).map(
+      ([name, spec]) => [optionUsage(name, spec), `${spec.description}${spec.multiple === true ? ' (repeatable)' : ''}`] as const,
+    ),
+  );
 }
 
 export function topHelp(groups: readonly CommandGroup[]): string {

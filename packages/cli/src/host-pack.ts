@@ -8,7 +8,10 @@ import { documentsInForce, packFailure } from './pack-failure.js';
 import type { PackFailure } from './pack-failure.js';
 
 function refused(failure: PackFailure, cause: unknown): CliError {
-  return new CliError(ExitCode.refused, failure.code, failure.message, { cause, details: { problems: failure.problems.map((p) => p.text) } });
+  return new CliError(ExitCode.refused, failure.code, failure.message, {
+    cause,
+    details: { problems: failure.problems.map((p) => p.text) },
+  });
 }
 
 /** Imports the pack a specifier names (a package name or a path against the working directory); a failure exits 1. */

@@ -40,14 +40,20 @@ export class HttpApi {
     try {
       response = await fetch(`${url}${path}`, {
         method,
-        headers: { authorization: `Bearer ${token}`, accept: 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        headers: {
+          authorization: `Bearer ${token}`,
+          accept: 'application/json',
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
         signal: AbortSignal.timeout(timeoutMs),
       });
       text = await response.text();
     } catch (error) {
       const timedOut = error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError');
-      const why = timedOut ? `no answer within ${timeoutMs} ms` : (causeOf(error) ?? (error instanceof Error ? error.message : String(error)));
+      const why = timedOut
+        ? `no answer within ${timeoutMs} ms`
+        : (causeOf(error) ?? (error instanceof Error ? error.message : String(error)));
       throw new CliError(ExitCode.unreachable, 'UNREACHABLE', `cannot reach ${name} at ${url}: ${why}`, { cause: error, details: { url } });
     }
     let parsed: unknown;
@@ -55,10 +61,15 @@ export class HttpApi {
       parsed = text === '' ? undefined : JSON.parse(text);
     } catch (cause) {
       const exitCode = UNREACHABLE_STATUSES.has(response.status) ? ExitCode.unreachable : ExitCode.refused;
-      throw new CliError(exitCode, 'NOT_JSON', `${name} at ${url} answered ${response.status} with a body that is not JSON (is the URL right?)`, {
-        cause,
-        details: { status: response.status },
-      });
+      throw new CliError(
+        exitCode,
+        'NOT_JSON',
+        `${name} at ${url} answered ${response.status} with a body that is not JSON (is the URL right?)`,
+        {
+          cause,
+          details: { status: response.status },
+        },
+      );
     }
     if (response.ok) return parsed as T;
     const error = (parsed as ErrorBody | undefined)?.error;
@@ -66,7 +77,9 @@ export class HttpApi {
     const message = typeof error?.message === 'string' ? error.message : `${name} answered ${response.status}`;
     const extra = Object.fromEntries(Object.entries(error ?? {}).filter(([key]) => key !== 'code' && key !== 'message'));
     const exitCode = UNREACHABLE_STATUSES.has(response.status) ? ExitCode.unreachable : ExitCode.refused;
-    throw new CliError(exitCode, code, `${name} refused (${response.status} ${code}): ${message}`, { details: { status: response.status, ...extra } });
+    throw new CliError(exitCode, code, `${name} refused (${response.status} ${code}): ${message}`, {
+      details: { status: response.status, ...extra },
+    });
   }
 }
 

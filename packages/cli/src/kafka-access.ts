@@ -27,7 +27,10 @@ export function kafkaAccess(env: Env, stderr: CliStream): KafkaAccess {
     throw usageError(error instanceof Error ? error.message : String(error));
   }
   // kafkajs's own logs stay quiet unless LOG_LEVEL asks for them; they go to stderr, never stdout.
-  const logger = createLogger('gatehouse-cli', { level: env['LOG_LEVEL'] ?? 'silent', destination: { write: (line: string) => void stderr.write(line) } });
+  const logger = createLogger('gatehouse-cli', {
+    level: env['LOG_LEVEL'] ?? 'silent',
+    destination: { write: (line: string) => void stderr.write(line) },
+  });
   const brokers = config.brokers.join(',');
   return {
     kafka: createKafka(config, 'gatehouse-cli', logger),
@@ -66,7 +69,9 @@ export function kafkaFailure(error: unknown, what: string, brokers: string): Cli
   const message = error instanceof Error ? error.message : String(error);
   const unreachable = chain.some((link) => link instanceof Error && UNREACHABLE_ERRORS.has(link.name));
   if (unreachable) {
-    return new CliError(ExitCode.unreachable, 'KAFKA_UNREACHABLE', `cannot reach Kafka at ${brokers} (${what}): ${message}`, { cause: error });
+    return new CliError(ExitCode.unreachable, 'KAFKA_UNREACHABLE', `cannot reach Kafka at ${brokers} (${what}): ${message}`, {
+      cause: error,
+    });
   }
   return new CliError(ExitCode.refused, 'KAFKA_FAILED', `${what} failed: ${message}`, { cause: error });
 }
@@ -94,6 +99,10 @@ function reachable(broker: string): Promise<boolean> {
 async function probeBrokers(list: readonly string[], brokers: string): Promise<void> {
   const answers = await Promise.all(list.map(reachable));
   if (!answers.includes(true)) {
-    throw new CliError(ExitCode.unreachable, 'KAFKA_UNREACHABLE', `cannot reach Kafka at ${brokers}: no broker accepted a connection (refused, or no answer within ${PROBE_TIMEOUT_MS} ms)`);
+    throw new CliError(
+      ExitCode.unreachable,
+      'KAFKA_UNREACHABLE',
+      `cannot reach Kafka at ${brokers}: no broker accepted a connection (refused, or no answer within ${PROBE_TIMEOUT_MS} ms)`,
+    );
   }
 }

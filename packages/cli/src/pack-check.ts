@@ -19,7 +19,17 @@ import { snapshotDifferences } from './snapshot-diff.js';
 
 /** Every check, in the order they run and print. */
 export const PACK_CHECKS = [
-  'load', 'shape', 'config', 'tools', 'schema lint', 'roles', 'policy table', 'snapshot', 'input cases', 'proposal cases', 'output schemas',
+  'load',
+  'shape',
+  'config',
+  'tools',
+  'schema lint',
+  'roles',
+  'policy table',
+  'snapshot',
+  'input cases',
+  'proposal cases',
+  'output schemas',
 ] as const;
 export type PackCheckName = (typeof PACK_CHECKS)[number];
 
@@ -83,12 +93,22 @@ class Rows {
 
   report(pack: string, name: string | null, snapshot: string | null): PackCheckReport {
     const stopper = PACK_CHECKS.find((check) => this.#rows.get(check)?.result === CheckResult.failed);
-    const checks = PACK_CHECKS.map((check) => this.#rows.get(check) ?? { check, result: CheckResult.skipped, count: null, detail: `not run: ${stopper ?? 'an earlier check'} failed`, problems: [] });
+    const checks = PACK_CHECKS.map(
+      (check) =>
+        this.#rows.get(check) ?? {
+          check,
+          result: CheckResult.skipped,
+          count: null,
+          detail: `not run: ${stopper ?? 'an earlier check'} failed`,
+          problems: [],
+        },
+    );
     return { pack, name, ok: checks.every((row) => row.result !== CheckResult.failed), checks, snapshot };
   }
 }
 
-const texts = (problems: readonly PackProblem[], ...parts: readonly PackPart[]): string[] => problems.filter((p) => parts.includes(p.part)).map((p) => p.text);
+const texts = (problems: readonly PackProblem[], ...parts: readonly PackPart[]): string[] =>
+  problems.filter((p) => parts.includes(p.part)).map((p) => p.text);
 
 /** A document the pack is hosted with, readable and JSON; its problem otherwise. */
 function documentProblem(file: string | undefined, what: string): string | undefined {
@@ -108,11 +128,19 @@ function documentProblem(file: string | undefined, what: string): string | undef
 function judgeHostFailure(rows: Rows, problems: readonly PackProblem[]): void {
   const schemaProblems = texts(problems, PackPart.schemas);
   const setupThrew = problems.some((p) => p.part === PackPart.setup);
-  rows.judge('tools', null, 'setup ran; one implementation per address; every preview proposes', texts(problems, PackPart.setup, PackPart.tools, PackPart.shape, PackPart.config, PackPart.load));
+  rows.judge(
+    'tools',
+    null,
+    'setup ran; one implementation per address; every preview proposes',
+    texts(problems, PackPart.setup, PackPart.tools, PackPart.shape, PackPart.config, PackPart.load),
+  );
   // Nothing after setup ran when it threw: those rows stay "not run".
   if (setupThrew) return;
   rows.judge('schema lint', null, 'the catalog loads: closed objects, discriminated unions, pairs, compiled schemas', schemaProblems);
-  for (const [check, part] of [['roles', PackPart.roles], ['policy table', PackPart.policyTable]] as const) {
+  for (const [check, part] of [
+    ['roles', PackPart.roles],
+    ['policy table', PackPart.policyTable],
+  ] as const) {
     const found = texts(problems, part);
     if (found.length > 0) rows.fail(check, found);
     else if (schemaProblems.length > 0) rows.skip(check, 'not run: checked once the catalog loads');
@@ -129,7 +157,11 @@ function judgeHosted(rows: Rows, hosted: HostedPack, input: PackCheckInput): str
   const { catalog } = hosted;
   const tools = catalog.tools();
   const retired = tools.filter((t) => t.retired === true).length;
-  rows.ok('tools', tools.length, `${tools.length - retired} live, ${retired} retired; setup ran once, one implementation per address, every preview proposes`);
+  rows.ok(
+    'tools',
+    tools.length,
+    `${tools.length - retired} live, ${retired} retired; setup ran once, one implementation per address, every preview proposes`,
+  );
   rows.ok('schema lint', schemaCount(catalog), 'input, output and proposal schemas: closed objects, discriminated unions, pairs; compiled');
   rows.ok('roles', Object.keys(hosted.roles).length, hosted.rolesFile);
   rows.ok('policy table', hosted.policyTable.rules.length, hosted.policyTableFile);
@@ -139,17 +171,36 @@ function judgeHosted(rows: Rows, hosted: HostedPack, input: PackCheckInput): str
   const roles = Object.keys(snapshot).length;
   const pinned = input.pinnedSnapshot;
   if (pinned === undefined) rows.ok('snapshot', roles, 'per role; print it with --snapshot, pin it with --snapshot-file');
-  else rows.judge('snapshot', roles, `same as ${pinned.file}`, snapshotDifferences(pinned.text, snapshot, text).map((d) => `${pinned.file}: ${d}`));
+  else
+    rows.judge(
+      'snapshot',
+      roles,
+      `same as ${pinned.file}`,
+      snapshotDifferences(pinned.text, snapshot, text).map((d) => `${pinned.file}: ${d}`),
+    );
 
   const inputs = runContractCases(catalog, 'input');
-  rows.judge('input cases', inputs.valid + inputs.invalid, `${inputs.invalid} invalid refused at their field, ${inputs.valid} valid accepted; ${plural(inputs.schemas, 'schema')}`, inputs.problems);
+  rows.judge(
+    'input cases',
+    inputs.valid + inputs.invalid,
+    `${inputs.invalid} invalid refused at their field, ${inputs.valid} valid accepted; ${plural(inputs.schemas, 'schema')}`,
+    inputs.problems,
+  );
   const proposals = runContractCases(catalog, 'proposal');
-  const proposalDetail = proposals.schemas === 0 ? 'no commit has a proposal schema' : `${proposals.invalid} invalid refused at their field, ${proposals.valid} valid accepted; ${plural(proposals.schemas, 'schema')}`;
+  const proposalDetail =
+    proposals.schemas === 0
+      ? 'no commit has a proposal schema'
+      : `${proposals.invalid} invalid refused at their field, ${proposals.valid} valid accepted; ${plural(proposals.schemas, 'schema')}`;
   rows.judge('proposal cases', proposals.valid + proposals.invalid, proposalDetail, proposals.problems);
 
   const outputs = runContractCases(catalog, 'output');
   const open = tools.flatMap((tool) => lintSchema(tool.output, '/output').map((problem) => `${tool.address} ${problem}`));
-  rows.judge('output schemas', outputs.schemas, `closed and compiled; ${outputs.invalid} invalid results refused, ${outputs.valid} valid accepted`, [...open, ...outputs.problems]);
+  rows.judge(
+    'output schemas',
+    outputs.schemas,
+    `closed and compiled; ${outputs.invalid} invalid results refused, ${outputs.valid} valid accepted`,
+    [...open, ...outputs.problems],
+  );
   return text;
 }
 
@@ -160,7 +211,10 @@ export async function checkPack(input: PackCheckInput): Promise<PackCheckReport>
   try {
     pack = await loadToolPack(input.pack, process.cwd());
   } catch (error) {
-    rows.fail('load', packFailure(error, undefined, pathHint(input.pack)).problems.map((p) => p.text));
+    rows.fail(
+      'load',
+      packFailure(error, undefined, pathHint(input.pack)).problems.map((p) => p.text),
+    );
     return rows.report(input.pack, null, null);
   }
   rows.ok('load', 1, `pack ${pack.name}`);
@@ -169,7 +223,10 @@ export async function checkPack(input: PackCheckInput): Promise<PackCheckReport>
     const documents = ['roles', 'policy table', ...(description.approvers === null ? [] : ['approvers'])].join(', ');
     rows.ok('shape', description.variables.length, `name, ${plural(description.variables.length, 'variable')}, ${documents}`);
   } catch (error) {
-    rows.fail('shape', packFailure(error).problems.map((p) => p.text));
+    rows.fail(
+      'shape',
+      packFailure(error).problems.map((p) => p.text),
+    );
     return rows.report(input.pack, null, null);
   }
   try {
@@ -177,9 +234,16 @@ export async function checkPack(input: PackCheckInput): Promise<PackCheckReport>
     const variables = Object.entries(pack.config);
     const set = variables.filter(([name]) => (input.env[name] ?? '') !== '').length;
     const defaulted = variables.filter(([name, variable]) => (input.env[name] ?? '') === '' && variable.default !== undefined).length;
-    rows.ok('config', variables.length, `read as a service reads them: ${set} set, ${defaulted} from defaults, ${variables.length - set - defaulted} unset`);
+    rows.ok(
+      'config',
+      variables.length,
+      `read as a service reads them: ${set} set, ${defaulted} from defaults, ${variables.length - set - defaulted} unset`,
+    );
   } catch (error) {
-    rows.fail('config', packFailure(error).problems.map((p) => p.text));
+    rows.fail(
+      'config',
+      packFailure(error).problems.map((p) => p.text),
+    );
     return rows.report(input.pack, pack.name, null);
   }
   const documents = documentsInForce(pack, input.overrides);

@@ -42,7 +42,9 @@ function variable(env: Env, name: string): string | undefined {
 export function chosenPack(options: Options, env: Env): string {
   const pack = options.string('pack') ?? variable(env, PACK_VARIABLE);
   if (pack === undefined || pack.trim() === '') {
-    throw usageError(`no tool pack: pass --pack <package name or path> or set ${PACK_VARIABLE} (e.g. @acme/billing-tools, ./packs/billing, ./index.mjs#billingPack)`);
+    throw usageError(
+      `no tool pack: pass --pack <package name or path> or set ${PACK_VARIABLE} (e.g. @acme/billing-tools, ./packs/billing, ./index.mjs#billingPack)`,
+    );
   }
   return pack;
 }

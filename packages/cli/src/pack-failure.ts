@@ -77,7 +77,12 @@ function partOf(code: PackErrorShape['code'], problem: string): PackPart {
 
 /** A document's problem names the file in force, so the line says which file to fix: `policyTable: …` → `/etc/gatehouse/policy-table.json: …`. */
 function located(part: PackPart, problem: string, documents: DocumentsInForce): string {
-  const [prefix, file] = part === PackPart.roles ? ['roles: ', documents.rolesFile] : part === PackPart.policyTable ? ['policyTable: ', documents.policyTableFile] : ['', undefined];
+  const [prefix, file] =
+    part === PackPart.roles
+      ? ['roles: ', documents.rolesFile]
+      : part === PackPart.policyTable
+        ? ['policyTable: ', documents.policyTableFile]
+        : ['', undefined];
   return file !== undefined && problem.startsWith(prefix) ? `${file}: ${problem.slice(prefix.length)}` : problem;
 }
 
@@ -89,7 +94,11 @@ function codeOf(code: PackErrorShape['code'], problems: readonly PackProblem[]):
 }
 
 /** What went wrong loading or hosting a pack: the loader's or validator's message, with every problem listed. */
-export function packFailure(error: unknown, documents: DocumentsInForce = { rolesFile: undefined, policyTableFile: undefined }, loadHint = ''): PackFailure {
+export function packFailure(
+  error: unknown,
+  documents: DocumentsInForce = { rolesFile: undefined, policyTableFile: undefined },
+  loadHint = '',
+): PackFailure {
   const packError = asPackError(error);
   if (packError !== undefined) {
     const problems = packError.problems.map((raw) => {

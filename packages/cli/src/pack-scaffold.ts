@@ -2,7 +2,11 @@ import { createHash } from 'node:crypto';
 import { basename } from 'node:path';
 import { PACK_NAME_PATTERN } from '@gatehouse/sdk';
 import {
-  GET_TICKET_SOURCE, indexSource, PRIORITY_CHANGE_SOURCE, TICKET_SCHEMA_SOURCE, TICKET_STORE_SOURCE,
+  GET_TICKET_SOURCE,
+  indexSource,
+  PRIORITY_CHANGE_SOURCE,
+  TICKET_SCHEMA_SOURCE,
+  TICKET_STORE_SOURCE,
 } from './pack-scaffold-sources.js';
 
 /** One file of a new pack: its path inside the pack's directory, and its text. */
@@ -13,7 +17,10 @@ export interface ScaffoldFile {
 
 /** The pack name a directory suggests (`./Billing Tools` → `billing-tools`); undefined when it suggests none. */
 export function packNameOf(dir: string): string | undefined {
-  const name = basename(dir).toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^[^a-z]+|-+$/g, '');
+  const name = basename(dir)
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^[^a-z]+|-+$/g, '');
   return PACK_NAME_PATTERN.test(name) ? name : undefined;
 }
 
@@ -75,7 +82,8 @@ const POLICY_TABLE = {
  * and `tenant`): its `lead@acme.example`, of group `support-leads`, is a team lead of acme.
  */
 const APPROVER_POLICY = {
-  $comment: "Who may approve, from the person's claims at the identity provider. A person whose claims map to no approver role, or to no tenant, cannot sign in to approve.",
+  $comment:
+    "Who may approve, from the person's claims at the identity provider. A person whose claims map to no approver role, or to no tenant, cannot sign in to approve.",
   grants: [
     { claim: 'groups', value: 'support-leads', roles: ['team-lead'] },
     { claim: 'tenant', value: 'acme', tenants: ['acme'] },
@@ -86,7 +94,8 @@ const APPROVER_POLICY = {
 function approvers(demo: DemoApprover): unknown {
   return {
     $schema: schemaOf('approvers.schema.json'),
-    $comment: 'Approvers of the approval service when it hosts this pack. Only the SHA-256 of each bearer token is stored. Entries marked demo are for local use only.',
+    $comment:
+      'Approvers of the approval service when it hosts this pack. Only the SHA-256 of each bearer token is stored. Entries marked demo are for local use only.',
     approvers: [
       {
         identity: demo.identity,
@@ -155,7 +164,11 @@ emits to \`dist/\`, and point \`exports\` at \`./dist/index.js\`.
 }
 
 /** Every file of a new pack named `name`, which `gatehouse pack check` passes as it is. */
-export function packScaffold(options: { readonly name: string; readonly sdkVersion: string; readonly demoApprover: DemoApprover }): readonly ScaffoldFile[] {
+export function packScaffold(options: {
+  readonly name: string;
+  readonly sdkVersion: string;
+  readonly demoApprover: DemoApprover;
+}): readonly ScaffoldFile[] {
   const exportName = exportNameOf(options.name);
   return [
     { path: 'package.json', text: json(manifest(options.name, options.sdkVersion)) },

@@ -40,7 +40,13 @@ export function timeoutMs(env: Env): number {
   return ms;
 }
 
-function target(env: Env, name: string, urlVariable: 'GATEHOUSE_CONTROL_URL' | 'GATEHOUSE_APPROVAL_URL', tokenVariable: string, whose: string): HttpTarget {
+function target(
+  env: Env,
+  name: string,
+  urlVariable: 'GATEHOUSE_CONTROL_URL' | 'GATEHOUSE_APPROVAL_URL',
+  tokenVariable: string,
+  whose: string,
+): HttpTarget {
   const url = httpUrl(env, urlVariable);
   const token = value(env, tokenVariable);
   if (token === undefined) throw usageError(`${tokenVariable} is not set: ${name} needs ${whose} bearer token`);

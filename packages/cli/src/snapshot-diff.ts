@@ -4,7 +4,8 @@ const FIELDS = ['effect', 'approval', 'retired'] as const;
 
 type Entries = ReadonlyMap<string, Readonly<Record<string, unknown>>>;
 
-const isRecord = (value: unknown): value is Readonly<Record<string, unknown>> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isRecord = (value: unknown): value is Readonly<Record<string, unknown>> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 const shown = (value: unknown): string => (value === undefined ? '(none)' : JSON.stringify(value));
 
 /** A pinned snapshot's roles, each a map of tool address → entry; undefined when the file has another shape. */
@@ -30,7 +31,8 @@ function entriesOf(entries: readonly RoleSnapshotEntry[]): Entries {
 /** The differences of one role's tools: added, removed, and each field that changed. */
 function roleDifferences(role: string, pinned: Entries, current: Entries): string[] {
   const differences: string[] = [];
-  for (const tool of pinned.keys()) if (!current.has(tool)) differences.push(`role ${role}: ${tool} is pinned but the pack no longer grants it`);
+  for (const tool of pinned.keys())
+    if (!current.has(tool)) differences.push(`role ${role}: ${tool} is pinned but the pack no longer grants it`);
   for (const [tool, entry] of current) {
     const was = pinned.get(tool);
     if (was === undefined) {
@@ -38,7 +40,8 @@ function roleDifferences(role: string, pinned: Entries, current: Entries): strin
       continue;
     }
     for (const field of FIELDS) {
-      if (JSON.stringify(was[field]) !== JSON.stringify(entry[field])) differences.push(`role ${role}: ${tool} ${field} ${shown(was[field])} → ${shown(entry[field])}`);
+      if (JSON.stringify(was[field]) !== JSON.stringify(entry[field]))
+        differences.push(`role ${role}: ${tool} ${field} ${shown(was[field])} → ${shown(entry[field])}`);
     }
   }
   return differences;
@@ -58,14 +61,17 @@ export function snapshotDifferences(pinnedText: string, current: RoleSnapshot, c
     return [`the pinned snapshot is not JSON: ${error instanceof Error ? error.message : String(error)}`];
   }
   const roles = pinnedRoles(pinned);
-  if (roles === undefined) return ['the pinned snapshot is not a per-role snapshot ({ "<role>": [{ "tool", "effect", "approval", "retired" }] })'];
+  if (roles === undefined)
+    return ['the pinned snapshot is not a per-role snapshot ({ "<role>": [{ "tool", "effect", "approval", "retired" }] })'];
   const differences: string[] = [];
-  for (const role of roles.keys()) if (current[role] === undefined) differences.push(`role ${role} is pinned but the pack has no such role`);
+  for (const role of roles.keys())
+    if (current[role] === undefined) differences.push(`role ${role} is pinned but the pack has no such role`);
   for (const [role, entries] of Object.entries(current)) {
     const pinnedEntries = roles.get(role);
     if (pinnedEntries === undefined) differences.push(`role ${role} is in the pack but not pinned`);
     else differences.push(...roleDifferences(role, pinnedEntries, entriesOf(entries)));
   }
-  if (differences.length === 0 && pinnedText !== currentText) differences.push('same roles and tools, written differently: regenerate the file with --snapshot');
+  if (differences.length === 0 && pinnedText !== currentText)
+    differences.push('same roles and tools, written differently: regenerate the file with --snapshot');
   return differences;
 }

@@ -49,7 +49,12 @@ describe('tables', () => {
   ];
 
   it('aligns columns under their headers, right-aligns numbers and leaves no trailing spaces', () => {
-    expect(formatTable(columns, [{ name: 'a', size: 5 }, { name: 'bbb', size: 1234 }])).toBe('NAME  SIZE\na        5\nbbb   1234\n');
+    expect(
+      formatTable(columns, [
+        { name: 'a', size: 5 },
+        { name: 'bbb', size: 1234 },
+      ]),
+    ).toBe('NAME  SIZE\na        5\nbbb   1234\n');
   });
 
   it('cuts long cells with an ellipsis and flattens control characters so a value cannot break the layout', () => {
@@ -60,6 +65,11 @@ describe('tables', () => {
   });
 
   it('prints one record as aligned label: value lines', () => {
-    expect(formatFields([['run', 'r1'], ['environment', 'sandbox']])).toBe('run:          r1\nenvironment:  sandbox\n');
+    expect(
+      formatFields([
+        ['run', 'r1'],
+        ['environment', 'sandbox'],
+      ]),
+    ).toBe('run:          r1\nenvironment:  sandbox\n');
   });
 });

@@ -7,7 +7,19 @@ import { customerSupportCatalog } from '@gatehouse/example-customer-support';
 import { captureIo, repositoryTempDir } from './support.js';
 
 const SNAPSHOT_FILE = fileURLToPath(new URL('../../../examples/customer-support/pack/catalog.snapshot.json', import.meta.url));
-const CHECKS = ['load', 'shape', 'config', 'tools', 'schema lint', 'roles', 'policy table', 'snapshot', 'input cases', 'proposal cases', 'output schemas'];
+const CHECKS = [
+  'load',
+  'shape',
+  'config',
+  'tools',
+  'schema lint',
+  'roles',
+  'policy table',
+  'snapshot',
+  'input cases',
+  'proposal cases',
+  'output schemas',
+];
 
 interface Row {
   check: string;
@@ -95,7 +107,10 @@ describe('gatehouse pack check', () => {
     expect(checked.code).toBe(ExitCode.refused);
     expect(row(checked, 'snapshot')).toMatchObject({
       result: 'failed',
-      problems: [`${file}: role auditor is pinned but the pack has no such role`, `${file}: role support-readonly: get_operation.v1 is granted but not pinned`],
+      problems: [
+        `${file}: role auditor is pinned but the pack has no such role`,
+        `${file}: role support-readonly: get_operation.v1 is granted but not pinned`,
+      ],
     });
     expect(results(checked).filter(([, result]) => result !== 'ok')).toEqual([['snapshot', 'failed']]);
     expect(JSON.parse(checked.err)).toMatchObject({ error: { code: 'PACK_CHECK_FAILED', exit_code: 1, failed: ['snapshot'] } });
@@ -104,9 +119,18 @@ describe('gatehouse pack check', () => {
   it('reports a pack that cannot be loaded with the loader’s message and exit 1, skipping every other check', async () => {
     const checked = await check([join(workspace.dir, 'no-such-pack')]);
     expect(checked.code).toBe(ExitCode.refused);
-    expect(row(checked, 'load')).toMatchObject({ result: 'failed', problems: [`tool pack: ${join(workspace.dir, 'no-such-pack')} does not exist`] });
-    expect(results(checked).slice(1).every(([, result]) => result === 'skipped')).toBe(true);
-    expect(JSON.parse(checked.err)).toMatchObject({ error: { code: 'PACK_LOAD_FAILED', message: expect.stringContaining('does not exist') as unknown } });
+    expect(row(checked, 'load')).toMatchObject({
+      result: 'failed',
+      problems: [`tool pack: ${join(workspace.dir, 'no-such-pack')} does not exist`],
+    });
+    expect(
+      results(checked)
+        .slice(1)
+        .every(([, result]) => result === 'skipped'),
+    ).toBe(true);
+    expect(JSON.parse(checked.err)).toMatchObject({
+      error: { code: 'PACK_LOAD_FAILED', message: expect.stringContaining('does not exist') as unknown },
+    });
   });
 
   it('exits 2 without a pack or with a snapshot file it cannot read', async () => {
@@ -114,7 +138,9 @@ describe('gatehouse pack check', () => {
     expect(await runCli(['pack', 'check'], io)).toBe(ExitCode.usage);
     expect(io.err()).toContain('missing <pack>');
     const missing = captureIo();
-    expect(await runCli(['pack', 'check', '@gatehouse/example-customer-support', '--snapshot-file', join(workspace.dir, 'none.json')], missing)).toBe(ExitCode.usage);
+    expect(
+      await runCli(['pack', 'check', '@gatehouse/example-customer-support', '--snapshot-file', join(workspace.dir, 'none.json')], missing),
+    ).toBe(ExitCode.usage);
     expect(missing.err()).toContain('cannot read the snapshot');
   });
 });
@@ -141,42 +167,77 @@ describe('gatehouse pack check on a broken pack', () => {
       problems: [`${rolesFile}: roles file is invalid: role ticket-reader: delete_ticket.v1 is not in the catalog`],
     });
     expect(results(checked)).toEqual([
-      ['load', 'ok'], ['shape', 'ok'], ['config', 'ok'], ['tools', 'ok'], ['schema lint', 'ok'], ['roles', 'failed'], ['policy table', 'ok'],
-      ['snapshot', 'skipped'], ['input cases', 'skipped'], ['proposal cases', 'skipped'], ['output schemas', 'skipped'],
+      ['load', 'ok'],
+      ['shape', 'ok'],
+      ['config', 'ok'],
+      ['tools', 'ok'],
+      ['schema lint', 'ok'],
+      ['roles', 'failed'],
+      ['policy table', 'ok'],
+      ['snapshot', 'skipped'],
+      ['input cases', 'skipped'],
+      ['proposal cases', 'skipped'],
+      ['output schemas', 'skipped'],
     ]);
     const error = (JSON.parse(checked.err) as { error: { code: string; message: string; failed: string[] } }).error;
     expect(error).toMatchObject({ code: 'PACK_CHECK_FAILED', failed: ['roles'] });
-    expect(error.message).toContain(`- roles: ${rolesFile}: roles file is invalid: role ticket-reader: delete_ticket.v1 is not in the catalog`);
+    expect(error.message).toContain(
+      `- roles: ${rolesFile}: roles file is invalid: role ticket-reader: delete_ticket.v1 is not in the catalog`,
+    );
   });
 
   it('fails schema lint for an open object schema, leaving the roles and policy table unchecked', async () => {
     const open = join(workspace.dir, 'open-schema');
     expect(await runCli(['pack', 'init', open], captureIo())).toBe(ExitCode.ok);
     const schemas = join(open, 'src', 'ticket-schema.js');
-    writeFileSync(schemas, readFileSync(schemas, 'utf8').replace("type: 'object',\n  additionalProperties: false,\n  required: ['ticket_id', 'title'", "type: 'object',\n  required: ['ticket_id', 'title'"));
+    writeFileSync(
+      schemas,
+      readFileSync(schemas, 'utf8').replace(
+        "type: 'object',\n  additionalProperties: false,\n  required: ['ticket_id', 'title'",
+        "type: 'object',\n  required: ['ticket_id', 'title'",
+      ),
+    );
     const checked = await check([open]);
     expect(checked.code).toBe(ExitCode.refused);
     expect(row(checked, 'schema lint').result).toBe('failed');
     expect(row(checked, 'schema lint').problems).toContain(
       'tool get_ticket.v1 /output: object schema is open; add "additionalProperties": false or "unevaluatedProperties": false',
     );
-    expect(results(checked).slice(3, 7)).toEqual([['tools', 'ok'], ['schema lint', 'failed'], ['roles', 'skipped'], ['policy table', 'skipped']]);
+    expect(results(checked).slice(3, 7)).toEqual([
+      ['tools', 'ok'],
+      ['schema lint', 'failed'],
+      ['roles', 'skipped'],
+      ['policy table', 'skipped'],
+    ]);
   });
 
   it('fails the tools check with the error a throwing setup raised, and runs nothing after it', async () => {
     const throwing = join(workspace.dir, 'throwing-setup');
     expect(await runCli(['pack', 'init', throwing], captureIo())).toBe(ExitCode.ok);
     const index = join(throwing, 'src', 'index.js');
-    writeFileSync(index, readFileSync(index, 'utf8').replace('setup: (config) => ({', "setup: (config) => { throw new Error('no database'); }, unused: (config) => ({"));
+    writeFileSync(
+      index,
+      readFileSync(index, 'utf8').replace(
+        'setup: (config) => ({',
+        "setup: (config) => { throw new Error('no database'); }, unused: (config) => ({",
+      ),
+    );
     const checked = await check([throwing]);
     expect(checked.code).toBe(ExitCode.refused);
     expect(row(checked, 'tools')).toMatchObject({ result: 'failed', problems: ['setup or tools threw: no database'] });
-    expect(results(checked).slice(4).every(([, result]) => result === 'skipped')).toBe(true);
+    expect(
+      results(checked)
+        .slice(4)
+        .every(([, result]) => result === 'skipped'),
+    ).toBe(true);
   });
 
   it('passes once --roles-file or GATEHOUSE_ROLES_FILE names a roles document that fits the pack', async () => {
     const fixed = join(workspace.dir, 'roles.json');
-    writeFileSync(fixed, JSON.stringify({ roles: { 'ticket-reader': { description: 'Reads tickets.', readOnly: true, tools: ['get_ticket.v1'] } } }));
+    writeFileSync(
+      fixed,
+      JSON.stringify({ roles: { 'ticket-reader': { description: 'Reads tickets.', readOnly: true, tools: ['get_ticket.v1'] } } }),
+    );
     for (const checked of [await check([pack, '--roles-file', fixed]), await check([pack], { GATEHOUSE_ROLES_FILE: fixed })]) {
       expect(checked.code).toBe(ExitCode.ok);
       expect(row(checked, 'roles')).toMatchObject({ result: 'ok', count: 1, detail: fixed });

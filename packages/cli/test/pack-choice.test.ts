@@ -26,7 +26,11 @@ describe('the pack a catalog or trace command works on', () => {
   afterAll(() => workspace.remove());
 
   it('is a usage error (exit 2) naming --pack and GATEHOUSE_TOOL_PACK when neither is given', async () => {
-    for (const args of [['catalog', 'show'], ['catalog', 'export', '--format', 'mcp'], ['trace', 'replay', TRACE]]) {
+    for (const args of [
+      ['catalog', 'show'],
+      ['catalog', 'export', '--format', 'mcp'],
+      ['trace', 'replay', TRACE],
+    ]) {
       const run = await gatehouse(args, { GATEHOUSE_TOOL_PACK: '' });
       expect(run.code, args.join(' ')).toBe(ExitCode.usage);
       expect(run.err, args.join(' ')).toMatch(/pass --pack <package name or path> or set GATEHOUSE_TOOL_PACK/);
@@ -62,7 +66,9 @@ describe('the pack a catalog or trace command works on', () => {
   it('refuses a pack that cannot be loaded with exit 1 and the loader’s message, hinting at ./ for a local directory', async () => {
     const absent = await gatehouse(['catalog', 'show', '--pack', '@acme/no-such-tools', '--json']);
     expect(absent.code).toBe(ExitCode.refused);
-    expect(JSON.parse(absent.err)).toMatchObject({ error: { code: 'PACK_LOAD_FAILED', message: expect.stringContaining('@acme/no-such-tools could not be imported') as unknown } });
+    expect(JSON.parse(absent.err)).toMatchObject({
+      error: { code: 'PACK_LOAD_FAILED', message: expect.stringContaining('@acme/no-such-tools could not be imported') as unknown },
+    });
     const bare = relative(process.cwd(), scaffold);
     const run = await gatehouse(['catalog', 'show', '--pack', bare]);
     expect(run.code).toBe(ExitCode.refused);

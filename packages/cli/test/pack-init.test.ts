@@ -6,8 +6,17 @@ import { ExitCode, runCli } from '@gatehouse/cli';
 import { captureIo, repositoryTempDir } from './support.js';
 
 const FILES = [
-  'package.json', 'README.md', 'config/roles.json', 'config/policy-table.json', 'config/approvers.json', 'config/approver-policy.json',
-  'src/index.js', 'src/get-ticket.js', 'src/priority-change.js', 'src/ticket-schema.js', 'src/ticket-store.js',
+  'package.json',
+  'README.md',
+  'config/roles.json',
+  'config/policy-table.json',
+  'config/approvers.json',
+  'config/approver-policy.json',
+  'src/index.js',
+  'src/get-ticket.js',
+  'src/priority-change.js',
+  'src/ticket-schema.js',
+  'src/ticket-store.js',
 ];
 
 describe('gatehouse pack init', () => {
@@ -18,7 +27,12 @@ describe('gatehouse pack init', () => {
     const dir = join(workspace.dir, 'billing-tools');
     const init = captureIo();
     expect(await runCli(['pack', 'init', dir, '--json'], init)).toBe(ExitCode.ok);
-    const made = JSON.parse(init.out()) as { dir: string; name: string; files: string[]; demoApprover: { identity: string; token: string } };
+    const made = JSON.parse(init.out()) as {
+      dir: string;
+      name: string;
+      files: string[];
+      demoApprover: { identity: string; token: string };
+    };
     expect(made).toMatchObject({ dir, name: 'billing-tools', files: FILES, demoApprover: { identity: 'demo-lead@billing-tools.example' } });
     for (const file of FILES) expect(existsSync(join(dir, file)), file).toBe(true);
     // The demo approver's token is shown once (and in the README); the approvers file keeps only its hash.
@@ -37,7 +51,13 @@ describe('gatehouse pack init', () => {
 
     const catalog = captureIo();
     expect(await runCli(['catalog', 'show', '--pack', dir, '--json'], catalog)).toBe(ExitCode.ok);
-    expect((JSON.parse(catalog.out()) as { address: string; effect: string; approval: string | null }[]).map((t) => [t.address, t.effect, t.approval])).toEqual([
+    expect(
+      (JSON.parse(catalog.out()) as { address: string; effect: string; approval: string | null }[]).map((t) => [
+        t.address,
+        t.effect,
+        t.approval,
+      ]),
+    ).toEqual([
       ['commit_ticket_priority_change.v1', 'write', 'ticket-priority-change'],
       ['get_ticket.v1', 'read', null],
       ['preview_ticket_priority_change.v1', 'read', null],
@@ -48,11 +68,19 @@ describe('gatehouse pack init', () => {
     const dir = join(workspace.dir, 'plain');
     expect(await runCli(['pack', 'init', dir], captureIo())).toBe(ExitCode.ok);
     const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as Record<string, unknown>;
-    expect(manifest).toMatchObject({ name: 'plain', type: 'module', exports: { '.': './src/index.js' }, dependencies: { '@gatehouse/sdk': '0.1.0' } });
-    expect(readFileSync(join(dir, 'src/index.js'), 'utf8')).toMatch(/^\/\/ @ts-check\n[^]*import \{ defineToolPack \} from '@gatehouse\/sdk';[^]*export const plainPack = defineToolPack\(\{\n {2}name: 'plain',/);
+    expect(manifest).toMatchObject({
+      name: 'plain',
+      type: 'module',
+      exports: { '.': './src/index.js' },
+      dependencies: { '@gatehouse/sdk': '0.1.0' },
+    });
+    expect(readFileSync(join(dir, 'src/index.js'), 'utf8')).toMatch(
+      /^\/\/ @ts-check\n[^]*import \{ defineToolPack \} from '@gatehouse\/sdk';[^]*export const plainPack = defineToolPack\(\{\n {2}name: 'plain',/,
+    );
     expect(readFileSync(join(dir, 'src/priority-change.js'), 'utf8')).toContain('definePreviewCommit({');
     const readme = readFileSync(join(dir, 'README.md'), 'utf8');
-    for (const step of ['gatehouse pack check .', '--snapshot-file catalog.snapshot.json', 'GATEHOUSE_TOOL_PACK']) expect(readme).toContain(step);
+    for (const step of ['gatehouse pack check .', '--snapshot-file catalog.snapshot.json', 'GATEHOUSE_TOOL_PACK'])
+      expect(readme).toContain(step);
   });
 
   it('refuses a directory that is not empty with exit 2, and writes nothing into it', async () => {

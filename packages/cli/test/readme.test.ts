@@ -7,7 +7,8 @@ const README = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
 describe('the README', () => {
   it('shows an example of every subcommand', () => {
     for (const group of COMMAND_GROUPS) {
-      for (const sub of group.subcommands) expect(README, `${group.name} ${sub.name}`).toMatch(new RegExp(`^gatehouse ${group.name} ${sub.name}\\b`, 'm'));
+      for (const sub of group.subcommands)
+        expect(README, `${group.name} ${sub.name}`).toMatch(new RegExp(`^gatehouse ${group.name} ${sub.name}\\b`, 'm'));
     }
   });
 

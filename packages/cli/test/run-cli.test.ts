@@ -25,8 +25,16 @@ const echo: CommandGroup = {
         return Promise.resolve();
       },
     },
-    { name: 'refuse', summary: 'fails like a 409', run: () => Promise.reject(new CliError(ExitCode.refused, 'NOT_PENDING', 'already decided', { details: { status: 409 } })) },
-    { name: 'down', summary: 'fails like a dead service', run: () => Promise.reject(new CliError(ExitCode.unreachable, 'UNREACHABLE', 'cannot reach it')) },
+    {
+      name: 'refuse',
+      summary: 'fails like a 409',
+      run: () => Promise.reject(new CliError(ExitCode.refused, 'NOT_PENDING', 'already decided', { details: { status: 409 } })),
+    },
+    {
+      name: 'down',
+      summary: 'fails like a dead service',
+      run: () => Promise.reject(new CliError(ExitCode.unreachable, 'UNREACHABLE', 'cannot reach it')),
+    },
     { name: 'bug', summary: 'throws a plain error', run: () => Promise.reject(new Error('boom')) },
     { name: 'usage', summary: 'rejects its input', run: () => Promise.reject(usageError('bad input')) },
   ],
@@ -41,7 +49,10 @@ describe('runCli', () => {
   });
 
   it('prints the result as JSON with --json, before or after the command', async () => {
-    for (const args of [['--json', 'echo', 'say', 'a', '--times', '3'], ['echo', 'say', 'a', '--times', '3', '--json']]) {
+    for (const args of [
+      ['--json', 'echo', 'say', 'a', '--times', '3'],
+      ['echo', 'say', 'a', '--times', '3', '--json'],
+    ]) {
       const io = captureIo();
       expect(await runCli(args, io, [echo])).toBe(ExitCode.ok);
       expect(JSON.parse(io.out())).toEqual({ word: 'a', times: 3 });
@@ -49,7 +60,16 @@ describe('runCli', () => {
   });
 
   it('exits 2 on an unknown command, subcommand or option, a missing or extra argument and a missing required option', async () => {
-    const cases = [['nope'], ['echo'], ['echo', 'shout'], ['echo', 'say', 'a', '--times', '1', '--bogus'], ['echo', 'say', '--times', '1'], ['echo', 'say', 'a', 'b', '--times', '1'], ['echo', 'say', 'a'], ['echo', 'usage']];
+    const cases = [
+      ['nope'],
+      ['echo'],
+      ['echo', 'shout'],
+      ['echo', 'say', 'a', '--times', '1', '--bogus'],
+      ['echo', 'say', '--times', '1'],
+      ['echo', 'say', 'a', 'b', '--times', '1'],
+      ['echo', 'say', 'a'],
+      ['echo', 'usage'],
+    ];
     for (const args of cases) {
       const io = captureIo();
       expect(await runCli(args, io, [echo]), args.join(' ')).toBe(ExitCode.usage);

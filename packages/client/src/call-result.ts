@@ -64,8 +64,7 @@ export function toCallError(event: ToolErrorEvent): CallError {
     details: event.details === null ? undefined : parseDetails(event.details),
   };
   if (isErrorCode(event.code)) return toolError(event.code, event.message, extras);
-  const unknown: UnknownCodeDetails =
-    extras.details === undefined ? { code: event.code } : { code: event.code, details: extras.details };
+  const unknown: UnknownCodeDetails = extras.details === undefined ? { code: event.code } : { code: event.code, details: extras.details };
   return toolError('UPSTREAM_ERROR', event.message, { ...extras, details: unknown });
 }
 

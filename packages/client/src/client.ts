@@ -3,7 +3,17 @@ import { toolAddress, toolError } from '@gatehouse/contracts';
 import type { ToolArgs, ToolContract, ToolResultOf } from '@gatehouse/contracts';
 import { createKafka, DeadLetters, eventsConfigFromEnv, EventPublisher, EventSerde, startReplyReader, topicNames } from '@gatehouse/events';
 import type { EventsConfig, KeyRing, ReplyReader, ToolCommand, ToolResult, Topics } from '@gatehouse/events';
-import { contextOf, createLogger, endSpan, newTraceparent, REPLY_PARTITION_HEADER, startCallSpan, startTracing, traceHeadersOf, tracerFor } from '@gatehouse/telemetry';
+import {
+  contextOf,
+  createLogger,
+  endSpan,
+  newTraceparent,
+  REPLY_PARTITION_HEADER,
+  startCallSpan,
+  startTracing,
+  traceHeadersOf,
+  tracerFor,
+} from '@gatehouse/telemetry';
 import type { Logger, Span, Tracing } from '@gatehouse/telemetry';
 import { toCallResult } from './call-result.js';
 import { resultKeysFromEnv } from './result-keys.js';
@@ -169,7 +179,9 @@ export class GatehouseClient {
     const commandId = options.commandId ?? randomUUID();
     const timeoutMs = options.timeoutMs ?? this.defaultTimeoutMs;
     if (options.signal?.aborted === true) {
-      const error = toolError('OPERATION_CANCELLED', 'the caller stopped waiting before the call was sent', { details: { source: 'client' } });
+      const error = toolError('OPERATION_CANCELLED', 'the caller stopped waiting before the call was sent', {
+        details: { source: 'client' },
+      });
       return { ok: false, commandId, tool, status: 'error', error };
     }
     const sentAt = Date.now();
@@ -187,7 +199,12 @@ export class GatehouseClient {
     // parent of everything the command causes; with no tracer recording, the caller's context (or a
     // fresh one) travels as it is.
     const parent = options.traceparent === undefined ? undefined : contextOf({ traceparent: options.traceparent });
-    const { span, context } = startCallSpan(tracer, `call ${tool}`, parent, { tool, tenant: options.tenant, run_id: options.runId, command_id: commandId });
+    const { span, context } = startCallSpan(tracer, `call ${tool}`, parent, {
+      tool,
+      tenant: options.tenant,
+      run_id: options.runId,
+      command_id: commandId,
+    });
     const trace = traceHeadersOf(context);
     const settled = new Promise<CallResult>((resolve) => {
       const giveUp = (error: CallResult & { ok: false }): void => {
@@ -215,7 +232,10 @@ export class GatehouseClient {
       );
     });
     // Its answers come back on the partition this instance reads.
-    const headers = { ...(trace.traceparent === undefined ? { traceparent: newTraceparent() } : trace), [REPLY_PARTITION_HEADER]: this.replyPartitionHeader };
+    const headers = {
+      ...(trace.traceparent === undefined ? { traceparent: newTraceparent() } : trace),
+      [REPLY_PARTITION_HEADER]: this.replyPartitionHeader,
+    };
     await this.send(command, headers, options.signal);
     return settled;
   }
@@ -224,7 +244,13 @@ export class GatehouseClient {
   stats(): ClientStats {
     const reader = this.reader;
     if (reader === undefined) throw new Error('the client is not started');
-    return { replyPartition: reader.partition, recordsRead: reader.recordsRead, deadLettered: reader.deadLettered, untrusted: reader.untrusted, publishRetries: this.publishRetries };
+    return {
+      replyPartition: reader.partition,
+      recordsRead: reader.recordsRead,
+      deadLettered: reader.deadLettered,
+      untrusted: reader.untrusted,
+      publishRetries: this.publishRetries,
+    };
   }
 
   /**
@@ -255,7 +281,10 @@ export class GatehouseClient {
           return;
         }
         this.publishRetries += 1;
-        this.log.warn({ commandId: command.command_id, attempt: attempt + 1, err: { message: (error as Error).message } }, 'publishing a command failed; sending it again under the same command_id');
+        this.log.warn(
+          { commandId: command.command_id, attempt: attempt + 1, err: { message: (error as Error).message } },
+          'publishing a command failed; sending it again under the same command_id',
+        );
         await new Promise((resolve) => setTimeout(resolve, backoff));
         if (settledOrCancelled()) return;
       }
@@ -294,7 +323,11 @@ export class GatehouseClient {
     this.waiters.clear();
     for (const [commandId, waiter] of waiting) {
       clearTimeout(waiter.timer);
-      const error = toolError('OPERATION_CANCELLED', 'the client closed while the call waited; a write already ordered still runs at most once', { details: { source: 'client' } });
+      const error = toolError(
+        'OPERATION_CANCELLED',
+        'the client closed while the call waited; a write already ordered still runs at most once',
+        { details: { source: 'client' } },
+      );
       const result: CallResult = { ok: false, commandId, tool: waiter.tool, status: 'error', error };
       endCallSpan(waiter.span, result);
       waiter.resolve(result);
@@ -323,7 +356,14 @@ export class GatehouseClient {
 }
 
 // Broker answers that the same command will get again however often it is sent.
-const PERMANENT = new Set(['TOPIC_AUTHORIZATION_FAILED', 'CLUSTER_AUTHORIZATION_FAILED', 'MESSAGE_TOO_LARGE', 'RECORD_LIST_TOO_LARGE', 'INVALID_RECORD', 'INVALID_REQUIRED_ACKS']);
+const PERMANENT = new Set([
+  'TOPIC_AUTHORIZATION_FAILED',
+  'CLUSTER_AUTHORIZATION_FAILED',
+  'MESSAGE_TOO_LARGE',
+  'RECORD_LIST_TOO_LARGE',
+  'INVALID_RECORD',
+  'INVALID_REQUIRED_ACKS',
+]);
 
 /** The type of a kafkajs error or of any error it wraps, if one is permanent. */
 function permanentType(error: unknown, depth = 0): string | undefined {

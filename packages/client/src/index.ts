@@ -2,7 +2,15 @@ export { toCallError, toCallResult } from './call-result.js';
 export type { CallError, CallResult, PendingNotice, UnknownCodeDetails } from './call-result.js';
 export { createClient, GatehouseClient } from './client.js';
 export type { CallOptions, ClientOptions, ToolDefinitionFormat } from './client.js';
-export { DATA_NOTE, MCP_META, pendingApprovalMeta, toMcpPendingResult, toMcpToolResult, toModelError, toOpenAiToolMessage } from './model-adapters.js';
+export {
+  DATA_NOTE,
+  MCP_META,
+  pendingApprovalMeta,
+  toMcpPendingResult,
+  toMcpToolResult,
+  toModelError,
+  toOpenAiToolMessage,
+} from './model-adapters.js';
 export type { McpTextContent, McpToolResult, ModelError, PendingApprovalMeta } from './model-adapters.js';
 export { resultKeysFromEnv } from './result-keys.js';
 export { subscribeResults } from './result-subscriber.js';

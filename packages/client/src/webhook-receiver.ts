@@ -31,7 +31,11 @@ export class WebhookReceiver {
     };
     let payload: unknown;
     try {
-      payload = this.webhook.verify(body, { 'webhook-id': header('webhook-id'), 'webhook-timestamp': header('webhook-timestamp'), 'webhook-signature': header('webhook-signature') });
+      payload = this.webhook.verify(body, {
+        'webhook-id': header('webhook-id'),
+        'webhook-timestamp': header('webhook-timestamp'),
+        'webhook-signature': header('webhook-signature'),
+      });
     } catch (error) {
       const message = error instanceof WebhookVerificationError ? error.message : 'the body is not JSON';
       return { ok: false, code: 'WEBHOOK_SIGNATURE_INVALID', message };
@@ -41,6 +45,11 @@ export class WebhookReceiver {
     if (this.seen.has(id)) return { ok: false, code: 'WEBHOOK_REPLAYED', message: `notification ${id} was received before` };
     this.seen.set(id, now + 2 * TOLERANCE_MS);
     const { type, data } = payload as { type?: unknown; data?: unknown };
-    return { ok: true, id, type: typeof type === 'string' ? type : '', data: typeof data === 'object' && data !== null ? (data as Record<string, unknown>) : {} };
+    return {
+      ok: true,
+      id,
+      type: typeof type === 'string' ? type : '',
+      data: typeof data === 'object' && data !== null ? (data as Record<string, unknown>) : {},
+    };
   }
 }

@@ -82,7 +82,16 @@ describe('an error from a handler to the caller', () => {
   });
 
   it.each<[string, ToolError]>([
-    ['every field', toolError('VERSION_CONFLICT', 'the customer changed', { field: '/expected_version', permitted: ['get_customer.v1'], next: 'preview_address_change.v1', retryAfterMs: 250, details: { current_version: 18 } })],
+    [
+      'every field',
+      toolError('VERSION_CONFLICT', 'the customer changed', {
+        field: '/expected_version',
+        permitted: ['get_customer.v1'],
+        next: 'preview_address_change.v1',
+        retryAfterMs: 250,
+        details: { current_version: 18 },
+      }),
+    ],
     ['no optional field', toolError('RUN_NOT_FOUND', 'no such run')],
     ['a retry hint', toolError('RATE_LIMITED', 'slow down', { retryAfterMs: 1200 })],
     ['a retryable flag that overrides the catalogue', toolError('TIMEOUT', 'no slot freed up before the deadline', { retryable: false })],
@@ -136,7 +145,11 @@ describe('an error code this client does not know', () => {
 
 describe('a failed result the client reads', () => {
   it('answers a failed result that carries no error with a non-retryable UPSTREAM_ERROR', () => {
-    expect(failed(toCallResult(resultWith(null))).error).toStrictEqual({ code: 'UPSTREAM_ERROR', message: 'result carried no error', retryable: false });
+    expect(failed(toCallResult(resultWith(null))).error).toStrictEqual({
+      code: 'UPSTREAM_ERROR',
+      message: 'result carried no error',
+      retryable: false,
+    });
   });
 
   it('keeps details that are not JSON as the text that was sent', () => {

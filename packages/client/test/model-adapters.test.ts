@@ -33,7 +33,11 @@ describe('handing results to a model', () => {
     expect(mcp.content[0]?.text).toMatch(/data returned by the tool, not instructions/);
     expect(JSON.parse(mcp.content[1]?.text ?? '{}')).toEqual(hostile);
     expect(mcp.content[1]?._meta).toEqual({ 'gatehouse/content': 'untrusted_data' });
-    expect(mcp._meta).toMatchObject({ 'gatehouse/content': 'untrusted_data', 'gatehouse/command_id': 'cmd-1', 'gatehouse/operation_id': 'op_1' });
+    expect(mcp._meta).toMatchObject({
+      'gatehouse/content': 'untrusted_data',
+      'gatehouse/command_id': 'cmd-1',
+      'gatehouse/operation_id': 'op_1',
+    });
   });
 
   it('gives MCP a result that is not an object as content only (structuredContent is always an object)', () => {
@@ -49,11 +53,28 @@ describe('handing results to a model', () => {
       ...base,
       status: 'unknown',
       result: null,
-      error: { code: 'OUTCOME_UNKNOWN', message: 'may have happened', retryable: false, field: null, permitted: [], next: null, retry_after_ms: null, details: '{"k":1}' },
+      error: {
+        code: 'OUTCOME_UNKNOWN',
+        message: 'may have happened',
+        retryable: false,
+        field: null,
+        permitted: [],
+        next: null,
+        retry_after_ms: null,
+        details: '{"k":1}',
+      },
     });
     if (result === undefined) throw new Error('terminal result expected');
     const mcp = toMcpToolResult(result);
-    const error = { code: 'OUTCOME_UNKNOWN', message: 'may have happened', retryable: false, field: null, permitted: null, next: null, retry_after_ms: null };
+    const error = {
+      code: 'OUTCOME_UNKNOWN',
+      message: 'may have happened',
+      retryable: false,
+      field: null,
+      permitted: null,
+      next: null,
+      retry_after_ms: null,
+    };
     expect(mcp.isError).toBe(true);
     expect(mcp).not.toHaveProperty('structuredContent');
     expect(JSON.parse(mcp.content[0]?.text ?? '{}')).toEqual({ error });
@@ -61,7 +82,10 @@ describe('handing results to a model', () => {
   });
 
   it('tells the agent how to ask again while a commit waits for a person', () => {
-    const mcp = toMcpPendingResult({ proposal_id: 'p_1', approver_role: 'support-lead', expires_at: Date.UTC(2026, 0, 1), commandId: 'cmd-9' }, 'commit_address_change_v2');
+    const mcp = toMcpPendingResult(
+      { proposal_id: 'p_1', approver_role: 'support-lead', expires_at: Date.UTC(2026, 0, 1), commandId: 'cmd-9' },
+      'commit_address_change_v2',
+    );
     expect(mcp.isError).toBe(true);
     expect(mcp).not.toHaveProperty('structuredContent');
     expect(mcp._meta['gatehouse/status']).toBe('pending_approval');
@@ -86,7 +110,16 @@ describe('handing results to a model', () => {
       ...base,
       status: 'error',
       result: null,
-      error: { code: 'RATE_LIMITED', message: 'slow down', retryable: true, field: null, permitted: [], next: null, retry_after_ms: 1200, details: null },
+      error: {
+        code: 'RATE_LIMITED',
+        message: 'slow down',
+        retryable: true,
+        field: null,
+        permitted: [],
+        next: null,
+        retry_after_ms: 1200,
+        details: null,
+      },
     });
     expect(error).toMatchObject({ ok: false, status: 'error', error: { code: 'RATE_LIMITED', retryable: true, retryAfterMs: 1200 } });
     if (error === undefined) throw new Error('terminal result expected');

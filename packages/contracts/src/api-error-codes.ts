@@ -9,18 +9,35 @@ interface ApiErrorCodeEntry {
 }
 
 export const ApiErrorCode = {
-  INVALID_REQUEST: { status: 400, meaning: 'The request does not match the route (its body, query or headers); the message names the part.' },
+  INVALID_REQUEST: {
+    status: 400,
+    meaning: 'The request does not match the route (its body, query or headers); the message names the part.',
+  },
   INTERNAL: { status: 500, meaning: 'The service failed unexpectedly; nothing of the cause is shown, the service logs it.' },
   RUN_EXISTS: { status: 409, meaning: 'A run with this `run_id` is already registered.' },
   UNKNOWN_ROLE: { status: 422, meaning: 'No role of this name; `permitted` lists the roles there are.' },
   TTL_TOO_LONG: { status: 422, meaning: 'The run would live longer than `GATEHOUSE_MAX_RUN_TTL_MS` allows.' },
-  CAPABILITY_OUTSIDE_ROLE: { status: 422, meaning: 'A capability asked for is not a live tool of the role: a run is narrowed from its role, never widened.' },
+  CAPABILITY_OUTSIDE_ROLE: {
+    status: 422,
+    meaning: 'A capability asked for is not a live tool of the role: a run is narrowed from its role, never widened.',
+  },
   UNKNOWN_ISSUER: { status: 422, meaning: '`on_behalf_of` names a person of another issuer than the configured identity provider.' },
-  SUBJECT_TOKEN_REFUSED: { status: 422, meaning: 'The person\'s token handed to a run is not a live token of the identity provider for the executors\' client (or this deployment exchanges no tokens).' },
-  SUBJECT_MISMATCH: { status: 422, meaning: 'The person\'s token names another person than `on_behalf_of`, or than the run acts for.' },
+  SUBJECT_TOKEN_REFUSED: {
+    status: 422,
+    meaning:
+      "The person's token handed to a run is not a live token of the identity provider for the executors' client (or this deployment exchanges no tokens).",
+  },
+  SUBJECT_MISMATCH: { status: 422, meaning: "The person's token names another person than `on_behalf_of`, or than the run acts for." },
   NOT_PENDING: { status: 409, meaning: 'The approval request was already decided or has expired; `state` says which.' },
-  NOT_UNKNOWN: { status: 409, meaning: 'Retired: the operator API answered it until it answered `OUTCOME_ALREADY_KNOWN` instead; kept so it is never reused.' },
-  OUTCOME_ALREADY_KNOWN: { status: 409, meaning: 'The operation\'s outcome is already known (it succeeded or failed, or an operator resolved it meanwhile): there is nothing to resolve.' },
+  NOT_UNKNOWN: {
+    status: 409,
+    meaning: 'Retired: the operator API answered it until it answered `OUTCOME_ALREADY_KNOWN` instead; kept so it is never reused.',
+  },
+  OUTCOME_ALREADY_KNOWN: {
+    status: 409,
+    meaning:
+      "The operation's outcome is already known (it succeeded or failed, or an operator resolved it meanwhile): there is nothing to resolve.",
+  },
 } as const satisfies Record<string, ApiErrorCodeEntry>;
 
 export type ApiErrorCode = keyof typeof ApiErrorCode;

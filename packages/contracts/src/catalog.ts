@@ -36,7 +36,12 @@ type Part = 'input' | 'output' | 'proposal';
 function newAjv(): Ajv2020 {
   // Unknown fields are rejected, never dropped, defaulted or coerced.
   const ajv = new Ajv2020({
-    strict: true, allErrors: true, allowUnionTypes: true, removeAdditional: false, useDefaults: false, coerceTypes: false,
+    strict: true,
+    allErrors: true,
+    allowUnionTypes: true,
+    removeAdditional: false,
+    useDefaults: false,
+    coerceTypes: false,
   });
   // ajv-formats is CommonJS: under NodeNext its default import is `module.exports`, whose `.default`
   // is the plugin (date, time, date-time, duration, email, hostname, ipv4/6, uri, uuid, …).
@@ -139,9 +144,8 @@ export class Catalog {
   retiredError(address: string): ToolError {
     const found = this.lookup(address);
     if (!found.ok) return found.error;
-    const message = found.live === null
-      ? `Tool ${address} is retired and no live version exists`
-      : `Tool ${address} is retired; call ${found.live}`;
+    const message =
+      found.live === null ? `Tool ${address} is retired and no live version exists` : `Tool ${address} is retired; call ${found.live}`;
     return toolError('TOOL_VERSION_RETIRED', message, { next: found.live ?? undefined });
   }
 

@@ -10,9 +10,15 @@ interface ErrorCodeEntry {
 
 export const ErrorCode = {
   INVALID_ARGUMENT: { retryable: false, meaning: 'The arguments do not match the input schema of the tool version.' },
-  TOOL_NOT_FOUND: { retryable: false, meaning: 'No tool is registered at this address; `next` names the live version when the name is known.' },
+  TOOL_NOT_FOUND: {
+    retryable: false,
+    meaning: 'No tool is registered at this address; `next` names the live version when the name is known.',
+  },
   TOOL_VERSION_RETIRED: { retryable: false, meaning: 'This tool version is retired for this run; `next` names the live version.' },
-  CAPABILITY_DENIED: { retryable: false, meaning: 'The run may not call this tool or use this proposal; `permitted` lists what it may call and `next` what would serve.' },
+  CAPABILITY_DENIED: {
+    retryable: false,
+    meaning: 'The run may not call this tool or use this proposal; `permitted` lists what it may call and `next` what would serve.',
+  },
   RUN_NOT_FOUND: { retryable: false, meaning: 'No active run has this id: it was never registered, has expired or was stopped.' },
   TENANT_MISMATCH: { retryable: false, meaning: 'The command, run, proposal or target belongs to another tenant.' },
   PAYLOAD_TOO_LARGE: { retryable: false, meaning: 'The serialized arguments exceed the size limit of the boundary.' },
@@ -36,12 +42,35 @@ export const ErrorCode = {
   UNAUTHORIZED_APPROVER: { retryable: false, meaning: 'The approver lacks the authority the policy rule requires.' },
   SELF_APPROVAL: { retryable: false, meaning: 'The principal that requested the change cannot approve it.' },
   OPERATION_CANCELLED: { retryable: false, meaning: 'The operation was cancelled before it completed.' },
-  TOOL_VERSION_UNAVAILABLE: { retryable: true, meaning: 'The executor that took the order does not host this tool version (a rolling upgrade of the tool pack is under way); nothing ran, and `next` names the versions it hosts.' },
-  IDEMPOTENCY_KEY_MISSING: { retryable: false, meaning: 'A write order reached the executor without an idempotency key; nothing ran (the policy and approval services always give one).' },
-  ORDER_NOT_TRUSTED: { retryable: false, meaning: 'Not sent since signatures hold the ids: an order no policy or approval key signed goes to `gatehouse.execute.dlq` unanswered (its ids are whatever the forger wrote). Kept so that the code is never reused.' },
-  APPROVAL_NOT_FOUND: { retryable: false, meaning: 'The approval a write order names is not in the approval store (it carried none, or the record is gone); nothing ran: preview and ask for approval again.' },
-  CREDENTIAL_REFUSED: { retryable: false, meaning: 'No credential for the tool\'s system of record could be had (the tool declares no audience for its calls, or the IdP refused to exchange the person\'s token: none was handed over, or their session has ended), so nothing was sent.' },
-  PROPOSAL_EXPIRED: { retryable: false, meaning: 'The proposal expired before it was committed; `next` names the preview that makes a new one.' },
+  TOOL_VERSION_UNAVAILABLE: {
+    retryable: true,
+    meaning:
+      'The executor that took the order does not host this tool version (a rolling upgrade of the tool pack is under way); nothing ran, and `next` names the versions it hosts.',
+  },
+  IDEMPOTENCY_KEY_MISSING: {
+    retryable: false,
+    meaning:
+      'A write order reached the executor without an idempotency key; nothing ran (the policy and approval services always give one).',
+  },
+  ORDER_NOT_TRUSTED: {
+    retryable: false,
+    meaning:
+      'Not sent since signatures hold the ids: an order no policy or approval key signed goes to `gatehouse.execute.dlq` unanswered (its ids are whatever the forger wrote). Kept so that the code is never reused.',
+  },
+  APPROVAL_NOT_FOUND: {
+    retryable: false,
+    meaning:
+      'The approval a write order names is not in the approval store (it carried none, or the record is gone); nothing ran: preview and ask for approval again.',
+  },
+  CREDENTIAL_REFUSED: {
+    retryable: false,
+    meaning:
+      "No credential for the tool's system of record could be had (the tool declares no audience for its calls, or the IdP refused to exchange the person's token: none was handed over, or their session has ended), so nothing was sent.",
+  },
+  PROPOSAL_EXPIRED: {
+    retryable: false,
+    meaning: 'The proposal expired before it was committed; `next` names the preview that makes a new one.',
+  },
 } as const satisfies Record<string, ErrorCodeEntry>;
 
 export type ErrorCode = keyof typeof ErrorCode;

@@ -82,10 +82,15 @@ export class ToolFailure extends Error {
 export function isToolFailure(value: unknown): value is ToolFailure {
   if (value instanceof ToolFailure) return true;
   return (
-    value instanceof Error && value.name === 'ToolFailure' &&
-    'ambiguous' in value && typeof value.ambiguous === 'boolean' &&
-    'error' in value && typeof value.error === 'object' && value.error !== null &&
-    'code' in value.error && isErrorCode(value.error.code)
+    value instanceof Error &&
+    value.name === 'ToolFailure' &&
+    'ambiguous' in value &&
+    typeof value.ambiguous === 'boolean' &&
+    'error' in value &&
+    typeof value.error === 'object' &&
+    value.error !== null &&
+    'code' in value.error &&
+    isErrorCode(value.error.code)
   );
 }
 

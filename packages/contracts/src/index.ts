@@ -6,11 +6,27 @@ export { CanonicalJsonError, canonicalArguments, canonicalJson, sha256Hex } from
 export type { CanonicalArguments } from './canonical.js';
 export { DEFAULT_CONCURRENCY, Effect, RateLimitScope, RetryClass, defineTool } from './define-tool.js';
 export type {
-  CancelMode, JSONSchema, RateLimit, SchemaType, ToolArgs, ToolContract, ToolHandler, ToolResultOf, ToolSpec,
+  CancelMode,
+  JSONSchema,
+  RateLimit,
+  SchemaType,
+  ToolArgs,
+  ToolContract,
+  ToolHandler,
+  ToolResultOf,
+  ToolSpec,
 } from './define-tool.js';
 export { buildContract } from './define-tool.js';
 export type {
-  BuiltContract, DraftArgs, IsPreview, PairRole, PreviewField, PreviewResultOf, ProposalArgs, RunArgs, RunResult,
+  BuiltContract,
+  DraftArgs,
+  IsPreview,
+  PairRole,
+  PreviewField,
+  PreviewResultOf,
+  ProposalArgs,
+  RunArgs,
+  RunResult,
 } from './define-tool.js';
 export { TOOL_NAME_PATTERN, parseToolAddress, toolAddress } from './tool-address.js';
 export type { ParsedAddress, ToolAddress } from './tool-address.js';
@@ -22,7 +38,15 @@ export { snapshotByRole, snapshotJson, toMcpTool, toOpenAiFunction, toolNameFrom
 export type { McpTool, OpenAiFunctionTool, RoleSnapshot, RoleSnapshotEntry } from './exports.js';
 export { implement, ToolFailure } from './implementation.js';
 export { isExchangedCredential } from './implementation.js';
-export type { AssertionCredential, CallCredential, ExchangedCredential, ExecutionContext, ProposalDraft, StatusAnswer, ToolImplementation } from './implementation.js';
+export type {
+  AssertionCredential,
+  CallCredential,
+  ExchangedCredential,
+  ExecutionContext,
+  ProposalDraft,
+  StatusAnswer,
+  ToolImplementation,
+} from './implementation.js';
 export { isToolFailure } from './implementation.js';
 export type { ImplementationParts } from './implementation.js';
 export type { Proposal, ProposalPerson } from './proposal.js';

@@ -10,8 +10,19 @@ import { escapePointerToken, isObjectSchema, isSchemaObject, propertiesOf, requi
 import type { SchemaObject } from './schema-walk.js';
 
 const KEPT = new Set([
-  'type', 'description', 'enum', 'const', '$ref', 'pattern', 'minimum', 'maximum', 'exclusiveMinimum',
-  'exclusiveMaximum', 'multipleOf', 'minItems', 'maxItems',
+  'type',
+  'description',
+  'enum',
+  'const',
+  '$ref',
+  'pattern',
+  'minimum',
+  'maximum',
+  'exclusiveMinimum',
+  'exclusiveMaximum',
+  'multipleOf',
+  'minItems',
+  'maxItems',
 ]);
 const FORMATS = new Set(['date-time', 'time', 'date', 'duration', 'email', 'hostname', 'ipv4', 'ipv6', 'uuid']);
 const UNCONVERTIBLE = ['allOf', 'if', 'then', 'else', 'patternProperties', 'dependentSchemas', 'prefixItems'];
@@ -30,7 +41,10 @@ export const STRICT_LIMITS = {
 } as const;
 
 export class StrictSchemaError extends Error {
-  constructor(readonly pointer: string, reason: string) {
+  constructor(
+    readonly pointer: string,
+    reason: string,
+  ) {
     super(`${pointer}: cannot be expressed in OpenAI strict mode: ${reason}`);
     this.name = 'StrictSchemaError';
   }

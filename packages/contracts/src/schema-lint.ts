@@ -3,7 +3,14 @@
 import { Effect, RateLimitScope, RetryClass } from './define-tool.js';
 import type { ToolContract } from './define-tool.js';
 import {
-  IN_PLACE, derefLocal, findDiscriminator, isClosed, isObjectSchema, isSchemaObject, propertiesOf, requiredOf,
+  IN_PLACE,
+  derefLocal,
+  findDiscriminator,
+  isClosed,
+  isObjectSchema,
+  isSchemaObject,
+  propertiesOf,
+  requiredOf,
   subschemas,
 } from './schema-walk.js';
 import type { SchemaObject } from './schema-walk.js';
@@ -74,7 +81,8 @@ function lintEffect(tool: ToolContract): string[] {
   const p: string[] = [];
   if (tool.effect === 'write') {
     if (!isNonEmptyString(tool.approval)) p.push('/approval: a write must name the policy rule that governs it');
-    if (tool.retry === 'safe') p.push('/retry: a write cannot be "safe"; use "idempotent" (with an idempotency key and a status query) or "never"');
+    if (tool.retry === 'safe')
+      p.push('/retry: a write cannot be "safe"; use "idempotent" (with an idempotency key and a status query) or "never"');
   }
   if (tool.effect === 'read') {
     if (tool.retry === 'idempotent') p.push('/retry: a read is "safe" or "never"; "idempotent" is for writes');
@@ -117,10 +125,14 @@ function lintCommitInput(input: SchemaObject): string[] {
   const props = Object.keys(propertiesOf(input));
   const proposalId = derefLocal(input, propertiesOf(input)['proposal_id']);
   const ok =
-    props.length === 1 && props[0] === 'proposal_id' &&
-    isSchemaObject(proposalId) && proposalId['type'] === 'string' &&
-    requiredOf(input).includes('proposal_id') && isClosed(input) &&
-    input['additionalProperties'] !== true && COMMIT_INPUT_EXTRAS.every((k) => !(k in input));
+    props.length === 1 &&
+    props[0] === 'proposal_id' &&
+    isSchemaObject(proposalId) &&
+    proposalId['type'] === 'string' &&
+    requiredOf(input).includes('proposal_id') &&
+    isClosed(input) &&
+    input['additionalProperties'] !== true &&
+    COMMIT_INPUT_EXTRAS.every((k) => !(k in input));
   return ok ? [] : ['/input: a commit tool must take exactly {proposal_id: string}, required and closed'];
 }
 
@@ -128,7 +140,8 @@ function lintCommitInput(input: SchemaObject): string[] {
 function lintProposal(tool: ToolContract): string[] {
   const p: string[] = [];
   if (tool.previewedBy === undefined) p.push('/proposal: only a commit tool (previewedBy) carries a proposal schema');
-  if (!isSchemaObject(tool.proposal) || tool.proposal['type'] !== 'object') p.push('/proposal/type: the proposal root must be "type": "object"');
+  if (!isSchemaObject(tool.proposal) || tool.proposal['type'] !== 'object')
+    p.push('/proposal/type: the proposal root must be "type": "object"');
   p.push(...lintSchema(tool.proposal, '/proposal'));
   return p;
 }
@@ -164,8 +177,12 @@ export function lintCatalog(tools: readonly ToolContract[]): string[] {
       const problem = other === undefined ? `references ${target}, which is not in the catalog` : check(other);
       if (problem !== undefined) problems.push(`${tool.address} ${pointer}: ${problem}`);
     };
-    ref('/commits', tool.commits, (c) => (c.previewedBy === tool.address ? undefined : `${c.address} must declare previewedBy: ${tool.address}`));
-    ref('/previewedBy', tool.previewedBy, (v) => (v.commits === tool.address ? undefined : `${v.address} must declare commits: ${tool.address}`));
+    ref('/commits', tool.commits, (c) =>
+      c.previewedBy === tool.address ? undefined : `${c.address} must declare previewedBy: ${tool.address}`,
+    );
+    ref('/previewedBy', tool.previewedBy, (v) =>
+      v.commits === tool.address ? undefined : `${v.address} must declare commits: ${tool.address}`,
+    );
     if (typeof tool.cancel === 'string' && tool.cancel.startsWith('compensate:') && parseToolAddress(tool.cancel.slice(11))) {
       ref('/cancel', tool.cancel.slice(11), (c) => (c.effect === 'write' ? undefined : `compensation ${c.address} must be a write`));
     }

@@ -50,8 +50,18 @@ export function derefLocal(root: unknown, schema: unknown): unknown {
 
 /** Keywords whose value is one subschema. */
 const SINGLE = [
-  'items', 'additionalProperties', 'unevaluatedProperties', 'unevaluatedItems', 'contains',
-  'propertyNames', 'not', 'if', 'then', 'else', 'contentSchema', 'additionalItems',
+  'items',
+  'additionalProperties',
+  'unevaluatedProperties',
+  'unevaluatedItems',
+  'contains',
+  'propertyNames',
+  'not',
+  'if',
+  'then',
+  'else',
+  'contentSchema',
+  'additionalItems',
 ] as const;
 /** Keywords whose value is a map of name → subschema. */
 const MAP = ['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas'] as const;

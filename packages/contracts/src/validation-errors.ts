@@ -1,9 +1,7 @@
 // Turns Ajv errors into `details` an agent can act on: each names the JSON pointer of the offending
 // argument and never echoes its value. Unions are narrowed to the branch the value meant.
 import type { ErrorObject } from 'ajv/dist/2020.js';
-import {
-  derefLocal, escapePointerToken, findDiscriminator, isObjectSchema, isSchemaObject, resolvePointer,
-} from './schema-walk.js';
+import { derefLocal, escapePointerToken, findDiscriminator, isObjectSchema, isSchemaObject, resolvePointer } from './schema-walk.js';
 import type { SchemaObject } from './schema-walk.js';
 
 export interface ValidationDetail {
@@ -47,7 +45,10 @@ type Choice =
 function chooseBranch(schema: unknown, branches: readonly unknown[], value: unknown): Choice {
   const objectIdx = branches.map((_, i) => i).filter((i) => isObjectSchema(derefLocal(schema, branches[i])));
   if (isSchemaObject(value) && objectIdx.length >= 2) {
-    const disc = findDiscriminator(schema, objectIdx.map((i) => branches[i]));
+    const disc = findDiscriminator(
+      schema,
+      objectIdx.map((i) => branches[i]),
+    );
     if (disc !== undefined) {
       if (!Object.hasOwn(value, disc.property)) return { kind: 'missing', property: disc.property, values: disc.values };
       const k = disc.values.indexOf(JSON.stringify(value[disc.property]));
@@ -114,9 +115,12 @@ export function describeErrors(schema: SchemaObject | boolean, data: unknown, er
     if (choice.kind === 'branch') replaced.set(u, null);
     else if (choice.kind !== 'none') {
       const field = `${u.instancePath}/${escapePointerToken(choice.property)}`;
-      replaced.set(u, choice.kind === 'missing'
-        ? { field, keyword: 'required', message: 'is required' }
-        : { field, keyword: u.keyword, message: `must be one of ${choice.values.join(', ')}` });
+      replaced.set(
+        u,
+        choice.kind === 'missing'
+          ? { field, keyword: 'required', message: 'is required' }
+          : { field, keyword: u.keyword, message: `must be one of ${choice.values.join(', ')}` },
+      );
     }
   }
   const details: ValidationDetail[] = [];

@@ -8,8 +8,18 @@ const readme = readFileSync(join(repo, 'README.md'), 'utf8');
 
 /** The HTTP APIs' own codes, in catalogue order: append only, never renamed or reused. */
 const PINNED = [
-  'INVALID_REQUEST', 'INTERNAL', 'RUN_EXISTS', 'UNKNOWN_ROLE', 'TTL_TOO_LONG', 'CAPABILITY_OUTSIDE_ROLE', 'UNKNOWN_ISSUER',
-  'SUBJECT_TOKEN_REFUSED', 'SUBJECT_MISMATCH', 'NOT_PENDING', 'NOT_UNKNOWN', 'OUTCOME_ALREADY_KNOWN',
+  'INVALID_REQUEST',
+  'INTERNAL',
+  'RUN_EXISTS',
+  'UNKNOWN_ROLE',
+  'TTL_TOO_LONG',
+  'CAPABILITY_OUTSIDE_ROLE',
+  'UNKNOWN_ISSUER',
+  'SUBJECT_TOKEN_REFUSED',
+  'SUBJECT_MISMATCH',
+  'NOT_PENDING',
+  'NOT_UNKNOWN',
+  'OUTCOME_ALREADY_KNOWN',
 ];
 
 /** The identity refusals (@gatehouse/identity's IDENTITY_REFUSALS), read from their source: contracts depends on nothing. */
@@ -22,12 +32,14 @@ const identityCodes = (): Set<string> => {
 /** The files that answer HTTP requests: every service's sources and the ops server. */
 const httpSources = (): string[] => {
   const files = readdirSync(join(repo, 'services')).flatMap((service) =>
-    readdirSync(join(repo, 'services', service, 'src')).filter((f) => f.endsWith('.ts')).map((f) => join(repo, 'services', service, 'src', f)),
+    readdirSync(join(repo, 'services', service, 'src'))
+      .filter((f) => f.endsWith('.ts'))
+      .map((f) => join(repo, 'services', service, 'src', f)),
   );
   return [...files, join(repo, 'packages/runtime/src/ops-server.ts')];
 };
 
-describe('the HTTP APIs\' error codes', () => {
+describe("the HTTP APIs' error codes", () => {
   it('holds exactly the pinned codes in catalogue order, none shared with the tool codes', () => {
     expect(API_ERROR_CODE_LIST).toEqual(PINNED);
     expect(Object.keys(ApiErrorCode)).toEqual(PINNED);

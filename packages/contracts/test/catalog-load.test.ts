@@ -18,15 +18,18 @@ const writeSpec: Partial<ToolSpec> = { effect: 'write', retry: 'idempotent', app
 
 describe('Catalog.load', () => {
   it('loads a catalog whose tools are all sound', () => {
-    expect(Catalog.load(flowTools).tools().map((t) => t.address)).toEqual([
-      'commit_address_change.v2', 'get_customer.v1', 'list_customers.v1', 'preview_address_change.v2',
-    ]);
+    expect(
+      Catalog.load(flowTools)
+        .tools()
+        .map((t) => t.address),
+    ).toEqual(['commit_address_change.v2', 'get_customer.v1', 'list_customers.v1', 'preview_address_change.v2']);
   });
 
   it('refuses an open object nested in items', () => {
     const tool = probe({
       input: {
-        type: 'object', additionalProperties: false,
+        type: 'object',
+        additionalProperties: false,
         properties: { lines: { type: 'array', items: { type: 'object', properties: { sku: { type: 'string' } } } } },
       },
     });
@@ -50,7 +53,11 @@ describe('Catalog.load', () => {
     const sameKind = { ...b, required: ['kind', 'email'], properties: { kind: { const: 'x' }, email: { type: 'string' } } } as const;
     const aKind = { ...a, required: ['kind', 'id'], properties: { kind: { const: 'x' }, id: { type: 'string' } } } as const;
     const optionalKind = { ...a, required: ['id'], properties: { kind: { const: 'y' }, id: { type: 'string' } } } as const;
-    for (const branches of [[a, b], [aKind, sameKind], [optionalKind, sameKind]]) {
+    for (const branches of [
+      [a, b],
+      [aKind, sameKind],
+      [optionalKind, sameKind],
+    ]) {
       const tool = probe({ input: { type: 'object', additionalProperties: false, properties: { who: { anyOf: branches } } } });
       expect(problemsOf([tool])).toEqual([
         expect.stringMatching(/^probe\.v1 \/input\/properties\/who\/anyOf: union of object schemas is not discriminated/),
@@ -63,7 +70,8 @@ describe('Catalog.load', () => {
       ({ type: 'object', additionalProperties: false, required: ['type'], properties: { type: { const: t } } }) as const;
     const tool = probe({
       input: {
-        type: 'object', additionalProperties: false,
+        type: 'object',
+        additionalProperties: false,
         properties: { a: { oneOf: [branch('x'), branch('y')] }, b: { anyOf: [branch('z'), { type: 'null' }] } },
       },
     });
@@ -73,7 +81,8 @@ describe('Catalog.load', () => {
   it('counts in-place branches of a closed schema as closed', () => {
     const tool = probe({
       input: {
-        type: 'object', unevaluatedProperties: false,
+        type: 'object',
+        unevaluatedProperties: false,
         allOf: [{ properties: { q: { type: 'string' } } }, { required: ['q'] }],
       },
     });
@@ -84,7 +93,8 @@ describe('Catalog.load', () => {
     const open = { type: 'object' } as const;
     const tool = probe({
       input: {
-        type: 'object', additionalProperties: false,
+        type: 'object',
+        additionalProperties: false,
         $defs: { money: open },
         patternProperties: { '^x_': open },
         properties: {
@@ -94,12 +104,14 @@ describe('Catalog.load', () => {
         },
       } as JSONSchema, // json-schema-to-ts's JSONSchema type predates $defs and prefixItems
     });
-    expect(new Set(problemsOf([tool]).map((p) => p.split(':')[0]))).toEqual(new Set([
-      'probe.v1 /input/$defs/money',
-      'probe.v1 /input/patternProperties/^x_',
-      'probe.v1 /input/properties/pair/prefixItems/0',
-      'probe.v1 /input/properties/rule/else',
-    ]));
+    expect(new Set(problemsOf([tool]).map((p) => p.split(':')[0]))).toEqual(
+      new Set([
+        'probe.v1 /input/$defs/money',
+        'probe.v1 /input/patternProperties/^x_',
+        'probe.v1 /input/properties/pair/prefixItems/0',
+        'probe.v1 /input/properties/rule/else',
+      ]),
+    );
   });
 
   it('refuses a write without an approval rule', () => {
@@ -109,8 +121,12 @@ describe('Catalog.load', () => {
   });
 
   it('refuses a write whose retry class is safe, and a read that claims idempotent', () => {
-    expect(problemsOf([probe({ ...writeSpec, retry: 'safe' })])).toEqual([expect.stringMatching(/^probe\.v1 \/retry: a write cannot be "safe"/)]);
-    expect(problemsOf([probe({ retry: 'idempotent' })])).toEqual([expect.stringMatching(/^probe\.v1 \/retry: a read is "safe" or "never"/)]);
+    expect(problemsOf([probe({ ...writeSpec, retry: 'safe' })])).toEqual([
+      expect.stringMatching(/^probe\.v1 \/retry: a write cannot be "safe"/),
+    ]);
+    expect(problemsOf([probe({ retry: 'idempotent' })])).toEqual([
+      expect.stringMatching(/^probe\.v1 \/retry: a read is "safe" or "never"/),
+    ]);
   });
 
   const listInput = (pageSize: object) =>
@@ -119,15 +135,29 @@ describe('Catalog.load', () => {
 
   it('refuses a list without page_size', () => {
     const tool = probe({ name: 'list_things', pagination: { maxPageSize: 20 }, output: listOutput });
-    expect(problemsOf([tool])).toEqual([expect.stringMatching(/^list_things\.v1 \/input\/properties\/page_size: a list must take a required integer page_size/)]);
+    expect(problemsOf([tool])).toEqual([
+      expect.stringMatching(/^list_things\.v1 \/input\/properties\/page_size: a list must take a required integer page_size/),
+    ]);
   });
 
   it('refuses a page_size without a maximum, or above pagination.maxPageSize', () => {
-    const noMax = probe({ name: 'list_a', pagination: { maxPageSize: 20 }, input: listInput({ type: 'integer', minimum: 1 }), output: listOutput });
-    const tooBig = probe({ name: 'list_b', pagination: { maxPageSize: 20 }, input: listInput({ type: 'integer', minimum: 1, maximum: 500 }), output: listOutput });
+    const noMax = probe({
+      name: 'list_a',
+      pagination: { maxPageSize: 20 },
+      input: listInput({ type: 'integer', minimum: 1 }),
+      output: listOutput,
+    });
+    const tooBig = probe({
+      name: 'list_b',
+      pagination: { maxPageSize: 20 },
+      input: listInput({ type: 'integer', minimum: 1, maximum: 500 }),
+      output: listOutput,
+    });
     expect(problemsOf([noMax, tooBig])).toEqual([
       expect.stringMatching(/^list_a\.v1 \/input\/properties\/page_size\/maximum: page_size needs a maximum/),
-      expect.stringMatching(/^list_b\.v1 \/input\/properties\/page_size\/maximum: page_size maximum 500 exceeds pagination\.maxPageSize 20/),
+      expect.stringMatching(
+        /^list_b\.v1 \/input\/properties\/page_size\/maximum: page_size maximum 500 exceeds pagination\.maxPageSize 20/,
+      ),
     ]);
   });
 
@@ -147,32 +177,44 @@ describe('Catalog.load', () => {
   });
 
   it('refuses an input whose root is not an object', () => {
-    expect(problemsOf([probe({ input: { type: 'string' } })])).toEqual([expect.stringMatching(/^probe\.v1 \/input\/type: the input root must be "type": "object"/)]);
+    expect(problemsOf([probe({ input: { type: 'string' } })])).toEqual([
+      expect.stringMatching(/^probe\.v1 \/input\/type: the input root must be "type": "object"/),
+    ]);
   });
 
   it('refuses duplicate addresses', () => {
-    expect(problemsOf([probe({}), probe({ description: 'Another probe.' })])).toEqual(['probe.v1: duplicate address; each tool version is registered once']);
+    expect(problemsOf([probe({}), probe({ description: 'Another probe.' })])).toEqual([
+      'probe.v1: duplicate address; each tool version is registered once',
+    ]);
   });
 
   it('refuses a commit tool that takes more than proposal_id', () => {
     const commit = defineTool({
       ...commitAddressChange,
       input: {
-        type: 'object', additionalProperties: false, required: ['proposal_id'],
+        type: 'object',
+        additionalProperties: false,
+        required: ['proposal_id'],
         properties: { proposal_id: { type: 'string' }, country: { type: 'string' } },
       },
     });
     const tools = flowTools.map((t) => (t.address === commit.address ? commit : t));
-    expect(problemsOf(tools)).toEqual([expect.stringMatching(/^commit_address_change\.v2 \/input: a commit tool must take exactly \{proposal_id: string\}/)]);
+    expect(problemsOf(tools)).toEqual([
+      expect.stringMatching(/^commit_address_change\.v2 \/input: a commit tool must take exactly \{proposal_id: string\}/),
+    ]);
   });
 
   it('refuses preview and commit links to tools that are not in the catalog', () => {
     const tools = flowTools.filter((t) => t.address !== 'commit_address_change.v2');
-    expect(problemsOf(tools)).toEqual(['preview_address_change.v2 /commits: references commit_address_change.v2, which is not in the catalog']);
+    expect(problemsOf(tools)).toEqual([
+      'preview_address_change.v2 /commits: references commit_address_change.v2, which is not in the catalog',
+    ]);
   });
 
   it('refuses a schema Ajv cannot compile in strict mode', () => {
-    const tool = probe({ input: { type: 'object', additionalProperties: false, properties: { n: { type: 'integer', minimun: 1 } } } as never });
+    const tool = probe({
+      input: { type: 'object', additionalProperties: false, properties: { n: { type: 'integer', minimun: 1 } } } as never,
+    });
     expect(problemsOf([tool])).toEqual([expect.stringMatching(/^probe\.v1 \/input: schema does not compile: .*minimun/)]);
   });
 

@@ -55,7 +55,10 @@ describe('Catalog.lookup', () => {
 
   it('builds TOOL_VERSION_RETIRED naming the live version', () => {
     expect(catalog.retiredError('x.v1')).toEqual({
-      code: 'TOOL_VERSION_RETIRED', message: 'Tool x.v1 is retired; call x.v2', retryable: false, next: 'x.v2',
+      code: 'TOOL_VERSION_RETIRED',
+      message: 'Tool x.v1 is retired; call x.v2',
+      retryable: false,
+      next: 'x.v2',
     });
   });
 

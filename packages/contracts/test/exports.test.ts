@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import {
-  Catalog, ContractError, defineTool, snapshotByRole, snapshotJson, toMcpTool, toOpenAiFunction, toolNameFromMcp,
+  Catalog,
+  ContractError,
+  defineTool,
+  snapshotByRole,
+  snapshotJson,
+  toMcpTool,
+  toOpenAiFunction,
+  toolNameFromMcp,
 } from '@gatehouse/contracts';
 import { commitAddressChange, flowTools, getCustomer, previewAddressChange, readSpec } from './fixtures.js';
 
@@ -27,17 +34,33 @@ describe('toMcpTool', () => {
     expect(tool.inputSchema).toBe(getCustomer.input);
     expect(tool.outputSchema).toBe(getCustomer.output);
     expect(tool.annotations).toEqual({
-      title: 'Get customer (v1)', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false,
+      title: 'Get customer (v1)',
+      readOnlyHint: true,
+      destructiveHint: false,
+      idempotentHint: true,
+      openWorldHint: false,
     });
   });
 
   it('describes a write as destructive unless it says otherwise, and reports external reach', () => {
     expect(toMcpTool(commitAddressChange).annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true, idempotentHint: true });
-    const send = defineTool(readSpec({
-      name: 'send_email', effect: 'write', retry: 'never', approval: 'outbound_email', destructive: false, external: true, title: 'Send an email',
-    }));
+    const send = defineTool(
+      readSpec({
+        name: 'send_email',
+        effect: 'write',
+        retry: 'never',
+        approval: 'outbound_email',
+        destructive: false,
+        external: true,
+        title: 'Send an email',
+      }),
+    );
     expect(toMcpTool(send).annotations).toEqual({
-      title: 'Send an email', readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true,
+      title: 'Send an email',
+      readOnlyHint: false,
+      destructiveHint: false,
+      idempotentHint: false,
+      openWorldHint: true,
     });
   });
 
@@ -84,18 +107,23 @@ describe('toOpenAiFunction', () => {
   });
 
   it('keeps supported constraints, drops the rest (string lengths included), and wraps optional enums as nullable', () => {
-    const tool = defineTool(readSpec({
-      name: 'kw_probe',
-      input: {
-        type: 'object', additionalProperties: false, required: ['when', 'site'], title: 'Probe',
-        properties: {
-          when: { type: 'string', format: 'date', description: 'Calendar day.' },
-          site: { type: 'string', format: 'uri', maxLength: 200, default: 'x' },
-          tags: { type: 'array', items: { type: 'string', enum: ['a', 'b'] }, uniqueItems: true, maxItems: 3 },
-          level: { enum: ['low', 'high'] },
+    const tool = defineTool(
+      readSpec({
+        name: 'kw_probe',
+        input: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['when', 'site'],
+          title: 'Probe',
+          properties: {
+            when: { type: 'string', format: 'date', description: 'Calendar day.' },
+            site: { type: 'string', format: 'uri', maxLength: 200, default: 'x' },
+            tags: { type: 'array', items: { type: 'string', enum: ['a', 'b'] }, uniqueItems: true, maxItems: 3 },
+            level: { enum: ['low', 'high'] },
+          },
         },
-      },
-    }));
+      }),
+    );
     const { parameters } = toOpenAiFunction(tool).function;
     expect(parameters['properties']).toEqual({
       when: { type: 'string', format: 'date', description: 'Calendar day.' },
@@ -107,10 +135,12 @@ describe('toOpenAiFunction', () => {
   });
 
   it('refuses a schema strict mode cannot express', () => {
-    const tool = defineTool(readSpec({
-      name: 'all_of_probe',
-      input: { type: 'object', unevaluatedProperties: false, allOf: [{ properties: { q: { type: 'string' } } }] },
-    }));
+    const tool = defineTool(
+      readSpec({
+        name: 'all_of_probe',
+        input: { type: 'object', unevaluatedProperties: false, allOf: [{ properties: { q: { type: 'string' } } }] },
+      }),
+    );
     expect(() => toOpenAiFunction(tool)).toThrow(ContractError);
     expect(() => toOpenAiFunction(tool)).toThrow(/all_of_probe\.v1 \/input: cannot be expressed in OpenAI strict mode: allOf/);
   });

@@ -7,7 +7,10 @@ type Schema = Record<string, unknown>;
 
 /** A closed object schema whose properties are all required. */
 const obj = (properties: Schema): Schema => ({
-  type: 'object', additionalProperties: false, required: Object.keys(properties), properties,
+  type: 'object',
+  additionalProperties: false,
+  required: Object.keys(properties),
+  properties,
 });
 
 /** The converted schema of the single required property `p`. */
@@ -27,17 +30,18 @@ function rejection(input: Schema): StrictSchemaError {
 
 /** `levels` objects nested under `n`, the innermost holding `leaf` (required unless `optional`). */
 function nested(levels: number, leaf: Schema, optional = false): Schema {
-  let schema: Schema = optional
-    ? { type: 'object', additionalProperties: false, required: [], properties: { leaf } }
-    : obj({ leaf });
+  let schema: Schema = optional ? { type: 'object', additionalProperties: false, required: [], properties: { leaf } } : obj({ leaf });
   for (let i = 1; i < levels; i++) schema = obj({ n: schema });
   return schema;
 }
 
 describe('toStrictParameters keeps what the guide lists as supported', () => {
   it('keeps string pattern and each documented format', () => {
-    expect(converted({ type: 'string', pattern: '^[A-Z]{2}$', description: 'Country.' }))
-      .toEqual({ type: 'string', pattern: '^[A-Z]{2}$', description: 'Country.' });
+    expect(converted({ type: 'string', pattern: '^[A-Z]{2}$', description: 'Country.' })).toEqual({
+      type: 'string',
+      pattern: '^[A-Z]{2}$',
+      description: 'Country.',
+    });
     for (const format of ['date-time', 'time', 'date', 'duration', 'email', 'hostname', 'ipv4', 'ipv6', 'uuid']) {
       expect(converted({ type: 'string', format }), format).toEqual({ type: 'string', format });
     }
@@ -49,8 +53,12 @@ describe('toStrictParameters keeps what the guide lists as supported', () => {
   });
 
   it('keeps the array constraints minItems and maxItems', () => {
-    expect(converted({ type: 'array', items: { type: 'integer' }, minItems: 1, maxItems: 3 }))
-      .toEqual({ type: 'array', items: { type: 'integer' }, minItems: 1, maxItems: 3 });
+    expect(converted({ type: 'array', items: { type: 'integer' }, minItems: 1, maxItems: 3 })).toEqual({
+      type: 'array',
+      items: { type: 'integer' },
+      minItems: 1,
+      maxItems: 3,
+    });
   });
 
   it('keeps enum, const, $ref, $defs and a recursive $ref to the root', () => {
@@ -74,25 +82,56 @@ describe('toStrictParameters drops what the guide does not list, which only loos
   });
 
   it('drops the unsupported keywords that only narrow a value', () => {
-    expect(converted({
-      type: 'array', items: { type: 'string' }, uniqueItems: true, contains: { const: 'a' }, minContains: 1, maxContains: 2,
-      unevaluatedItems: false, title: 'T', default: [], examples: [['a']], not: { const: [] },
-    })).toEqual({ type: 'array', items: { type: 'string' } });
-    expect(converted({
-      type: 'object', additionalProperties: false, properties: { a: { type: 'string' } }, required: ['a'],
-      propertyNames: { pattern: '^a' }, minProperties: 1, maxProperties: 1, dependentRequired: { a: [] }, unevaluatedProperties: false,
-    })).toEqual(obj({ a: { type: 'string' } }));
+    expect(
+      converted({
+        type: 'array',
+        items: { type: 'string' },
+        uniqueItems: true,
+        contains: { const: 'a' },
+        minContains: 1,
+        maxContains: 2,
+        unevaluatedItems: false,
+        title: 'T',
+        default: [],
+        examples: [['a']],
+        not: { const: [] },
+      }),
+    ).toEqual({ type: 'array', items: { type: 'string' } });
+    expect(
+      converted({
+        type: 'object',
+        additionalProperties: false,
+        properties: { a: { type: 'string' } },
+        required: ['a'],
+        propertyNames: { pattern: '^a' },
+        minProperties: 1,
+        maxProperties: 1,
+        dependentRequired: { a: [] },
+        unevaluatedProperties: false,
+      }),
+    ).toEqual(obj({ a: { type: 'string' } }));
   });
 });
 
 describe('toStrictParameters reshapes objects and unions', () => {
   it('requires every property, makes the optional ones nullable and closes every object', () => {
-    expect(toStrictParameters({
-      type: 'object', unevaluatedProperties: false, required: ['a'],
-      properties: { a: { type: 'string' }, b: { type: 'integer' }, c: { $ref: '#/$defs/c' }, d: { anyOf: [{ type: 'string' }, { type: 'integer' }] } },
-      $defs: { c: { type: 'object', properties: { x: { type: 'boolean' } } } },
-    })).toEqual({
-      type: 'object', additionalProperties: false, required: ['a', 'b', 'c', 'd'],
+    expect(
+      toStrictParameters({
+        type: 'object',
+        unevaluatedProperties: false,
+        required: ['a'],
+        properties: {
+          a: { type: 'string' },
+          b: { type: 'integer' },
+          c: { $ref: '#/$defs/c' },
+          d: { anyOf: [{ type: 'string' }, { type: 'integer' }] },
+        },
+        $defs: { c: { type: 'object', properties: { x: { type: 'boolean' } } } },
+      }),
+    ).toEqual({
+      type: 'object',
+      additionalProperties: false,
+      required: ['a', 'b', 'c', 'd'],
       properties: {
         a: { type: 'string' },
         b: { type: ['integer', 'null'] },
@@ -112,7 +151,9 @@ describe('toStrictParameters reshapes objects and unions', () => {
       ...obj({ a: { $ref: '#/definitions/a' } }),
       definitions: { a: { type: 'object', properties: { x: { type: 'string', minLength: 1 } } } },
     });
-    expect(out['definitions']).toEqual({ a: { type: 'object', additionalProperties: false, required: ['x'], properties: { x: { type: ['string', 'null'] } } } });
+    expect(out['definitions']).toEqual({
+      a: { type: 'object', additionalProperties: false, required: ['x'], properties: { x: { type: ['string', 'null'] } } },
+    });
   });
 });
 
@@ -125,11 +166,14 @@ describe('toStrictParameters refuses what cannot be expressed', () => {
   });
 
   it('a root that is not an object, or is a union', () => {
-    expect(() => toStrictParameters({ type: 'string' })).toThrow(/^: cannot be expressed in OpenAI strict mode: the root must be an object schema$/);
+    expect(() => toStrictParameters({ type: 'string' })).toThrow(
+      /^: cannot be expressed in OpenAI strict mode: the root must be an object schema$/,
+    );
     expect(() => toStrictParameters(true)).toThrow(StrictSchemaError);
     for (const keyword of ['anyOf', 'oneOf']) {
-      expect(rejection({ type: 'object', [keyword]: [obj({ a: { type: 'string' } }), obj({ b: { type: 'string' } })] }).message)
-        .toBe(`: cannot be expressed in OpenAI strict mode: the root must be an object, not ${keyword}`);
+      expect(rejection({ type: 'object', [keyword]: [obj({ a: { type: 'string' } }), obj({ b: { type: 'string' } })] }).message).toBe(
+        `: cannot be expressed in OpenAI strict mode: the root must be an object, not ${keyword}`,
+      );
     }
   });
 
@@ -142,15 +186,21 @@ describe('toStrictParameters refuses what cannot be expressed', () => {
   });
 
   it('an object mixing properties with a union', () => {
-    expect(rejection(obj({ p: { ...obj({ a: { type: 'string' } }), oneOf: [{ required: ['a'] }] } })).message)
-      .toMatch(/^\/properties\/p: .*an object mixing properties with oneOf\/anyOf$/);
+    expect(rejection(obj({ p: { ...obj({ a: { type: 'string' } }), oneOf: [{ required: ['a'] }] } })).message).toMatch(
+      /^\/properties\/p: .*an object mixing properties with oneOf\/anyOf$/,
+    );
   });
 });
 
 describe('toStrictParameters enforces the documented limits', () => {
   it('states the limits of the guide', () => {
     expect(STRICT_LIMITS).toEqual({
-      objectProperties: 5000, nestingDepth: 10, totalStringLength: 120_000, enumValues: 1000, largeEnumValues: 250, largeEnumStringLength: 15_000,
+      objectProperties: 5000,
+      nestingDepth: 10,
+      totalStringLength: 120_000,
+      enumValues: 1000,
+      largeEnumValues: 250,
+      largeEnumStringLength: 15_000,
     });
   });
 
@@ -178,8 +228,9 @@ describe('toStrictParameters enforces the documented limits', () => {
     const props = (n: number, prefix: string): Schema =>
       Object.fromEntries(Array.from({ length: n }, (_, i) => [`${prefix}${i}`, { type: 'boolean' }]));
     expect(() => toStrictParameters(obj({ ...props(4998, 'a'), b: obj(props(1, 'c')) }))).not.toThrow();
-    expect(rejection(obj({ ...props(4999, 'a'), b: obj(props(1, 'c')) })).message)
-      .toBe(': cannot be expressed in OpenAI strict mode: 5001 object properties exceed the limit of 5000');
+    expect(rejection(obj({ ...props(4999, 'a'), b: obj(props(1, 'c')) })).message).toBe(
+      ': cannot be expressed in OpenAI strict mode: 5001 object properties exceed the limit of 5000',
+    );
   });
 
   it('counts the properties inside $defs', () => {
@@ -192,8 +243,9 @@ describe('toStrictParameters enforces the documented limits', () => {
     const values = (n: number, length: number): string[] => Array.from({ length: n }, (_, i) => `${i}`.padStart(length, 'x'));
     // 'p' + 'e' + 100 values of 1,199 characters + 'c' + a const of 97 = 120,000.
     expect(() => toStrictParameters(obj({ p: obj({ e: { enum: values(100, 1199) }, c: { const: 'y'.repeat(97) } }) }))).not.toThrow();
-    expect(rejection(obj({ p: obj({ e: { enum: values(100, 1199) }, c: { const: 'y'.repeat(98) } }) })).message)
-      .toBe(': cannot be expressed in OpenAI strict mode: property names, definition names, enum and const values total 120001 characters, over the limit of 120000');
+    expect(rejection(obj({ p: obj({ e: { enum: values(100, 1199) }, c: { const: 'y'.repeat(98) } }) })).message).toBe(
+      ': cannot be expressed in OpenAI strict mode: property names, definition names, enum and const values total 120001 characters, over the limit of 120000',
+    );
   });
 
   it('refuses more than 1000 enum values across all enums', () => {

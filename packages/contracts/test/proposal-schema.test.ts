@@ -42,7 +42,10 @@ describe('a proposal schema at catalog load', () => {
   });
 
   it('refuses an open object nested in a proposal schema', () => {
-    const nested = { ...proposal, properties: { ...proposal.properties, address: { type: 'object', properties: { line1: { type: 'string' } } } } } as const;
+    const nested = {
+      ...proposal,
+      properties: { ...proposal.properties, address: { type: 'object', properties: { line1: { type: 'string' } } } },
+    } as const;
     expect(problemsOf(withProposal(nested))).toEqual([
       expect.stringMatching(/^commit_address_change\.v2 \/proposal\/properties\/address: object schema is open/),
     ]);
@@ -61,7 +64,9 @@ describe('a proposal schema at catalog load', () => {
 
   it('refuses a proposal schema Ajv cannot compile', () => {
     const typo = { ...proposal, properties: { ...proposal.properties, customer_id: { type: 'string', minLenght: 1 } } } as never;
-    expect(problemsOf(withProposal(typo))).toEqual([expect.stringMatching(/^commit_address_change\.v2 \/proposal: schema does not compile: .*minLenght/)]);
+    expect(problemsOf(withProposal(typo))).toEqual([
+      expect.stringMatching(/^commit_address_change\.v2 \/proposal: schema does not compile: .*minLenght/),
+    ]);
   });
 });
 

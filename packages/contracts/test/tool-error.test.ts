@@ -4,7 +4,10 @@ import { ContractError, toolError } from '@gatehouse/contracts';
 describe('toolError', () => {
   it('takes retryable from the catalogue', () => {
     expect(toolError('RATE_LIMITED', 'slow down', { retryAfterMs: 250 })).toEqual({
-      code: 'RATE_LIMITED', message: 'slow down', retryable: true, retryAfterMs: 250,
+      code: 'RATE_LIMITED',
+      message: 'slow down',
+      retryable: true,
+      retryAfterMs: 250,
     });
     expect(toolError('VERSION_CONFLICT', 'changed').retryable).toBe(false);
   });

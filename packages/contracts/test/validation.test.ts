@@ -95,15 +95,23 @@ describe('validateInput', () => {
   });
 
   it('narrows a nullable union to the branch whose type fits', () => {
-    const tool = defineTool(readSpec({
-      name: 'nullable_probe',
-      input: {
-        type: 'object', additionalProperties: false,
-        properties: {
-          at: { anyOf: [{ type: 'object', additionalProperties: false, properties: { day: { type: 'string', format: 'date' } } }, { type: 'null' }] },
+    const tool = defineTool(
+      readSpec({
+        name: 'nullable_probe',
+        input: {
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            at: {
+              anyOf: [
+                { type: 'object', additionalProperties: false, properties: { day: { type: 'string', format: 'date' } } },
+                { type: 'null' },
+              ],
+            },
+          },
         },
-      },
-    }));
+      }),
+    );
     const probeCatalog = Catalog.load([tool]);
     expect(probeCatalog.validateInput(tool, { at: null }).ok).toBe(true);
     const checked = probeCatalog.validateInput(tool, { at: { day: '2026-13-45' } });
@@ -112,14 +120,18 @@ describe('validateInput', () => {
 
   it('narrows a union whose branches are local $refs the same way', () => {
     const [savedBranch, freshBranch] = destination.oneOf;
-    const tool = defineTool(readSpec({
-      name: 'ref_probe',
-      input: {
-        type: 'object', additionalProperties: false, required: ['destination'],
-        $defs: { saved: savedBranch, fresh: freshBranch },
-        properties: { destination: { oneOf: [{ $ref: '#/$defs/saved' }, { $ref: '#/$defs/fresh' }] } },
-      } as JSONSchema, // json-schema-to-ts's JSONSchema type predates $defs
-    }));
+    const tool = defineTool(
+      readSpec({
+        name: 'ref_probe',
+        input: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['destination'],
+          $defs: { saved: savedBranch, fresh: freshBranch },
+          properties: { destination: { oneOf: [{ $ref: '#/$defs/saved' }, { $ref: '#/$defs/fresh' }] } },
+        } as JSONSchema, // json-schema-to-ts's JSONSchema type predates $defs
+      }),
+    );
     const refCatalog = Catalog.load([tool]);
     const checked = refCatalog.validateInput(tool, { destination: { ...fresh, country: 'gb', address_id: 'A-77' } });
     expect(!checked.ok && checked.error.details).toEqual([
@@ -157,7 +169,11 @@ describe('validateOutput', () => {
 
   it('points into nested results', () => {
     const checked = catalog.validateOutput(commitAddressChange, {
-      customer_id: 'C-1842', previous_version: 17, new_version: 18, changed_fields: ['shipping_address', 7], committed_at: '2026-08-14T16:22:11Z',
+      customer_id: 'C-1842',
+      previous_version: 17,
+      new_version: 18,
+      changed_fields: ['shipping_address', 7],
+      committed_at: '2026-08-14T16:22:11Z',
     });
     expect(!checked.ok && checked.error.field).toBe('/changed_fields/1');
   });

@@ -47,7 +47,8 @@ export function rootSigningBytes(root: Buffer): Buffer {
  * odd count) is carried up unchanged and takes no letter.
  */
 export function batchTree(payloads: readonly Buffer[]): { root: Buffer; proofs: string[] } {
-  if (payloads.length === 0 || payloads.length > MAX_BATCH_LEAVES) throw new RangeError(`a signed batch holds 1 to ${MAX_BATCH_LEAVES} records`);
+  if (payloads.length === 0 || payloads.length > MAX_BATCH_LEAVES)
+    throw new RangeError(`a signed batch holds 1 to ${MAX_BATCH_LEAVES} records`);
   const sides: string[] = payloads.map(() => '');
   const siblings: Buffer[][] = payloads.map(() => []);
   // Which leaves sit under each node of the current level.
@@ -115,7 +116,8 @@ function rootsOf(ring: KeyRing): Map<string, true> {
   return roots;
 }
 
-const rootEntry = (keyId: string, signature: Buffer, root: Buffer): string => `${keyId} ${signature.toString('base64')} ${root.toString('base64')}`;
+const rootEntry = (keyId: string, signature: Buffer, root: Buffer): string =>
+  `${keyId} ${signature.toString('base64')} ${root.toString('base64')}`;
 
 /** Whether this root's signature under `keyId` was already found valid against `ring`. */
 export function rootAlreadyVerified(ring: KeyRing, keyId: string, signature: Buffer, root: Buffer): boolean {

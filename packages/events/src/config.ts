@@ -69,7 +69,10 @@ function positiveInt(env: Env, name: keyof typeof EVENTS_ENV_DEFAULTS): number {
 
 function brokers(env: Env): string[] {
   const raw = read(env, 'KAFKA_BROKERS');
-  const list = raw.split(',').map((b) => b.trim()).filter((b) => b.length > 0);
+  const list = raw
+    .split(',')
+    .map((b) => b.trim())
+    .filter((b) => b.length > 0);
   for (const broker of list) {
     if (!/^[^\s:]+:\d{1,5}$/.test(broker)) {
       throw new EventsError('CONFIG_INVALID', `KAFKA_BROKERS entries must be host:port, got "${broker}"`);
@@ -109,8 +112,13 @@ function listed(names: readonly string[]): string {
  */
 function sasl(env: Env): KafkaSasl | undefined {
   const mechanism = optional(env, 'KAFKA_SASL_MECHANISM');
-  const credentials = { KAFKA_SASL_USERNAME: optional(env, 'KAFKA_SASL_USERNAME'), KAFKA_SASL_PASSWORD: optional(env, 'KAFKA_SASL_PASSWORD') };
-  const set = Object.entries(credentials).filter(([, value]) => value !== undefined).map(([name]) => name);
+  const credentials = {
+    KAFKA_SASL_USERNAME: optional(env, 'KAFKA_SASL_USERNAME'),
+    KAFKA_SASL_PASSWORD: optional(env, 'KAFKA_SASL_PASSWORD'),
+  };
+  const set = Object.entries(credentials)
+    .filter(([, value]) => value !== undefined)
+    .map(([name]) => name);
   if (mechanism === undefined) {
     if (set.length === 0) return undefined;
     throw new EventsError('CONFIG_INVALID', `${listed(set)} set but KAFKA_SASL_MECHANISM is not (one of ${SASL_MECHANISMS.join(', ')})`);

@@ -18,8 +18,24 @@ import { sign, verify } from 'node:crypto';
 import type { IHeaders } from 'kafkajs';
 import { canonicalJson, sha256Hex } from '@gatehouse/contracts';
 import { replyPartitionOf } from '@gatehouse/telemetry';
-import { BATCH_PROOF_HEADER, batchTree, MAX_BATCH_LEAVES, rememberVerifiedRoot, rootAlreadyVerified, rootOf, rootSigningBytes } from './batch-signing.js';
-import type { ApprovalDecision, ApprovalGrant, ApprovalRequest, ExecutionOrder, OperatorHandoff, Person, ToolResult } from './event-types.js';
+import {
+  BATCH_PROOF_HEADER,
+  batchTree,
+  MAX_BATCH_LEAVES,
+  rememberVerifiedRoot,
+  rootAlreadyVerified,
+  rootOf,
+  rootSigningBytes,
+} from './batch-signing.js';
+import type {
+  ApprovalDecision,
+  ApprovalGrant,
+  ApprovalRequest,
+  ExecutionOrder,
+  OperatorHandoff,
+  Person,
+  ToolResult,
+} from './event-types.js';
 import { KEY_ID, strictBase64 } from './signing-keys.js';
 import type { KeyRing, KeyRole, SigningKey } from './signing-keys.js';
 import type { EventByRole, TopicRole } from './topics.js';
@@ -101,24 +117,29 @@ function withPerson(earlier: string, next: string, signed: Record<string, unknow
  * JSON cannot represent (e.g. a field left undefined).
  */
 export function orderSigningPayload(order: ExecutionOrder, replyPartition: number | null): Buffer {
-  return withPerson(ORDER_PREFIX, ORDER_WITH_PERSON_PREFIX, {
-    order_id: order.order_id,
-    command_id: order.command_id,
-    run_id: order.run_id,
-    tenant: order.tenant,
-    principal: order.principal,
-    environment: order.environment,
-    tool: order.tool,
-    effect: order.effect,
-    arguments_sha256: order.arguments_sha256,
-    proposal_id: order.proposal_id,
-    approval_id: order.approval?.approval_id ?? null,
-    approval: signedGrant(order.approval),
-    idempotency_key: order.idempotency_key,
-    deadline_at: order.deadline_at,
-    issued_at: order.issued_at,
-    reply_partition: replyPartition,
-  }, order.on_behalf_of);
+  return withPerson(
+    ORDER_PREFIX,
+    ORDER_WITH_PERSON_PREFIX,
+    {
+      order_id: order.order_id,
+      command_id: order.command_id,
+      run_id: order.run_id,
+      tenant: order.tenant,
+      principal: order.principal,
+      environment: order.environment,
+      tool: order.tool,
+      effect: order.effect,
+      arguments_sha256: order.arguments_sha256,
+      proposal_id: order.proposal_id,
+      approval_id: order.approval?.approval_id ?? null,
+      approval: signedGrant(order.approval),
+      idempotency_key: order.idempotency_key,
+      deadline_at: order.deadline_at,
+      issued_at: order.issued_at,
+      reply_partition: replyPartition,
+    },
+    order.on_behalf_of,
+  );
 }
 
 /**
@@ -156,7 +177,11 @@ export function requestSigningPayload(request: ApprovalRequest, replyPartition: 
   const recent = request.recent_sign_in_s ?? null;
   // What a later version added is signed under its prefix; a request with neither is signed as before.
   if (person === null && recent === null) return payloadOf(REQUEST_PREFIX, signed);
-  return payloadOf(REQUEST_WITH_PERSON_PREFIX, { ...signed, on_behalf_of: person === null ? null : signedPerson(person), recent_sign_in_s: recent });
+  return payloadOf(REQUEST_WITH_PERSON_PREFIX, {
+    ...signed,
+    on_behalf_of: person === null ? null : signedPerson(person),
+    recent_sign_in_s: recent,
+  });
 }
 
 /** The bytes the approval service signs for an `ApprovalDecision`: every field, picked one by one. */
@@ -180,7 +205,10 @@ export function decisionSigningPayload(decision: ApprovalDecision): Buffer {
   };
   const { decider } = decision;
   if (decider === null || decider === undefined) return payloadOf(DECISION_PREFIX, signed);
-  return payloadOf(DECISION_WITH_DECIDER_PREFIX, { ...signed, decider: { issuer: decider.issuer, subject: decider.subject, name: decider.name, auth_time: decider.auth_time } });
+  return payloadOf(DECISION_WITH_DECIDER_PREFIX, {
+    ...signed,
+    decider: { issuer: decider.issuer, subject: decider.subject, name: decider.name, auth_time: decider.auth_time },
+  });
 }
 
 /** The bytes a service signs for a `ToolResult` it publishes (an operator's resolution included): every field. */
@@ -207,7 +235,8 @@ export function resultSigningPayload(result: ToolResult): Buffer {
             retry_after_ms: error.retry_after_ms,
             details: error.details,
           },
-    pending: pending === null ? null : { proposal_id: pending.proposal_id, approver_role: pending.approver_role, expires_at: pending.expires_at },
+    pending:
+      pending === null ? null : { proposal_id: pending.proposal_id, approver_role: pending.approver_role, expires_at: pending.expires_at },
     arguments_sha256: result.arguments_sha256,
     completed_at: result.completed_at,
     duration_ms: result.duration_ms,
@@ -299,7 +328,8 @@ export function payloadFor<R extends TopicRole>(role: R, event: EventByRole[R], 
   return isSignedRole(role) ? signingPayload(role, event as EventByRole[typeof role], headers) : undefined;
 }
 
-type HeaderValue = { readonly kind: 'absent' } | { readonly kind: 'conflicting'; readonly count: number } | { readonly kind: 'one'; readonly text: string };
+type HeaderValue =
+  { readonly kind: 'absent' } | { readonly kind: 'conflicting'; readonly count: number } | { readonly kind: 'one'; readonly text: string };
 
 /**
  * One header's value as text. Kafka allows a header name to repeat (kafkajs then gives an array):
@@ -341,22 +371,33 @@ function signatureBytes(text: string): Buffer | undefined {
  * valid signature over the event and the headers that travel with it. Never throws on what a
  * record carries.
  */
-export function verifySigned<R extends SignedRole>(role: R, event: EventByRole[R], headers: SignedHeaders | undefined, ring: KeyRing): SignatureCheck {
+export function verifySigned<R extends SignedRole>(
+  role: R,
+  event: EventByRole[R],
+  headers: SignedHeaders | undefined,
+  ring: KeyRing,
+): SignatureCheck {
   const signatureHeader = headerValue(headers, SIGNATURE_HEADER);
   const keyIdHeader = headerValue(headers, KEY_ID_HEADER);
   if (signatureHeader.kind === 'absent') return refuse('unsigned', `no ${SIGNATURE_HEADER} header`);
   if (keyIdHeader.kind === 'absent') return refuse('unsigned', `no ${KEY_ID_HEADER} header`);
   if (keyIdHeader.kind === 'conflicting') return refuse('unknown_key', `${keyIdHeader.count} different ${KEY_ID_HEADER} headers`);
-  if (signatureHeader.kind === 'conflicting') return refuse('bad_signature', `${signatureHeader.count} different ${SIGNATURE_HEADER} headers`);
+  if (signatureHeader.kind === 'conflicting')
+    return refuse('bad_signature', `${signatureHeader.count} different ${SIGNATURE_HEADER} headers`);
 
   const keyId = keyIdHeader.text;
   const held = ring.get(keyId);
   if (held === undefined) return refuse('unknown_key', `key id ${describeKeyId(keyId)} is not trusted`);
   const allowed: readonly KeyRole[] = SIGNED_BY[role];
-  if (!allowed.includes(held.role)) return refuse('wrong_role', `key id "${keyId}" is the ${held.role} service's; ${role} events are signed by the ${allowed.join(' or ')} service`);
+  if (!allowed.includes(held.role))
+    return refuse(
+      'wrong_role',
+      `key id "${keyId}" is the ${held.role} service's; ${role} events are signed by the ${allowed.join(' or ')} service`,
+    );
 
   const signature = signatureBytes(signatureHeader.text);
-  if (signature === undefined) return refuse('bad_signature', `${SIGNATURE_HEADER} is not base64 of a ${ED25519_SIGNATURE_BYTES}-byte Ed25519 signature`);
+  if (signature === undefined)
+    return refuse('bad_signature', `${SIGNATURE_HEADER} is not base64 of a ${ED25519_SIGNATURE_BYTES}-byte Ed25519 signature`);
 
   let payload: Buffer;
   try {
@@ -368,14 +409,16 @@ export function verifySigned<R extends SignedRole>(role: R, event: EventByRole[R
   const proofHeader = headerValue(headers, BATCH_PROOF_HEADER);
   if (proofHeader.kind === 'conflicting') return refuse('bad_signature', `${proofHeader.count} different ${BATCH_PROOF_HEADER} headers`);
   if (proofHeader.kind === 'absent') {
-    if (!verify(null, payload, held.key, signature)) return refuse('bad_signature', `the signature does not match the event under key id "${keyId}"`);
+    if (!verify(null, payload, held.key, signature))
+      return refuse('bad_signature', `the signature does not match the event under key id "${keyId}"`);
     return { ok: true, keyId, role: held.role };
   }
   // Signed with the others of its batch: the event's path must lead to a root this key signed.
   const root = rootOf(payload, proofHeader.text);
   if (root === undefined) return refuse('bad_signature', `${BATCH_PROOF_HEADER} is not a path of a signed batch`);
   if (!rootAlreadyVerified(ring, keyId, signature, root)) {
-    if (!verify(null, rootSigningBytes(root), held.key, signature)) return refuse('bad_signature', `the signature does not match the event's batch under key id "${keyId}"`);
+    if (!verify(null, rootSigningBytes(root), held.key, signature))
+      return refuse('bad_signature', `the signature does not match the event's batch under key id "${keyId}"`);
     rememberVerifiedRoot(ring, keyId, signature, root);
   }
   return { ok: true, keyId, role: held.role };
@@ -387,10 +430,16 @@ export function verifySigned<R extends SignedRole>(role: R, event: EventByRole[R
  * reply partition, arguments matching their signed hash (`arguments` is not in the payload, so a
  * valid signature says nothing about them), deadline not passed.
  */
-export function verifyOrder(order: ExecutionOrder, headers: SignedHeaders | undefined, ring: KeyRing, now: number = Date.now()): SignatureCheck {
+export function verifyOrder(
+  order: ExecutionOrder,
+  headers: SignedHeaders | undefined,
+  ring: KeyRing,
+  now: number = Date.now(),
+): SignatureCheck {
   const signed = verifySigned('execute', order, headers, ring);
   if (!signed.ok) return signed;
-  if (sha256Hex(order.arguments) !== order.arguments_sha256) return refuse('arguments_altered', 'the arguments do not hash to the signed arguments_sha256');
+  if (sha256Hex(order.arguments) !== order.arguments_sha256)
+    return refuse('arguments_altered', 'the arguments do not hash to the signed arguments_sha256');
   if (order.deadline_at !== null && order.deadline_at < now) {
     return refuse('expired', `deadline_at ${order.deadline_at} passed ${now - order.deadline_at} ms ago`);
   }
@@ -401,7 +450,8 @@ export function verifyOrder(order: ExecutionOrder, headers: SignedHeaders | unde
 export function verifyRequest(request: ApprovalRequest, headers: SignedHeaders | undefined, ring: KeyRing): SignatureCheck {
   const signed = verifySigned('approvalsRequested', request, headers, ring);
   if (!signed.ok) return signed;
-  if (sha256Hex(request.arguments) !== request.arguments_sha256) return refuse('arguments_altered', 'the arguments do not hash to the signed arguments_sha256');
+  if (sha256Hex(request.arguments) !== request.arguments_sha256)
+    return refuse('arguments_altered', 'the arguments do not hash to the signed arguments_sha256');
   return signed;
 }
 
@@ -421,7 +471,12 @@ export function verifyHandoff(handoff: OperatorHandoff, headers: SignedHeaders |
 }
 
 /** The check a reader of `role` makes of each record before anything acts on it. */
-export function verifyEvent<R extends SignedRole>(role: R, event: EventByRole[R], headers: SignedHeaders | undefined, ring: KeyRing): SignatureCheck {
+export function verifyEvent<R extends SignedRole>(
+  role: R,
+  event: EventByRole[R],
+  headers: SignedHeaders | undefined,
+  ring: KeyRing,
+): SignatureCheck {
   switch (role) {
     case 'execute':
       // Deadlines are judged where the order is handled (a late order is answered TIMEOUT).

@@ -74,7 +74,18 @@ export type { SignatureCheck, SignatureRefusal, SignedHeaders, SignedRole } from
 export { BATCH_PROOF_HEADER, MAX_BATCH_LEAVES } from './batch-signing.js';
 export { checkRecord, deadLetterUntrusted, ORDER_CLOCK_MARGIN_MS, recordSha256, untrustedReason } from './record-trust.js';
 export type { RecordTrust } from './record-trust.js';
-export { assertSignsAs, generateSigningKey, KEY_ROLES, KeyRole, keyRing, keyRingFromEnv, KEYS_VARIABLE, parseSigningKey, parseTrustedKeys, SigningKeyError } from './signing-keys.js';
+export {
+  assertSignsAs,
+  generateSigningKey,
+  KEY_ROLES,
+  KeyRole,
+  keyRing,
+  keyRingFromEnv,
+  KEYS_VARIABLE,
+  parseSigningKey,
+  parseTrustedKeys,
+  SigningKeyError,
+} from './signing-keys.js';
 export type { KeyRing, RoleKey, SigningKey, TrustedKeys } from './signing-keys.js';
 export { replyGroupPrefix, startReplyReader } from './reply-reader.js';
 export type { ReplyReader, ReplyReaderOptions } from './reply-reader.js';

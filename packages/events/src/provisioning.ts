@@ -25,7 +25,10 @@ export async function provisionTopics(admin: Admin, topics: Topics, settings: To
   const present = new Set(await admin.listTopics());
   const missing = wanted.filter((t) => !present.has(t.topic));
   if (missing.length > 0) await createWithRetry(admin, missing);
-  await awaitTopicsServed(admin, wanted.map((t) => t.topic));
+  await awaitTopicsServed(
+    admin,
+    wanted.map((t) => t.topic),
+  );
   return {
     created: missing.map((t) => t.topic),
     existing: wanted.filter((t) => present.has(t.topic)).map((t) => t.topic),

@@ -31,7 +31,12 @@ const MAX_BATCH_BYTES = 900 * 1024;
 // Errors after which an idempotent producer's sequence numbers no longer match the broker's (a
 // broker restart can leave a batch half-acknowledged): every later send fails the same way until
 // the producer is replaced, which gets a new producer id from the broker.
-const PRODUCER_STATE_LOST = new Set(['OUT_OF_ORDER_SEQUENCE_NUMBER', 'UNKNOWN_PRODUCER_ID', 'INVALID_PRODUCER_EPOCH', 'INVALID_PRODUCER_ID_MAPPING']);
+const PRODUCER_STATE_LOST = new Set([
+  'OUT_OF_ORDER_SEQUENCE_NUMBER',
+  'UNKNOWN_PRODUCER_ID',
+  'INVALID_PRODUCER_EPOCH',
+  'INVALID_PRODUCER_ID_MAPPING',
+]);
 const SEND_ATTEMPTS = 3;
 
 // kafkajs rolls a partition's sequence number back whenever a produce request throws, even when the

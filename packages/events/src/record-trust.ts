@@ -37,17 +37,31 @@ export function untrustedReason(reason: SignatureRefusal): string {
 }
 
 /** The check a reader of `role` makes before its handler sees the record; always ok for a topic that is not signed. */
-export function checkRecord<R extends TopicRole>(role: R, event: EventByRole[R], headers: SignedHeaders | undefined, trust: RecordTrust, now = Date.now()): SignatureCheck | undefined {
+export function checkRecord<R extends TopicRole>(
+  role: R,
+  event: EventByRole[R],
+  headers: SignedHeaders | undefined,
+  trust: RecordTrust,
+  now = Date.now(),
+): SignatureCheck | undefined {
   if (!isSignedRole(role)) return undefined;
   const check = verifyEvent(role, event as EventByRole[typeof role], headers, trust.keys);
   if (!check.ok || role !== 'execute' || trust.answeredRetentionMs === undefined) return check;
   const issuedAt = (event as ExecutionOrder).issued_at;
   const maxAgeMs = trust.answeredRetentionMs - ORDER_CLOCK_MARGIN_MS;
   if (issuedAt < now - maxAgeMs) {
-    return { ok: false, reason: 'stale', detail: `issued ${now - issuedAt} ms ago, past the ${maxAgeMs} ms within which an answered command is surely remembered` };
+    return {
+      ok: false,
+      reason: 'stale',
+      detail: `issued ${now - issuedAt} ms ago, past the ${maxAgeMs} ms within which an answered command is surely remembered`,
+    };
   }
   if (issuedAt > now + ORDER_CLOCK_MARGIN_MS) {
-    return { ok: false, reason: 'stale', detail: `issued ${issuedAt - now} ms in the future by this reader's clock, more than the ${ORDER_CLOCK_MARGIN_MS} ms clocks may disagree` };
+    return {
+      ok: false,
+      reason: 'stale',
+      detail: `issued ${issuedAt - now} ms in the future by this reader's clock, more than the ${ORDER_CLOCK_MARGIN_MS} ms clocks may disagree`,
+    };
   }
   return check;
 }
@@ -75,6 +89,9 @@ export async function deadLetterUntrusted<R extends TopicRole>(
   if (check === undefined || check.ok) return false;
   await deadLetters.send(origin, untrustedReason(check.reason), check.detail);
   trust?.refused?.(check.reason);
-  log.warn({ partition: origin.partition, offset: origin.offset, reason: check.reason, record_sha256: recordSha256(origin.value) }, 'record no trusted key vouches for sent to the DLQ; nothing acts on it');
+  log.warn(
+    { partition: origin.partition, offset: origin.offset, reason: check.reason, record_sha256: recordSha256(origin.value) },
+    'record no trusted key vouches for sent to the DLQ; nothing acts on it',
+  );
   return true;
 }

@@ -72,7 +72,11 @@ export class EventSerde {
     for (const role of TOPIC_ROLES) {
       for (let attempt = 1; ; attempt += 1) {
         try {
-          out[role] = await withinMs(this.register(role), REGISTRY_REQUEST_TIMEOUT_MS, `the registry did not answer for ${this.topics[role]}`);
+          out[role] = await withinMs(
+            this.register(role),
+            REGISTRY_REQUEST_TIMEOUT_MS,
+            `the registry did not answer for ${this.topics[role]}`,
+          );
           break;
         } catch (error) {
           const refused = error instanceof EventsError && error.code === 'SCHEMA_REFUSED';
@@ -123,7 +127,11 @@ export class EventSerde {
     } catch (cause) {
       const paths: string[] = [];
       type.isValid(event, { errorHook: (path) => paths.push(path.join('.') || '(root)') });
-      throw new EventsError('ENCODE_FAILED', `${this.topics[role]} event does not match its schema at ${paths.join(', ') || '(unknown path)'}`, { cause });
+      throw new EventsError(
+        'ENCODE_FAILED',
+        `${this.topics[role]} event does not match its schema at ${paths.join(', ') || '(unknown path)'}`,
+        { cause },
+      );
     }
     return writeWireFormat(id, body);
   }
@@ -246,7 +254,6 @@ export class EventSerde {
       return undefined;
     }
   }
-
 }
 
 /** How long one request to the registry (or one topic's registration) may take at start-up. */

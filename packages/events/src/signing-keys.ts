@@ -79,13 +79,18 @@ function splitEntry(entry: string, where: string): KeyEntry {
 function importKey(entry: KeyEntry, where: string, kind: 'private' | 'public'): KeyObject {
   let key: KeyObject;
   try {
-    key = kind === 'private' ? createPrivateKey({ key: entry.der, format: 'der', type: 'pkcs8' }) : createPublicKey({ key: entry.der, format: 'der', type: 'spki' });
+    key =
+      kind === 'private'
+        ? createPrivateKey({ key: entry.der, format: 'der', type: 'pkcs8' })
+        : createPublicKey({ key: entry.der, format: 'der', type: 'spki' });
   } catch {
     const expected = kind === 'private' ? 'a PKCS#8 DER private key' : 'an SPKI DER public key';
     throw new SigningKeyError(`${where} (key id "${entry.keyId}"): the key is not ${expected}`);
   }
   if (key.asymmetricKeyType !== 'ed25519') {
-    throw new SigningKeyError(`${where} (key id "${entry.keyId}"): the key is ${key.asymmetricKeyType ?? 'of an unknown type'}, not Ed25519`);
+    throw new SigningKeyError(
+      `${where} (key id "${entry.keyId}"): the key is ${key.asymmetricKeyType ?? 'of an unknown type'}, not Ed25519`,
+    );
   }
   return key;
 }
@@ -126,11 +131,17 @@ export function keyRing(byRole: Partial<Readonly<Record<KeyRole, TrustedKeys | u
   for (const role of KEY_ROLES) {
     for (const [keyId, key] of byRole[role] ?? new Map<string, KeyObject>()) {
       const held = ring.get(keyId);
-      if (held !== undefined) throw new SigningKeyError(`key id "${keyId}" is listed for both the ${held.role} and the ${role} service; each service signs with a key of its own`);
+      if (held !== undefined)
+        throw new SigningKeyError(
+          `key id "${keyId}" is listed for both the ${held.role} and the ${role} service; each service signs with a key of its own`,
+        );
       // The same key under another id would let one service sign as the other all the same.
       const material = spki(key);
       const same = roleOfKey.get(material);
-      if (same !== undefined && same.role !== role) throw new SigningKeyError(`key id "${keyId}" (${role}) is the same key as "${same.keyId}" (${same.role}); each service signs with a key of its own`);
+      if (same !== undefined && same.role !== role)
+        throw new SigningKeyError(
+          `key id "${keyId}" (${role}) is the same key as "${same.keyId}" (${same.role}); each service signs with a key of its own`,
+        );
       roleOfKey.set(material, { role, keyId });
       ring.set(keyId, { role, key });
     }
@@ -150,7 +161,9 @@ export function assertSignsAs(ring: KeyRing, key: SigningKey, role: KeyRole): vo
   const own = spki(createPublicKey(key.privateKey));
   for (const [keyId, held] of ring) {
     if (held.role !== role && spki(held.key) === own) {
-      throw new SigningKeyError(`this ${role} service's signing key is listed as the ${held.role} service's key "${keyId}"; each service signs with a key of its own`);
+      throw new SigningKeyError(
+        `this ${role} service's signing key is listed as the ${held.role} service's key "${keyId}"; each service signs with a key of its own`,
+      );
     }
   }
 }

@@ -51,7 +51,11 @@ function textHeaders(headers: Readonly<Record<string, unknown>>): Record<string,
  * The stored result, answered to the command that asks now (a retry carries a new command id). For
  * the command that produced it, the answer is the same record again, byte for byte.
  */
-export function fromStoredOutcome(text: string, address: ResultAddress, argumentsSha256: string): { outcome: StoredOutcome; result: ToolResult } {
+export function fromStoredOutcome(
+  text: string,
+  address: ResultAddress,
+  argumentsSha256: string,
+): { outcome: StoredOutcome; result: ToolResult } {
   const outcome = JSON.parse(text) as StoredOutcome;
   return {
     outcome,

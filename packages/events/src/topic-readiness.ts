@@ -6,7 +6,12 @@ import type { Admin } from 'kafkajs';
  * not taken the partition over yet: `createTopics({ waitForLeaders })` has returned, but an offset
  * lookup still answers NOT_LEADER_FOR_PARTITION, and kafkajs' admin does not retry that.
  */
-const NOT_SERVING_YET = new Set(['UNKNOWN_TOPIC_OR_PARTITION', 'LEADER_NOT_AVAILABLE', 'NOT_LEADER_FOR_PARTITION', 'NOT_LEADER_OR_FOLLOWER']);
+const NOT_SERVING_YET = new Set([
+  'UNKNOWN_TOPIC_OR_PARTITION',
+  'LEADER_NOT_AVAILABLE',
+  'NOT_LEADER_FOR_PARTITION',
+  'NOT_LEADER_OR_FOLLOWER',
+]);
 
 export interface PartitionOffsets {
   readonly partition: number;
@@ -20,7 +25,9 @@ function notServingYet(error: unknown): boolean {
   if (typeof type === 'string' && NOT_SERVING_YET.has(type)) return true;
   // kafkajs wraps a failed retry loop; the cause carries the broker's answer.
   const cause = (error as { originalError?: unknown; cause?: unknown } | null) ?? {};
-  return (cause.originalError !== undefined && notServingYet(cause.originalError)) || (cause.cause !== undefined && notServingYet(cause.cause));
+  return (
+    (cause.originalError !== undefined && notServingYet(cause.originalError)) || (cause.cause !== undefined && notServingYet(cause.cause))
+  );
 }
 
 /**

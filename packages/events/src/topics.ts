@@ -1,11 +1,4 @@
-import type {
-  ApprovalDecision,
-  ApprovalRequest,
-  ExecutionOrder,
-  OperatorHandoff,
-  ToolCommand,
-  ToolResult,
-} from './event-types.js';
+import type { ApprovalDecision, ApprovalRequest, ExecutionOrder, OperatorHandoff, ToolCommand, ToolResult } from './event-types.js';
 
 /** Every topic Gatehouse owns, by the role it plays in the flow. */
 export const TopicRole = {

@@ -5,8 +5,7 @@ export const MAGIC_BYTE = 0;
 export const HEADER_BYTES = 5;
 
 export type WireHeader =
-  | { readonly ok: true; readonly schemaId: number; readonly body: Buffer }
-  | { readonly ok: false; readonly message: string };
+  { readonly ok: true; readonly schemaId: number; readonly body: Buffer } | { readonly ok: false; readonly message: string };
 
 /** Reads the header of a record value without trusting any of it. */
 export function readWireHeader(value: Buffer | null): WireHeader {

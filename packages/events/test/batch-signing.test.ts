@@ -81,13 +81,17 @@ describe('orders signed as a batch', () => {
     const { orders, headers } = signedOrders(13);
     expect(new Set(headers.map((h) => h[SIGNATURE_HEADER])).size).toBe(1);
     expect(new Set(headers.map((h) => h[BATCH_PROOF_HEADER])).size).toBe(13);
-    orders.forEach((order, i) => expect(verifyOrder(order, headers[i], trusted, NOW)).toEqual({ ok: true, keyId: 'policy-2026-01', role: 'policy' }));
+    orders.forEach((order, i) =>
+      expect(verifyOrder(order, headers[i], trusted, NOW)).toEqual({ ok: true, keyId: 'policy-2026-01', role: 'policy' }),
+    );
   });
 
   it('signs one order alone, with no path, as a single publish always was', () => {
     const { orders, headers } = signedOrders(1);
     expect(headers[0]).not.toHaveProperty(BATCH_PROOF_HEADER);
-    expect(headers[0]).toEqual(expect.objectContaining(policySigner.headersFor('execute', orders[0] as ExecutionOrder, { [REPLY_PARTITION_HEADER]: '0' })));
+    expect(headers[0]).toEqual(
+      expect.objectContaining(policySigner.headersFor('execute', orders[0] as ExecutionOrder, { [REPLY_PARTITION_HEADER]: '0' })),
+    );
     expect(verifyOrder(orders[0] as ExecutionOrder, headers[0], ring(), NOW)).toMatchObject({ ok: true });
   });
 
@@ -115,13 +119,19 @@ describe('orders signed as a batch', () => {
     first.orders.forEach((order, i) => expect(verifyOrder(order, first.headers[i], trusted, NOW).ok).toBe(true));
     const order = first.orders[2] as ExecutionOrder;
     const own = first.headers[2] as Record<string, string>;
-    expect(refusal(verifyOrder(order, { ...own, [BATCH_PROOF_HEADER]: first.headers[3]?.[BATCH_PROOF_HEADER] as string }, trusted, NOW))).toBe('bad_signature');
-    expect(refusal(verifyOrder(order, { ...own, [SIGNATURE_HEADER]: second.headers[2]?.[SIGNATURE_HEADER] as string }, trusted, NOW))).toBe('bad_signature');
+    expect(
+      refusal(verifyOrder(order, { ...own, [BATCH_PROOF_HEADER]: first.headers[3]?.[BATCH_PROOF_HEADER] as string }, trusted, NOW)),
+    ).toBe('bad_signature');
+    expect(refusal(verifyOrder(order, { ...own, [SIGNATURE_HEADER]: second.headers[2]?.[SIGNATURE_HEADER] as string }, trusted, NOW))).toBe(
+      'bad_signature',
+    );
   });
 
   it('refuses a re-addressed order of a batch: its reply partition is in its leaf', () => {
     const { orders, headers } = signedOrders(4);
-    expect(refusal(verifyOrder(orders[1] as ExecutionOrder, { ...headers[1], [REPLY_PARTITION_HEADER]: '7' }, ring(), NOW))).toBe('bad_signature');
+    expect(refusal(verifyOrder(orders[1] as ExecutionOrder, { ...headers[1], [REPLY_PARTITION_HEADER]: '7' }, ring(), NOW))).toBe(
+      'bad_signature',
+    );
   });
 
   it('refuses a batch signature presented without its path, and a single signature presented with one', () => {
@@ -132,7 +142,16 @@ describe('orders signed as a batch', () => {
     delete withoutPath[BATCH_PROOF_HEADER];
     expect(refusal(verifyOrder(order, withoutPath, trusted, NOW))).toBe('bad_signature');
     const alone = policySigner.headersFor('execute', order, { [REPLY_PARTITION_HEADER]: '0' });
-    expect(refusal(verifyOrder(order, { [REPLY_PARTITION_HEADER]: '0', ...alone, [BATCH_PROOF_HEADER]: batch.headers[0]?.[BATCH_PROOF_HEADER] as string }, trusted, NOW))).toBe('bad_signature');
+    expect(
+      refusal(
+        verifyOrder(
+          order,
+          { [REPLY_PARTITION_HEADER]: '0', ...alone, [BATCH_PROOF_HEADER]: batch.headers[0]?.[BATCH_PROOF_HEADER] as string },
+          trusted,
+          NOW,
+        ),
+      ),
+    ).toBe('bad_signature');
   });
 
   it('refuses paths that are not ones a signer writes, and two differing paths on one record', () => {
@@ -153,10 +172,20 @@ describe('orders signed as a batch', () => {
       `${sides.replaceAll('l', 'R')}.${hashes}`,
       `${sides}.${hashes}=`,
       `${'lrlrlrl'}.${Buffer.alloc(7 * 32).toString('base64')}`,
-      `${sides.split('').map((s) => (s === 'l' ? 'r' : 'l')).join('')}.${hashes}`,
+      `${sides
+        .split('')
+        .map((s) => (s === 'l' ? 'r' : 'l'))
+        .join('')}.${hashes}`,
     ];
-    for (const path of forged) expect({ path, check: refusal(verifyOrder(order, { ...own, [BATCH_PROOF_HEADER]: path }, trusted, NOW)) }).toEqual({ path, check: 'bad_signature' });
-    const twice: SignedHeaders = { ...own, [BATCH_PROOF_HEADER]: [Buffer.from(proof), Buffer.from(headers[4]?.[BATCH_PROOF_HEADER] as string)] };
+    for (const path of forged)
+      expect({ path, check: refusal(verifyOrder(order, { ...own, [BATCH_PROOF_HEADER]: path }, trusted, NOW)) }).toEqual({
+        path,
+        check: 'bad_signature',
+      });
+    const twice: SignedHeaders = {
+      ...own,
+      [BATCH_PROOF_HEADER]: [Buffer.from(proof), Buffer.from(headers[4]?.[BATCH_PROOF_HEADER] as string)],
+    };
     expect(refusal(verifyOrder(order, twice, trusted, NOW))).toBe('bad_signature');
     expect(verifyOrder(order, own, trusted, NOW).ok).toBe(true);
   });

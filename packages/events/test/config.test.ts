@@ -6,11 +6,22 @@ describe('event settings from the environment', () => {
     const config = eventsConfigFromEnv({});
     expect(config.brokers).toEqual(['127.0.0.1:9092']);
     expect(config.registryUrl).toBe('http://127.0.0.1:8081/apis/ccompat/v7');
-    expect(config.topicSettings).toEqual({ partitions: 6, resultsPartitions: 24, replicationFactor: 1, retentionMs: 604_800_000, dlqRetentionMs: 1_209_600_000, maxMessageBytes: 4_194_304 });
+    expect(config.topicSettings).toEqual({
+      partitions: 6,
+      resultsPartitions: 24,
+      replicationFactor: 1,
+      retentionMs: 604_800_000,
+      dlqRetentionMs: 1_209_600_000,
+      maxMessageBytes: 4_194_304,
+    });
   });
 
   it('takes a user cluster, trimming the registry URL', () => {
-    const config = eventsConfigFromEnv({ KAFKA_BROKERS: 'k1:9092, k2:9093', SCHEMA_REGISTRY_URL: 'https://sr.internal/', GATEHOUSE_TOPIC_PARTITIONS: '24' });
+    const config = eventsConfigFromEnv({
+      KAFKA_BROKERS: 'k1:9092, k2:9093',
+      SCHEMA_REGISTRY_URL: 'https://sr.internal/',
+      GATEHOUSE_TOPIC_PARTITIONS: '24',
+    });
     expect(config.brokers).toEqual(['k1:9092', 'k2:9093']);
     expect(config.registryUrl).toBe('https://sr.internal');
     expect(config.topicSettings.partitions).toBe(24);

@@ -25,7 +25,11 @@ const executorKey = generateSigningKey('executor-1');
 const approvalSigner = new EventSigner(parseSigningKey(approvalKey.signingKey));
 const policySigner = new EventSigner(parseSigningKey(policyKey.signingKey));
 const executorSigner = new EventSigner(parseSigningKey(executorKey.signingKey));
-const trusted = keyRing({ approval: parseTrustedKeys(approvalKey.trustedKey), policy: parseTrustedKeys(policyKey.trustedKey), executor: parseTrustedKeys(executorKey.trustedKey) });
+const trusted = keyRing({
+  approval: parseTrustedKeys(approvalKey.trustedKey),
+  policy: parseTrustedKeys(policyKey.trustedKey),
+  executor: parseTrustedKeys(executorKey.trustedKey),
+});
 const strangerSigner = new EventSigner(parseSigningKey(generateSigningKey('stranger').signingKey));
 
 const decision: ApprovalDecision = {
@@ -77,7 +81,13 @@ const request: ApprovalRequest = {
   arguments_sha256: sha256Hex(ARGUMENTS),
   target: { type: 'customer', id: 'C-1', version: 17 },
   effect: 'Changes the shipping address of C-1',
-  diff: { changes: [{ field: 'shipping_address', before: 'old', after: 'new' }], recipients: ['c1@acme.test'], amount: { minor: 1250, currency: 'EUR' }, affected_records: 1, irreversible: ['a letter is sent'] },
+  diff: {
+    changes: [{ field: 'shipping_address', before: 'old', after: 'new' }],
+    recipients: ['c1@acme.test'],
+    amount: { minor: 1250, currency: 'EUR' },
+    affected_records: 1,
+    irreversible: ['a letter is sent'],
+  },
   approver_role: 'support-lead',
   rule_id: 'address-change',
   requested_at: 1_700_000_000_000,
@@ -92,7 +102,11 @@ function signedFields(payload: Buffer): string[] {
 
 describe('signed approval decisions', () => {
   it('signs every field of the decision but its schema version', () => {
-    expect(signedFields(decisionSigningPayload(decision))).toEqual(Object.keys(decision).filter((k) => k !== 'schema_version').sort());
+    expect(signedFields(decisionSigningPayload(decision))).toEqual(
+      Object.keys(decision)
+        .filter((k) => k !== 'schema_version')
+        .sort(),
+    );
   });
 
   it('verifies a decision as signed and refuses each alteration, an unsigned copy and a stranger’s key', () => {
@@ -100,23 +114,38 @@ describe('signed approval decisions', () => {
     expect(verifyDecision(decision, headers, trusted)).toEqual({ ok: true, keyId: 'approval-1', role: 'approval' });
     for (const field of Object.keys(decision).filter((k) => k !== 'schema_version') as (keyof ApprovalDecision)[]) {
       const value = decision[field];
-      const altered = { ...decision, [field]: typeof value === 'number' ? value + 1 : value === null ? 'x' : typeof value === 'string' ? `${value}x` : null };
+      const altered = {
+        ...decision,
+        [field]: typeof value === 'number' ? value + 1 : value === null ? 'x' : typeof value === 'string' ? `${value}x` : null,
+      };
       expect(verifyDecision(altered, headers, trusted), field).toMatchObject({ ok: false, reason: 'bad_signature' });
     }
     expect(verifyDecision(decision, undefined, trusted)).toMatchObject({ ok: false, reason: 'unsigned' });
-    expect(verifyDecision(decision, strangerSigner.headersFor('approvalsDecided', decision), trusted)).toMatchObject({ ok: false, reason: 'unknown_key' });
+    expect(verifyDecision(decision, strangerSigner.headersFor('approvalsDecided', decision), trusted)).toMatchObject({
+      ok: false,
+      reason: 'unknown_key',
+    });
   });
 
   it('refuses a decision signed by the policy service’s key: only the approval service decides', () => {
-    expect(verifyDecision(decision, policySigner.headersFor('approvalsDecided', decision), trusted)).toMatchObject({ ok: false, reason: 'wrong_role' });
-    expect(verifyDecision(decision, executorSigner.headersFor('approvalsDecided', decision), trusted)).toMatchObject({ ok: false, reason: 'wrong_role' });
+    expect(verifyDecision(decision, policySigner.headersFor('approvalsDecided', decision), trusted)).toMatchObject({
+      ok: false,
+      reason: 'wrong_role',
+    });
+    expect(verifyDecision(decision, executorSigner.headersFor('approvalsDecided', decision), trusted)).toMatchObject({
+      ok: false,
+      reason: 'wrong_role',
+    });
   });
 });
 
 describe('signed approval requests', () => {
   it('signs what a person is shown and the reply partition, the arguments through their hash', () => {
     expect(signedFields(requestSigningPayload(request, null))).toEqual(
-      Object.keys(request).filter((k) => k !== 'schema_version' && k !== 'arguments').concat('reply_partition').sort(),
+      Object.keys(request)
+        .filter((k) => k !== 'schema_version' && k !== 'arguments')
+        .concat('reply_partition')
+        .sort(),
     );
   });
 
@@ -126,19 +155,35 @@ describe('signed approval requests', () => {
     expect(verifyRequest(request, headers, trusted)).toEqual({ ok: true, keyId: 'policy-1', role: 'policy' });
     const alterations: Record<string, ApprovalRequest> = {
       diff: { ...request, diff: { ...request.diff, amount: { minor: 125_000, currency: 'EUR' } } },
-      'diff.changes': { ...request, diff: { ...request.diff, changes: [{ field: 'shipping_address', before: 'old', after: 'elsewhere' }] } },
+      'diff.changes': {
+        ...request,
+        diff: { ...request.diff, changes: [{ field: 'shipping_address', before: 'old', after: 'elsewhere' }] },
+      },
       target: { ...request, target: { ...request.target, version: 18 } },
       approver_role: { ...request, approver_role: 'intern' },
       command_id: { ...request, command_id: 'cmd-other' },
     };
-    for (const [name, altered] of Object.entries(alterations)) expect(verifyRequest(altered, headers, trusted), name).toMatchObject({ ok: false, reason: 'bad_signature' });
-    expect(verifyRequest({ ...request, arguments: '{"customer_id":"C-2"}' }, headers, trusted)).toMatchObject({ ok: false, reason: 'arguments_altered' });
-    expect(verifyRequest(request, { ...headers, [REPLY_PARTITION_HEADER]: '4' }, trusted)).toMatchObject({ ok: false, reason: 'bad_signature' });
+    for (const [name, altered] of Object.entries(alterations))
+      expect(verifyRequest(altered, headers, trusted), name).toMatchObject({ ok: false, reason: 'bad_signature' });
+    expect(verifyRequest({ ...request, arguments: '{"customer_id":"C-2"}' }, headers, trusted)).toMatchObject({
+      ok: false,
+      reason: 'arguments_altered',
+    });
+    expect(verifyRequest(request, { ...headers, [REPLY_PARTITION_HEADER]: '4' }, trusted)).toMatchObject({
+      ok: false,
+      reason: 'bad_signature',
+    });
   });
 
   it('refuses a request signed by the approval service or an executor: only the policy service asks people', () => {
-    expect(verifyRequest(request, approvalSigner.headersFor('approvalsRequested', request), trusted)).toMatchObject({ ok: false, reason: 'wrong_role' });
-    expect(verifyRequest(request, executorSigner.headersFor('approvalsRequested', request), trusted)).toMatchObject({ ok: false, reason: 'wrong_role' });
+    expect(verifyRequest(request, approvalSigner.headersFor('approvalsRequested', request), trusted)).toMatchObject({
+      ok: false,
+      reason: 'wrong_role',
+    });
+    expect(verifyRequest(request, executorSigner.headersFor('approvalsRequested', request), trusted)).toMatchObject({
+      ok: false,
+      reason: 'wrong_role',
+    });
   });
 });
 
@@ -157,14 +202,20 @@ describe('the person an event names, signed too', () => {
     expect(decisionSigningPayload(withDecider).toString('utf8')).toMatch(/^gatehouse\.approval-decision\.v2\n/);
     const decided = approvalSigner.headersFor('approvalsDecided', withDecider);
     expect(verifyDecision(withDecider, decided, trusted)).toMatchObject({ ok: true });
-    expect(verifyDecision({ ...withDecider, decider: { ...decider, subject: 'person-7' } }, decided, trusted)).toMatchObject({ ok: false, reason: 'bad_signature' });
+    expect(verifyDecision({ ...withDecider, decider: { ...decider, subject: 'person-7' } }, decided, trusted)).toMatchObject({
+      ok: false,
+      reason: 'bad_signature',
+    });
     expect(verifyDecision({ ...withDecider, decider: null }, decided, trusted)).toMatchObject({ ok: false, reason: 'bad_signature' });
 
     const behalf = { ...request, on_behalf_of: person };
     expect(requestSigningPayload(behalf, null).toString('utf8')).toMatch(/^gatehouse\.approval-request\.v2\n/);
     const asked = policySigner.headersFor('approvalsRequested', behalf);
     expect(verifyRequest(behalf, asked, trusted)).toMatchObject({ ok: true });
-    expect(verifyRequest({ ...behalf, on_behalf_of: { ...person, subject: 'person-1' } }, asked, trusted)).toMatchObject({ ok: false, reason: 'bad_signature' });
+    expect(verifyRequest({ ...behalf, on_behalf_of: { ...person, subject: 'person-1' } }, asked, trusted)).toMatchObject({
+      ok: false,
+      reason: 'bad_signature',
+    });
     expect(verifyRequest({ ...behalf, on_behalf_of: null }, asked, trusted)).toMatchObject({ ok: false, reason: 'bad_signature' });
     const plain = policySigner.headersFor('approvalsRequested', request);
     expect(verifyRequest(behalf, plain, trusted)).toMatchObject({ ok: false, reason: 'bad_signature' });
@@ -182,32 +233,62 @@ describe('the person an event names, signed too', () => {
 
 describe('signed results', () => {
   it('signs every field of the result but its schema version', () => {
-    expect(signedFields(resultSigningPayload(answer))).toEqual(Object.keys(answer).filter((k) => k !== 'schema_version').sort());
+    expect(signedFields(resultSigningPayload(answer))).toEqual(
+      Object.keys(answer)
+        .filter((k) => k !== 'schema_version')
+        .sort(),
+    );
   });
 
   it('verifies a result from each service that answers, and refuses an altered result, status, error or pending notice', () => {
-    for (const [signer, keyId] of [[policySigner, 'policy-1'], [approvalSigner, 'approval-1'], [executorSigner, 'executor-1']] as const) {
+    for (const [signer, keyId] of [
+      [policySigner, 'policy-1'],
+      [approvalSigner, 'approval-1'],
+      [executorSigner, 'executor-1'],
+    ] as const) {
       expect(verifyResult(answer, signer.headersFor('results', answer), trusted)).toMatchObject({ ok: true, keyId });
     }
     const headers = executorSigner.headersFor('results', answer);
-    expect(verifyResult({ ...answer, result: '{"new_version":99}' }, headers, trusted)).toMatchObject({ ok: false, reason: 'bad_signature' });
+    expect(verifyResult({ ...answer, result: '{"new_version":99}' }, headers, trusted)).toMatchObject({
+      ok: false,
+      reason: 'bad_signature',
+    });
     expect(verifyResult({ ...answer, status: 'error' }, headers, trusted)).toMatchObject({ ok: false, reason: 'bad_signature' });
     expect(verifyResult({ ...answer, command_id: 'cmd-other' }, headers, trusted)).toMatchObject({ ok: false, reason: 'bad_signature' });
     const failed: ToolResult = {
       ...answer,
       status: 'error',
       result: null,
-      error: { code: 'UPSTREAM_ERROR', message: 'the write did not happen', retryable: false, field: null, permitted: [], next: null, retry_after_ms: null, details: '{"evidence":"row 7"}' },
+      error: {
+        code: 'UPSTREAM_ERROR',
+        message: 'the write did not happen',
+        retryable: false,
+        field: null,
+        permitted: [],
+        next: null,
+        retry_after_ms: null,
+        details: '{"evidence":"row 7"}',
+      },
     };
     const failedHeaders = policySigner.headersFor('results', failed);
     expect(verifyResult(failed, failedHeaders, trusted)).toMatchObject({ ok: true });
     for (const altered of [{ code: 'NOT_FOUND' }, { retryable: true }, { details: '{"evidence":"row 8"}' }, { permitted: ['x'] }]) {
       const error = { ...(failed.error as NonNullable<ToolResult['error']>), ...altered };
-      expect(verifyResult({ ...failed, error }, failedHeaders, trusted), JSON.stringify(altered)).toMatchObject({ ok: false, reason: 'bad_signature' });
+      expect(verifyResult({ ...failed, error }, failedHeaders, trusted), JSON.stringify(altered)).toMatchObject({
+        ok: false,
+        reason: 'bad_signature',
+      });
     }
-    const pending: ToolResult = { ...answer, status: 'pending_approval', result: null, pending: { proposal_id: 'p_1', approver_role: 'support-lead', expires_at: 1 } };
+    const pending: ToolResult = {
+      ...answer,
+      status: 'pending_approval',
+      result: null,
+      pending: { proposal_id: 'p_1', approver_role: 'support-lead', expires_at: 1 },
+    };
     const pendingHeaders = policySigner.headersFor('results', pending);
-    expect(verifyResult({ ...pending, pending: { proposal_id: 'p_1', approver_role: 'intern', expires_at: 1 } }, pendingHeaders, trusted)).toMatchObject({ ok: false, reason: 'bad_signature' });
+    expect(
+      verifyResult({ ...pending, pending: { proposal_id: 'p_1', approver_role: 'intern', expires_at: 1 } }, pendingHeaders, trusted),
+    ).toMatchObject({ ok: false, reason: 'bad_signature' });
   });
 
   it('refuses a result no key signed, or that a stranger signed', () => {
@@ -218,16 +299,37 @@ describe('signed results', () => {
 
 describe('signed operator handoffs', () => {
   const handoff = {
-    schema_version: 1, handoff_id: 'hnd_1', command_id: 'cmd-9', run_id: 'run-1', tenant: 'acme', tool: 'commit_address_change.v1', proposal_id: 'p_1',
-    idempotency_key: 'run-1:p_1:commit', arguments_sha256: 'c'.repeat(64), reason: 'timeout', last_error: 'status query: not found', executor: 'exec-1', detected_at: 1,
+    schema_version: 1,
+    handoff_id: 'hnd_1',
+    command_id: 'cmd-9',
+    run_id: 'run-1',
+    tenant: 'acme',
+    tool: 'commit_address_change.v1',
+    proposal_id: 'p_1',
+    idempotency_key: 'run-1:p_1:commit',
+    arguments_sha256: 'c'.repeat(64),
+    reason: 'timeout',
+    last_error: 'status query: not found',
+    executor: 'exec-1',
+    detected_at: 1,
   };
 
   it('signs every field, verifies under an executor key only, and refuses an altered last_error', () => {
-    expect(signedFields(handoffSigningPayload(handoff))).toEqual(Object.keys(handoff).filter((k) => k !== 'schema_version').sort());
+    expect(signedFields(handoffSigningPayload(handoff))).toEqual(
+      Object.keys(handoff)
+        .filter((k) => k !== 'schema_version')
+        .sort(),
+    );
     const headers = executorSigner.headersFor('operator', handoff);
     expect(verifyHandoff(handoff, headers, trusted)).toMatchObject({ ok: true, role: 'executor' });
-    expect(verifyHandoff({ ...handoff, last_error: 'status query: applied' }, headers, trusted)).toMatchObject({ ok: false, reason: 'bad_signature' });
-    expect(verifyHandoff(handoff, policySigner.headersFor('operator', handoff), trusted)).toMatchObject({ ok: false, reason: 'wrong_role' });
+    expect(verifyHandoff({ ...handoff, last_error: 'status query: applied' }, headers, trusted)).toMatchObject({
+      ok: false,
+      reason: 'bad_signature',
+    });
+    expect(verifyHandoff(handoff, policySigner.headersFor('operator', handoff), trusted)).toMatchObject({
+      ok: false,
+      reason: 'wrong_role',
+    });
   });
 });
 
@@ -239,11 +341,31 @@ describe('domain separation', () => {
     expect(verifyResult(answer, decisionHeaders, trusted)).toMatchObject({ ok: false, reason: 'bad_signature' });
     expect(verifyDecision(decision, resultHeaders, trusted)).toMatchObject({ ok: false, reason: 'bad_signature' });
     // The same fields read as an order and as a request: the approval key signs orders, the prefix still tells them apart.
-    const order = { ...request, order_id: 'o', effect: 'write', proposal_id: 'p_1', approval: null, idempotency_key: null, deadline_at: null, issued_at: 1 } as unknown as ExecutionOrder;
+    const order = {
+      ...request,
+      order_id: 'o',
+      effect: 'write',
+      proposal_id: 'p_1',
+      approval: null,
+      idempotency_key: null,
+      deadline_at: null,
+      issued_at: 1,
+    } as unknown as ExecutionOrder;
     expect(verifyOrder(order, approvalSigner.headersFor('approvalsRequested', request), trusted, 0)).toMatchObject({ ok: false });
   });
 
   it('signs nothing for a topic whose events are not signed (the agents’ commands)', () => {
-    expect(policySigner.headersFor('commands', { schema_version: 1, command_id: 'c', run_id: 'r', tenant: 't', tool: 'x.v1', arguments: '{}', sent_at: 0, deadline_at: null })).toEqual({});
+    expect(
+      policySigner.headersFor('commands', {
+        schema_version: 1,
+        command_id: 'c',
+        run_id: 'r',
+        tenant: 't',
+        tool: 'x.v1',
+        arguments: '{}',
+        sent_at: 0,
+        deadline_at: null,
+      }),
+    ).toEqual({});
   });
 });

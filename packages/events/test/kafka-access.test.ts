@@ -61,7 +61,10 @@ describe.each(readers)('Kafka authentication settings read by %s', (_name, read)
     [{ KAFKA_SASL_MECHANISM: 'scram-sha-512', KAFKA_SASL_PASSWORD: PASSWORD }, /KAFKA_SASL_USERNAME/],
     [{ KAFKA_SASL_MECHANISM: 'plain', KAFKA_SASL_USERNAME: 'gatehouse-agent' }, /KAFKA_SASL_PASSWORD/],
     [{ KAFKA_SASL_USERNAME: 'gatehouse-agent', KAFKA_SASL_PASSWORD: PASSWORD }, /KAFKA_SASL_MECHANISM/],
-    [{ KAFKA_SASL_MECHANISM: 'SCRAM-SHA-512', KAFKA_SASL_USERNAME: 'gatehouse-agent', KAFKA_SASL_PASSWORD: PASSWORD }, /KAFKA_SASL_MECHANISM.*scram-sha-512/],
+    [
+      { KAFKA_SASL_MECHANISM: 'SCRAM-SHA-512', KAFKA_SASL_USERNAME: 'gatehouse-agent', KAFKA_SASL_PASSWORD: PASSWORD },
+      /KAFKA_SASL_MECHANISM.*scram-sha-512/,
+    ],
     [{ KAFKA_SASL_MECHANISM: 'gssapi', KAFKA_SASL_USERNAME: 'gatehouse-agent', KAFKA_SASL_PASSWORD: PASSWORD }, /KAFKA_SASL_MECHANISM/],
     [{ KAFKA_SSL: 'yes' }, /KAFKA_SSL/],
   ])('refuses %j at start-up with CONFIG_INVALID, naming the variable', (env, names) => {
@@ -71,7 +74,11 @@ describe.each(readers)('Kafka authentication settings read by %s', (_name, read)
   });
 
   it('never echoes the password in a refusal', () => {
-    for (const env of [{ KAFKA_SASL_PASSWORD: PASSWORD }, { KAFKA_SASL_MECHANISM: 'scram-sha-512', KAFKA_SASL_PASSWORD: PASSWORD }, { KAFKA_SASL_MECHANISM: 'nope', KAFKA_SASL_USERNAME: 'u', KAFKA_SASL_PASSWORD: PASSWORD }]) {
+    for (const env of [
+      { KAFKA_SASL_PASSWORD: PASSWORD },
+      { KAFKA_SASL_MECHANISM: 'scram-sha-512', KAFKA_SASL_PASSWORD: PASSWORD },
+      { KAFKA_SASL_MECHANISM: 'nope', KAFKA_SASL_USERNAME: 'u', KAFKA_SASL_PASSWORD: PASSWORD },
+    ]) {
       const error = refusal(read, env);
       expect(error.message).toMatch(/KAFKA_SASL_/);
       expect(`${error.message} ${JSON.stringify(error)}`).not.toContain(PASSWORD);
@@ -83,7 +90,13 @@ describe('the two readers of the Kafka authentication settings', () => {
   it.each<Env>([
     {},
     { KAFKA_SASL_MECHANISM: 'scram-sha-512', KAFKA_SASL_USERNAME: 'gatehouse-policy', KAFKA_SASL_PASSWORD: PASSWORD, KAFKA_SSL: 'true' },
-    { KAFKA_SASL_MECHANISM: 'plain', KAFKA_SASL_USERNAME: 'svc', KAFKA_SASL_PASSWORD: PASSWORD, KAFKA_SSL: 'false', KAFKA_BROKERS: 'k1:9093' },
+    {
+      KAFKA_SASL_MECHANISM: 'plain',
+      KAFKA_SASL_USERNAME: 'svc',
+      KAFKA_SASL_PASSWORD: PASSWORD,
+      KAFKA_SSL: 'false',
+      KAFKA_BROKERS: 'k1:9093',
+    },
   ])('read %j to the same settings', (env) => {
     expect(eventsConfigOf(readConfig(EVENTS_NAMES, env))).toEqual(eventsConfigFromEnv(env));
   });

@@ -128,8 +128,15 @@ describe('the signed payload', () => {
 
 describe('verifyOrder', () => {
   it('accepts an order as it was signed, naming the key', () => {
-    expect(verifyOrder(order, policySigner.headersFor('execute', order), trusted, NOW)).toEqual({ ok: true, keyId: 'policy-2025-01', role: 'policy' });
-    expect(policySigner.headersFor('execute', order)).toEqual({ [SIGNATURE_HEADER]: expect.any(String) as string, [KEY_ID_HEADER]: 'policy-2025-01' });
+    expect(verifyOrder(order, policySigner.headersFor('execute', order), trusted, NOW)).toEqual({
+      ok: true,
+      keyId: 'policy-2025-01',
+      role: 'policy',
+    });
+    expect(policySigner.headersFor('execute', order)).toEqual({
+      [SIGNATURE_HEADER]: expect.any(String) as string,
+      [KEY_ID_HEADER]: 'policy-2025-01',
+    });
   });
 
   it('refuses an order with any signed field altered after signing as bad_signature', () => {
@@ -216,7 +223,11 @@ describe('verifyOrder', () => {
   it('refuses an order past its deadline as expired, and only then', () => {
     const headers = policySigner.headersFor('execute', order);
     const deadline = order.deadline_at ?? 0;
-    expect(verifyOrder(order, headers, trusted, deadline + 1)).toEqual({ ok: false, reason: 'expired', detail: `deadline_at ${deadline} passed 1 ms ago` });
+    expect(verifyOrder(order, headers, trusted, deadline + 1)).toEqual({
+      ok: false,
+      reason: 'expired',
+      detail: `deadline_at ${deadline} passed 1 ms ago`,
+    });
     expect(verifyOrder(order, headers, trusted, deadline).ok).toBe(true);
     const open = { ...order, deadline_at: null };
     expect(verifyOrder(open, policySigner.headersFor('execute', open), trusted, Number.MAX_SAFE_INTEGER).ok).toBe(true);
@@ -252,7 +263,10 @@ describe('verifyOrder', () => {
       buffers: { [SIGNATURE_HEADER]: Buffer.from(signature), [KEY_ID_HEADER]: Buffer.from(keyId) },
       strings: { [SIGNATURE_HEADER]: signature, [KEY_ID_HEADER]: keyId },
       arrays: { [SIGNATURE_HEADER]: [Buffer.from(signature)], [KEY_ID_HEADER]: [keyId] },
-      'repeated identical values': { [SIGNATURE_HEADER]: [signature, Buffer.from(signature)], [KEY_ID_HEADER]: [Buffer.from(keyId), keyId] },
+      'repeated identical values': {
+        [SIGNATURE_HEADER]: [signature, Buffer.from(signature)],
+        [KEY_ID_HEADER]: [Buffer.from(keyId), keyId],
+      },
       'other headers beside': { ...headers, traceparent: Buffer.from('00-abc-def-01'), 'x-empty': undefined },
     };
     for (const [shape, given] of Object.entries(shapes)) {
@@ -317,7 +331,9 @@ describe('key texts', () => {
       if (keyId !== '') expect(error.message).not.toContain(keyId);
     }
     expect(parseError(() => generateSigningKey('Not An Id')).message).toMatch(/key id must match/);
-    expect(() => parseTrustedKeys(`ok-id:${keyMaterial(policyKey.trustedKey)},BAD:${keyMaterial(approvalKey.trustedKey)}`)).toThrow(/trusted key 2: the key id/);
+    expect(() => parseTrustedKeys(`ok-id:${keyMaterial(policyKey.trustedKey)},BAD:${keyMaterial(approvalKey.trustedKey)}`)).toThrow(
+      /trusted key 2: the key id/,
+    );
   });
 
   it('refuses a text without a key id, without echoing it', () => {
@@ -334,7 +350,9 @@ describe('key texts', () => {
       expect(error.message).toBe('signing key (key id "policy"): the key is not valid base64');
     }
     const trustedMaterial = keyMaterial(policyKey.trustedKey);
-    expect(parseError(() => parseTrustedKeys(`policy:${trustedMaterial.slice(1)}`)).message).toBe('trusted key 1 (key id "policy"): the key is not valid base64');
+    expect(parseError(() => parseTrustedKeys(`policy:${trustedMaterial.slice(1)}`)).message).toBe(
+      'trusted key 1 (key id "policy"): the key is not valid base64',
+    );
   });
 
   it('refuses a public key given as a signing key, and a private key given as a trusted key', () => {
@@ -356,19 +374,23 @@ describe('key texts', () => {
 
   it('refuses a key id listed for two roles: each service signs with a key of its own', () => {
     const shared = parseTrustedKeys(policyKey.trustedKey);
-    expect(() => keyRing({ policy: shared, approval: shared })).toThrow('key id "policy-2025-01" is listed for both the policy and the approval service; each service signs with a key of its own');
+    expect(() => keyRing({ policy: shared, approval: shared })).toThrow(
+      'key id "policy-2025-01" is listed for both the policy and the approval service; each service signs with a key of its own',
+    );
   });
 
   it('refuses one key listed for two roles under different ids', () => {
     const material = policyKey.trustedKey.slice(policyKey.trustedKey.indexOf(':') + 1);
-    expect(() => keyRing({ policy: parseTrustedKeys(policyKey.trustedKey), approval: parseTrustedKeys(`approval-copy:${material}`) })).toThrow(
-      'key id "approval-copy" (approval) is the same key as "policy-2025-01" (policy); each service signs with a key of its own',
-    );
+    expect(() =>
+      keyRing({ policy: parseTrustedKeys(policyKey.trustedKey), approval: parseTrustedKeys(`approval-copy:${material}`) }),
+    ).toThrow('key id "approval-copy" (approval) is the same key as "policy-2025-01" (policy); each service signs with a key of its own');
   });
 
   it('refuses a service whose own signing key readers would take for another role’s', () => {
     const ring = keyRing({ policy: parseTrustedKeys(policyKey.trustedKey), approval: parseTrustedKeys(approvalKey.trustedKey) });
-    expect(() => assertSignsAs(ring, parseSigningKey(policyKey.signingKey), 'approval')).toThrow(/this approval service's signing key is listed as the policy service's key "policy-2025-01"/);
+    expect(() => assertSignsAs(ring, parseSigningKey(policyKey.signingKey), 'approval')).toThrow(
+      /this approval service's signing key is listed as the policy service's key "policy-2025-01"/,
+    );
     expect(() => assertSignsAs(ring, parseSigningKey(approvalKey.signingKey), 'approval')).not.toThrow();
   });
 

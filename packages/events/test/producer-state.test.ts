@@ -12,9 +12,14 @@ describe('producerStateLost', () => {
   });
 
   it('finds them wrapped by retries or inside an aggregate', () => {
-    const retried = Object.assign(new Error('retries exceeded'), { name: 'KafkaJSNumberOfRetriesExceeded', cause: protocol('OUT_OF_ORDER_SEQUENCE_NUMBER') });
+    const retried = Object.assign(new Error('retries exceeded'), {
+      name: 'KafkaJSNumberOfRetriesExceeded',
+      cause: protocol('OUT_OF_ORDER_SEQUENCE_NUMBER'),
+    });
     expect(producerStateLost(retried)).toBe(true);
-    const aggregate = Object.assign(new Error('several'), { errors: [protocol('NOT_LEADER_FOR_PARTITION'), protocol('UNKNOWN_PRODUCER_ID')] });
+    const aggregate = Object.assign(new Error('several'), {
+      errors: [protocol('NOT_LEADER_FOR_PARTITION'), protocol('UNKNOWN_PRODUCER_ID')],
+    });
     expect(producerStateLost(aggregate)).toBe(true);
   });
 

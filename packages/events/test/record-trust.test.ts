@@ -1,6 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { sha256Hex } from '@gatehouse/contracts';
-import { checkRecord, EventSigner, generateSigningKey, keyRing, ORDER_CLOCK_MARGIN_MS, parseSigningKey, parseTrustedKeys, untrustedReason } from '@gatehouse/events';
+import {
+  checkRecord,
+  EventSigner,
+  generateSigningKey,
+  keyRing,
+  ORDER_CLOCK_MARGIN_MS,
+  parseSigningKey,
+  parseTrustedKeys,
+  untrustedReason,
+} from '@gatehouse/events';
 import type { ExecutionOrder, ToolCommand } from '@gatehouse/events';
 
 const policy = generateSigningKey('policy-1');
@@ -39,7 +48,10 @@ describe('the check a reader makes before its handler sees a record', () => {
     const ahead = { ...order, issued_at: NOW + ORDER_CLOCK_MARGIN_MS };
     expect(checkRecord('execute', ahead, signer.headersFor('execute', ahead), trust, NOW)).toMatchObject({ ok: true });
     const further = { ...order, issued_at: NOW + ORDER_CLOCK_MARGIN_MS + 1 };
-    expect(checkRecord('execute', further, signer.headersFor('execute', further), trust, NOW)).toMatchObject({ ok: false, reason: 'stale' });
+    expect(checkRecord('execute', further, signer.headersFor('execute', further), trust, NOW)).toMatchObject({
+      ok: false,
+      reason: 'stale',
+    });
   });
 
   // Late orders are answered TIMEOUT where they are handled; the check is about who issued them.
@@ -49,7 +61,16 @@ describe('the check a reader makes before its handler sees a record', () => {
   });
 
   it('passes records of topics whose events nobody signs (the agents’ commands)', () => {
-    const command: ToolCommand = { schema_version: 1, command_id: 'c', run_id: 'r', tenant: 't', tool: 'x.v1', arguments: '{}', sent_at: NOW, deadline_at: null };
+    const command: ToolCommand = {
+      schema_version: 1,
+      command_id: 'c',
+      run_id: 'r',
+      tenant: 't',
+      tool: 'x.v1',
+      arguments: '{}',
+      sent_at: NOW,
+      deadline_at: null,
+    };
     expect(checkRecord('commands', command, undefined, trust, NOW)).toBeUndefined();
   });
 

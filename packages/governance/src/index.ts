@@ -1,6 +1,13 @@
 export { checkCall } from './boundary.js';
 export type {
-  BoundaryCommand, BoundaryDeps, BoundaryRun, IdempotencyLookup, ProposalLookup, RateLimiterPort, RateTake, RunLookup,
+  BoundaryCommand,
+  BoundaryDeps,
+  BoundaryRun,
+  IdempotencyLookup,
+  ProposalLookup,
+  RateLimiterPort,
+  RateTake,
+  RunLookup,
 } from './boundary-ports.js';
 export { BOUNDARY_CHECKS, BOUNDARY_STAGES, stageOfRefusal, stagePosition } from './boundary-stages.js';
 export type { BoundaryCheck, BoundaryStage } from './boundary-stages.js';
@@ -14,5 +21,11 @@ export { grantRun, liveToolsOf } from './run-grant.js';
 export type { RunGrant, RunRequest } from './run-grant.js';
 export type { Role, Roles } from './roles.js';
 export type {
-  AllowedWriteVerdict, ApprovalWriteVerdict, CallVerdict, FinishedWriteVerdict, ReadVerdict, Refusal, WriteVerdict,
+  AllowedWriteVerdict,
+  ApprovalWriteVerdict,
+  CallVerdict,
+  FinishedWriteVerdict,
+  ReadVerdict,
+  Refusal,
+  WriteVerdict,
 } from './verdict.js';

@@ -47,9 +47,7 @@ export interface PolicySubject {
 
 /** What a caller branches on in a decision: its kind and, to ask a person, whom. */
 export type PolicyOutcome =
-  | { readonly kind: 'allow' }
-  | { readonly kind: 'require_approval'; readonly approverRole: string }
-  | { readonly kind: 'deny' };
+  { readonly kind: 'allow' } | { readonly kind: 'require_approval'; readonly approverRole: string } | { readonly kind: 'deny' };
 
 /**
  * Anything that decides a subject the way `PolicyTable` does: the table itself, or a stub in a
@@ -153,7 +151,8 @@ export class PolicyTable implements PolicyEvaluator {
       if (ids.has(rule.id)) problems.push(`rule ${rule.id} appears twice`);
       ids.add(rule.id);
       for (const tool of rule.match.tools ?? []) if (!addresses.has(tool)) problems.push(`rule ${rule.id} names unknown tool ${tool}`);
-      for (const id of rule.match.approvalRules ?? []) if (!approvalRules.has(id)) problems.push(`rule ${rule.id} names approval rule ${id}, which no tool declares`);
+      for (const id of rule.match.approvalRules ?? [])
+        if (!approvalRules.has(id)) problems.push(`rule ${rule.id} names approval rule ${id}, which no tool declares`);
     }
     if (problems.length > 0) throw new Error(`policy table is invalid: ${problems.join('; ')}`);
     return new PolicyTable(rules);

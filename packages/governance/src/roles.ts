@@ -54,7 +54,8 @@ export function parseRoles(document: unknown, catalog: Catalog): Roles {
     for (const address of role.tools) {
       const found = catalog.lookup(address);
       if (!found.ok) problems.push(`role ${name}: ${address} is not in the catalog`);
-      else if (role.readOnly && found.tool.effect === 'write') problems.push(`role ${name} is read-only but lists the write tool ${address}`);
+      else if (role.readOnly && found.tool.effect === 'write')
+        problems.push(`role ${name} is read-only but lists the write tool ${address}`);
     }
   }
   if (problems.length > 0) throw new Error(`roles file is invalid: ${problems.join('; ')}`);

@@ -38,7 +38,12 @@ export function grantRun(roles: Roles, catalog: Catalog, request: RunRequest, ma
   const capabilities = request.capabilities ?? live;
   const outside = capabilities.filter((address) => !live.includes(address));
   if (outside.length > 0) {
-    return { ok: false, code: 'CAPABILITY_OUTSIDE_ROLE', message: `not grantable to role ${request.role}: ${outside.join(', ')}`, permitted: live };
+    return {
+      ok: false,
+      code: 'CAPABILITY_OUTSIDE_ROLE',
+      message: `not grantable to role ${request.role}: ${outside.join(', ')}`,
+      permitted: live,
+    };
   }
   return { ok: true, capabilities: [...capabilities].sort() };
 }

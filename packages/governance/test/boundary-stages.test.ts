@@ -4,8 +4,20 @@ import { BOUNDARY_CHECKS, BOUNDARY_STAGES, stageOfRefusal, stagePosition } from 
 describe('the boundary’s stage list', () => {
   it('runs the run, tool, argument and rate checks before a write’s proposal and policy checks', () => {
     expect(BOUNDARY_STAGES).toEqual([
-      'run', 'tenant', 'lookup', 'retired', 'capability', 'size', 'json', 'schema', 'rate-limit',
-      'proposal', 'proposal-run', 'consumed', 'expired', 'policy',
+      'run',
+      'tenant',
+      'lookup',
+      'retired',
+      'capability',
+      'size',
+      'json',
+      'schema',
+      'rate-limit',
+      'proposal',
+      'proposal-run',
+      'consumed',
+      'expired',
+      'policy',
     ]);
     expect(BOUNDARY_CHECKS.map((check) => check.stage)).toEqual(BOUNDARY_STAGES);
     expect(BOUNDARY_STAGES.map(stagePosition)).toEqual(BOUNDARY_STAGES.map((_, i) => i));
@@ -14,13 +26,34 @@ describe('the boundary’s stage list', () => {
   it('maps each refusal code to the first stage that gives it', () => {
     expect(
       Object.fromEntries(
-        ['RUN_NOT_FOUND', 'TENANT_MISMATCH', 'TOOL_NOT_FOUND', 'TOOL_VERSION_RETIRED', 'CAPABILITY_DENIED', 'PAYLOAD_TOO_LARGE', 'INVALID_ARGUMENT',
-          'RATE_LIMITED', 'PROPOSAL_NOT_FOUND', 'PROPOSAL_CONSUMED', 'PROPOSAL_EXPIRED', 'POLICY_DENIED'].map((code) => [code, stageOfRefusal(code)]),
+        [
+          'RUN_NOT_FOUND',
+          'TENANT_MISMATCH',
+          'TOOL_NOT_FOUND',
+          'TOOL_VERSION_RETIRED',
+          'CAPABILITY_DENIED',
+          'PAYLOAD_TOO_LARGE',
+          'INVALID_ARGUMENT',
+          'RATE_LIMITED',
+          'PROPOSAL_NOT_FOUND',
+          'PROPOSAL_CONSUMED',
+          'PROPOSAL_EXPIRED',
+          'POLICY_DENIED',
+        ].map((code) => [code, stageOfRefusal(code)]),
       ),
     ).toEqual({
-      RUN_NOT_FOUND: 'run', TENANT_MISMATCH: 'tenant', TOOL_NOT_FOUND: 'lookup', TOOL_VERSION_RETIRED: 'retired', CAPABILITY_DENIED: 'capability',
-      PAYLOAD_TOO_LARGE: 'size', INVALID_ARGUMENT: 'json', RATE_LIMITED: 'rate-limit', PROPOSAL_NOT_FOUND: 'proposal', PROPOSAL_CONSUMED: 'consumed',
-      PROPOSAL_EXPIRED: 'expired', POLICY_DENIED: 'policy',
+      RUN_NOT_FOUND: 'run',
+      TENANT_MISMATCH: 'tenant',
+      TOOL_NOT_FOUND: 'lookup',
+      TOOL_VERSION_RETIRED: 'retired',
+      CAPABILITY_DENIED: 'capability',
+      PAYLOAD_TOO_LARGE: 'size',
+      INVALID_ARGUMENT: 'json',
+      RATE_LIMITED: 'rate-limit',
+      PROPOSAL_NOT_FOUND: 'proposal',
+      PROPOSAL_CONSUMED: 'consumed',
+      PROPOSAL_EXPIRED: 'expired',
+      POLICY_DENIED: 'policy',
     });
   });
 

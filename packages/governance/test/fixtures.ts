@@ -6,40 +6,97 @@ import { PolicyTable } from '@gatehouse/governance';
 import type { BoundaryDeps, BoundaryRun, Proposal, RateTake } from '@gatehouse/governance';
 
 /** A closed object schema (the catalog lints open ones). */
-const closed = <const P extends Readonly<Record<string, JSONSchema>>, const R extends readonly (keyof P & string)[]>(properties: P, required: R) =>
-  ({ type: 'object', additionalProperties: false, required, properties }) as const;
+const closed = <const P extends Readonly<Record<string, JSONSchema>>, const R extends readonly (keyof P & string)[]>(
+  properties: P,
+  required: R,
+) => ({ type: 'object', additionalProperties: false, required, properties }) as const;
 
 const accountInput = closed({ account_id: { type: 'string', minLength: 1 } }, ['account_id']);
 const accountView = closed({ account_id: { type: 'string' } }, ['account_id']);
 
 export const lookupV1 = defineTool({
-  name: 'lookup_account', version: 1, description: 'Read an account (retired).', input: accountInput, output: accountView,
-  effect: 'read', retry: 'safe', timeoutMs: 1000, cancel: 'none', maxResultBytes: 1024, retired: true,
+  name: 'lookup_account',
+  version: 1,
+  description: 'Read an account (retired).',
+  input: accountInput,
+  output: accountView,
+  effect: 'read',
+  retry: 'safe',
+  timeoutMs: 1000,
+  cancel: 'none',
+  maxResultBytes: 1024,
+  retired: true,
 });
 export const lookupV2 = defineTool({
-  name: 'lookup_account', version: 2, description: 'Read an account.', input: accountInput, output: accountView,
-  effect: 'read', retry: 'safe', timeoutMs: 1000, cancel: 'none', maxResultBytes: 1024,
+  name: 'lookup_account',
+  version: 2,
+  description: 'Read an account.',
+  input: accountInput,
+  output: accountView,
+  effect: 'read',
+  retry: 'safe',
+  timeoutMs: 1000,
+  cancel: 'none',
+  maxResultBytes: 1024,
 });
 export const previewTransfer = defineTool({
-  name: 'preview_transfer', version: 1, description: 'Compute a transfer proposal.', input: accountInput,
-  output: closed({ proposal_id: { type: 'string' }, expires_at: { type: 'string' }, effect: { type: 'string' } }, ['proposal_id', 'expires_at', 'effect']),
-  effect: 'read', retry: 'safe', timeoutMs: 1000, cancel: 'none', maxResultBytes: 1024, commits: 'commit_transfer.v1',
+  name: 'preview_transfer',
+  version: 1,
+  description: 'Compute a transfer proposal.',
+  input: accountInput,
+  output: closed({ proposal_id: { type: 'string' }, expires_at: { type: 'string' }, effect: { type: 'string' } }, [
+    'proposal_id',
+    'expires_at',
+    'effect',
+  ]),
+  effect: 'read',
+  retry: 'safe',
+  timeoutMs: 1000,
+  cancel: 'none',
+  maxResultBytes: 1024,
+  commits: 'commit_transfer.v1',
 });
 export const commitTransfer = defineTool({
-  name: 'commit_transfer', version: 1, description: 'Run a transfer proposal.', input: closed({ proposal_id: { type: 'string' } }, ['proposal_id']),
+  name: 'commit_transfer',
+  version: 1,
+  description: 'Run a transfer proposal.',
+  input: closed({ proposal_id: { type: 'string' } }, ['proposal_id']),
   output: closed({ transfer_id: { type: 'string' } }, ['transfer_id']),
-  effect: 'write', retry: 'idempotent', approval: 'transfer', timeoutMs: 1000, cancel: 'none', maxResultBytes: 1024, previewedBy: 'preview_transfer.v1',
+  effect: 'write',
+  retry: 'idempotent',
+  approval: 'transfer',
+  timeoutMs: 1000,
+  cancel: 'none',
+  maxResultBytes: 1024,
+  previewedBy: 'preview_transfer.v1',
 });
 export const startExport = defineTool({
-  name: 'start_export', version: 1, description: 'Export an account.', input: accountInput, output: closed({ operation_id: { type: 'string' } }, ['operation_id']),
-  effect: 'write', retry: 'idempotent', approval: 'export', timeoutMs: 1000, cancel: 'none', maxResultBytes: 1024,
+  name: 'start_export',
+  version: 1,
+  description: 'Export an account.',
+  input: accountInput,
+  output: closed({ operation_id: { type: 'string' } }, ['operation_id']),
+  effect: 'write',
+  retry: 'idempotent',
+  approval: 'export',
+  timeoutMs: 1000,
+  cancel: 'none',
+  maxResultBytes: 1024,
   rateLimit: { limit: 2, windowMs: 60_000, per: 'tenant' },
 });
 export const sendNotice = defineTool({
-  name: 'send_notice', version: 1, description: 'Email the account holder.',
+  name: 'send_notice',
+  version: 1,
+  description: 'Email the account holder.',
   input: closed({ account_id: { type: 'string' }, text: { type: 'string' } }, ['account_id', 'text']),
   output: closed({ message_id: { type: 'string' } }, ['message_id']),
-  effect: 'write', retry: 'idempotent', approval: 'notice', timeoutMs: 1000, cancel: 'none', maxResultBytes: 1024, external: true,
+  effect: 'write',
+  retry: 'idempotent',
+  approval: 'notice',
+  timeoutMs: 1000,
+  cancel: 'none',
+  maxResultBytes: 1024,
+  external: true,
 });
 
 export const tools: readonly ToolContract[] = [lookupV1, lookupV2, previewTransfer, commitTransfer, startExport, sendNotice];
@@ -87,19 +144,33 @@ export const NOW = 1_800_000_000_000;
 
 export function run(overrides: Partial<BoundaryRun> = {}): BoundaryRun {
   return {
-    run_id: 'run_1', tenant: 'acme', principal: 'agent:bot', role: 'agent', environment: 'production',
+    run_id: 'run_1',
+    tenant: 'acme',
+    principal: 'agent:bot',
+    role: 'agent',
+    environment: 'production',
     capabilities: ['lookup_account.v2', 'preview_transfer.v1', 'commit_transfer.v1', 'start_export.v1', 'send_notice.v1'],
-    expires_at: NOW + 3_600_000, stopped_at: null,
+    expires_at: NOW + 3_600_000,
+    stopped_at: null,
     ...overrides,
   };
 }
 
 export function proposal(overrides: Partial<Proposal> = {}): Proposal {
   return {
-    proposal_id: 'p_1', tool: 'commit_transfer.v1', arguments: '{"amount":5}', arguments_sha256: 'sha-p1',
-    target: { type: 'account', id: 'A-1', version: 3 }, effect: 'Transfer 5',
+    proposal_id: 'p_1',
+    tool: 'commit_transfer.v1',
+    arguments: '{"amount":5}',
+    arguments_sha256: 'sha-p1',
+    target: { type: 'account', id: 'A-1', version: 3 },
+    effect: 'Transfer 5',
     diff: { changes: [], recipients: [], amount: { minor: 500, currency: 'EUR' }, affected_records: 1, irreversible: [] },
-    environment: 'production', run_id: 'run_1', tenant: 'acme', principal: 'agent:bot', created_at: NOW - 1000, expires_at: NOW + 900_000,
+    environment: 'production',
+    run_id: 'run_1',
+    tenant: 'acme',
+    principal: 'agent:bot',
+    created_at: NOW - 1000,
+    expires_at: NOW + 900_000,
     ...overrides,
   };
 }

@@ -8,7 +8,13 @@ import type { PolicyMatch, PolicySubject } from '@gatehouse/governance';
 import { commitTransfer, lookupV2, sendNotice, startExport, TABLE_DOCUMENT, table, tools } from './fixtures.js';
 
 const subject = (tool: ToolContract, overrides: Partial<PolicySubject> = {}): PolicySubject => ({
-  tool, environment: 'production', affectedRecords: 1, amount: null, recipients: [], irreversible: [], ...overrides,
+  tool,
+  environment: 'production',
+  affectedRecords: 1,
+  amount: null,
+  recipients: [],
+  irreversible: [],
+  ...overrides,
 });
 
 /** A one-rule table that allows what `match` matches. */
@@ -28,7 +34,8 @@ const problemsOf = (document: unknown): string => {
 describe('evaluating the policy table', () => {
   it('decides by the first rule that matches, in the table’s order', () => {
     expect(table.evaluate(subject(commitTransfer))).toEqual({
-      ruleId: 'transfer-lead', decision: { kind: 'require_approval', approverRole: 'lead', ttlMs: 600_000 },
+      ruleId: 'transfer-lead',
+      decision: { kind: 'require_approval', approverRole: 'lead', ttlMs: 600_000 },
     });
     expect(table.evaluate(subject(commitTransfer, { affectedRecords: 101 })).ruleId).toBe('bulk-ops');
     expect(table.evaluate(subject(startExport)).decision).toEqual({ kind: 'allow' });
@@ -36,7 +43,10 @@ describe('evaluating the policy table', () => {
   });
 
   it('denies what no rule matches', () => {
-    expect(table.evaluate(subject(lookupV2))).toEqual({ ruleId: 'default-deny', decision: { kind: 'deny', reason: 'No policy rule allows this effect' } });
+    expect(table.evaluate(subject(lookupV2))).toEqual({
+      ruleId: 'default-deny',
+      decision: { kind: 'deny', reason: 'No policy rule allows this effect' },
+    });
   });
 
   it('matches on effect, tool address, approval rule and environment', () => {
@@ -79,8 +89,15 @@ describe('evaluating the policy table', () => {
   });
 
   it('needs every condition of a rule to match', () => {
-    expect(matches({ effect: 'write', environments: ['production'], affectedRecordsOver: 5 }, subject(startExport, { affectedRecords: 6 }))).toBe(true);
-    expect(matches({ effect: 'write', environments: ['production'], affectedRecordsOver: 5 }, subject(startExport, { affectedRecords: 6, environment: 'staging' }))).toBe(false);
+    expect(
+      matches({ effect: 'write', environments: ['production'], affectedRecordsOver: 5 }, subject(startExport, { affectedRecords: 6 })),
+    ).toBe(true);
+    expect(
+      matches(
+        { effect: 'write', environments: ['production'], affectedRecordsOver: 5 },
+        subject(startExport, { affectedRecords: 6, environment: 'staging' }),
+      ),
+    ).toBe(false);
   });
 });
 

@@ -27,8 +27,14 @@ describe('building a proposal from a preview’s draft', () => {
     const proposal = buildProposal(draft, 'commit_move.v1', origin, 60_000, NOW);
     const { canonical, sha256 } = canonicalArguments(draft.arguments);
     expect(proposal).toMatchObject({
-      tool: 'commit_move.v1', arguments: canonical, arguments_sha256: sha256, target: draft.target, effect: draft.effect,
-      ...origin, created_at: NOW, expires_at: NOW + 60_000,
+      tool: 'commit_move.v1',
+      arguments: canonical,
+      arguments_sha256: sha256,
+      target: draft.target,
+      effect: draft.effect,
+      ...origin,
+      created_at: NOW,
+      expires_at: NOW + 60_000,
     });
     expect(proposal.proposal_id).toMatch(/^p_[0-9a-f]{24}$/);
   });
@@ -57,11 +63,32 @@ describe('the proposal of a write with no preview', () => {
   const canonical = canonicalArguments({ account_id: 'A-1', text: 'hi' });
 
   it('targets the call itself, changes each argument field, one record, no recipients or amount', () => {
-    const proposal = implicitProposal('cmd_7', run(), startExport, { account_id: 'A-1' }, canonicalArguments({ account_id: 'A-1' }), NOW, 900_000);
+    const proposal = implicitProposal(
+      'cmd_7',
+      run(),
+      startExport,
+      { account_id: 'A-1' },
+      canonicalArguments({ account_id: 'A-1' }),
+      NOW,
+      900_000,
+    );
     expect(proposal).toMatchObject({
-      tool: 'start_export.v1', target: { type: 'tool_call', id: 'cmd_7', version: null }, effect: 'Call start_export.v1: Export an account.',
-      diff: { changes: [{ field: 'account_id', before: null, after: '"A-1"' }], recipients: [], amount: null, affected_records: 1, irreversible: [] },
-      run_id: 'run_1', tenant: 'acme', principal: 'agent:bot', environment: 'production', created_at: NOW, expires_at: NOW + 900_000,
+      tool: 'start_export.v1',
+      target: { type: 'tool_call', id: 'cmd_7', version: null },
+      effect: 'Call start_export.v1: Export an account.',
+      diff: {
+        changes: [{ field: 'account_id', before: null, after: '"A-1"' }],
+        recipients: [],
+        amount: null,
+        affected_records: 1,
+        irreversible: [],
+      },
+      run_id: 'run_1',
+      tenant: 'acme',
+      principal: 'agent:bot',
+      environment: 'production',
+      created_at: NOW,
+      expires_at: NOW + 900_000,
     });
   });
 

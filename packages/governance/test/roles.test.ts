@@ -30,10 +30,19 @@ describe('parsing a roles document', () => {
 
   it('refuses a document outside the schema, listing every problem', () => {
     const message = problemsOf({
-      roles: { 'Bad Name': { description: 'x', readOnly: false, tools: [] }, agent: { description: '', readOnly: 'no', tools: ['x', 'x'], extra: 1 } },
+      roles: {
+        'Bad Name': { description: 'x', readOnly: false, tools: [] },
+        agent: { description: '', readOnly: 'no', tools: ['x', 'x'], extra: 1 },
+      },
     });
     expect(message).toMatch(/^roles file is invalid: /);
-    for (const part of ['must match pattern "^[a-z][a-z0-9-]*$"', '/roles/agent/description', '/roles/agent/readOnly', '/roles/agent/tools/0', 'must NOT have additional properties']) {
+    for (const part of [
+      'must match pattern "^[a-z][a-z0-9-]*$"',
+      '/roles/agent/description',
+      '/roles/agent/readOnly',
+      '/roles/agent/tools/0',
+      'must NOT have additional properties',
+    ]) {
       expect(message).toContain(part);
     }
   });
@@ -48,7 +57,9 @@ describe('parsing a roles document', () => {
     const message = problemsOf({
       roles: { viewer: { description: 'x', readOnly: true, tools: ['lookup_account.v7', 'start_export.v1', 'lookup_account.v1'] } },
     });
-    expect(message).toBe('roles file is invalid: role viewer: lookup_account.v7 is not in the catalog; role viewer is read-only but lists the write tool start_export.v1');
+    expect(message).toBe(
+      'roles file is invalid: role viewer: lookup_account.v7 is not in the catalog; role viewer is read-only but lists the write tool start_export.v1',
+    );
   });
 
   it('reads a roles file from disk', () => {

@@ -13,15 +13,25 @@ import type { CallAssertionClaims, CallKind } from './call-assertion.js';
  */
 export const ASSERTION_REFUSALS = {
   ASSERTION_MISSING: { status: 401, means: 'the request carries no call assertion (`Authorization: Bearer <assertion>`)' },
-  ASSERTION_INVALID: { status: 401, means: 'not a call assertion of this deployment: malformed, of another type, issuer or audience, too long-lived, or signed by no published key' },
+  ASSERTION_INVALID: {
+    status: 401,
+    means:
+      'not a call assertion of this deployment: malformed, of another type, issuer or audience, too long-lived, or signed by no published key',
+  },
   ASSERTION_EXPIRED: { status: 401, means: 'the assertion has expired (or is not valid yet), beyond the clock tolerance' },
   ASSERTION_REPLAYED: { status: 401, means: 'this assertion (its `jti`) was presented before; each request needs a fresh one' },
   KEYS_UNAVAILABLE: { status: 503, means: "the executors' key set could not be read; the same request may succeed on retry" },
   TENANT_MISMATCH: { status: 403, means: 'the assertion is for another tenant than the request names' },
-  WRONG_CALL: { status: 403, means: "the assertion is for another kind of call (a read's on a write route, a write's on a status query, …)" },
+  WRONG_CALL: {
+    status: 403,
+    means: "the assertion is for another kind of call (a read's on a write route, a write's on a status query, …)",
+  },
   IDEMPOTENCY_KEY_MISMATCH: { status: 403, means: 'the request runs under another idempotency key than the assertion names' },
   APPROVAL_MISSING: { status: 403, means: "a write's assertion names no approval" },
-  BODY_MISMATCH: { status: 403, means: "the request's canonical body does not hash to the assertion's `arguments_sha256`: it is not what was approved" },
+  BODY_MISMATCH: {
+    status: 403,
+    means: "the request's canonical body does not hash to the assertion's `arguments_sha256`: it is not what was approved",
+  },
 } as const;
 
 export type AssertionRefusalCode = keyof typeof ASSERTION_REFUSALS;
@@ -110,7 +120,10 @@ export function refusalResponse(refusal: Extract<AssertionCheck, { ok: false }>)
   const retryable = refusal.code === 'KEYS_UNAVAILABLE';
   const headers: Record<string, string> = {};
   if (refusal.status === 401) {
-    headers['www-authenticate'] = refusal.code === 'ASSERTION_MISSING' ? 'Bearer realm="gatehouse-call"' : `Bearer realm="gatehouse-call", error="invalid_token", error_description="${refusal.code}"`;
+    headers['www-authenticate'] =
+      refusal.code === 'ASSERTION_MISSING'
+        ? 'Bearer realm="gatehouse-call"'
+        : `Bearer realm="gatehouse-call", error="invalid_token", error_description="${refusal.code}"`;
   }
   return { status: refusal.status, headers, body: { error: { code: refusal.code, message: refusal.message, retryable } } };
 }
@@ -187,7 +200,8 @@ function shapeProblem(claims: Record<string, unknown>): string | undefined {
   }
   if (typeof claims['call'] !== 'string' || !CALLS.includes(claims['call'])) return 'the claim call is not read, write or status';
   const act = claims['act'];
-  if (typeof act !== 'object' || act === null || typeof (act as Record<string, unknown>)['sub'] !== 'string') return 'the claim act names no actor';
+  if (typeof act !== 'object' || act === null || typeof (act as Record<string, unknown>)['sub'] !== 'string')
+    return 'the claim act names no actor';
   for (const name of ['idempotency_key', 'proposal_id', 'approval_id', 'approver']) {
     if (!optionalString(claims, name)) return `the claim ${name} is not a string`;
   }
@@ -216,7 +230,8 @@ export class CallAssertionVerifier {
 
   async verify(request: CallRequest, now: number = Date.now()): Promise<AssertionCheck> {
     const header = request.authorization;
-    if (header === undefined || header === '') return refuse('ASSERTION_MISSING', 'send the call assertion as `Authorization: Bearer <assertion>`');
+    if (header === undefined || header === '')
+      return refuse('ASSERTION_MISSING', 'send the call assertion as `Authorization: Bearer <assertion>`');
     const match = /^Bearer ([A-Za-z0-9_.-]{1,8192})$/.exec(header);
     if (match === null) return refuse('ASSERTION_INVALID', 'the Authorization header is not `Bearer <JWT>`');
     let claims: CallAssertionClaims;
@@ -236,18 +251,29 @@ export class CallAssertionVerifier {
     }
     const problem = shapeProblem(claims);
     if (problem !== undefined) return refuse('ASSERTION_INVALID', problem);
-    if (claims.exp - claims.iat > (this.#options.maxLifetimeS ?? 300)) return refuse('ASSERTION_INVALID', `the assertion lives ${claims.exp - claims.iat} s, longer than the ${this.#options.maxLifetimeS ?? 300} s accepted`);
+    if (claims.exp - claims.iat > (this.#options.maxLifetimeS ?? 300))
+      return refuse(
+        'ASSERTION_INVALID',
+        `the assertion lives ${claims.exp - claims.iat} s, longer than the ${this.#options.maxLifetimeS ?? 300} s accepted`,
+      );
     // Remembered once its signature holds, whatever follows: a forgery never burns an id, and a
     // genuine assertion is good for one request only.
-    if (!(await this.#replay.firstSeen(claims.jti, claims.exp * 1000))) return refuse('ASSERTION_REPLAYED', `the assertion ${claims.jti} was presented before`);
-    if (claims.call !== request.call) return refuse('WRONG_CALL', `the assertion is for a ${claims.call}, this route serves a ${request.call}`);
-    if (request.tenant !== undefined && request.tenant !== claims.tenant) return refuse('TENANT_MISMATCH', 'the assertion is for another tenant');
-    if (request.call === 'status' && claims.idempotency_key !== request.idempotencyKey) return refuse('IDEMPOTENCY_KEY_MISMATCH', 'the assertion is for the status of another idempotency key');
+    if (!(await this.#replay.firstSeen(claims.jti, claims.exp * 1000)))
+      return refuse('ASSERTION_REPLAYED', `the assertion ${claims.jti} was presented before`);
+    if (claims.call !== request.call)
+      return refuse('WRONG_CALL', `the assertion is for a ${claims.call}, this route serves a ${request.call}`);
+    if (request.tenant !== undefined && request.tenant !== claims.tenant)
+      return refuse('TENANT_MISMATCH', 'the assertion is for another tenant');
+    if (request.call === 'status' && claims.idempotency_key !== request.idempotencyKey)
+      return refuse('IDEMPOTENCY_KEY_MISMATCH', 'the assertion is for the status of another idempotency key');
     if (request.call === 'write') {
-      if (claims.idempotency_key === undefined || claims.idempotency_key !== request.idempotencyKey) return refuse('IDEMPOTENCY_KEY_MISMATCH', 'the write runs under another idempotency key than its assertion names');
-      if (claims.approval_id === undefined) return refuse('APPROVAL_MISSING', 'a write runs only with an approval; its assertion names none');
+      if (claims.idempotency_key === undefined || claims.idempotency_key !== request.idempotencyKey)
+        return refuse('IDEMPOTENCY_KEY_MISMATCH', 'the write runs under another idempotency key than its assertion names');
+      if (claims.approval_id === undefined)
+        return refuse('APPROVAL_MISSING', 'a write runs only with an approval; its assertion names none');
       const hash = canonicalSha256(request.body);
-      if (hash === undefined || hash !== claims.arguments_sha256) return refuse('BODY_MISMATCH', 'the body is not the approved arguments (its canonical sha256 differs from arguments_sha256)');
+      if (hash === undefined || hash !== claims.arguments_sha256)
+        return refuse('BODY_MISMATCH', 'the body is not the approved arguments (its canonical sha256 differs from arguments_sha256)');
     }
     return { ok: true, claims };
   }

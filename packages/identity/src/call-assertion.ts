@@ -99,7 +99,9 @@ export class CallAssertionSigner {
     readonly keyId: string,
     private readonly key: KeyObject,
   ) {
-    this.#header = Buffer.from(JSON.stringify({ alg: CALL_ASSERTION_ALGORITHM, typ: CALL_ASSERTION_TYPE, kid: keyId })).toString('base64url');
+    this.#header = Buffer.from(JSON.stringify({ alg: CALL_ASSERTION_ALGORITHM, typ: CALL_ASSERTION_TYPE, kid: keyId })).toString(
+      'base64url',
+    );
   }
 
   static create(issuer: string, key: AssertionKey): Promise<CallAssertionSigner> {

@@ -74,17 +74,26 @@ const ajv = new Ajv2020({ strict: true, allErrors: true });
  * Checks a mapping document against `schema` (Ajv), then that every role its grants name is one
  * of `knownRoles`; throws ClaimMappingError listing every problem, naming the document.
  */
-export function checkGrants<T extends { readonly grants: readonly ClaimGrant[] }>(what: string, schema: object, document: unknown, knownRoles: ReadonlySet<string>): T {
+export function checkGrants<T extends { readonly grants: readonly ClaimGrant[] }>(
+  what: string,
+  schema: object,
+  document: unknown,
+  knownRoles: ReadonlySet<string>,
+): T {
   const validate = ajv.compile<T>(schema);
   if (!validate(document)) {
     const problems = (validate.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message ?? 'is invalid'}`);
     throw new ClaimMappingError(`${what} is invalid: ${problems.join('; ')}`);
   }
-  const empty = document.grants.flatMap((g, i) => ((g.roles ?? []).length + (g.tenants ?? []).length === 0 ? [`/grants/${i} grants neither roles nor tenants`] : []));
+  const empty = document.grants.flatMap((g, i) =>
+    (g.roles ?? []).length + (g.tenants ?? []).length === 0 ? [`/grants/${i} grants neither roles nor tenants`] : [],
+  );
   if (empty.length > 0) throw new ClaimMappingError(`${what} is invalid: ${empty.join('; ')}`);
   const unknown = [...new Set(document.grants.flatMap((g) => g.roles ?? []).filter((r) => !knownRoles.has(r)))];
   if (unknown.length > 0) {
-    throw new ClaimMappingError(`${what} grants roles no rule asks for: ${unknown.join(', ')} (known: ${[...knownRoles].sort().join(', ') || 'none'})`);
+    throw new ClaimMappingError(
+      `${what} grants roles no rule asks for: ${unknown.join(', ')} (known: ${[...knownRoles].sort().join(', ') || 'none'})`,
+    );
   }
   return document;
 }

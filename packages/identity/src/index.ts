@@ -9,6 +9,13 @@ export type { IdentityRefusalCode } from './refusals.js';
 export { assertionJwks, CALL_ASSERTION_ALGORITHM, CALL_ASSERTION_TYPE, CallAssertionSigner } from './call-assertion.js';
 export type { AssertionKey, CallAssertionClaims, CallFacts, CallKind, PersonClaim } from './call-assertion.js';
 export { ASSERTION_REFUSALS, CallAssertionVerifier, canonicalSha256, MemoryReplayGuard, refusalResponse } from './assertion-verifier.js';
-export type { AssertionCheck, AssertionRefusalCode, CallAssertionVerifierOptions, CallRequest, RefusalResponse, ReplayGuard } from './assertion-verifier.js';
+export type {
+  AssertionCheck,
+  AssertionRefusalCode,
+  CallAssertionVerifierOptions,
+  CallRequest,
+  RefusalResponse,
+  ReplayGuard,
+} from './assertion-verifier.js';
 export { TokenExchanger } from './token-exchange.js';
 export type { DelegationSource, ExchangeOutcome, ExchangeStep, ExchangeTarget, TokenExchangerOptions } from './token-exchange.js';

@@ -122,7 +122,9 @@ export class TokenExchanger {
     const { delegation } = this.options;
     const refreshToken = await delegation.grant(runId, target);
     if (refreshToken !== undefined) {
-      const refreshed = await this.ask(() => oidc.refreshTokenGrant(this.relyingParty, refreshToken, target.scope === null ? {} : { scope: target.scope }));
+      const refreshed = await this.ask(() =>
+        oidc.refreshTokenGrant(this.relyingParty, refreshToken, target.scope === null ? {} : { scope: target.scope }),
+      );
       if (refreshed.ok) {
         await this.keepGrant(runId, target, refreshed.response);
         return this.report('refreshed', refreshed.response);
@@ -133,7 +135,10 @@ export class TokenExchanger {
     }
     const subjectToken = await delegation.subjectToken(runId);
     if (subjectToken === undefined) {
-      return this.fail('refused', 'the run holds no token of its person to exchange (none was given, or it has expired): the person signs in again, or the orchestrator hands over a fresh one');
+      return this.fail(
+        'refused',
+        'the run holds no token of its person to exchange (none was given, or it has expired): the person signs in again, or the orchestrator hands over a fresh one',
+      );
     }
     const parameters: Record<string, string> = {
       subject_token: subjectToken,
@@ -158,7 +163,10 @@ export class TokenExchanger {
 
   private async ask(
     request: () => Promise<oidc.TokenEndpointResponse>,
-  ): Promise<{ readonly ok: true; readonly response: oidc.TokenEndpointResponse } | { readonly ok: false; readonly reason: 'refused' | 'unreachable'; readonly detail: string }> {
+  ): Promise<
+    | { readonly ok: true; readonly response: oidc.TokenEndpointResponse }
+    | { readonly ok: false; readonly reason: 'refused' | 'unreachable'; readonly detail: string }
+  > {
     try {
       return { ok: true, response: await request() };
     } catch (error) {
@@ -172,7 +180,8 @@ export class TokenExchanger {
   }
 
   private report(step: 'refreshed' | 'exchanged', response: oidc.TokenEndpointResponse): ExchangeOutcome {
-    if (typeof response.access_token !== 'string' || response.access_token.length === 0) return this.fail('refused', 'the token endpoint answered without an access token');
+    if (typeof response.access_token !== 'string' || response.access_token.length === 0)
+      return this.fail('refused', 'the token endpoint answered without an access token');
     this.options.onStep?.(step);
     const lifetimeS = response.expires_in ?? 60;
     return { ok: true, token: response.access_token, expiresAt: Date.now() + lifetimeS * 1000 };

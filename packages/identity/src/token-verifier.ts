@@ -5,9 +5,11 @@ import type { JWTPayload, JWTVerifyGetKey } from 'jose';
  * Why a bearer token was refused. Each is a 401 with `WWW-Authenticate: Bearer error="invalid_token"`,
  * except `issuer_unreachable`, a 503: the token may be good, and asking again can succeed.
  */
-export type TokenRefusal = 'malformed' | 'wrong_issuer' | 'wrong_audience' | 'expired' | 'not_yet_valid' | 'bad_signature' | 'unknown_key' | 'issuer_unreachable';
+export type TokenRefusal =
+  'malformed' | 'wrong_issuer' | 'wrong_audience' | 'expired' | 'not_yet_valid' | 'bad_signature' | 'unknown_key' | 'issuer_unreachable';
 
-export type TokenCheck = { readonly ok: true; readonly claims: VerifiedClaims } | { readonly ok: false; readonly reason: TokenRefusal; readonly detail: string };
+export type TokenCheck =
+  { readonly ok: true; readonly claims: VerifiedClaims } | { readonly ok: false; readonly reason: TokenRefusal; readonly detail: string };
 
 /** The claims of a token whose issuer, audience, lifetime and signature were checked. */
 export interface VerifiedClaims extends JWTPayload {
@@ -45,7 +47,9 @@ export async function discoverIssuer(issuer: string, options: { readonly timeout
   try {
     response = await fetch(url, { signal: AbortSignal.timeout(options.timeoutMs ?? 10_000), redirect: 'error' });
   } catch (error) {
-    throw new IssuerDiscoveryError(`the issuer ${issuer} did not answer at ${url}: ${error instanceof Error ? error.message : String(error)}`);
+    throw new IssuerDiscoveryError(
+      `the issuer ${issuer} did not answer at ${url}: ${error instanceof Error ? error.message : String(error)}`,
+    );
   }
   if (response.status !== 200) throw new IssuerDiscoveryError(`the issuer ${issuer} answered HTTP ${response.status} at ${url}`);
   const body = (await response.json().catch(() => undefined)) as Partial<IssuerMetadata> | undefined;
@@ -78,7 +82,12 @@ const JOSE_REFUSALS: Readonly<Record<string, TokenRefusal>> = {
   ERR_JWKS_INVALID: 'issuer_unreachable',
 };
 
-const CLAIM_REFUSALS: Readonly<Record<string, TokenRefusal>> = { iss: 'wrong_issuer', aud: 'wrong_audience', nbf: 'not_yet_valid', iat: 'not_yet_valid' };
+const CLAIM_REFUSALS: Readonly<Record<string, TokenRefusal>> = {
+  iss: 'wrong_issuer',
+  aud: 'wrong_audience',
+  nbf: 'not_yet_valid',
+  iat: 'not_yet_valid',
+};
 
 /**
  * Checks bearer tokens of one issuer for one audience: issuer, audience, expiry and signature (by
@@ -93,7 +102,10 @@ export class AccessTokenVerifier {
   /** Discovers the issuer's keys from its metadata; throws IssuerDiscoveryError when it cannot. */
   static async discover(options: AccessTokenVerifierOptions): Promise<AccessTokenVerifier> {
     const metadata = await discoverIssuer(options.issuer);
-    return AccessTokenVerifier.withKeys(options, createRemoteJWKSet(new URL(metadata.jwks_uri), { timeoutDuration: 5_000, cooldownDuration: 30_000 }));
+    return AccessTokenVerifier.withKeys(
+      options,
+      createRemoteJWKSet(new URL(metadata.jwks_uri), { timeoutDuration: 5_000, cooldownDuration: 30_000 }),
+    );
   }
 
   /** A verifier over keys given here (tests, or an issuer whose keys are configured as a set). */
@@ -118,7 +130,8 @@ export class AccessTokenVerifier {
       return refuse('malformed', 'the bearer token is not a JWT');
     }
     // Named before the signature is checked, so a token of another issuer is told apart from a forgery.
-    if (unverified.iss !== this.options.issuer) return refuse('wrong_issuer', `issued by ${String(unverified.iss)}, not ${this.options.issuer}`);
+    if (unverified.iss !== this.options.issuer)
+      return refuse('wrong_issuer', `issued by ${String(unverified.iss)}, not ${this.options.issuer}`);
     try {
       const { payload } = await jwtVerify(token, this.keys, {
         issuer: this.options.issuer,

@@ -48,7 +48,11 @@ describe('a call assertion, minted by an executor and checked by a system of rec
 
   beforeAll(async () => {
     signer = await CallAssertionSigner.create(ISSUER, { keyId: 'exec-2026-12', privateKey: current.privateKey });
-    verifier = new CallAssertionVerifier({ issuer: ISSUER, audience: AUDIENCE, keys: assertionJwks(new Map([['exec-2026-12', current.publicKey]])) });
+    verifier = new CallAssertionVerifier({
+      issuer: ISSUER,
+      audience: AUDIENCE,
+      keys: assertionJwks(new Map([['exec-2026-12', current.publicKey]])),
+    });
   });
 
   it('accepts a write whose body, key, tenant and approval are the ones it names, and gives its claims', async () => {
@@ -56,9 +60,18 @@ describe('a call assertion, minted by an executor and checked by a system of rec
     expect(check).toMatchObject({
       ok: true,
       claims: {
-        iss: ISSUER, aud: AUDIENCE, sub: 'agent:support-bot', act: { sub: 'executor-1' }, call: 'write', tenant: 'acme', run_id: 'run-1',
-        tool: 'support.commit_address_change.v2', on_behalf_of: { iss: 'https://idp.example/realms/acme', sub: 'person-1' },
-        idempotency_key: 'run-1:prop-1:op-1', proposal_id: 'prop-1', approval_id: 'appr-1',
+        iss: ISSUER,
+        aud: AUDIENCE,
+        sub: 'agent:support-bot',
+        act: { sub: 'executor-1' },
+        call: 'write',
+        tenant: 'acme',
+        run_id: 'run-1',
+        tool: 'support.commit_address_change.v2',
+        on_behalf_of: { iss: 'https://idp.example/realms/acme', sub: 'person-1' },
+        idempotency_key: 'run-1:prop-1:op-1',
+        proposal_id: 'prop-1',
+        approval_id: 'appr-1',
       },
     });
   });
@@ -81,15 +94,29 @@ describe('a call assertion, minted by an executor and checked by a system of rec
   });
 
   it('refuses an assertion of another issuer, for another audience, or expired', async () => {
-    const otherIssuer = await CallAssertionSigner.create('urn:gatehouse:elsewhere', { keyId: 'exec-2026-12', privateKey: current.privateKey });
+    const otherIssuer = await CallAssertionSigner.create('urn:gatehouse:elsewhere', {
+      keyId: 'exec-2026-12',
+      privateKey: current.privateKey,
+    });
     expect(await writeRequest(`Bearer ${await otherIssuer.mint(facts())}`)).toMatchObject({ status: 401, code: 'ASSERTION_INVALID' });
-    expect(await writeRequest(`Bearer ${await signer.mint(facts({ audience: 'refunds' }))}`)).toMatchObject({ status: 401, code: 'ASSERTION_INVALID' });
+    expect(await writeRequest(`Bearer ${await signer.mint(facts({ audience: 'refunds' }))}`)).toMatchObject({
+      status: 401,
+      code: 'ASSERTION_INVALID',
+    });
     const expired = await signer.mint(facts({ expiresAt: Date.now() - 20_000 }), Date.now() - 40_000);
     expect(await writeRequest(`Bearer ${expired}`)).toMatchObject({ status: 401, code: 'ASSERTION_EXPIRED' });
   });
 
   it('refuses a JWT of the right key that is not a call assertion (another typ), an unsigned one, and an altered one', async () => {
-    const untyped = await new SignJWT({ call: 'write' }).setProtectedHeader({ alg: 'EdDSA', kid: 'exec-2026-12' }).setIssuer(ISSUER).setAudience(AUDIENCE).setSubject('x').setIssuedAt().setExpirationTime('1m').setJti('j').sign(current.privateKey);
+    const untyped = await new SignJWT({ call: 'write' })
+      .setProtectedHeader({ alg: 'EdDSA', kid: 'exec-2026-12' })
+      .setIssuer(ISSUER)
+      .setAudience(AUDIENCE)
+      .setSubject('x')
+      .setIssuedAt()
+      .setExpirationTime('1m')
+      .setJti('j')
+      .sign(current.privateKey);
     expect(await writeRequest(`Bearer ${untyped}`)).toMatchObject({ status: 401, code: 'ASSERTION_INVALID' });
     const [header, payload] = (await signer.mint(facts())).split('.');
     const none = `${Buffer.from(JSON.stringify({ alg: 'none', typ: 'gatehouse-call+jwt' })).toString('base64url')}.${payload}.`;
@@ -97,11 +124,17 @@ describe('a call assertion, minted by an executor and checked by a system of rec
     const genuine = await signer.mint(facts());
     const claims = JSON.parse(Buffer.from(genuine.split('.')[1]!, 'base64url').toString()) as Record<string, unknown>;
     const altered = Buffer.from(JSON.stringify({ ...claims, tenant: 'globex' })).toString('base64url');
-    expect(await writeRequest(`Bearer ${header}.${altered}.${genuine.split('.')[2]}`, { tenant: 'globex' })).toMatchObject({ status: 401, code: 'ASSERTION_INVALID' });
+    expect(await writeRequest(`Bearer ${header}.${altered}.${genuine.split('.')[2]}`, { tenant: 'globex' })).toMatchObject({
+      status: 401,
+      code: 'ASSERTION_INVALID',
+    });
   });
 
   it('refuses an assertion that lives longer than the verifier accepts', async () => {
-    expect(await writeRequest(`Bearer ${await signer.mint(facts({ expiresAt: Date.now() + 3_600_000 }))}`)).toMatchObject({ status: 401, code: 'ASSERTION_INVALID' });
+    expect(await writeRequest(`Bearer ${await signer.mint(facts({ expiresAt: Date.now() + 3_600_000 }))}`)).toMatchObject({
+      status: 401,
+      code: 'ASSERTION_INVALID',
+    });
   });
 
   it('refuses the second presentation of one assertion, however it is used', async () => {
@@ -114,18 +147,34 @@ describe('a call assertion, minted by an executor and checked by a system of rec
     const read = await signer.mint(facts({ call: 'read', idempotencyKey: null, proposalId: null, approvalId: null, approver: null }));
     expect(await writeRequest(`Bearer ${read}`)).toMatchObject({ ok: false, status: 403, code: 'WRONG_CALL' });
     const write = await signer.mint(facts());
-    expect(await verifier.verify({ authorization: `Bearer ${write}`, call: 'status', idempotencyKey: 'run-1:prop-1:op-1' })).toMatchObject({ status: 403, code: 'WRONG_CALL' });
+    expect(await verifier.verify({ authorization: `Bearer ${write}`, call: 'status', idempotencyKey: 'run-1:prop-1:op-1' })).toMatchObject({
+      status: 403,
+      code: 'WRONG_CALL',
+    });
   });
 
   it("refuses another tenant's assertion", async () => {
-    expect(await writeRequest(`Bearer ${await signer.mint(facts({ tenant: 'globex' }))}`)).toMatchObject({ ok: false, status: 403, code: 'TENANT_MISMATCH' });
+    expect(await writeRequest(`Bearer ${await signer.mint(facts({ tenant: 'globex' }))}`)).toMatchObject({
+      ok: false,
+      status: 403,
+      code: 'TENANT_MISMATCH',
+    });
   });
 
   it('refuses a write whose body is not the approved arguments, or under another key, or without an approval', async () => {
     const changed = { ...BODY, destination: { ...BODY.destination, city: 'Paris' } };
-    expect(await writeRequest(`Bearer ${await signer.mint(facts())}`, { body: changed })).toMatchObject({ status: 403, code: 'BODY_MISMATCH' });
-    expect(await writeRequest(`Bearer ${await signer.mint(facts())}`, { idempotencyKey: 'run-1:prop-1:op-2' })).toMatchObject({ status: 403, code: 'IDEMPOTENCY_KEY_MISMATCH' });
-    expect(await writeRequest(`Bearer ${await signer.mint(facts({ approvalId: null }))}`)).toMatchObject({ status: 403, code: 'APPROVAL_MISSING' });
+    expect(await writeRequest(`Bearer ${await signer.mint(facts())}`, { body: changed })).toMatchObject({
+      status: 403,
+      code: 'BODY_MISMATCH',
+    });
+    expect(await writeRequest(`Bearer ${await signer.mint(facts())}`, { idempotencyKey: 'run-1:prop-1:op-2' })).toMatchObject({
+      status: 403,
+      code: 'IDEMPOTENCY_KEY_MISMATCH',
+    });
+    expect(await writeRequest(`Bearer ${await signer.mint(facts({ approvalId: null }))}`)).toMatchObject({
+      status: 403,
+      code: 'APPROVAL_MISSING',
+    });
   });
 
   it('hashes the body canonically: the same arguments in another key order are the approved ones', async () => {
@@ -134,27 +183,51 @@ describe('a call assertion, minted by an executor and checked by a system of rec
   });
 
   it('takes a status query only for the key it names', async () => {
-    const status = (key: string) => signer.mint(facts({ call: 'status', argumentsSha256: null, proposalId: null, approvalId: null, approver: null, idempotencyKey: key }));
-    expect(await verifier.verify({ authorization: `Bearer ${await status('k-1')}`, call: 'status', tenant: 'acme', idempotencyKey: 'k-1' })).toMatchObject({ ok: true });
-    expect(await verifier.verify({ authorization: `Bearer ${await status('k-1')}`, call: 'status', tenant: 'acme', idempotencyKey: 'k-2' })).toMatchObject({ status: 403, code: 'IDEMPOTENCY_KEY_MISMATCH' });
+    const status = (key: string) =>
+      signer.mint(
+        facts({ call: 'status', argumentsSha256: null, proposalId: null, approvalId: null, approver: null, idempotencyKey: key }),
+      );
+    expect(
+      await verifier.verify({ authorization: `Bearer ${await status('k-1')}`, call: 'status', tenant: 'acme', idempotencyKey: 'k-1' }),
+    ).toMatchObject({ ok: true });
+    expect(
+      await verifier.verify({ authorization: `Bearer ${await status('k-1')}`, call: 'status', tenant: 'acme', idempotencyKey: 'k-2' }),
+    ).toMatchObject({ status: 403, code: 'IDEMPOTENCY_KEY_MISMATCH' });
   });
 
   it('reads a key set from a file, and again when a rotation adds a key id it does not know', async () => {
     const file = join(mkdtempSync(join(tmpdir(), 'jwks-')), 'jwks.json');
     writeFileSync(file, JSON.stringify(assertionJwks(new Map([['exec-2026-12', current.publicKey]]))));
     const fromFile = new CallAssertionVerifier({ issuer: ISSUER, audience: AUDIENCE, keys: file });
-    const read = (s: CallAssertionSigner) => s.mint(facts({ call: 'read', idempotencyKey: null, proposalId: null, approvalId: null, approver: null }));
-    expect(await fromFile.verify({ authorization: `Bearer ${await read(signer)}`, call: 'read', tenant: 'acme' })).toMatchObject({ ok: true });
+    const read = (s: CallAssertionSigner) =>
+      s.mint(facts({ call: 'read', idempotencyKey: null, proposalId: null, approvalId: null, approver: null }));
+    expect(await fromFile.verify({ authorization: `Bearer ${await read(signer)}`, call: 'read', tenant: 'acme' })).toMatchObject({
+      ok: true,
+    });
     const next = pair();
     const rotated = await CallAssertionSigner.create(ISSUER, { keyId: 'exec-2027-01', privateKey: next.privateKey });
-    expect(await fromFile.verify({ authorization: `Bearer ${await read(rotated)}`, call: 'read' })).toMatchObject({ code: 'ASSERTION_INVALID' });
-    writeFileSync(file, JSON.stringify(assertionJwks(new Map([['exec-2026-12', current.publicKey], ['exec-2027-01', next.publicKey]]))));
+    expect(await fromFile.verify({ authorization: `Bearer ${await read(rotated)}`, call: 'read' })).toMatchObject({
+      code: 'ASSERTION_INVALID',
+    });
+    writeFileSync(
+      file,
+      JSON.stringify(
+        assertionJwks(
+          new Map([
+            ['exec-2026-12', current.publicKey],
+            ['exec-2027-01', next.publicKey],
+          ]),
+        ),
+      ),
+    );
     expect(await fromFile.verify({ authorization: `Bearer ${await read(rotated)}`, call: 'read' })).toMatchObject({ ok: true });
   });
 
   it('publishes public keys only, one per key id, as EdDSA signing keys', () => {
     const jwks = assertionJwks(new Map([['exec-2026-12', current.publicKey]]));
-    expect(jwks).toEqual({ keys: [{ kty: 'OKP', crv: 'Ed25519', x: expect.any(String) as string, kid: 'exec-2026-12', alg: 'EdDSA', use: 'sig' }] });
+    expect(jwks).toEqual({
+      keys: [{ kty: 'OKP', crv: 'Ed25519', x: expect.any(String) as string, kid: 'exec-2026-12', alg: 'EdDSA', use: 'sig' }],
+    });
     expect(() => assertionJwks(new Map([['exec-2026-12', current.privateKey]]))).toThrow(/private key/);
   });
 });

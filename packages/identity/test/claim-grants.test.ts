@@ -22,7 +22,10 @@ describe('claims mapped to roles and tenants', () => {
   });
 
   it('adds up every grant whose claim holds its value, each role and tenant once', () => {
-    expect(grantedBy(grants, { groups: ['support-leads', 'ops-admins'], tenant: ['acme'] })).toEqual({ roles: ['ops-admin', 'support-lead'], tenants: ['acme'] });
+    expect(grantedBy(grants, { groups: ['support-leads', 'ops-admins'], tenant: ['acme'] })).toEqual({
+      roles: ['ops-admin', 'support-lead'],
+      tenants: ['acme'],
+    });
     expect(grantedBy(grants, { realm_access: { roles: ['globex-approver'] } })).toEqual({ roles: ['support-lead'], tenants: ['globex'] });
   });
 
@@ -32,8 +35,12 @@ describe('claims mapped to roles and tenants', () => {
 
   it('refuses at start-up a document that grants a role no rule asks for, or is malformed', () => {
     expect(checkGrants('the approver policy', schema, { grants }, new Set(['support-lead', 'ops-admin'])).grants).toHaveLength(4);
-    expect(() => checkGrants('the approver policy', schema, { grants }, new Set(['support-lead']))).toThrow(/grants roles no rule asks for: ops-admin/);
-    expect(() => checkGrants('the approver policy', schema, { grants: [{ claim: 'groups', value: 'x' }] }, new Set())).toThrow(ClaimMappingError);
+    expect(() => checkGrants('the approver policy', schema, { grants }, new Set(['support-lead']))).toThrow(
+      /grants roles no rule asks for: ops-admin/,
+    );
+    expect(() => checkGrants('the approver policy', schema, { grants: [{ claim: 'groups', value: 'x' }] }, new Set())).toThrow(
+      ClaimMappingError,
+    );
     expect(() => checkGrants('the approver policy', schema, { grants: [] }, new Set())).toThrow(/must NOT have fewer than 1 items/);
   });
 });

@@ -34,16 +34,28 @@ describe('a bearer token checked by the access-token verifier', () => {
   });
 
   it('names a token of another issuer wrong_issuer before looking at its signature', async () => {
-    expect(await verifier.verify(await token({ iss: 'https://evil.example' }, { key: other }))).toMatchObject({ ok: false, reason: 'wrong_issuer' });
+    expect(await verifier.verify(await token({ iss: 'https://evil.example' }, { key: other }))).toMatchObject({
+      ok: false,
+      reason: 'wrong_issuer',
+    });
   });
 
   it('refuses a token for another audience', async () => {
-    const forOther = await new SignJWT({ sub: 'person-1' }).setProtectedHeader({ alg: 'ES256', kid: 'k1' }).setIssuer(ISSUER).setAudience('another-api').setIssuedAt().setExpirationTime('5m').sign(key);
+    const forOther = await new SignJWT({ sub: 'person-1' })
+      .setProtectedHeader({ alg: 'ES256', kid: 'k1' })
+      .setIssuer(ISSUER)
+      .setAudience('another-api')
+      .setIssuedAt()
+      .setExpirationTime('5m')
+      .sign(key);
     expect(await verifier.verify(forOther)).toMatchObject({ ok: false, reason: 'wrong_audience' });
   });
 
   it('refuses an expired token, beyond the clock tolerance', async () => {
-    expect(await verifier.verify(await token({}, { expiresIn: Math.floor(Date.now() / 1000) - 120 }))).toMatchObject({ ok: false, reason: 'expired' });
+    expect(await verifier.verify(await token({}, { expiresIn: Math.floor(Date.now() / 1000) - 120 }))).toMatchObject({
+      ok: false,
+      reason: 'expired',
+    });
   });
 
   it('refuses a token signed by another key under the issuer key id', async () => {
@@ -56,7 +68,9 @@ describe('a bearer token checked by the access-token verifier', () => {
 
   it('refuses a token whose payload was altered after signing', async () => {
     const [header, , signature] = (await token()).split('.');
-    const forged = Buffer.from(JSON.stringify({ iss: ISSUER, aud: AUDIENCE, sub: 'someone-else', iat: 1, exp: 9_999_999_999 })).toString('base64url');
+    const forged = Buffer.from(JSON.stringify({ iss: ISSUER, aud: AUDIENCE, sub: 'someone-else', iat: 1, exp: 9_999_999_999 })).toString(
+      'base64url',
+    );
     expect(await verifier.verify(`${header}.${forged}.${signature}`)).toMatchObject({ ok: false, reason: 'bad_signature' });
   });
 
@@ -69,7 +83,13 @@ describe('a bearer token checked by the access-token verifier', () => {
   });
 
   it('refuses a token without a subject', async () => {
-    const anonymous = await new SignJWT({}).setProtectedHeader({ alg: 'ES256', kid: 'k1' }).setIssuer(ISSUER).setAudience(AUDIENCE).setIssuedAt().setExpirationTime('5m').sign(key);
+    const anonymous = await new SignJWT({})
+      .setProtectedHeader({ alg: 'ES256', kid: 'k1' })
+      .setIssuer(ISSUER)
+      .setAudience(AUDIENCE)
+      .setIssuedAt()
+      .setExpirationTime('5m')
+      .sign(key);
     expect(await verifier.verify(anonymous)).toMatchObject({ ok: false, reason: 'malformed' });
   });
 });

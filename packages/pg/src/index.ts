@@ -58,7 +58,12 @@ export interface MigrationTables {
  * advisory lock on `lockKey`, so instances starting together apply each migration once.
  * Returns the versions applied by this call.
  */
-export async function applyMigrations<T extends MigrationTables>(pool: Pool, tables: T, lockKey: string, migrations: readonly Migration<T>[]): Promise<number[]> {
+export async function applyMigrations<T extends MigrationTables>(
+  pool: Pool,
+  tables: T,
+  lockKey: string,
+  migrations: readonly Migration<T>[],
+): Promise<number[]> {
   return withTransaction(pool, async (client) => {
     await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [lockKey]);
     await client.query(`CREATE SCHEMA IF NOT EXISTS ${tables.schema}`);

@@ -71,7 +71,8 @@ export interface Consumption {
 export async function startConsumption<R extends TopicRole>(options: ConsumptionOptions<R>): Promise<Consumption> {
   const { runtime, groupId, logger } = options;
   // A service that acts on a signed topic without checking would act on anyone's records.
-  if (isSignedRole(options.role) && options.trust === undefined) throw new Error(`a consumer of ${options.role} must be given the keys to check what it reads`);
+  if (isSignedRole(options.role) && options.trust === undefined)
+    throw new Error(`a consumer of ${options.role} must be given the keys to check what it reads`);
   const consumer = await startParallelConsumer({
     kafka: runtime.kafka,
     serde: runtime.serde,
@@ -80,13 +81,18 @@ export async function startConsumption<R extends TopicRole>(options: Consumption
     handle: options.handle,
     deadLetters: new DeadLetters(runtime.publisher),
     logger,
-    ...(options.trust === undefined ? {} : { trust: { ...options.trust, refused: (reason: string) => options.metrics.untrustedRecord(options.role, reason) } }),
+    ...(options.trust === undefined
+      ? {}
+      : { trust: { ...options.trust, refused: (reason: string) => options.metrics.untrustedRecord(options.role, reason) } }),
     ...consumerTuning(options),
   });
   let joined = false;
   const joining = Date.now();
   // A group that takes long to join says so, every 30 s, until it has.
-  const slow = setInterval(() => logger.warn({ group: groupId, waited_ms: Date.now() - joining }, 'still joining the consumer group'), 30_000);
+  const slow = setInterval(
+    () => logger.warn({ group: groupId, waited_ms: Date.now() - joining }, 'still joining the consumer group'),
+    30_000,
+  );
   slow.unref();
   void consumer.joined
     .then(() => {
@@ -95,7 +101,13 @@ export async function startConsumption<R extends TopicRole>(options: Consumption
     })
     .catch(() => undefined)
     .finally(() => clearInterval(slow));
-  const lag = startConsumerLag({ admin: runtime.admin, groupId, topics: [runtime.serde.topics[options.role]], metrics: options.metrics, logger });
+  const lag = startConsumerLag({
+    admin: runtime.admin,
+    groupId,
+    topics: [runtime.serde.topics[options.role]],
+    metrics: options.metrics,
+    logger,
+  });
   return {
     joined: consumer.joined,
     hasJoined: () => joined,

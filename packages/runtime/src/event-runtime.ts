@@ -43,7 +43,10 @@ async function startStep<T>(logger: Logger, step: string, run: () => Promise<T>)
   const started = Date.now();
   let timer: NodeJS.Timeout | undefined;
   const bound = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(new Error(`start step "${step}" did not finish within ${START_STEP_TIMEOUT_MS} ms`)), START_STEP_TIMEOUT_MS);
+    timer = setTimeout(
+      () => reject(new Error(`start step "${step}" did not finish within ${START_STEP_TIMEOUT_MS} ms`)),
+      START_STEP_TIMEOUT_MS,
+    );
     timer.unref();
   });
   try {

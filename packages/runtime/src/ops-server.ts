@@ -36,14 +36,21 @@ export interface OpsReply {
 
 type Reply = OpsReply;
 
-const json = (statusCode: number, body: unknown): Reply => ({ statusCode, contentType: 'application/json; charset=utf-8', body: JSON.stringify(body) });
+const json = (statusCode: number, body: unknown): Reply => ({
+  statusCode,
+  contentType: 'application/json; charset=utf-8',
+  body: JSON.stringify(body),
+});
 
 /**
  * The answer of `/healthz`, `/readyz`, `/metrics` (and the served documents) to a GET or HEAD, or
  * undefined for any other request: what the ops endpoint serves, and what a service with an HTTP
  * server of its own (the MCP front door) serves beside its routes.
  */
-export async function opsReply(request: IncomingMessage, options: Pick<OpsServerOptions, 'health' | 'metrics' | 'documents'>): Promise<OpsReply | undefined> {
+export async function opsReply(
+  request: IncomingMessage,
+  options: Pick<OpsServerOptions, 'health' | 'metrics' | 'documents'>,
+): Promise<OpsReply | undefined> {
   const path = (request.url ?? '/').split('?', 1)[0];
   if (request.method === 'GET' || request.method === 'HEAD') {
     if (path === '/healthz') {
@@ -55,7 +62,10 @@ export async function opsReply(request: IncomingMessage, options: Pick<OpsServer
       return json(ready.statusCode, ready.body);
     }
     if (path === '/metrics') return { statusCode: 200, contentType: options.metrics.contentType, body: await options.metrics.scrape() };
-    const document = path === undefined || options.documents === undefined || !Object.hasOwn(options.documents, path) ? undefined : options.documents[path];
+    const document =
+      path === undefined || options.documents === undefined || !Object.hasOwn(options.documents, path)
+        ? undefined
+        : options.documents[path];
     if (document !== undefined) return json(200, document);
   }
   return undefined;
@@ -91,10 +101,13 @@ export async function startOpsServer(options: OpsServerOptions): Promise<OpsServ
   const log = options.logger.child({ api: 'ops' });
   const server = createServer((request, response) => {
     void replyTo(request, options).then(
-      (reply) => response.writeHead(reply.statusCode, { 'content-type': reply.contentType }).end(request.method === 'HEAD' ? undefined : reply.body),
+      (reply) =>
+        response.writeHead(reply.statusCode, { 'content-type': reply.contentType }).end(request.method === 'HEAD' ? undefined : reply.body),
       (error: unknown) => {
         log.error({ err: error, url: request.url }, 'ops request failed');
-        response.writeHead(500, { 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify({ error: { code: 'INTERNAL', message: 'unexpected failure' } }));
+        response
+          .writeHead(500, { 'content-type': 'application/json; charset=utf-8' })
+          .end(JSON.stringify({ error: { code: 'INTERNAL', message: 'unexpected failure' } }));
       },
     );
   });

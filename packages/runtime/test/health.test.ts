@@ -4,7 +4,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { consumerChecks, healthOf, kafkaReady, postgresReady, redisReady, registryReady } from '@gatehouse/runtime';
 import type { ClusterAdmin } from '@gatehouse/runtime';
 
-const admin = (brokers: number): ClusterAdmin => ({ describeCluster: () => Promise.resolve({ brokers: Array.from({ length: brokers }, (_, nodeId) => ({ nodeId })) }) });
+const admin = (brokers: number): ClusterAdmin => ({
+  describeCluster: () => Promise.resolve({ brokers: Array.from({ length: brokers }, (_, nodeId) => ({ nodeId })) }),
+});
 const member = (joined: boolean) => ({ hasJoined: () => joined });
 
 describe('healthOf: /healthz and /readyz of every service', () => {
@@ -15,7 +17,10 @@ describe('healthOf: /healthz and /readyz of every service', () => {
 
   it('answers /readyz 503 with the same shape, naming what each failing check said', async () => {
     const health = healthOf({ postgres: () => Promise.reject(new Error('connect ECONNREFUSED')), redis: () => Promise.resolve(true) });
-    expect(await health.ready()).toEqual({ statusCode: 503, body: { ready: false, checks: { postgres: 'connect ECONNREFUSED', redis: 'ok' } } });
+    expect(await health.ready()).toEqual({
+      statusCode: 503,
+      body: { ready: false, checks: { postgres: 'connect ECONNREFUSED', redis: 'ok' } },
+    });
   });
 
   it('answers /healthz { status: up } without asking any dependency', () => {
@@ -50,7 +55,9 @@ describe('the readiness checks', () => {
   });
 
   it('gives every consuming service the same three checks: kafka, registry and redis', () => {
-    const checks = consumerChecks({ admin: admin(1), events: { registryUrl: 'http://127.0.0.1:1' } }, member(true), { ping: () => Promise.resolve('PONG') });
+    const checks = consumerChecks({ admin: admin(1), events: { registryUrl: 'http://127.0.0.1:1' } }, member(true), {
+      ping: () => Promise.resolve('PONG'),
+    });
     expect(Object.keys(checks)).toEqual(['kafka', 'registry', 'redis']);
   });
 

@@ -20,7 +20,10 @@ function workspaces(): Workspace[] {
     const parsed = JSON.parse(readFileSync(manifest, 'utf8')) as { name: string; dependencies?: Record<string, string> };
     found.push({ dir, layer, name: parsed.name, dependencies: Object.keys(parsed.dependencies ?? {}) });
   };
-  const dirs = (path: string): string[] => readdirSync(new URL(path, root), { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name);
+  const dirs = (path: string): string[] =>
+    readdirSync(new URL(path, root), { withFileTypes: true })
+      .filter((e) => e.isDirectory())
+      .map((e) => e.name);
   for (const name of dirs('packages/')) add(`packages/${name}`, 'package');
   for (const name of dirs('services/')) add(`services/${name}`, 'service');
   for (const domain of dirs('examples/')) for (const name of dirs(`examples/${domain}/`)) add(`examples/${domain}/${name}`, 'example');
@@ -33,7 +36,12 @@ describe('the layering of the workspace', () => {
 
   it('finds the packages, the services and the examples', () => {
     expect(all.filter((w) => w.layer === 'package').length).toBeGreaterThan(8);
-    expect(all.filter((w) => w.layer === 'service').map((w) => w.dir).sort()).toEqual(['services/approval', 'services/executor', 'services/mcp', 'services/policy']);
+    expect(
+      all
+        .filter((w) => w.layer === 'service')
+        .map((w) => w.dir)
+        .sort(),
+    ).toEqual(['services/approval', 'services/executor', 'services/mcp', 'services/policy']);
     expect(all.filter((w) => w.layer === 'example').length).toBeGreaterThanOrEqual(4);
   });
 
@@ -41,7 +49,9 @@ describe('the layering of the workspace', () => {
     const upward = all.flatMap((w) =>
       w.layer === 'example'
         ? []
-        : w.dependencies.filter((d) => layerOf.get(d) === 'example' || (layerOf.get(d) === 'service' && d !== w.name)).map((d) => `${w.dir} → ${d}`),
+        : w.dependencies
+            .filter((d) => layerOf.get(d) === 'example' || (layerOf.get(d) === 'service' && d !== w.name))
+            .map((d) => `${w.dir} → ${d}`),
     );
     expect(upward).toEqual([]);
   });
@@ -49,6 +59,10 @@ describe('the layering of the workspace', () => {
   it('lets a tool pack depend on the sdk, never on the core packages behind it or a service', () => {
     const packs = all.filter((w) => w.layer === 'example' && w.dir.endsWith('/pack'));
     expect(packs.length).toBeGreaterThanOrEqual(2);
-    for (const pack of packs) expect(pack.dependencies.filter((d) => layerOf.has(d)), pack.dir).toEqual(['@gatehouse/sdk']);
+    for (const pack of packs)
+      expect(
+        pack.dependencies.filter((d) => layerOf.has(d)),
+        pack.dir,
+      ).toEqual(['@gatehouse/sdk']);
   });
 });

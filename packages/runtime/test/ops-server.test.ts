@@ -72,7 +72,9 @@ describe('startOpsServer', () => {
     const port = Number(new URL(first.url ?? '').port);
     const { server: second, lines } = await start({ port });
     expect(second.url).toBeUndefined();
-    expect(lines()).toContainEqual(expect.objectContaining({ level: 50, msg: 'ops port in use: /metrics, /healthz and /readyz are not served' }));
+    expect(lines()).toContainEqual(
+      expect.objectContaining({ level: 50, msg: 'ops port in use: /metrics, /healthz and /readyz are not served' }),
+    );
     await second.stop();
   });
 

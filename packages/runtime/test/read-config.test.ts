@@ -21,13 +21,22 @@ function reasonOf(name: VariableName, raw: string): string | undefined {
 
 // The services' signing keys are required: a pair for the tests that read a whole service's settings.
 const PAIR = generateSigningKey('unit');
-const KEYS = { GATEHOUSE_SIGNING_KEY: PAIR.signingKey, GATEHOUSE_POLICY_KEYS: generateSigningKey('unit-policy').trustedKey, GATEHOUSE_APPROVAL_KEYS: generateSigningKey('unit-approval').trustedKey, GATEHOUSE_EXECUTOR_KEYS: generateSigningKey('unit-executor').trustedKey, GATEHOUSE_ASSERTION_KEY: generateSigningKey('unit-assertion').signingKey };
+const KEYS = {
+  GATEHOUSE_SIGNING_KEY: PAIR.signingKey,
+  GATEHOUSE_POLICY_KEYS: generateSigningKey('unit-policy').trustedKey,
+  GATEHOUSE_APPROVAL_KEYS: generateSigningKey('unit-approval').trustedKey,
+  GATEHOUSE_EXECUTOR_KEYS: generateSigningKey('unit-executor').trustedKey,
+  GATEHOUSE_ASSERTION_KEY: generateSigningKey('unit-assertion').signingKey,
+};
 
 describe('readConfig', () => {
   it('refuses a variable unset for a reader that requires it, and leaves it unset for one that does not', () => {
-    const without = (name: keyof typeof KEYS): Record<string, string> => Object.fromEntries(Object.entries(KEYS).filter(([key]) => key !== name));
+    const without = (name: keyof typeof KEYS): Record<string, string> =>
+      Object.fromEntries(Object.entries(KEYS).filter(([key]) => key !== name));
     const withoutPolicyKeys = without('GATEHOUSE_POLICY_KEYS');
-    expect(() => readConfig(variablesReadBy('executor'), withoutPolicyKeys, 'executor')).toThrow(/GATEHOUSE_POLICY_KEYS: required: orders, approval requests/);
+    expect(() => readConfig(variablesReadBy('executor'), withoutPolicyKeys, 'executor')).toThrow(
+      /GATEHOUSE_POLICY_KEYS: required: orders, approval requests/,
+    );
     const withoutExecutorKeys = without('GATEHOUSE_EXECUTOR_KEYS');
     expect(readConfig(variablesReadBy('executor'), withoutExecutorKeys, 'executor').GATEHOUSE_EXECUTOR_KEYS).toBeUndefined();
     expect(() => readConfig(variablesReadBy('mcp'), withoutExecutorKeys, 'mcp')).toThrow(/GATEHOUSE_EXECUTOR_KEYS: required/);
@@ -59,19 +68,28 @@ describe('readConfig', () => {
 
   it('treats an empty value as unset in every service, so GATEHOUSE_REDIS_PREFIX="" means gh: everywhere', () => {
     for (const service of SERVICES) {
-      const config = readConfig(variablesReadBy(service), { ...KEYS, GATEHOUSE_REDIS_PREFIX: '', GATEHOUSE_CONTROL_TOKEN: 'a-control-token-of-some-length' });
+      const config = readConfig(variablesReadBy(service), {
+        ...KEYS,
+        GATEHOUSE_REDIS_PREFIX: '',
+        GATEHOUSE_CONTROL_TOKEN: 'a-control-token-of-some-length',
+      });
       expect(config.GATEHOUSE_REDIS_PREFIX).toBe('gh:');
     }
-    expect(readConfig(['POLICY_GROUP_ID', 'POLICY_PORT', 'KAFKA_BROKERS'], { POLICY_GROUP_ID: '', POLICY_PORT: '', KAFKA_BROKERS: '' })).toEqual({
+    expect(
+      readConfig(['POLICY_GROUP_ID', 'POLICY_PORT', 'KAFKA_BROKERS'], { POLICY_GROUP_ID: '', POLICY_PORT: '', KAFKA_BROKERS: '' }),
+    ).toEqual({
       POLICY_GROUP_ID: undefined,
       POLICY_PORT: 8091,
       KAFKA_BROKERS: ['127.0.0.1:9092'],
     });
   });
 
-  it.each(['1e3', '0x10', ' 8 ', '8.0', '-1', '+8', 'soon', '99999999999999999999'])('refuses the integer %j: decimal digits only', (raw) => {
-    expect(reasonOf('POLICY_CONCURRENCY', raw)).toMatch(/^not a whole number \(decimal digits only; must be ≥ 1\)/);
-  });
+  it.each(['1e3', '0x10', ' 8 ', '8.0', '-1', '+8', 'soon', '99999999999999999999'])(
+    'refuses the integer %j: decimal digits only',
+    (raw) => {
+      expect(reasonOf('POLICY_CONCURRENCY', raw)).toMatch(/^not a whole number \(decimal digits only; must be ≥ 1\)/);
+    },
+  );
 
   it('refuses integers out of their range and names the range', () => {
     expect(reasonOf('POLICY_CONCURRENCY', '0')).toBe('out of range (must be ≥ 1), got "0"');
@@ -80,7 +98,9 @@ describe('readConfig', () => {
   });
 
   it('accepts every port from 0 to 65535 and nothing above', () => {
-    expect(readConfig(['POLICY_PORT', 'EXECUTOR_PORT', 'APPROVAL_PORT'], { POLICY_PORT: '0', EXECUTOR_PORT: '65535', APPROVAL_PORT: '0' })).toEqual({
+    expect(
+      readConfig(['POLICY_PORT', 'EXECUTOR_PORT', 'APPROVAL_PORT'], { POLICY_PORT: '0', EXECUTOR_PORT: '65535', APPROVAL_PORT: '0' }),
+    ).toEqual({
       POLICY_PORT: 0,
       EXECUTOR_PORT: 65_535,
       APPROVAL_PORT: 0,
@@ -93,18 +113,26 @@ describe('readConfig', () => {
     expect(reasonOf('SCHEMA_REGISTRY_URL', 'not a url')).toBe('not a URL, got "not a url"');
     expect(reasonOf('REDIS_URL', 'http://127.0.0.1:6379')).toBe('not a redis:// or rediss:// URL');
     expect(reasonOf('DATABASE_URL', 'mysql://x')).toBe('not a postgres:// or postgresql:// URL');
-    expect(readConfig(['SCHEMA_REGISTRY_URL'], { SCHEMA_REGISTRY_URL: 'https://sr.internal//' }).SCHEMA_REGISTRY_URL).toBe('https://sr.internal');
+    expect(readConfig(['SCHEMA_REGISTRY_URL'], { SCHEMA_REGISTRY_URL: 'https://sr.internal//' }).SCHEMA_REGISTRY_URL).toBe(
+      'https://sr.internal',
+    );
   });
 
   it('never echoes the value of a secret variable', () => {
-    const error = refusals(['REDIS_URL', 'GATEHOUSE_CONTROL_TOKEN'], { REDIS_URL: 'http://:hunter2-password@redis', GATEHOUSE_CONTROL_TOKEN: 'hunter2' });
+    const error = refusals(['REDIS_URL', 'GATEHOUSE_CONTROL_TOKEN'], {
+      REDIS_URL: 'http://:hunter2-password@redis',
+      GATEHOUSE_CONTROL_TOKEN: 'hunter2',
+    });
     expect(error.map((r) => r.reason).join(' ')).not.toContain('hunter2');
     expect(error.find((r) => r.variable === 'GATEHOUSE_CONTROL_TOKEN')?.reason).toBe('too short (must be at least 16 characters)');
   });
 
   it('keeps a malformed secret URL out of the error and its cause, as printed at start-up', () => {
     try {
-      readConfig(['DATABASE_URL', 'REDIS_URL'], { DATABASE_URL: 'postgres://app:hunter2-password@[db', REDIS_URL: 'redis://:hunter3-password@[redis' });
+      readConfig(['DATABASE_URL', 'REDIS_URL'], {
+        DATABASE_URL: 'postgres://app:hunter2-password@[db',
+        REDIS_URL: 'redis://:hunter3-password@[redis',
+      });
       throw new Error('expected a ConfigError');
     } catch (error) {
       expect(error).toBeInstanceOf(ConfigError);
@@ -122,18 +150,27 @@ describe('readConfig', () => {
   });
 
   it('parses JSON values once and names the variable when they are not what the schema wants', () => {
-    expect(readConfig(['GATEHOUSE_TENANT_SLOT_LIMITS'], { GATEHOUSE_TENANT_SLOT_LIMITS: '{"acme": 2}' }).GATEHOUSE_TENANT_SLOT_LIMITS).toEqual({ acme: 2 });
+    expect(
+      readConfig(['GATEHOUSE_TENANT_SLOT_LIMITS'], { GATEHOUSE_TENANT_SLOT_LIMITS: '{"acme": 2}' }).GATEHOUSE_TENANT_SLOT_LIMITS,
+    ).toEqual({ acme: 2 });
     const [syntax] = refusals(['GATEHOUSE_TENANT_SLOT_LIMITS'], { GATEHOUSE_TENANT_SLOT_LIMITS: '{acme: 2}' });
     expect(syntax?.reason).toMatch(/^not a JSON object \(.+\), got "\{acme: 2\}"$/);
     expect(syntax?.cause).toBeInstanceOf(SyntaxError);
     expect(reasonOf('GATEHOUSE_TENANT_SLOT_LIMITS', '[2]')).toBe('not a JSON object (got an array), got "[2]"');
-    expect(reasonOf('GATEHOUSE_TENANT_SLOT_LIMITS', '{"acme": 0}')).toBe('the value of "acme" is not an integer ≥ 1, got "{\\"acme\\": 0}"');
+    expect(reasonOf('GATEHOUSE_TENANT_SLOT_LIMITS', '{"acme": 0}')).toBe(
+      'the value of "acme" is not an integer ≥ 1, got "{\\"acme\\": 0}"',
+    );
   });
 
   it('throws one CONFIG_INVALID error, not retryable, that names every refused variable and why', () => {
     let caught: unknown;
     try {
-      readConfig(variablesReadBy('executor'), { ...KEYS, GATEHOUSE_TENANT_SLOT_LIMITS: '{', EXECUTOR_PORT: 'http', GATEHOUSE_REDIS_PREFXI: 'x:' });
+      readConfig(variablesReadBy('executor'), {
+        ...KEYS,
+        GATEHOUSE_TENANT_SLOT_LIMITS: '{',
+        EXECUTOR_PORT: 'http',
+        GATEHOUSE_REDIS_PREFXI: 'x:',
+      });
     } catch (error) {
       caught = error;
     }
@@ -153,6 +190,8 @@ describe('readConfig', () => {
 
   it('refuses a Redis prefix with braces, which would split the keys a script uses together across Cluster slots', () => {
     expect(() => readConfig(variablesReadBy('executor'), { ...KEYS, GATEHOUSE_REDIS_PREFIX: 'gh{x}:' })).toThrow(/GATEHOUSE_REDIS_PREFIX/);
-    expect(readConfig(variablesReadBy('executor'), { ...KEYS, GATEHOUSE_REDIS_PREFIX: 'tenant-a:' }).GATEHOUSE_REDIS_PREFIX).toBe('tenant-a:');
+    expect(readConfig(variablesReadBy('executor'), { ...KEYS, GATEHOUSE_REDIS_PREFIX: 'tenant-a:' }).GATEHOUSE_REDIS_PREFIX).toBe(
+      'tenant-a:',
+    );
   });
 });

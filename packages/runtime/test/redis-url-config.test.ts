@@ -27,6 +27,8 @@ describe('REDIS_URL naming a Redis Cluster', () => {
       reason: 'a Redis Cluster has only database 0; drop the /<db> path',
     });
     expect(refusalOf('redis://127.0.0.1:7000?cluster=127.0.0.1:7001,node-b')?.reason).toBe('the `cluster` entry "node-b" is not host:port');
-    expect(refusalOf('redis://127.0.0.1:7000?cluster=127.0.0.1:7001&db=1')?.reason).toBe('a cluster URL takes no parameter but `cluster` (got db)');
+    expect(refusalOf('redis://127.0.0.1:7000?cluster=127.0.0.1:7001&db=1')?.reason).toBe(
+      'a cluster URL takes no parameter but `cluster` (got db)',
+    );
   });
 });

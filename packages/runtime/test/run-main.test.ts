@@ -105,7 +105,13 @@ describe('runMain', { timeout: 20_000 }, () => {
     await probe.waitFor('stopping: finishing in-flight work');
     probe.signal('SIGTERM');
     expect(await probe.exited).toBe(0);
-    expect(messages(probe)).toEqual(['probe service ready', 'stopping: finishing in-flight work', 'already stopping', 'stopped service', 'closed redis']);
+    expect(messages(probe)).toEqual([
+      'probe service ready',
+      'stopping: finishing in-flight work',
+      'already stopping',
+      'stopped service',
+      'closed redis',
+    ]);
   });
 
   it('exits within a second of its stop even when something it opened lingers', async () => {

@@ -3,7 +3,15 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { eventsConfigFromEnv } from '@gatehouse/events';
-import { eventsConfigOf, readConfig, RESERVED_PREFIXES, TOOLING_VARIABLES, VARIABLE_NAMES, VARIABLES, variablesReadBy } from '@gatehouse/runtime';
+import {
+  eventsConfigOf,
+  readConfig,
+  RESERVED_PREFIXES,
+  TOOLING_VARIABLES,
+  VARIABLE_NAMES,
+  VARIABLES,
+  variablesReadBy,
+} from '@gatehouse/runtime';
 import type { Env, EventsVariableName } from '@gatehouse/runtime';
 import { redisUrlFromEnv } from '@gatehouse/state';
 
@@ -45,7 +53,11 @@ describe('the configuration schema', () => {
       ...filesUnder('test/support', /\.ts$/),
       ...filesUnder('bench/src', /\.ts$/),
     ];
-    const unknown = files.flatMap((file) => reservedNamesIn(file).filter((n) => !Object.hasOwn(VARIABLES, n) && !Object.hasOwn(TOOLING_VARIABLES, n)).map((n) => `${file}: ${n}`));
+    const unknown = files.flatMap((file) =>
+      reservedNamesIn(file)
+        .filter((n) => !Object.hasOwn(VARIABLES, n) && !Object.hasOwn(TOOLING_VARIABLES, n))
+        .map((n) => `${file}: ${n}`),
+    );
     expect(unknown).toEqual([]);
   });
 
@@ -65,7 +77,8 @@ describe('the configuration schema', () => {
     expect(variablesReadBy('executor')).toContain('GATEHOUSE_PROPOSAL_TTL_MS');
     expect(variablesReadBy('approval')).not.toContain('GATEHOUSE_PROPOSAL_TTL_MS');
     expect(variablesReadBy('policy')).not.toContain('EXECUTOR_PORT');
-    for (const service of ['policy', 'executor', 'approval'] as const) expect(variablesReadBy(service)).toEqual(expect.arrayContaining([...EVENTS_NAMES, 'REDIS_URL', 'GATEHOUSE_REDIS_PREFIX']));
+    for (const service of ['policy', 'executor', 'approval'] as const)
+      expect(variablesReadBy(service)).toEqual(expect.arrayContaining([...EVENTS_NAMES, 'REDIS_URL', 'GATEHOUSE_REDIS_PREFIX']));
   });
 });
 
@@ -73,7 +86,13 @@ describe('the readers that stay outside the runtime', () => {
   it.each<Env>([
     {},
     { KAFKA_BROKERS: 'k1:9092, k2:9093', SCHEMA_REGISTRY_URL: 'https://sr.internal/', GATEHOUSE_TOPIC_PARTITIONS: '24' },
-    { GATEHOUSE_TOPIC_PREFIX: 'staging.', GATEHOUSE_TOPIC_REPLICATION: '3', GATEHOUSE_TOPIC_RETENTION_MS: '1000', GATEHOUSE_DLQ_RETENTION_MS: '2000', GATEHOUSE_MAX_MESSAGE_BYTES: '1' },
+    {
+      GATEHOUSE_TOPIC_PREFIX: 'staging.',
+      GATEHOUSE_TOPIC_REPLICATION: '3',
+      GATEHOUSE_TOPIC_RETENTION_MS: '1000',
+      GATEHOUSE_DLQ_RETENTION_MS: '2000',
+      GATEHOUSE_MAX_MESSAGE_BYTES: '1',
+    },
     { KAFKA_BROKERS: '', SCHEMA_REGISTRY_URL: '', GATEHOUSE_TOPIC_PARTITIONS: '' },
   ])('read the event settings of %j exactly as @gatehouse/events does for the client and the CLI', (env) => {
     expect(eventsConfigOf(readConfig(EVENTS_NAMES, env))).toEqual(eventsConfigFromEnv(env));

@@ -18,15 +18,13 @@ describe('loading a tool pack', () => {
   it('asks which pack to load when a module exports several, and loads the one named after #', async () => {
     await expect(loadToolPack('./two-packs/index.mjs', fixtures)).rejects.toThrow(/exports 2 tool packs \(first, second\); name one/);
     expect((await loadToolPack('./two-packs/index.mjs#second', fixtures)).name).toBe('tiny');
-    await expect(loadToolPack('./tiny-pack#notAPack', fixtures)).rejects.toThrow(/no tool pack exported as notAPack \(it exports tinyPack\)/);
+    await expect(loadToolPack('./tiny-pack#notAPack', fixtures)).rejects.toThrow(
+      /no tool pack exported as notAPack \(it exports tinyPack\)/,
+    );
   });
 
   it('refuses a path that does not exist, a module without a pack and an empty name, each with a typed error', async () => {
-    const refusals = await Promise.allSettled([
-      loadToolPack('./no-such-pack', fixtures),
-      loadToolPack('node:path'),
-      loadToolPack(''),
-    ]);
+    const refusals = await Promise.allSettled([loadToolPack('./no-such-pack', fixtures), loadToolPack('node:path'), loadToolPack('')]);
     for (const refusal of refusals) {
       expect(refusal.status).toBe('rejected');
       const reason = (refusal as PromiseRejectedResult).reason as ToolPackLoadError;
@@ -55,6 +53,8 @@ describe('hosting a tool pack', () => {
     const pack = await loadToolPack('./tiny-pack', fixtures);
     const hosted = await hostToolPack(pack, { TINY_PREFIX: 'x' }, { rolesFile: `${fixtures}override-roles.json` });
     expect(Object.keys(hosted.roles)).toEqual(['echo-auditor']);
-    await expect(hostToolPack(pack, { TINY_PREFIX: 'x' }, { rolesFile: `${fixtures}missing-roles.json` })).rejects.toThrow(/roles file .*missing-roles\.json cannot be read/);
+    await expect(hostToolPack(pack, { TINY_PREFIX: 'x' }, { rolesFile: `${fixtures}missing-roles.json` })).rejects.toThrow(
+      /roles file .*missing-roles\.json cannot be read/,
+    );
   });
 });

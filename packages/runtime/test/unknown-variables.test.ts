@@ -17,13 +17,19 @@ function refusedNames(env: Env): string[] {
 
 describe('unknown variables', () => {
   it('refuses a misspelt Gatehouse variable by name and suggests the nearest known one', () => {
-    expect(refusedNames({ GATEHOUSE_REDIS_PREFXI: 'x:' })).toEqual(['GATEHOUSE_REDIS_PREFXI: not a Gatehouse variable; did you mean GATEHOUSE_REDIS_PREFIX?']);
+    expect(refusedNames({ GATEHOUSE_REDIS_PREFXI: 'x:' })).toEqual([
+      'GATEHOUSE_REDIS_PREFXI: not a Gatehouse variable; did you mean GATEHOUSE_REDIS_PREFIX?',
+    ]);
     expect(refusedNames({ POLICY_PROT: '8091' })).toEqual(['POLICY_PROT: not a Gatehouse variable; did you mean POLICY_PORT?']);
-    expect(refusedNames({ EXECUTOR_CONCURENCY: '8' })).toEqual(['EXECUTOR_CONCURENCY: not a Gatehouse variable; did you mean EXECUTOR_CONCURRENCY?']);
+    expect(refusedNames({ EXECUTOR_CONCURENCY: '8' })).toEqual([
+      'EXECUTOR_CONCURENCY: not a Gatehouse variable; did you mean EXECUTOR_CONCURRENCY?',
+    ]);
   });
 
   it('refuses an unknown name under every reserved prefix, without a suggestion when none is close', () => {
-    expect(refusedNames({ GATEHOUSE_FEATURE_FLAGS: '1', APPROVALS_MODE: 'x', APPROVAL_WEBHOOK: 'x', EXECUTOR_MODE: 'x', POLICY_WEBHOOK: 'x' })).toEqual([
+    expect(
+      refusedNames({ GATEHOUSE_FEATURE_FLAGS: '1', APPROVALS_MODE: 'x', APPROVAL_WEBHOOK: 'x', EXECUTOR_MODE: 'x', POLICY_WEBHOOK: 'x' }),
+    ).toEqual([
       'APPROVALS_MODE: not a Gatehouse variable',
       'APPROVAL_WEBHOOK: not a Gatehouse variable',
       'EXECUTOR_MODE: not a Gatehouse variable',
@@ -50,7 +56,16 @@ describe('unknown variables', () => {
   });
 
   it('leaves names outside the reserved prefixes alone, the reference domain included', () => {
-    expect(refusedNames({ CUSTOMERS_URL: 'http://customers:8090', CUSTOMERS_FAULTS: '1', KAFKAJS_NO_PARTITIONER_WARNING: '1', BENCH_LOG_LEVEL: 'x', PATH: '/bin', gatehouse_lower: 'x' })).toEqual([]);
+    expect(
+      refusedNames({
+        CUSTOMERS_URL: 'http://customers:8090',
+        CUSTOMERS_FAULTS: '1',
+        KAFKAJS_NO_PARTITIONER_WARNING: '1',
+        BENCH_LOG_LEVEL: 'x',
+        PATH: '/bin',
+        gatehouse_lower: 'x',
+      }),
+    ).toEqual([]);
   });
 
   it('ignores an unknown reserved name whose value is empty, as unset', () => {

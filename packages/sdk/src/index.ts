@@ -3,9 +3,31 @@
 // Contracts and handlers.
 export { Catalog, defineTool, Effect, implement, RateLimitScope, RetryClass } from '@gatehouse/contracts';
 export type {
-  AssertionCredential, CallCredential, CancelMode, DraftArgs, ExchangedCredential, ExecutionContext, ImplementationParts, JSONSchema, LookupResult, PreviewResultOf, ProposalArgs,
-  ProposalDraft, RateLimit, RunArgs, RunResult, SchemaType, StatusAnswer, ToolAddress, ToolArgs, ToolContract, ToolHandler,
-  ToolImplementation, ToolResultOf, ToolSpec, ValidationResult,
+  AssertionCredential,
+  CallCredential,
+  CancelMode,
+  DraftArgs,
+  ExchangedCredential,
+  ExecutionContext,
+  ImplementationParts,
+  JSONSchema,
+  LookupResult,
+  PreviewResultOf,
+  ProposalArgs,
+  ProposalDraft,
+  RateLimit,
+  RunArgs,
+  RunResult,
+  SchemaType,
+  StatusAnswer,
+  ToolAddress,
+  ToolArgs,
+  ToolContract,
+  ToolHandler,
+  ToolImplementation,
+  ToolResultOf,
+  ToolSpec,
+  ValidationResult,
 } from '@gatehouse/contracts';
 
 // Errors: the one shape a handler fails with.
@@ -15,13 +37,35 @@ export type { ToolError, ToolErrorExtras } from '@gatehouse/contracts';
 // Preview/commit pairs typed by their proposal schema.
 export { commitInputSchema, definePreviewCommit, proposalIdSchema } from './preview-commit.js';
 export type {
-  CommitContract, CommitInputSchema, CommitSpec, PreviewCommit, PreviewCommitSpec, PreviewContract, PreviewSpec,
+  CommitContract,
+  CommitInputSchema,
+  CommitSpec,
+  PreviewCommit,
+  PreviewCommitSpec,
+  PreviewContract,
+  PreviewSpec,
 } from './preview-commit.js';
 
 // Calls to a system of record: the handler's side, and the system of record's own check of them.
 export { authorizedFetch } from './call-credential.js';
-export { ASSERTION_REFUSALS, CALL_ASSERTION_TYPE, CallAssertionVerifier, canonicalSha256, MemoryReplayGuard, refusalResponse } from '@gatehouse/identity';
-export type { AssertionCheck, AssertionRefusalCode, CallAssertionClaims, CallAssertionVerifierOptions, CallKind, CallRequest, RefusalResponse, ReplayGuard } from '@gatehouse/identity';
+export {
+  ASSERTION_REFUSALS,
+  CALL_ASSERTION_TYPE,
+  CallAssertionVerifier,
+  canonicalSha256,
+  MemoryReplayGuard,
+  refusalResponse,
+} from '@gatehouse/identity';
+export type {
+  AssertionCheck,
+  AssertionRefusalCode,
+  CallAssertionClaims,
+  CallAssertionVerifierOptions,
+  CallKind,
+  CallRequest,
+  RefusalResponse,
+  ReplayGuard,
+} from '@gatehouse/identity';
 
 // Tool packs.
 export { defineToolPack, isToolPack, TOOL_PACK_KIND, toolsOf } from './tool-pack.js';

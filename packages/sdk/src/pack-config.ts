@@ -97,7 +97,11 @@ const withheld = (why: string, text: string): string => (text.length === 0 ? why
  * `NAME_FILE` names. Throws one PackError (`PACK_CONFIG_INVALID`) naming every refused variable,
  * never a secret's value.
  */
-export function readPackConfig<C extends ConfigSpec>(pack: { readonly name: string; readonly config: C }, env: Env, read: ReadSecretFile = readSecretFile): PackConfig<C> {
+export function readPackConfig<C extends ConfigSpec>(
+  pack: { readonly name: string; readonly config: C },
+  env: Env,
+  read: ReadSecretFile = readSecretFile,
+): PackConfig<C> {
   const values: Record<string, unknown> = {};
   const problems: string[] = [];
   for (const [name, variable] of Object.entries(pack.config)) {

@@ -41,12 +41,22 @@ export interface PreviewCommitSpec<PI extends JSONSchema, PO extends JSONSchema,
 
 /** The preview side of a typed pair: `propose` drafts `Proposal`. */
 export type PreviewContract<I extends JSONSchema, O extends JSONSchema, Proposal> = ToolContract<
-  I, O, SchemaType<I>, SchemaType<O>, Proposal, 'preview'
+  I,
+  O,
+  SchemaType<I>,
+  SchemaType<O>,
+  Proposal,
+  'preview'
 >;
 
 /** The commit side of a typed pair: `run` and `resourceOf` get `Proposal`. */
 export type CommitContract<O extends JSONSchema, Proposal> = ToolContract<
-  CommitInputSchema, O, SchemaType<CommitInputSchema>, SchemaType<O>, Proposal, 'commit'
+  CommitInputSchema,
+  O,
+  SchemaType<CommitInputSchema>,
+  SchemaType<O>,
+  Proposal,
+  'commit'
 >;
 
 export interface PreviewCommit<PI extends JSONSchema, PO extends JSONSchema, CO extends JSONSchema, Proposal> {

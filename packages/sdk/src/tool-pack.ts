@@ -54,14 +54,23 @@ export function defineToolPack<const C extends ConfigSpec, D>(spec: ToolPackSpec
 /** Whether `value` has the shape of a tool pack (a loader's first check on a module's export). */
 export function isToolPack(value: unknown): value is ToolPack {
   return (
-    typeof value === 'object' && value !== null &&
-    'kind' in value && value.kind === TOOL_PACK_KIND &&
-    'name' in value && typeof value.name === 'string' &&
-    'config' in value && typeof value.config === 'object' && value.config !== null &&
-    'roles' in value && value.roles instanceof URL &&
-    'policyTable' in value && value.policyTable instanceof URL &&
-    'setup' in value && typeof value.setup === 'function' &&
-    'tools' in value && typeof value.tools === 'function'
+    typeof value === 'object' &&
+    value !== null &&
+    'kind' in value &&
+    value.kind === TOOL_PACK_KIND &&
+    'name' in value &&
+    typeof value.name === 'string' &&
+    'config' in value &&
+    typeof value.config === 'object' &&
+    value.config !== null &&
+    'roles' in value &&
+    value.roles instanceof URL &&
+    'policyTable' in value &&
+    value.policyTable instanceof URL &&
+    'setup' in value &&
+    typeof value.setup === 'function' &&
+    'tools' in value &&
+    typeof value.tools === 'function'
   );
 }
 

@@ -64,7 +64,8 @@ function shapeProblems(pack: ToolPack): string[] {
   problems.push(...fileProblem('approvers', pack.approvers, true), ...fileProblem('approverPolicy', pack.approverPolicy, true));
   if (typeof pack.setup !== 'function') problems.push('setup: must be a function of the configuration');
   if (typeof pack.tools !== 'function') problems.push('tools: must be a function of what setup returns');
-  if (pack.credential !== undefined && typeof pack.credential !== 'function') problems.push('credential: must be a function of what setup returns');
+  if (pack.credential !== undefined && typeof pack.credential !== 'function')
+    problems.push('credential: must be a function of what setup returns');
   return problems;
 }
 
@@ -104,14 +105,17 @@ function credentialProblems(address: string, credential: unknown): string[] {
     if (typeof exchange !== 'object' || exchange === null) return [shape];
     const { audience, scope, ...rest } = exchange as { audience?: unknown; scope?: unknown };
     const problems = audienceProblems(address, 'credential.exchange.audience', audience);
-    if (scope !== undefined && (typeof scope !== 'string' || !SCOPE.test(scope))) problems.push(`tool ${address}: credential.exchange.scope must be space-separated scope names`);
-    for (const name of Object.keys(rest)) problems.push(`tool ${address}: credential.exchange.${name} is not an exchange setting (audience, scope)`);
+    if (scope !== undefined && (typeof scope !== 'string' || !SCOPE.test(scope)))
+      problems.push(`tool ${address}: credential.exchange.scope must be space-separated scope names`);
+    for (const name of Object.keys(rest))
+      problems.push(`tool ${address}: credential.exchange.${name} is not an exchange setting (audience, scope)`);
     for (const name of Object.keys(others)) problems.push(`tool ${address}: credential.${name} does not go with exchange`);
     return problems;
   }
   const { audience, ...rest } = credential as { audience?: unknown };
   const problems = audienceProblems(address, 'credential.audience', audience);
-  for (const name of Object.keys(rest)) problems.push(`tool ${address}: credential.${name} is not a credential setting (only audience, or exchange)`);
+  for (const name of Object.keys(rest))
+    problems.push(`tool ${address}: credential.${name} is not a credential setting (only audience, or exchange)`);
   return problems;
 }
 
@@ -119,7 +123,9 @@ function credentialProblems(address: string, credential: unknown): string[] {
 const SCOPE = /^[\x21\x23-\x5b\x5d-\x7e]+( [\x21\x23-\x5b\x5d-\x7e]+)*$/;
 
 function audienceProblems(address: string, name: string, audience: unknown): string[] {
-  return typeof audience === 'string' && AUDIENCE.test(audience) ? [] : [`tool ${address}: ${name} must be 1..255 printable ASCII characters without spaces`];
+  return typeof audience === 'string' && AUDIENCE.test(audience)
+    ? []
+    : [`tool ${address}: ${name} must be 1..255 printable ASCII characters without spaces`];
 }
 
 function toolProblems(tools: readonly ToolImplementation[]): string[] {

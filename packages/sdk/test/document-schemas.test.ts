@@ -16,22 +16,32 @@ function validatorOf(file: string): (document: unknown) => string[] {
 }
 
 describe('the published document schemas', () => {
-  it('are what scripts/document-schemas.mjs writes from the services\' own schemas', () => {
+  it("are what scripts/document-schemas.mjs writes from the services' own schemas", () => {
     expect(() => execFileSync(process.execPath, ['scripts/document-schemas.mjs', '--check'], { cwd: ROOT, stdio: 'pipe' })).not.toThrow();
   });
 
   it("accept every example pack's roles, policy table and approvers", () => {
-    for (const [file, document] of [['roles.schema.json', 'roles.json'], ['policy-table.schema.json', 'policy-table.json'], ['approvers.schema.json', 'approvers.json']] as const) {
+    for (const [file, document] of [
+      ['roles.schema.json', 'roles.json'],
+      ['policy-table.schema.json', 'policy-table.json'],
+      ['approvers.schema.json', 'approvers.json'],
+    ] as const) {
       const check = validatorOf(file);
       for (const pack of PACKS) expect(check(readJson(`${pack}/config/${document}`)), `${pack}/config/${document}`).toEqual([]);
     }
   });
 
   it('refuse what the guide says is refused: an approver without a tenant, an unknown match key, a role with no tools list', () => {
-    const approvers = validatorOf('approvers.schema.json')({ approvers: [{ identity: 'a@x', token_sha256: 'a'.repeat(64), roles: ['lead'], tenants: [] }] });
+    const approvers = validatorOf('approvers.schema.json')({
+      approvers: [{ identity: 'a@x', token_sha256: 'a'.repeat(64), roles: ['lead'], tenants: [] }],
+    });
     expect(approvers).toEqual(['/approvers/0/tenants must NOT have fewer than 1 items']);
-    const table = validatorOf('policy-table.schema.json')({ rules: [{ id: 'r', description: 'd', match: { tool: 'x.v1' }, decision: { kind: 'allow' } }] });
+    const table = validatorOf('policy-table.schema.json')({
+      rules: [{ id: 'r', description: 'd', match: { tool: 'x.v1' }, decision: { kind: 'allow' } }],
+    });
     expect(table).toContain('/rules/0/match must NOT have additional properties');
-    expect(validatorOf('roles.schema.json')({ roles: { reader: { description: 'd', readOnly: true } } })).toEqual(["/roles/reader must have required property 'tools'"]);
+    expect(validatorOf('roles.schema.json')({ roles: { reader: { description: 'd', readOnly: true } } })).toEqual([
+      "/roles/reader must have required property 'tools'",
+    ]);
   });
 });

@@ -110,7 +110,11 @@ export const ledgerTools = (ledger: Ledger): readonly ToolImplementation[] => {
 
 export const ROLES = {
   roles: {
-    teller: { description: 'Moves money with approval.', readOnly: false, tools: ['get_balance.v1', 'preview_transfer.v1', 'commit_transfer.v1'] },
+    teller: {
+      description: 'Moves money with approval.',
+      readOnly: false,
+      tools: ['get_balance.v1', 'preview_transfer.v1', 'commit_transfer.v1'],
+    },
     auditor: { description: 'Reads balances.', readOnly: true, tools: ['get_balance.v1'] },
   },
 };

@@ -1,8 +1,6 @@
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import { Catalog, commitInputSchema, definePreviewCommit, implement } from '@gatehouse/sdk';
-import type {
-  ExecutionContext, PreviewResultOf, ProposalArgs, ProposalDraft, RunArgs, ToolArgs, ToolImplementation,
-} from '@gatehouse/sdk';
+import type { ExecutionContext, PreviewResultOf, ProposalArgs, ProposalDraft, RunArgs, ToolArgs, ToolImplementation } from '@gatehouse/sdk';
 import { getBalance, ledgerHandlers, ledgerTools, transfer } from './fixtures.js';
 
 /** Exact type equality, cheap enough for json-schema-to-ts types (expectTypeOf's deep compare is not). */
@@ -31,7 +29,12 @@ const context: ExecutionContext = {
 describe('definePreviewCommit', () => {
   it('makes the preview a read that commits the commit, and the commit a write previewed by the preview', () => {
     expect(transfer.preview).toMatchObject({ address: 'preview_transfer.v1', effect: 'read', commits: 'commit_transfer.v1' });
-    expect(transfer.commit).toMatchObject({ address: 'commit_transfer.v1', effect: 'write', previewedBy: 'preview_transfer.v1', approval: 'transfer' });
+    expect(transfer.commit).toMatchObject({
+      address: 'commit_transfer.v1',
+      effect: 'write',
+      previewedBy: 'preview_transfer.v1',
+      approval: 'transfer',
+    });
     expect(transfer.preview.proposal).toBeUndefined();
   });
 
@@ -82,7 +85,9 @@ describe('the types of a preview/commit pair', () => {
   it('types the preview result as the output view without the fields Gatehouse adds', () => {
     expectTypeOf<PreviewResultOf<typeof transfer.preview>['version']>().toEqualTypeOf<number>();
     expectTypeOf<keyof PreviewResultOf<typeof transfer.preview>>().toEqualTypeOf<'version' | 'fee'>();
-    expectTypeOf<Same<PreviewResultOf<typeof transfer.preview>, { version: number; fee: { minor: number; currency: string } }>>().toEqualTypeOf<true>();
+    expectTypeOf<
+      Same<PreviewResultOf<typeof transfer.preview>, { version: number; fee: { minor: number; currency: string } }>
+    >().toEqualTypeOf<true>();
   });
 
   it('types propose by the preview arguments and result and its draft by the proposal schema', () => {
@@ -173,7 +178,14 @@ describe('the types of a preview/commit pair', () => {
 
   it('declares a pair whose proposal schema is open, for the catalog to refuse', () => {
     const closed = { type: 'object', additionalProperties: false, properties: {} } as const;
-    const common = { version: 1, description: 'A probe.', output: closed, timeoutMs: 1_000, cancel: 'none', maxResultBytes: 1_024 } as const;
+    const common = {
+      version: 1,
+      description: 'A probe.',
+      output: closed,
+      timeoutMs: 1_000,
+      cancel: 'none',
+      maxResultBytes: 1_024,
+    } as const;
     const open = definePreviewCommit({
       proposal: { type: 'object', properties: { x: { type: 'string' } } },
       preview: { ...common, name: 'preview_open', input: closed, retry: 'safe' },

@@ -12,7 +12,11 @@ import { bankPack, ROLES, TABLE } from './fixtures.js';
 const dir = mkdtempSync(join(tmpdir(), 'sdk-testing-'));
 writeFileSync(join(dir, 'roles.json'), JSON.stringify(ROLES));
 writeFileSync(join(dir, 'policy-table.json'), JSON.stringify(TABLE));
-const pack = defineToolPack({ ...bankPack, roles: pathToFileURL(join(dir, 'roles.json')), policyTable: pathToFileURL(join(dir, 'policy-table.json')) });
+const pack = defineToolPack({
+  ...bankPack,
+  roles: pathToFileURL(join(dir, 'roles.json')),
+  policyTable: pathToFileURL(join(dir, 'policy-table.json')),
+});
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('hostPackForTest', () => {
@@ -21,11 +25,16 @@ describe('hostPackForTest', () => {
     expect(hosted.config).toMatchObject({ LEDGER_URL: 'http://ledger.test', LEDGER_TIMEOUT_MS: 2000 });
     expect(hosted.catalog.tools().map((t) => t.address)).toEqual(['commit_transfer.v1', 'get_balance.v1', 'preview_transfer.v1']);
     expect(hosted.implementation('get_balance.v1').contract.address).toBe('get_balance.v1');
-    expect(() => hosted.implementation('get_balance.v9')).toThrow('bank has no tool get_balance.v9; it has commit_transfer.v1, get_balance.v1, preview_transfer.v1');
+    expect(() => hosted.implementation('get_balance.v9')).toThrow(
+      'bank has no tool get_balance.v9; it has commit_transfer.v1, get_balance.v1, preview_transfer.v1',
+    );
   });
 
   it('refuses as a service would: a required variable unset is a PackError naming it', async () => {
-    const refused = await hostPackForTest(pack, {}).then(() => null, (error: unknown) => error);
+    const refused = await hostPackForTest(pack, {}).then(
+      () => null,
+      (error: unknown) => error,
+    );
     expect(refused).toBeInstanceOf(PackError);
     expect(String(refused)).toContain('LEDGER_TOKEN');
   });

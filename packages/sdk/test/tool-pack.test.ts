@@ -89,7 +89,10 @@ describe('readPackConfig', () => {
     const refused = problemsOf(() => readPackConfig(bankPack, { LEDGER_TIMEOUT_MS: 'soon' }));
     expect(refused).toEqual({
       code: 'PACK_CONFIG_INVALID',
-      problems: ['LEDGER_TIMEOUT_MS: must be a whole number of milliseconds, got "soon"', 'LEDGER_TOKEN: required: Bearer token for the ledger.'],
+      problems: [
+        'LEDGER_TIMEOUT_MS: must be a whole number of milliseconds, got "soon"',
+        'LEDGER_TOKEN: required: Bearer token for the ledger.',
+      ],
     });
     const refuse = (): never => {
       throw new Error('is malformed');
@@ -97,7 +100,18 @@ describe('readPackConfig', () => {
     const secret = { name: 'secretive', config: { TOKEN: { doc: 'A token.', secret: true, parse: refuse } } };
     expect(problemsOf(() => readPackConfig(secret, { TOKEN: 'hunter2' })).problems).toEqual(['TOKEN: is malformed']);
     // A parser that quotes what it refused does not get a secret into the refusal either.
-    const quoting = { name: 'quoting', config: { TOKEN: { doc: 'A token.', secret: true, parse: (raw: string): never => { throw new Error(`"${raw}" is not a token`); } } } };
+    const quoting = {
+      name: 'quoting',
+      config: {
+        TOKEN: {
+          doc: 'A token.',
+          secret: true,
+          parse: (raw: string): never => {
+            throw new Error(`"${raw}" is not a token`);
+          },
+        },
+      },
+    };
     const quoted = problemsOf(() => readPackConfig(quoting, { TOKEN: 'hunter2' })).problems;
     expect(quoted).toEqual(['TOKEN: "(the value)" is not a token']);
     expect(quoted.join(' ')).not.toContain('hunter2');
@@ -114,7 +128,9 @@ describe('readPackConfig', () => {
       const both = problemsOf(() => readPackConfig(bankPack, { LEDGER_TOKEN: 'secret-token', LEDGER_TOKEN_FILE: file })).problems;
       expect(both).toEqual(['LEDGER_TOKEN: set either LEDGER_TOKEN or LEDGER_TOKEN_FILE, not both']);
       const missing = problemsOf(() => readPackConfig(bankPack, { LEDGER_TOKEN_FILE: join(dir, 'absent') })).problems;
-      expect(missing).toEqual([`LEDGER_TOKEN: LEDGER_TOKEN_FILE names ${JSON.stringify(join(dir, 'absent'))}, which cannot be read (ENOENT)`]);
+      expect(missing).toEqual([
+        `LEDGER_TOKEN: LEDGER_TOKEN_FILE names ${JSON.stringify(join(dir, 'absent'))}, which cannot be read (ENOENT)`,
+      ]);
       const refuse = (): never => {
         throw new Error('is malformed');
       };
@@ -150,14 +166,21 @@ describe('describePack', () => {
       GATEHOUSE_LEDGER: { doc: 'Mine, not Gatehouse’s.' },
       APPROVALS_URL: { doc: 'Also reserved.' },
       ledger_url: { doc: 'Lower case.' },
-      LEDGER_RETRIES: { doc: '', default: 'many', parse: (raw: string) => { if (!/^\d+$/.test(raw)) throw new Error('must be a number'); return Number(raw); } },
+      LEDGER_RETRIES: {
+        doc: '',
+        default: 'many',
+        parse: (raw: string) => {
+          if (!/^\d+$/.test(raw)) throw new Error('must be a number');
+          return Number(raw);
+        },
+      },
       LEDGER_KEY: { doc: 'A key.', required: true, default: 'k' },
     };
     expect(problemsOf(() => describePack(variant({ config })))).toEqual({
       code: 'PACK_INVALID',
       problems: [
-        'config GATEHOUSE_LEDGER: the prefix GATEHOUSE_ is reserved for Gatehouse\'s own variables',
-        'config APPROVALS_URL: the prefix APPROVALS_ is reserved for Gatehouse\'s own variables',
+        "config GATEHOUSE_LEDGER: the prefix GATEHOUSE_ is reserved for Gatehouse's own variables",
+        "config APPROVALS_URL: the prefix APPROVALS_ is reserved for Gatehouse's own variables",
         'config ledger_url: a variable name matches ^[A-Z][A-Z0-9_]*$',
         'config LEDGER_RETRIES: doc must say what the variable is for',
         'config LEDGER_RETRIES: the default "many" is refused: must be a number',
@@ -167,7 +190,11 @@ describe('describePack', () => {
   });
 
   it('refuses a malformed name and documents that are not file URLs', () => {
-    const broken = variant({ name: 'Bank Pack', roles: new URL('https://example.com/roles.json'), approvers: new URL('http://x/approvers.json') });
+    const broken = variant({
+      name: 'Bank Pack',
+      roles: new URL('https://example.com/roles.json'),
+      approvers: new URL('http://x/approvers.json'),
+    });
     expect(problemsOf(() => describePack(broken)).problems).toEqual([
       'name: must match ^[a-z][a-z0-9]*(-[a-z0-9]+)*$',
       'roles: must be a file: URL of the document',
@@ -190,25 +217,42 @@ describe('validatePack', () => {
 
   it('refuses a credential without a usable audience, or with settings it does not know', () => {
     const { balance } = ledgerHandlers(ledger);
-    const declared = (credential: unknown): ToolImplementation => ({ ...balance, credential } as ToolImplementation);
-    expect(validatePack(bankPack, { ...contents, tools: [declared({ audience: 'ledger' }), ...contents.tools.slice(1)] }).implementations[0]?.credential).toEqual({ audience: 'ledger' });
-    expect(problemsOf(() => validatePack(bankPack, { ...contents, tools: [declared({ audience: 'a ledger' }), ...contents.tools.slice(1)] })).problems).toEqual([
-      'tool get_balance.v1: credential.audience must be 1..255 printable ASCII characters without spaces',
-    ]);
-    expect(problemsOf(() => validatePack(bankPack, { ...contents, tools: [declared({ audience: 'ledger', ttl: 5 }), ...contents.tools.slice(1)] })).problems).toEqual([
-      'tool get_balance.v1: credential.ttl is not a credential setting (only audience, or exchange)',
-    ]);
-    expect(problemsOf(() => validatePack(bankPack, { ...contents, tools: [declared({ audience: 'ledger', exchange: true }), ...contents.tools.slice(1)] })).problems).toEqual([
-      'tool get_balance.v1: credential must be { audience } or { exchange: { audience, scope? } }',
-    ]);
+    const declared = (credential: unknown): ToolImplementation => ({ ...balance, credential }) as ToolImplementation;
+    expect(
+      validatePack(bankPack, { ...contents, tools: [declared({ audience: 'ledger' }), ...contents.tools.slice(1)] }).implementations[0]
+        ?.credential,
+    ).toEqual({ audience: 'ledger' });
+    expect(
+      problemsOf(() => validatePack(bankPack, { ...contents, tools: [declared({ audience: 'a ledger' }), ...contents.tools.slice(1)] }))
+        .problems,
+    ).toEqual(['tool get_balance.v1: credential.audience must be 1..255 printable ASCII characters without spaces']);
+    expect(
+      problemsOf(() =>
+        validatePack(bankPack, { ...contents, tools: [declared({ audience: 'ledger', ttl: 5 }), ...contents.tools.slice(1)] }),
+      ).problems,
+    ).toEqual(['tool get_balance.v1: credential.ttl is not a credential setting (only audience, or exchange)']);
+    expect(
+      problemsOf(() =>
+        validatePack(bankPack, { ...contents, tools: [declared({ audience: 'ledger', exchange: true }), ...contents.tools.slice(1)] }),
+      ).problems,
+    ).toEqual(['tool get_balance.v1: credential must be { audience } or { exchange: { audience, scope? } }']);
   });
 
   it('takes a token-exchange credential with an audience and scopes, and refuses a malformed one', () => {
     const { balance } = ledgerHandlers(ledger);
-    const declared = (credential: unknown): ToolImplementation => ({ ...balance, credential } as ToolImplementation);
+    const declared = (credential: unknown): ToolImplementation => ({ ...balance, credential }) as ToolImplementation;
     const exchange = { exchange: { audience: 'ledger-service', scope: 'ledger.read ledger.audit' } };
-    expect(validatePack(bankPack, { ...contents, tools: [declared(exchange), ...contents.tools.slice(1)] }).implementations[0]?.credential).toEqual(exchange);
-    expect(problemsOf(() => validatePack(bankPack, { ...contents, tools: [declared({ exchange: { audience: '', scope: 'a  b', ttl: 1 }, audience: 'x' }), ...contents.tools.slice(1)] })).problems).toEqual([
+    expect(
+      validatePack(bankPack, { ...contents, tools: [declared(exchange), ...contents.tools.slice(1)] }).implementations[0]?.credential,
+    ).toEqual(exchange);
+    expect(
+      problemsOf(() =>
+        validatePack(bankPack, {
+          ...contents,
+          tools: [declared({ exchange: { audience: '', scope: 'a  b', ttl: 1 }, audience: 'x' }), ...contents.tools.slice(1)],
+        }),
+      ).problems,
+    ).toEqual([
       'tool get_balance.v1: credential.exchange.audience must be 1..255 printable ASCII characters without spaces',
       'tool get_balance.v1: credential.exchange.scope must be space-separated scope names',
       'tool get_balance.v1: credential.exchange.ttl is not an exchange setting (audience, scope)',
@@ -216,10 +260,14 @@ describe('validatePack', () => {
     ]);
   });
 
-  it('gives every tool without a credential of its own the pack\'s, as a service hosts them', () => {
+  it("gives every tool without a credential of its own the pack's, as a service hosts them", () => {
     const withPack = defineToolPack({ ...bankPack, credential: (deps) => ({ audience: `ledger@${deps.url}` }) });
     const tools = toolsOf(withPack, { url: 'http://ledger', transfers: [] });
-    expect(tools.map((t) => t.credential)).toEqual([{ audience: 'ledger@http://ledger' }, { audience: 'ledger@http://ledger' }, { audience: 'ledger@http://ledger' }]);
+    expect(tools.map((t) => t.credential)).toEqual([
+      { audience: 'ledger@http://ledger' },
+      { audience: 'ledger@http://ledger' },
+      { audience: 'ledger@http://ledger' },
+    ]);
     const own = defineToolPack({ ...withPack, tools: (deps) => [{ ...ledgerHandlers(deps).balance, credential: { audience: 'own' } }] });
     expect(toolsOf(own, { url: 'x', transfers: [] }).map((t) => t.credential)).toEqual([{ audience: 'own' }]);
   });
@@ -233,7 +281,10 @@ describe('validatePack', () => {
 
   it('refuses a pair missing its commit and a preview that does not propose', () => {
     const { balance } = ledgerHandlers(ledger);
-    const silent: ToolImplementation = { contract: transfer.preview, run: () => Promise.resolve({ version: 1, fee: { minor: 1, currency: 'EUR' } }) };
+    const silent: ToolImplementation = {
+      contract: transfer.preview,
+      run: () => Promise.resolve({ version: 1, fee: { minor: 1, currency: 'EUR' } }),
+    };
     const { problems } = problemsOf(() => validatePack(bankPack, { ...contents, tools: [balance, silent] }));
     expect(problems).toEqual([
       'tool preview_transfer.v1: a preview (commits commit_transfer.v1) must propose',
@@ -257,7 +308,12 @@ describe('validatePack', () => {
 
   it('refuses a policy table that names an approval rule no tool declares or a tool the pack does not have', () => {
     const rule = TABLE.rules[0];
-    const table = { rules: [{ ...rule, match: { effect: 'write', approvalRules: ['refund'] } }, { ...rule, id: 'close', match: { tools: ['close_account.v1'] } }] };
+    const table = {
+      rules: [
+        { ...rule, match: { effect: 'write', approvalRules: ['refund'] } },
+        { ...rule, id: 'close', match: { tools: ['close_account.v1'] } },
+      ],
+    };
     const { problems } = problemsOf(() => validatePack(bankPack, { ...contents, policyTable: table }));
     expect(problems).toEqual([
       'policyTable: policy table is invalid: rule transfer-approved names approval rule refund, which no tool declares; rule close names unknown tool close_account.v1',

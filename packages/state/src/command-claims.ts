@@ -19,8 +19,7 @@ import { LuaScript } from './lua-script.js';
  *   since any answer would be a second answer to that command_id.
  */
 export type CommandClaim = (
-  | { readonly kind: 'first' | 'in_progress' | 'orphaned' | 'answered' | 'reused' }
-  | { readonly kind: 'staged'; readonly decision: string }
+  { readonly kind: 'first' | 'in_progress' | 'orphaned' | 'answered' | 'reused' } | { readonly kind: 'staged'; readonly decision: string }
 ) & {
   /** The command's run record as stored (JSON), read in the same script; null when there is none. */
   readonly run: string | null;
@@ -131,7 +130,14 @@ export class CommandClaims {
     const ttl = Math.max(1, Math.ceil(ttlMs));
     const { claim, run } = this.keysOf(tenant, runId, commandId);
     const keys = run === undefined ? [claim] : [claim, run];
-    const [kind, decision, record] = (await CLAIM.run(this.redis, keys.length, ...keys, payloadSha256, String(ttl), String(this.leaseMs))) as [string, string, string];
+    const [kind, decision, record] = (await CLAIM.run(
+      this.redis,
+      keys.length,
+      ...keys,
+      payloadSha256,
+      String(ttl),
+      String(this.leaseMs),
+    )) as [string, string, string];
     const stored = record === '' ? null : record;
     if (kind === 'staged') return { kind, decision, run: stored };
     return { kind: kind as Exclude<CommandClaim['kind'], 'staged'>, run: stored };
@@ -144,7 +150,17 @@ export class CommandClaims {
    */
   async stage(tenant: string, runId: string, commandId: string, payloadSha256: string, decision: string, ttlMs: number): Promise<boolean> {
     const ttl = Math.max(1, Math.ceil(ttlMs));
-    return ((await STAGE.run(this.redis, 1, this.keysOf(tenant, runId, commandId).claim, payloadSha256, decision, String(ttl), String(this.leaseMs))) as number) === 1;
+    return (
+      ((await STAGE.run(
+        this.redis,
+        1,
+        this.keysOf(tenant, runId, commandId).claim,
+        payloadSha256,
+        decision,
+        String(ttl),
+        String(this.leaseMs),
+      )) as number) === 1
+    );
   }
 
   /** Marks the command handled: its decision is published, so a later copy gets nothing. */

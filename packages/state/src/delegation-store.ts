@@ -47,5 +47,8 @@ export class DelegationStore {
 }
 
 function grantHash(target: GrantTarget): string {
-  return createHash('sha256').update(`${target.audience}\u0000${target.scope ?? ''}`, 'utf8').digest('hex').slice(0, 32);
+  return createHash('sha256')
+    .update(`${target.audience}\u0000${target.scope ?? ''}`, 'utf8')
+    .digest('hex')
+    .slice(0, 32);
 }

@@ -166,7 +166,9 @@ export class IdempotencyStore {
       case 'in_progress':
         return { kind: 'in_progress', owner: String(reply[1]), leaseLeftMs: Number(reply[2]), commandId: String(reply[3] ?? '') };
       default:
-        return reply[2] === undefined ? { kind: 'orphaned', previousOwner: String(reply[1]) } : { kind: 'orphaned', previousOwner: String(reply[1]), staged: String(reply[2]) };
+        return reply[2] === undefined
+          ? { kind: 'orphaned', previousOwner: String(reply[1]) }
+          : { kind: 'orphaned', previousOwner: String(reply[1]), staged: String(reply[2]) };
     }
   }
 

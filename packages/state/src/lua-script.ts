@@ -50,7 +50,13 @@ return out
   return combined;
 }
 
-async function evalBySha(redis: Redis, sha1: string, source: string, numKeys: number, keysAndArgs: readonly (string | number)[]): Promise<unknown> {
+async function evalBySha(
+  redis: Redis,
+  sha1: string,
+  source: string,
+  numKeys: number,
+  keysAndArgs: readonly (string | number)[],
+): Promise<unknown> {
   try {
     return await redis.evalsha(sha1, numKeys, ...keysAndArgs);
   } catch (error) {

@@ -66,7 +66,11 @@ export class ProposalStore {
   }
 
   async get(proposalId: string): Promise<StoredProposal | undefined> {
-    const [raw, state, consumedBy] = (await GET.run(this.redis, 1, this.keys.proposal(proposalId))) as [string | null, string | null, string | null];
+    const [raw, state, consumedBy] = (await GET.run(this.redis, 1, this.keys.proposal(proposalId))) as [
+      string | null,
+      string | null,
+      string | null,
+    ];
     if (raw === null || raw === undefined) return undefined;
     return {
       proposal: JSON.parse(raw) as Proposal,

@@ -60,7 +60,8 @@ export function readRedisUrl(url: string): RedisUrlReading {
   if (!parsed.searchParams.has(CLUSTER_PARAMETER)) return { ok: true, target: { kind: 'server', url } };
 
   const others = [...parsed.searchParams.keys()].filter((name) => name !== CLUSTER_PARAMETER);
-  if (others.length > 0) return { ok: false, reason: `a cluster URL takes no parameter but \`${CLUSTER_PARAMETER}\` (got ${others.join(', ')})` };
+  if (others.length > 0)
+    return { ok: false, reason: `a cluster URL takes no parameter but \`${CLUSTER_PARAMETER}\` (got ${others.join(', ')})` };
   if (!['', '/', '/0'].includes(parsed.pathname)) return { ok: false, reason: 'a Redis Cluster has only database 0; drop the /<db> path' };
   const first = seedOf(parsed.host);
   if (first === undefined) return { ok: false, reason: 'a cluster URL names its first node as host:port' };

@@ -9,8 +9,7 @@ export const RUN_TOKEN_PREFIX = 'ghr_';
 
 /** What checking a bearer token found: the run it speaks for, or why it speaks for none. */
 export type TokenCheck =
-  | { readonly ok: true; readonly run: Run }
-  | { readonly ok: false; readonly reason: 'malformed' | 'unknown' | 'run_inactive' };
+  { readonly ok: true; readonly run: Run } | { readonly ok: false; readonly reason: 'malformed' | 'unknown' | 'run_inactive' };
 
 export function tokenSha256(token: string): string {
   return createHash('sha256').update(token, 'utf8').digest('hex');

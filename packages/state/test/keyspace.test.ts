@@ -31,13 +31,13 @@ describe('Keyspace on a Redis Cluster', () => {
   });
 
   it('keeps the names under which runs, proposals, approvals and idempotency records are already stored', () => {
-    expect([keys.run('r'), keys.proposal('p'), keys.approval('a'), keys.idempotency('k'), keys.runsOfTenant('acme'), keys.slots('tenant:acme')]).toEqual([
-      'gh:run:{r}',
-      'gh:proposal:{p}',
-      'gh:approval:{a}',
-      'gh:idem:{k}',
-      'gh:runs:acme',
-      'gh:slots:tenant:acme',
-    ]);
+    expect([
+      keys.run('r'),
+      keys.proposal('p'),
+      keys.approval('a'),
+      keys.idempotency('k'),
+      keys.runsOfTenant('acme'),
+      keys.slots('tenant:acme'),
+    ]).toEqual(['gh:run:{r}', 'gh:proposal:{p}', 'gh:approval:{a}', 'gh:idem:{k}', 'gh:runs:acme', 'gh:slots:tenant:acme']);
   });
 });

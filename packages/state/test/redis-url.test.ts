@@ -38,7 +38,13 @@ describe('REDIS_URL as @gatehouse/state reads it', () => {
     });
     expect(readRedisUrl('redis://[::1]:7000?cluster=[::1]:7001, [::1]:7002')).toMatchObject({
       ok: true,
-      target: { seeds: [{ host: '::1', port: 7000 }, { host: '::1', port: 7001 }, { host: '::1', port: 7002 }] },
+      target: {
+        seeds: [
+          { host: '::1', port: 7000 },
+          { host: '::1', port: 7001 },
+          { host: '::1', port: 7002 },
+        ],
+      },
     });
   });
 
@@ -56,6 +62,8 @@ describe('REDIS_URL as @gatehouse/state reads it', () => {
     const env = { REDIS_URL: 'redis://:hunter2@127.0.0.1:7000/1?cluster=127.0.0.1:7001' };
     expect(() => redisUrlFromEnv(env)).toThrow(/REDIS_URL is refused: a Redis Cluster has only database 0/);
     expect(() => redisUrlFromEnv(env)).not.toThrow(/hunter2/);
-    expect(redisUrlFromEnv({ REDIS_URL: 'redis://127.0.0.1:7000?cluster=127.0.0.1:7001' })).toBe('redis://127.0.0.1:7000?cluster=127.0.0.1:7001');
+    expect(redisUrlFromEnv({ REDIS_URL: 'redis://127.0.0.1:7000?cluster=127.0.0.1:7001' })).toBe(
+      'redis://127.0.0.1:7000?cluster=127.0.0.1:7001',
+    );
   });
 });

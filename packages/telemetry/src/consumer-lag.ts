@@ -4,7 +4,10 @@ import type { GatehouseMetrics } from './metrics.js';
 /** The two admin calls the lag needs; a connected kafkajs `Admin` is one. */
 export interface LagAdmin {
   fetchTopicOffsets(topic: string): Promise<readonly { readonly partition: number; readonly high: string; readonly low: string }[]>;
-  fetchOffsets(options: { groupId: string; topics: string[] }): Promise<
+  fetchOffsets(options: {
+    groupId: string;
+    topics: string[];
+  }): Promise<
     readonly { readonly topic: string; readonly partitions: readonly { readonly partition: number; readonly offset: string }[] }[]
   >;
 }
@@ -39,7 +42,9 @@ export function startConsumerLag(options: ConsumerLagOptions): RunningConsumerLa
     try {
       const committed = await admin.fetchOffsets({ groupId, topics: [...options.topics] });
       for (const topic of options.topics) {
-        const byPartition = new Map((committed.find((c) => c.topic === topic)?.partitions ?? []).map((p) => [p.partition, Number(p.offset)]));
+        const byPartition = new Map(
+          (committed.find((c) => c.topic === topic)?.partitions ?? []).map((p) => [p.partition, Number(p.offset)]),
+        );
         for (const { partition, high, low } of await admin.fetchTopicOffsets(topic)) {
           const offset = byPartition.get(partition) ?? -1;
           const from = offset < 0 ? Number(low) : offset;

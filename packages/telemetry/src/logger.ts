@@ -7,14 +7,7 @@ export type { Logger };
  * Paths that may hold raw tool arguments or results. Components log `arguments_sha256` and ids
  * instead; the censor is the second line of defence should a whole event ever be logged.
  */
-const RAW_VALUE_PATHS = [
-  'arguments',
-  'result',
-  '*.arguments',
-  '*.result',
-  'event.arguments',
-  'event.result',
-];
+const RAW_VALUE_PATHS = ['arguments', 'result', '*.arguments', '*.result', 'event.arguments', 'event.result'];
 
 export interface CreateLoggerOptions {
   /** Minimum level; defaults to LOG_LEVEL, else `info`. */

@@ -20,7 +20,15 @@ export const RETRY_CLASSES = ['safe', 'idempotent', 'never'] as const;
 export const UNKNOWN_REASONS = ['owner_lost', 'timeout', 'ambiguous_answer', 'status_unavailable'] as const;
 export const OUTPUT_VIOLATION_CODES = ['OUTPUT_INVALID', 'RESULT_TOO_LARGE'] as const;
 /** Why a reader refused a signed record as untrusted (the verifier's reasons). */
-export const UNTRUSTED_ORDER_REASONS = ['unsigned', 'unknown_key', 'wrong_role', 'bad_signature', 'arguments_altered', 'expired', 'stale'] as const;
+export const UNTRUSTED_ORDER_REASONS = [
+  'unsigned',
+  'unknown_key',
+  'wrong_role',
+  'bad_signature',
+  'arguments_altered',
+  'expired',
+  'stale',
+] as const;
 /** The signed topics other than `execute`, whose refused records are counted together. */
 export const SIGNED_RECORD_KINDS = ['approvalsRequested', 'approvalsDecided', 'results', 'operator'] as const;
 /** Why an executor published nothing for a trusted order. */
@@ -33,29 +41,113 @@ const TOOL = ['tool', 'version'] as const;
 
 /** The catalogue of metrics: name, help and label names. The unit tests pin it. */
 export const METRICS = {
-  calls: { name: 'gatehouse_calls_total', help: 'Tool calls by stage (policy: routed/refused/approval_requested; executor: ok/error/unknown), tool and version.', labelNames: ['stage', ...TOOL, 'outcome'] },
-  callErrors: { name: 'gatehouse_call_errors_total', help: 'Error results by stage, tool, version and error code.', labelNames: ['stage', ...TOOL, 'code'] },
-  validationErrors: { name: 'gatehouse_validation_errors_total', help: 'Refused arguments by error code and the JSON pointer (schema-bounded) of the first failure.', labelNames: [...TOOL, 'code', 'field'] },
-  approvalDecisions: { name: 'gatehouse_approval_decisions_total', help: 'Approval requests decided: approved, rejected or expired.', labelNames: [...TOOL, 'decision'] },
-  versionConflicts: { name: 'gatehouse_version_conflicts_total', help: 'Writes the system of record refused because the target changed since its proposal.', labelNames: TOOL },
-  unknownOutcomes: { name: 'gatehouse_unknown_outcomes_total', help: 'Writes whose outcome could not be established and went to an operator.', labelNames: [...TOOL, 'reason'] },
-  retries: { name: 'gatehouse_retries_total', help: 'Handler runs retried (safe reads) and repeated writes answered from their stored outcome (idempotent), by retry class.', labelNames: [...TOOL, 'retry_class'] },
-  outputViolations: { name: 'gatehouse_output_violations_total', help: 'Results withheld because they broke the output schema or the byte bound.', labelNames: [...TOOL, 'code'] },
+  calls: {
+    name: 'gatehouse_calls_total',
+    help: 'Tool calls by stage (policy: routed/refused/approval_requested; executor: ok/error/unknown), tool and version.',
+    labelNames: ['stage', ...TOOL, 'outcome'],
+  },
+  callErrors: {
+    name: 'gatehouse_call_errors_total',
+    help: 'Error results by stage, tool, version and error code.',
+    labelNames: ['stage', ...TOOL, 'code'],
+  },
+  validationErrors: {
+    name: 'gatehouse_validation_errors_total',
+    help: 'Refused arguments by error code and the JSON pointer (schema-bounded) of the first failure.',
+    labelNames: [...TOOL, 'code', 'field'],
+  },
+  approvalDecisions: {
+    name: 'gatehouse_approval_decisions_total',
+    help: 'Approval requests decided: approved, rejected or expired.',
+    labelNames: [...TOOL, 'decision'],
+  },
+  versionConflicts: {
+    name: 'gatehouse_version_conflicts_total',
+    help: 'Writes the system of record refused because the target changed since its proposal.',
+    labelNames: TOOL,
+  },
+  unknownOutcomes: {
+    name: 'gatehouse_unknown_outcomes_total',
+    help: 'Writes whose outcome could not be established and went to an operator.',
+    labelNames: [...TOOL, 'reason'],
+  },
+  retries: {
+    name: 'gatehouse_retries_total',
+    help: 'Handler runs retried (safe reads) and repeated writes answered from their stored outcome (idempotent), by retry class.',
+    labelNames: [...TOOL, 'retry_class'],
+  },
+  outputViolations: {
+    name: 'gatehouse_output_violations_total',
+    help: 'Results withheld because they broke the output schema or the byte bound.',
+    labelNames: [...TOOL, 'code'],
+  },
   slotsInUse: { name: 'gatehouse_slots_in_use', help: 'Tenant concurrency slots this executor holds now.', labelNames: ['tenant'] },
-  consumerLag: { name: 'gatehouse_consumer_lag', help: 'Records of a partition not yet committed by the consumer group (log end offset minus committed offset).', labelNames: ['group', 'topic', 'partition'] },
-  endToEndLatency: { name: 'gatehouse_end_to_end_latency_seconds', help: 'From the command\u2019s sent_at to its result being published, by the stage that published it.', labelNames: ['stage', ...TOOL, 'status'] },
+  consumerLag: {
+    name: 'gatehouse_consumer_lag',
+    help: 'Records of a partition not yet committed by the consumer group (log end offset minus committed offset).',
+    labelNames: ['group', 'topic', 'partition'],
+  },
+  endToEndLatency: {
+    name: 'gatehouse_end_to_end_latency_seconds',
+    help: 'From the command\u2019s sent_at to its result being published, by the stage that published it.',
+    labelNames: ['stage', ...TOOL, 'status'],
+  },
   handlerDuration: { name: 'gatehouse_handler_duration_seconds', help: 'Time a tool handler ran, by tool.', labelNames: TOOL },
-  untrustedOrders: { name: 'gatehouse_untrusted_orders_total', help: 'Execution orders an executor refused and dead-lettered because no key of the policy or approval service vouched for them (nothing ran, nothing was answered), by reason.', labelNames: ['reason'] },
-  untrustedRecords: { name: 'gatehouse_untrusted_records_total', help: 'Approval requests, decisions and results a reader refused and dead-lettered because no key of a role that may issue them vouched for them, by topic role and reason.', labelNames: ['kind', 'reason'] },
-  duplicateOrders: { name: 'gatehouse_duplicate_orders_total', help: 'Signed orders an executor answered nothing for: their command was answered already (a replay, or a redelivery after the answer), or their command_id came with other arguments (kept in the execute DLQ).', labelNames: ['reason'] },
-  duplicateCommands: { name: 'gatehouse_duplicate_commands_total', help: 'Commands the boundary did not answer because their command_id was already claimed: the same command again (redelivered or re-sent), or a different payload under a used id (kept in the commands DLQ).', labelNames: ['reason'] },
-  identityRefusals: { name: 'gatehouse_identity_refusals_total', help: 'Requests refused because who sent them was not proved or may not do what they asked (a token of another issuer, expired or forged, a forged session, a missing CSRF token, claims that map to no role, another tenant), by surface and refusal code.', labelNames: ['surface', 'code'] },
-  webhookDeliveries: { name: 'gatehouse_webhook_deliveries_total', help: 'Webhook deliveries to approvers\' tools, by outcome: delivered, retried (a failed attempt that will be tried again) or dead (dead-lettered after its attempts).', labelNames: ['outcome'] },
-  callAssertions: { name: 'gatehouse_call_assertions_total', help: 'Call assertions the executor minted for handlers to present to their systems of record, by call kind (read, write, status).', labelNames: ['call'] },
-  callRefusals: { name: 'gatehouse_call_refusals_total', help: 'Requests a system of record refused because their call assertion was missing, forged, expired, replayed or did not cover the request, by refusal code.', labelNames: ['code'] },
-  tokenExchanges: { name: 'gatehouse_token_exchanges_total', help: "Tokens for a run's person that handlers asked for at the IdP by token exchange, by how each was had (cached, refreshed, exchanged) or why not (refused, unreachable).", labelNames: ['outcome'] },
-  httpRequests: { name: 'gatehouse_http_requests_total', help: 'HTTP requests served, by route pattern, method and status.', labelNames: ['route', 'method', 'status'] },
-  httpDuration: { name: 'gatehouse_http_request_duration_seconds', help: 'HTTP request duration by route pattern and method.', labelNames: ['route', 'method'] },
+  untrustedOrders: {
+    name: 'gatehouse_untrusted_orders_total',
+    help: 'Execution orders an executor refused and dead-lettered because no key of the policy or approval service vouched for them (nothing ran, nothing was answered), by reason.',
+    labelNames: ['reason'],
+  },
+  untrustedRecords: {
+    name: 'gatehouse_untrusted_records_total',
+    help: 'Approval requests, decisions and results a reader refused and dead-lettered because no key of a role that may issue them vouched for them, by topic role and reason.',
+    labelNames: ['kind', 'reason'],
+  },
+  duplicateOrders: {
+    name: 'gatehouse_duplicate_orders_total',
+    help: 'Signed orders an executor answered nothing for: their command was answered already (a replay, or a redelivery after the answer), or their command_id came with other arguments (kept in the execute DLQ).',
+    labelNames: ['reason'],
+  },
+  duplicateCommands: {
+    name: 'gatehouse_duplicate_commands_total',
+    help: 'Commands the boundary did not answer because their command_id was already claimed: the same command again (redelivered or re-sent), or a different payload under a used id (kept in the commands DLQ).',
+    labelNames: ['reason'],
+  },
+  identityRefusals: {
+    name: 'gatehouse_identity_refusals_total',
+    help: 'Requests refused because who sent them was not proved or may not do what they asked (a token of another issuer, expired or forged, a forged session, a missing CSRF token, claims that map to no role, another tenant), by surface and refusal code.',
+    labelNames: ['surface', 'code'],
+  },
+  webhookDeliveries: {
+    name: 'gatehouse_webhook_deliveries_total',
+    help: "Webhook deliveries to approvers' tools, by outcome: delivered, retried (a failed attempt that will be tried again) or dead (dead-lettered after its attempts).",
+    labelNames: ['outcome'],
+  },
+  callAssertions: {
+    name: 'gatehouse_call_assertions_total',
+    help: 'Call assertions the executor minted for handlers to present to their systems of record, by call kind (read, write, status).',
+    labelNames: ['call'],
+  },
+  callRefusals: {
+    name: 'gatehouse_call_refusals_total',
+    help: 'Requests a system of record refused because their call assertion was missing, forged, expired, replayed or did not cover the request, by refusal code.',
+    labelNames: ['code'],
+  },
+  tokenExchanges: {
+    name: 'gatehouse_token_exchanges_total',
+    help: "Tokens for a run's person that handlers asked for at the IdP by token exchange, by how each was had (cached, refreshed, exchanged) or why not (refused, unreachable).",
+    labelNames: ['outcome'],
+  },
+  httpRequests: {
+    name: 'gatehouse_http_requests_total',
+    help: 'HTTP requests served, by route pattern, method and status.',
+    labelNames: ['route', 'method', 'status'],
+  },
+  httpDuration: {
+    name: 'gatehouse_http_request_duration_seconds',
+    help: 'HTTP request duration by route pattern and method.',
+    labelNames: ['route', 'method'],
+  },
 } as const;
 
 export interface MetricsOptions {

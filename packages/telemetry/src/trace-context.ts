@@ -57,7 +57,11 @@ export function traceHeadersOf(context: Context): CarriedHeaders {
 /** A fresh `traceparent` (version 00, sampled) for a call that starts a trace while no tracer records it. */
 export function newTraceparent(): string {
   for (;;) {
-    const spanContext = { traceId: randomBytes(16).toString('hex'), spanId: randomBytes(8).toString('hex'), traceFlags: TraceFlags.SAMPLED };
+    const spanContext = {
+      traceId: randomBytes(16).toString('hex'),
+      spanId: randomBytes(8).toString('hex'),
+      traceFlags: TraceFlags.SAMPLED,
+    };
     if (!isSpanContextValid(spanContext)) continue;
     const traceparent = traceHeadersOf(trace.setSpanContext(ROOT_CONTEXT, spanContext))[TRACEPARENT_HEADER];
     if (traceparent !== undefined) return traceparent;

@@ -46,7 +46,8 @@ export function startTracing(options: TracingOptions): Tracing {
   const endpoint = (options.endpoint ?? env[OTLP_ENDPOINT_VARIABLE] ?? '').trim();
   if (endpoint === '') return OFF;
   // The services' configuration schema has checked it already; the client's process reads it here.
-  if (!/^https?:\/\/[^/]/.test(endpoint) || !URL.canParse(endpoint)) throw new Error(`${OTLP_ENDPOINT_VARIABLE} is not an http:// or https:// URL`);
+  if (!/^https?:\/\/[^/]/.test(endpoint) || !URL.canParse(endpoint))
+    throw new Error(`${OTLP_ENDPOINT_VARIABLE} is not an http:// or https:// URL`);
   if (shared === undefined) {
     const named = env[SERVICE_NAME_VARIABLE]?.trim() ?? '';
     const provider = new TracerProvider({

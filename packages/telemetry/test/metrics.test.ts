@@ -23,8 +23,25 @@ function samples(text: string, name: string): { labels: Record<string, string>; 
 }
 
 const ALLOWED_LABELS = new Set([
-  'stage', 'tool', 'version', 'outcome', 'code', 'field', 'decision', 'reason', 'retry_class', 'tenant', 'group', 'topic',
-  'partition', 'status', 'route', 'method', 'kind', 'surface', 'call',
+  'stage',
+  'tool',
+  'version',
+  'outcome',
+  'code',
+  'field',
+  'decision',
+  'reason',
+  'retry_class',
+  'tenant',
+  'group',
+  'topic',
+  'partition',
+  'status',
+  'route',
+  'method',
+  'kind',
+  'surface',
+  'call',
 ]);
 
 describe('the metrics catalogue', () => {
@@ -38,7 +55,11 @@ describe('the metrics catalogue', () => {
   it('registers exactly the catalogue in a service registry', async () => {
     const metrics = new GatehouseMetrics({ tools });
     const registered = (await metrics.registry.getMetricsAsJSON()).map((m) => m.name).sort();
-    expect(registered).toEqual(Object.values(METRICS).map((m) => m.name).sort());
+    expect(registered).toEqual(
+      Object.values(METRICS)
+        .map((m) => m.name)
+        .sort(),
+    );
   });
 
   it('uses only bounded labels: never ids, arguments or results', () => {
@@ -48,7 +69,9 @@ describe('the metrics catalogue', () => {
   });
 
   it('puts tenant only on the slot gauge', () => {
-    const withTenant = Object.values(METRICS).filter((m) => (m.labelNames as readonly string[]).includes('tenant')).map((m) => m.name);
+    const withTenant = Object.values(METRICS)
+      .filter((m) => (m.labelNames as readonly string[]).includes('tenant'))
+      .map((m) => m.name);
     expect(withTenant).toEqual(['gatehouse_slots_in_use']);
   });
 });
@@ -144,9 +167,17 @@ describe('GatehouseMetrics', () => {
     metrics.approvalDecision('commit_address_change.v2', 'maybe');
     metrics.httpRequest('/customers/:id', 'BREW', 404, 3);
     const text = await metrics.scrape();
-    expect(samples(text, 'gatehouse_retries_total').map((s) => s.labels['retry_class']).sort()).toEqual(['other', 'safe']);
+    expect(
+      samples(text, 'gatehouse_retries_total')
+        .map((s) => s.labels['retry_class'])
+        .sort(),
+    ).toEqual(['other', 'safe']);
     expect(samples(text, 'gatehouse_unknown_outcomes_total')[0]?.labels['reason']).toBe('status_unavailable');
-    expect(samples(text, 'gatehouse_approval_decisions_total').map((s) => s.labels['decision']).sort()).toEqual(['approved', 'other']);
+    expect(
+      samples(text, 'gatehouse_approval_decisions_total')
+        .map((s) => s.labels['decision'])
+        .sort(),
+    ).toEqual(['approved', 'other']);
     expect(samples(text, 'gatehouse_http_requests_total')[0]?.labels).toEqual({ route: '/customers/:id', method: 'other', status: '404' });
   });
 

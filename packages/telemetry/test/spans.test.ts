@@ -1,7 +1,16 @@
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 import { describe, expect, it } from 'vitest';
-import { carriedHeaders, endSpan, endSpanThrown, startCallSpan, startChildSpan, startRecordSpan, traceIdOf, tracerFor } from '@gatehouse/telemetry';
+import {
+  carriedHeaders,
+  endSpan,
+  endSpanThrown,
+  startCallSpan,
+  startChildSpan,
+  startRecordSpan,
+  traceIdOf,
+  tracerFor,
+} from '@gatehouse/telemetry';
 
 const TRACEPARENT = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
 const IDS = { tool: 'get_customer.v3', tenant: 'acme', run_id: 'run-1', command_id: 'cmd-1', arguments_sha256: 'a'.repeat(64) };
@@ -62,7 +71,10 @@ describe('Gatehouse spans', () => {
   it('records nothing and builds no attributes with no provider registered, and still carries the caller’s context', () => {
     const scope = startRecordSpan(tracerFor('policy'), 'policy get_customer.v3', { traceparent: TRACEPARENT, tracestate: 'v=1' }, IDS);
     expect(scope.span.isRecording()).toBe(false);
-    expect(carriedHeaders({ traceparent: TRACEPARENT, tracestate: 'v=1' }, undefined, scope.context)).toEqual({ traceparent: TRACEPARENT, tracestate: 'v=1' });
+    expect(carriedHeaders({ traceparent: TRACEPARENT, tracestate: 'v=1' }, undefined, scope.context)).toEqual({
+      traceparent: TRACEPARENT,
+      tracestate: 'v=1',
+    });
     endSpan(scope.span, { code: 'TIMEOUT' });
     const root = startCallSpan(tracerFor('client'), 'call get_customer.v3', undefined, IDS);
     expect(root.span.spanContext().traceId).toBe('0'.repeat(32));

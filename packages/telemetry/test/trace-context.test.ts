@@ -1,7 +1,17 @@
 import { ROOT_CONTEXT, trace } from '@opentelemetry/api';
 import { describe, expect, it } from 'vitest';
 import {
-  carriedHeaders, carriedHeadersSetter, contextOf, newTraceparent, recordHeadersGetter, REPLY_PARTITION_HEADER, replyPartitionOf, SENT_AT_HEADER, sentAtOf, traceHeadersOf, traceIdOf,
+  carriedHeaders,
+  carriedHeadersSetter,
+  contextOf,
+  newTraceparent,
+  recordHeadersGetter,
+  REPLY_PARTITION_HEADER,
+  replyPartitionOf,
+  SENT_AT_HEADER,
+  sentAtOf,
+  traceHeadersOf,
+  traceIdOf,
   traceIdOfTraceparent,
 } from '@gatehouse/telemetry';
 import type { CarriedHeaders } from '@gatehouse/telemetry';
@@ -41,7 +51,8 @@ describe('trace context', () => {
   it('carries the reply partition a command was sent with, and nothing that is not a small number', () => {
     expect(carriedHeaders({ [REPLY_PARTITION_HEADER]: Buffer.from('7') })).toEqual({ [REPLY_PARTITION_HEADER]: '7' });
     expect(replyPartitionOf(carriedHeaders({ traceparent: TRACEPARENT, [REPLY_PARTITION_HEADER]: '12' }))).toBe(12);
-    for (const bad of ['-1', '1e3', ' 3', '123456', '', 'x']) expect(replyPartitionOf({ [REPLY_PARTITION_HEADER]: bad }), bad).toBeUndefined();
+    for (const bad of ['-1', '1e3', ' 3', '123456', '', 'x'])
+      expect(replyPartitionOf({ [REPLY_PARTITION_HEADER]: bad }), bad).toBeUndefined();
     expect(carriedHeaders({ [REPLY_PARTITION_HEADER]: 'x' })).toBeUndefined();
   });
 
@@ -58,14 +69,22 @@ describe('trace context', () => {
 
   it('extracts a remote parent from the headers and writes back the same context', () => {
     const context = contextOf({ traceparent: TRACEPARENT, tracestate: 'v=1' });
-    expect(trace.getSpanContext(context)).toMatchObject({ traceId: '0af7651916cd43dd8448eb211c80319c', spanId: 'b7ad6b7169203331', isRemote: true });
+    expect(trace.getSpanContext(context)).toMatchObject({
+      traceId: '0af7651916cd43dd8448eb211c80319c',
+      spanId: 'b7ad6b7169203331',
+      isRemote: true,
+    });
     expect(traceHeadersOf(context)).toEqual({ traceparent: TRACEPARENT, tracestate: 'v=1' });
     expect(traceHeadersOf(contextOf({ traceparent: 'garbage' }))).toEqual({});
     expect(traceHeadersOf(contextOf(undefined))).toEqual({});
   });
 
   it('carries the trace context of the span that handled a record, in place of the record’s own', () => {
-    const handling = trace.setSpanContext(ROOT_CONTEXT, { traceId: '0af7651916cd43dd8448eb211c80319c', spanId: '00f067aa0ba902b7', traceFlags: 1 });
+    const handling = trace.setSpanContext(ROOT_CONTEXT, {
+      traceId: '0af7651916cd43dd8448eb211c80319c',
+      spanId: '00f067aa0ba902b7',
+      traceFlags: 1,
+    });
     const carried = carriedHeaders({ traceparent: TRACEPARENT, [REPLY_PARTITION_HEADER]: '3' }, undefined, handling);
     expect(carried).toEqual({ traceparent: '00-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7-01', [REPLY_PARTITION_HEADER]: '3' });
   });

@@ -12,7 +12,10 @@ describe('span export', () => {
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
       const raw = Buffer.concat(chunks);
-      received.push({ path: request.url ?? '', body: (request.headers['content-encoding'] === 'gzip' ? gunzipSync(raw) : raw).toString('utf8') });
+      received.push({
+        path: request.url ?? '',
+        body: (request.headers['content-encoding'] === 'gzip' ? gunzipSync(raw) : raw).toString('utf8'),
+      });
       response.writeHead(200).end('{}');
     });
   });
@@ -30,7 +33,9 @@ describe('span export', () => {
 
   it('refuses an endpoint that is not an http or https URL, naming the variable', () => {
     for (const bad of ['collector:4318', 'ftp://collector', 'http://']) {
-      expect(() => startTracing({ serviceName: 'gatehouse-test', env: { OTEL_EXPORTER_OTLP_ENDPOINT: bad } }), bad).toThrow(/OTEL_EXPORTER_OTLP_ENDPOINT/);
+      expect(() => startTracing({ serviceName: 'gatehouse-test', env: { OTEL_EXPORTER_OTLP_ENDPOINT: bad } }), bad).toThrow(
+        /OTEL_EXPORTER_OTLP_ENDPOINT/,
+      );
     }
   });
 
@@ -83,7 +88,10 @@ describe('span export', () => {
 
   it('names the service by OTEL_SERVICE_NAME when it is set', async () => {
     received.length = 0;
-    const tracing = startTracing({ serviceName: 'gatehouse-test', env: { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_SERVICE_NAME: 'billing-policy' } });
+    const tracing = startTracing({
+      serviceName: 'gatehouse-test',
+      env: { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_SERVICE_NAME: 'billing-policy' },
+    });
     tracerFor('test').startSpan('named').end();
     await tracing.shutdown();
     expect(received.map((r) => r.body).join('\n')).toContain('billing-policy');

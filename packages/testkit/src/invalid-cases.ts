@@ -74,10 +74,18 @@ class InvalidWalker {
         return this.array(shape, Array.isArray(local) ? local : [], inner);
       case 'const':
         this.wrongType(shape.declaredTypes, jsonTypeOf(shape.value), local, inner);
-        return this.add(inner, inner.pointer, { label: 'another value than the const', value: outsideOf([shape.value], 'zz_other_value'), keyword: 'const' });
+        return this.add(inner, inner.pointer, {
+          label: 'another value than the const',
+          value: outsideOf([shape.value], 'zz_other_value'),
+          keyword: 'const',
+        });
       case 'enum':
         this.wrongType(shape.declaredTypes, jsonTypeOf(shape.values[0]), local, inner);
-        return this.add(inner, inner.pointer, { label: 'value outside the enum', value: outsideOf(shape.values, 'zz_not_in_enum'), keyword: 'enum' });
+        return this.add(inner, inner.pointer, {
+          label: 'value outside the enum',
+          value: outsideOf(shape.values, 'zz_not_in_enum'),
+          keyword: 'enum',
+        });
       case 'string':
         this.wrongType(shape.declaredTypes, 'string', local, inner);
         return this.addAll(inner, new StringRules(shape).broken(typeof local === 'string' ? local : ''));
@@ -91,7 +99,13 @@ class InvalidWalker {
     }
   }
 
-  private object(shape: ObjectShape, local: Record<string, unknown>, walk: Walk, discriminator: string | undefined, withType: boolean): void {
+  private object(
+    shape: ObjectShape,
+    local: Record<string, unknown>,
+    walk: Walk,
+    discriminator: string | undefined,
+    withType: boolean,
+  ): void {
     const { pointer, place } = walk;
     if (withType) this.wrongType(shape.declaredTypes, 'object', local, walk);
     for (const p of shape.properties) {
@@ -122,9 +136,16 @@ class InvalidWalker {
     const everyBranchTyped = shape.branches.every((b) => b.object.declaredTypes.length > 0);
     this.wrongType(shape.declaredTypes.length > 0 ? shape.declaredTypes : everyBranchTyped ? ['object'] : [], 'object', local, walk);
 
-    const unknownTag = outsideOf(shape.branches.map((b) => b.tag), UNKNOWN_TAG);
+    const unknownTag = outsideOf(
+      shape.branches.map((b) => b.tag),
+      UNKNOWN_TAG,
+    );
     const first = baseOf(Math.max(active, 0));
-    this.add(walk, child(pointer, tag), { label: `unknown ${tag} ${JSON.stringify(unknownTag)}`, value: { ...first, [tag]: unknownTag }, keyword: 'discriminator' });
+    this.add(walk, child(pointer, tag), {
+      label: `unknown ${tag} ${JSON.stringify(unknownTag)}`,
+      value: { ...first, [tag]: unknownTag },
+      keyword: 'discriminator',
+    });
 
     shape.branches.forEach((a, i) => {
       if (a.object.closedBy === null) return;
@@ -156,7 +177,11 @@ class InvalidWalker {
     }
     if (shape.minItems >= 1) {
       const length = shape.minItems - 1;
-      this.add(walk, pointer, { label: `one under minItems ${shape.minItems} (${length} items)`, value: local.slice(0, length), keyword: 'minItems' });
+      this.add(walk, pointer, {
+        label: `one under minItems ${shape.minItems} (${length} items)`,
+        value: local.slice(0, length),
+        keyword: 'minItems',
+      });
     }
     if (items === null) return;
     const roomForOne = shape.maxItems === undefined || shape.maxItems >= 1;

@@ -44,15 +44,45 @@ export type JsonType = (typeof JsonType)[keyof typeof JsonType];
 
 /** Keywords that only annotate; they never make a value invalid. */
 export const ANNOTATION_KEYWORDS: ReadonlySet<string> = new Set([
-  '$schema', '$id', '$comment', '$defs', 'definitions', 'title', 'description', 'default', 'examples',
-  'deprecated', 'readOnly', 'writeOnly', 'discriminator',
+  '$schema',
+  '$id',
+  '$comment',
+  '$defs',
+  'definitions',
+  'title',
+  'description',
+  'default',
+  'examples',
+  'deprecated',
+  'readOnly',
+  'writeOnly',
+  'discriminator',
 ]);
 
 /** Keywords the generator understands and satisfies. Anything else is refused. */
 export const ASSERTION_KEYWORDS: ReadonlySet<string> = new Set([
-  '$ref', 'type', 'properties', 'required', 'additionalProperties', 'unevaluatedProperties', 'items',
-  'minItems', 'maxItems', 'enum', 'const', 'oneOf', 'anyOf', 'minLength', 'maxLength', 'pattern', 'format',
-  'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf',
+  '$ref',
+  'type',
+  'properties',
+  'required',
+  'additionalProperties',
+  'unevaluatedProperties',
+  'items',
+  'minItems',
+  'maxItems',
+  'enum',
+  'const',
+  'oneOf',
+  'anyOf',
+  'minLength',
+  'maxLength',
+  'pattern',
+  'format',
+  'minimum',
+  'maximum',
+  'exclusiveMinimum',
+  'exclusiveMaximum',
+  'multipleOf',
 ]);
 
 /** The JSON type of a value, with integers reported as `integer`. */
@@ -100,5 +130,7 @@ export function jsonEqual(a: unknown, b: unknown): boolean {
   }
   const ka = Object.keys(a);
   const kb = Object.keys(b);
-  return ka.length === kb.length && ka.every((k) => k in b && jsonEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
+  return (
+    ka.length === kb.length && ka.every((k) => k in b && jsonEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]))
+  );
 }

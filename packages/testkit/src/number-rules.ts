@@ -22,7 +22,9 @@ function decimals(value: number): number {
 function tighter(inclusive: number | undefined, exclusive: number | undefined, pick: (a: number, b: number) => boolean): Bound | undefined {
   if (inclusive === undefined) return exclusive === undefined ? undefined : { value: exclusive, exclusive: true };
   if (exclusive === undefined) return { value: inclusive, exclusive: false };
-  return pick(exclusive, inclusive) || exclusive === inclusive ? { value: exclusive, exclusive: true } : { value: inclusive, exclusive: false };
+  return pick(exclusive, inclusive) || exclusive === inclusive
+    ? { value: exclusive, exclusive: true }
+    : { value: inclusive, exclusive: false };
 }
 
 /** Values for one `type: number` or `type: integer` location. */
@@ -52,9 +54,11 @@ export class NumberRules {
   /** The lowest valid value: at the lower bound, else at 0, else just under a negative upper bound. */
   minimal(): number {
     const start =
-      this.lower !== undefined ? this.above(this.lower.value, !this.lower.exclusive)
-      : this.upper !== undefined && this.upper.value <= 0 ? this.below(this.upper.value, !this.upper.exclusive)
-      : this.above(0, true);
+      this.lower !== undefined
+        ? this.above(this.lower.value, !this.lower.exclusive)
+        : this.upper !== undefined && this.upper.value <= 0
+          ? this.below(this.upper.value, !this.upper.exclusive)
+          : this.above(0, true);
     if (start === undefined || !this.accepts(start)) {
       throw new UnsupportedSchemaError(this.shape.at, 'no number satisfies its bounds and multipleOf together');
     }
@@ -66,7 +70,10 @@ export class NumberRules {
     const add = (bound: Bound | undefined, name: string, value: number | undefined): void => {
       if (bound === undefined || value === undefined || !this.accepts(value)) return;
       const keyword = bound.exclusive ? `exclusive${name[0]?.toUpperCase() ?? ''}${name.slice(1)}` : name;
-      rules.push({ label: value === bound.value ? `${keyword} ${bound.value}` : `nearest valid ${value} (${keyword} ${bound.value})`, value });
+      rules.push({
+        label: value === bound.value ? `${keyword} ${bound.value}` : `nearest valid ${value} (${keyword} ${bound.value})`,
+        value,
+      });
     };
     add(this.lower, 'minimum', this.lower === undefined ? undefined : this.above(this.lower.value, !this.lower.exclusive));
     add(this.upper, 'maximum', this.upper === undefined ? undefined : this.below(this.upper.value, !this.upper.exclusive));
@@ -79,13 +86,15 @@ export class NumberRules {
       const { value, exclusive } = this.lower;
       const outside = exclusive ? value : this.below(value, false);
       const keyword = exclusive ? 'exclusiveMinimum' : 'minimum';
-      if (outside !== undefined) rules.push({ label: `${exclusive ? 'equal to' : 'below'} ${keyword} ${value} (${outside})`, value: outside, keyword });
+      if (outside !== undefined)
+        rules.push({ label: `${exclusive ? 'equal to' : 'below'} ${keyword} ${value} (${outside})`, value: outside, keyword });
     }
     if (this.upper !== undefined) {
       const { value, exclusive } = this.upper;
       const outside = exclusive ? value : this.above(value, false);
       const keyword = exclusive ? 'exclusiveMaximum' : 'maximum';
-      if (outside !== undefined) rules.push({ label: `${exclusive ? 'equal to' : 'above'} ${keyword} ${value} (${outside})`, value: outside, keyword });
+      if (outside !== undefined)
+        rules.push({ label: `${exclusive ? 'equal to' : 'above'} ${keyword} ${value} (${outside})`, value: outside, keyword });
     }
     if (this.integer) {
       const value = [minimal + 0.5, minimal - 0.5].find((v) => this.withinBounds(v)) ?? minimal + 0.5;

@@ -158,7 +158,10 @@ export class RegexParser {
   }
 
   private fail(reason: string): never {
-    throw new UnsupportedSchemaError(this.at, `pattern ${this.pattern} uses ${reason}, outside the supported regex subset; ${EXAMPLES_HINT}`);
+    throw new UnsupportedSchemaError(
+      this.at,
+      `pattern ${this.pattern} uses ${reason}, outside the supported regex subset; ${EXAMPLES_HINT}`,
+    );
   }
 }
 

@@ -1,10 +1,4 @@
-import {
-  ANNOTATION_KEYWORDS,
-  ASSERTION_KEYWORDS,
-  escapePointerToken,
-  JsonType,
-  unescapePointerToken,
-} from './json-schema.js';
+import { ANNOTATION_KEYWORDS, ASSERTION_KEYWORDS, escapePointerToken, JsonType, unescapePointerToken } from './json-schema.js';
 import type { JsonSchema } from './json-schema.js';
 import { UnsupportedSchemaError } from './unsupported-schema-error.js';
 

@@ -12,7 +12,10 @@ interface FormatSample {
   readonly broken: (valid: string) => string;
 }
 
-const fixed = (valid: string): ((length: number) => string | undefined) => (length) => (length === valid.length ? valid : undefined);
+const fixed =
+  (valid: string): ((length: number) => string | undefined) =>
+  (length) =>
+    length === valid.length ? valid : undefined;
 
 const KNOWN_FORMATS: Readonly<Record<string, FormatSample>> = {
   date: { valid: '2024-01-01', ofLength: fixed('2024-01-01'), broken: () => '2024-02-30' },
@@ -122,16 +125,23 @@ export class StringRules {
     const rules: BrokenRule[] = [];
     const s = this.shape.schema;
     const emptyForbiddenBy: readonly [string, string] | undefined =
-      this.min >= 1 ? ['minLength', String(this.min)]
-      : this.pattern !== undefined && !new RegExp(this.pattern, 'u').test('') ? ['pattern', this.pattern]
-      : s.format !== undefined ? ['format', s.format]
-      : undefined;
+      this.min >= 1
+        ? ['minLength', String(this.min)]
+        : this.pattern !== undefined && !new RegExp(this.pattern, 'u').test('')
+          ? ['pattern', this.pattern]
+          : s.format !== undefined
+            ? ['format', s.format]
+            : undefined;
     if (emptyForbiddenBy !== undefined) {
       const [keyword, limit] = emptyForbiddenBy;
       rules.push({ label: `empty string (${keyword} ${limit})`, value: '', keyword });
     }
     if (this.min >= 2) {
-      rules.push({ label: `one under minLength ${this.min}`, value: this.build(this.min - 1) ?? [...minimal].slice(0, this.min - 1).join(''), keyword: 'minLength' });
+      rules.push({
+        label: `one under minLength ${this.min}`,
+        value: this.build(this.min - 1) ?? [...minimal].slice(0, this.min - 1).join(''),
+        keyword: 'minLength',
+      });
     }
     if (this.max !== Infinity && this.max + 1 <= MAX_GENERATED_LENGTH) {
       const value = this.build(this.max + 1) ?? minimal + 'a'.repeat(this.max + 1 - codePointLength(minimal));

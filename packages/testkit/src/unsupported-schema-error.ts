@@ -20,10 +20,7 @@ export class UnsupportedSchemaError extends Error {
   readonly schemaPointer: string;
 
   constructor(schemaPointer: string, reason: string, options: { cause?: unknown } = {}) {
-    super(
-      `Unsupported schema at ${schemaPointer}: ${reason}`,
-      options.cause === undefined ? undefined : { cause: options.cause },
-    );
+    super(`Unsupported schema at ${schemaPointer}: ${reason}`, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'UnsupportedSchemaError';
     this.schemaPointer = schemaPointer;
   }

@@ -11,7 +11,15 @@ describe('cases for the seed destination union', () => {
   });
 
   it('removes each required property at every object level and names the missing property', () => {
-    for (const field of ['/customer_id', '/destination', '/destination/kind', '/destination/address_id', '/destination/line1', '/destination/city', '/destination/country']) {
+    for (const field of [
+      '/customer_id',
+      '/destination',
+      '/destination/kind',
+      '/destination/address_id',
+      '/destination/line1',
+      '/destination/city',
+      '/destination/country',
+    ]) {
       expect(byField(field)).toContain('required');
     }
   });

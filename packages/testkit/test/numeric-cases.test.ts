@@ -32,7 +32,9 @@ describe('numeric cases', () => {
   });
 
   it('steps a thousandth past the bounds of a plain number', () => {
-    const invalid = invalidCases(paymentSchema).filter((c) => c.field === '/discount_rate' && (c.keyword === 'minimum' || c.keyword === 'maximum'));
+    const invalid = invalidCases(paymentSchema).filter(
+      (c) => c.field === '/discount_rate' && (c.keyword === 'minimum' || c.keyword === 'maximum'),
+    );
     expect(invalid.map((c) => valueAt(c.value, 'discount_rate'))).toEqual([-0.001, 1.001]);
   });
 

@@ -3,7 +3,12 @@ import type { JsonSchema } from '@gatehouse/testkit';
 import { describe, expect, it } from 'vitest';
 import { validator } from './ajv-oracle.js';
 
-const closed = (value: JsonSchema): JsonSchema => ({ type: 'object', additionalProperties: false, required: ['value'], properties: { value } });
+const closed = (value: JsonSchema): JsonSchema => ({
+  type: 'object',
+  additionalProperties: false,
+  required: ['value'],
+  properties: { value },
+});
 const minimalOf = (value: JsonSchema): unknown => (minimalValidCase(closed(value)) as { value: unknown }).value;
 
 const SUPPORTED = [

@@ -54,7 +54,11 @@ function parseArguments(text: string): Parsed {
   }
 }
 
-function decisionOf(requests: readonly ApprovalRequest[], orders: readonly ExecutionOrder[], results: readonly ToolResult[]): TraceDecision {
+function decisionOf(
+  requests: readonly ApprovalRequest[],
+  orders: readonly ExecutionOrder[],
+  results: readonly ToolResult[],
+): TraceDecision {
   if (requests.length > 0) return { status: 'pending_approval' };
   if (orders.length > 0) return { status: 'routed' };
   const refusal = results.find((r) => r.status === 'error' && r.error !== null);

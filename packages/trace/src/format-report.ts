@@ -3,7 +3,12 @@ import type { ReplayReport } from './replay-types.js';
 
 function table(rows: readonly (readonly string[])[]): string[] {
   const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length))) ?? [];
-  return rows.map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i] ?? 0))).join('  ').trimEnd());
+  return rows.map((r) =>
+    r
+      .map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i] ?? 0)))
+      .join('  ')
+      .trimEnd(),
+  );
 }
 
 /** A replay report for people: the catalog, one row per call, then the invariants. */
@@ -17,7 +22,14 @@ export function formatReport(report: ReplayReport): string {
     '',
     ...table([
       ['', 'COMMAND', 'TOOL', 'RECORDED', 'REPLAYED', 'WHY'],
-      ...report.calls.map((c) => [c.differs ? '≠' : '=', c.command_id, c.tool, describeDecision(c.before), describeDecision(c.after), c.why]),
+      ...report.calls.map((c) => [
+        c.differs ? '≠' : '=',
+        c.command_id,
+        c.tool,
+        describeDecision(c.before),
+        describeDecision(c.after),
+        c.why,
+      ]),
     ]),
     '',
     'invariants:',

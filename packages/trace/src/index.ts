@@ -13,5 +13,14 @@ export type { ReplayCall, ReplayDecision, ReplayInvariant, ReplayReport, ReplayS
 export { TraceError, TraceErrorCode } from './trace-error.js';
 export { ApprovalOutcome, DecisionStatus, TRACE_FORMAT, TraceResultStatus, traceJson } from './trace-format.js';
 export type {
-  Trace, TraceApproval, TraceCall, TraceCatalog, TraceDecision, TraceFormat, TracePolicy, TraceResult, TraceScope, TraceTool,
+  Trace,
+  TraceApproval,
+  TraceCall,
+  TraceCatalog,
+  TraceDecision,
+  TraceFormat,
+  TracePolicy,
+  TraceResult,
+  TraceScope,
+  TraceTool,
 } from './trace-format.js';

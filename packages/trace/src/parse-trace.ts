@@ -10,8 +10,12 @@ const optional = (v: unknown, check: (v: unknown) => boolean): boolean => v === 
 
 function toolProblems(t: unknown, at: string): string[] {
   if (!isDoc(t)) return [`${at} is not an object`];
-  const ok = isString(t['address']) && (t['effect'] === 'read' || t['effect'] === 'write') && (t['approval'] === null || isString(t['approval']))
-    && typeof t['retired'] === 'boolean' && isString(t['input_sha256']);
+  const ok =
+    isString(t['address']) &&
+    (t['effect'] === 'read' || t['effect'] === 'write') &&
+    (t['approval'] === null || isString(t['approval'])) &&
+    typeof t['retired'] === 'boolean' &&
+    isString(t['input_sha256']);
   return ok ? [] : [`${at} needs address, effect read|write, approval, retired and input_sha256`];
 }
 
@@ -23,7 +27,12 @@ function callProblems(c: unknown, at: string): string[] {
     problems.push(`${at} needs arguments_json and arguments_sha256`);
   }
   const d = c['decision'];
-  if (!isDoc(d) || !Object.values<unknown>(DecisionStatus).includes(d['status']) || !optional(d['code'], isString) || !optional(d['field'], isString)) {
+  if (
+    !isDoc(d) ||
+    !Object.values<unknown>(DecisionStatus).includes(d['status']) ||
+    !optional(d['code'], isString) ||
+    !optional(d['field'], isString)
+  ) {
     problems.push(`${at}/decision needs a status of ${Object.values(DecisionStatus).join('|')}`);
   }
   const r = c['result'];

@@ -116,10 +116,13 @@ async function readRunEvents(options: RecordTraceOptions): Promise<RunEvents> {
     const reached = (ends: Ends): boolean => [...ends].every(([key, end]) => (next.get(key) ?? -1n) >= end);
     const readUpTo = (ends: Ends): Promise<void> =>
       new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => {
-          wake = () => undefined;
-          reject(new TraceError('RECORD_TIMEOUT', `topics of run ${runId} were not read to their ends within ${maxMs} ms`));
-        }, Math.max(0, deadline - Date.now()));
+        const timer = setTimeout(
+          () => {
+            wake = () => undefined;
+            reject(new TraceError('RECORD_TIMEOUT', `topics of run ${runId} were not read to their ends within ${maxMs} ms`));
+          },
+          Math.max(0, deadline - Date.now()),
+        );
         wake = () => {
           if (failure === undefined && !reached(ends)) return;
           clearTimeout(timer);

@@ -36,7 +36,10 @@ const SHAPE_FORMATS: Readonly<Record<string, RegExp>> = {
 };
 
 function maskFormatted(text: string): string {
-  return text.replace(/[a-fA-F]/g, 'a').replace(/\p{L}/gu, 'x').replace(/\p{N}/gu, '1');
+  return text
+    .replace(/[a-fA-F]/g, 'a')
+    .replace(/\p{L}/gu, 'x')
+    .replace(/\p{N}/gu, '1');
 }
 
 function deepEqual(a: unknown, b: unknown): boolean {
@@ -157,7 +160,8 @@ class Redactor {
     if (schemas.some((s) => Array.isArray(s['enum']) && s['enum'].some((v) => deepEqual(v, value)))) return value;
     const typed = schemas.filter((s) => typesOf(s)?.includes(jsonType(value)) ?? false);
     if (typeof value === 'boolean') return typed.length > 0 ? value : false;
-    if (typeof value === 'number') return schemas.some((s) => typesOf(s)?.some((t) => t === 'number' || t === 'integer') ?? false) ? value : 0;
+    if (typeof value === 'number')
+      return schemas.some((s) => typesOf(s)?.some((t) => t === 'number' || t === 'integer') ?? false) ? value : 0;
     if (typeof value === 'string') return this.string(schemas, value);
     return null;
   }

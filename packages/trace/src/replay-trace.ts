@@ -38,21 +38,32 @@ function positionOf(was: ReplayDecision): number {
 function before(call: TraceCall): ReplayDecision {
   const { status, code, field } = call.decision;
   const role = status === 'pending_approval' ? call.approval?.role : undefined;
-  return { status, ...(code === undefined ? {} : { code }), ...(field === undefined ? {} : { field }), ...(role === undefined ? {} : { role }) };
+  return {
+    status,
+    ...(code === undefined ? {} : { code }),
+    ...(field === undefined ? {} : { field }),
+    ...(role === undefined ? {} : { role }),
+  };
 }
 
-const refused = (code: string, field?: string): ReplayDecision => ({ status: 'refused', code, ...(field === undefined || field === '' ? {} : { field }) });
+const refused = (code: string, field?: string): ReplayDecision => ({
+  status: 'refused',
+  code,
+  ...(field === undefined || field === '' ? {} : { field }),
+});
 
 /**
  * A write routed under no rule went ahead on a grant the run already held (a commit retried after
  * its proposal was used and its operation finished: governance's `finished` verdict): the table
  * cannot judge that again from the trace, so the recorded routing stands.
  */
-const routedOnExistingGrant = (call: TraceCall): boolean => call.decision.status === 'routed' && call.policy !== undefined && call.policy.rule === null;
+const routedOnExistingGrant = (call: TraceCall): boolean =>
+  call.decision.status === 'routed' && call.policy !== undefined && call.policy.rule === null;
 
 function decidePolicy(call: TraceCall, tool: ToolContract, options: ReplayOptions): ReplayDecision | undefined {
   const environment = call.policy?.environment ?? options.environment;
-  if (options.policyTable === undefined || tool.effect !== 'write' || environment === undefined || routedOnExistingGrant(call)) return undefined;
+  if (options.policyTable === undefined || tool.effect !== 'write' || environment === undefined || routedOnExistingGrant(call))
+    return undefined;
   const scope = call.policy?.scope;
   const { decision } = options.policyTable.evaluate({
     tool,
@@ -73,14 +84,21 @@ function decidePolicy(call: TraceCall, tool: ToolContract, options: ReplayOption
  * refusal by a check it cannot re-run (the run, the grant, the size, the rate limit, proposal state)
  * is carried over.
  */
-function redrive(call: TraceCall, was: ReplayDecision, recorded: TraceTool | undefined, catalog: Catalog, options: ReplayOptions): { after: ReplayDecision; how: string } {
+function redrive(
+  call: TraceCall,
+  was: ReplayDecision,
+  recorded: TraceTool | undefined,
+  catalog: Catalog,
+  options: ReplayOptions,
+): { after: ReplayDecision; how: string } {
   const at = positionOf(was);
   if (at < LOOKUP) return { after: was, how: 'run-level refusal, carried over' };
   const found = catalog.lookup(call.tool);
   if (!found.ok) return { after: refused(found.error.code), how: 'tool lookup' };
   // The boundary lets a run granted a version keep calling it after it is retired, but a trace
   // records no grants: a version retired since the recording is judged as for a run without one.
-  if (found.retired && recorded?.retired !== true) return { after: refused('TOOL_VERSION_RETIRED'), how: `retired since the recording; live: ${found.live ?? 'none'}` };
+  if (found.retired && recorded?.retired !== true)
+    return { after: refused('TOOL_VERSION_RETIRED'), how: `retired since the recording; live: ${found.live ?? 'none'}` };
   if (at > LOOKUP && at < JSON_CHECK) return { after: was, how: 'grant or size refusal, carried over' };
   if (!call.arguments_json) return { after: refused('INVALID_ARGUMENT'), how: 'arguments are not JSON' };
   const valid = catalog.validateInput(found.tool, call.arguments);
@@ -92,16 +110,28 @@ function redrive(call: TraceCall, was: ReplayDecision, recorded: TraceTool | und
   }
   if (at > SCHEMA && at !== PASSED) return { after: was, how: 'schema validation; stateful refusal carried over' };
   if (at === PASSED && was.status !== 'undecided') {
-    return { after: was, how: routedOnExistingGrant(call) ? 'schema validation; routed on an existing approval, kept' : 'schema validation; recorded routing kept' };
+    return {
+      after: was,
+      how: routedOnExistingGrant(call)
+        ? 'schema validation; routed on an existing approval, kept'
+        : 'schema validation; recorded routing kept',
+    };
   }
   return { after: { status: found.tool.effect === 'read' ? 'routed' : 'accepted' }, how: 'schema validation' };
 }
 
-function differences(was: ReplayDecision, after: ReplayDecision, recorded: TraceTool | undefined, current: ToolContract | undefined): string[] {
+function differences(
+  was: ReplayDecision,
+  after: ReplayDecision,
+  recorded: TraceTool | undefined,
+  current: ToolContract | undefined,
+): string[] {
   const why: string[] = [];
   if (was.status !== 'undecided') {
     if (isAccepted(was.status) !== isAccepted(after.status)) {
-      why.push(`${isAccepted(was.status) ? 'accepted' : 'refused'} when recorded, ${isAccepted(after.status) ? 'accepted' : 'refused'} now`);
+      why.push(
+        `${isAccepted(was.status) ? 'accepted' : 'refused'} when recorded, ${isAccepted(after.status) ? 'accepted' : 'refused'} now`,
+      );
     } else if (was.status === 'refused' && was.code !== after.code) {
       why.push(`refused with ${after.code ?? 'no code'} instead of ${was.code ?? 'no code'}`);
     } else if (after.status !== 'accepted' && (was.status !== after.status || (after.role !== undefined && was.role !== after.role))) {

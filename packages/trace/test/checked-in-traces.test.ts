@@ -11,7 +11,9 @@ import { formatReport, parseTrace, replayTrace } from '@gatehouse/trace';
 const DIR = fileURLToPath(new URL('../../../examples/customer-support/traces/', import.meta.url));
 // The reference pack's policy table, which the services load when they host it.
 const POLICY_TABLE_FILE = fileURLToPath(new URL('../../../examples/customer-support/pack/config/policy-table.json', import.meta.url));
-const files = readdirSync(DIR).filter((f) => f.endsWith('.trace.json')).sort();
+const files = readdirSync(DIR)
+  .filter((f) => f.endsWith('.trace.json'))
+  .sort();
 
 describe('the recorded traces in traces/', () => {
   it('are there to replay', () => {
@@ -28,6 +30,9 @@ describe('the recorded traces in traces/', () => {
     expect(report.calls.length).toBe(trace.calls.length);
     expect(report.calls.length).toBeGreaterThan(0);
     expect(report.differences, formatReport(report)).toBe(0);
-    expect(report.invariants.filter((i) => !i.holds), formatReport(report)).toEqual([]);
+    expect(
+      report.invariants.filter((i) => !i.holds),
+      formatReport(report),
+    ).toEqual([]);
   });
 });

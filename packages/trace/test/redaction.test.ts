@@ -38,22 +38,33 @@ describe('redaction keeps what replay needs and nothing else', () => {
 
   it('replaces free strings by same-length placeholders and keeps ids, discriminators, enums and numbers', () => {
     const preview = redactArguments(tool('preview_customer_email.v1').input, {
-      customer_id: 'C-1842', subject: 'Quarterly refund', body: 'Grüße, 👋 Marta',
+      customer_id: 'C-1842',
+      subject: 'Quarterly refund',
+      body: 'Grüße, 👋 Marta',
     });
     expect(preview).toEqual({ customer_id: 'C-1842', subject: 'x'.repeat(16), body: 'x'.repeat(14) });
 
     const commit = redactArguments(tool('commit_address_change.v1').input, {
-      customer_id: 'C-9', expected_version: 17, destination: { kind: 'new', line1: '2 New Street', city: 'York', country: 'GB', postal_code: 'YO1 7HH' },
+      customer_id: 'C-9',
+      expected_version: 17,
+      destination: { kind: 'new', line1: '2 New Street', city: 'York', country: 'GB', postal_code: 'YO1 7HH' },
     });
     expect(commit).toEqual({
-      customer_id: 'C-9', expected_version: 17, destination: { kind: 'new', line1: 'xxxxxxxxxxxx', city: 'xxxx', country: 'GB', postal_code: 'xxxxxxx' },
+      customer_id: 'C-9',
+      expected_version: 17,
+      destination: { kind: 'new', line1: 'xxxxxxxxxxxx', city: 'xxxx', country: 'GB', postal_code: 'xxxxxxx' },
     });
-    expect(redactArguments(tool('start_customer_export.v1').input, { customer_id: 'C-1', format: 'csv' })).toEqual({ customer_id: 'C-1', format: 'csv' });
+    expect(redactArguments(tool('start_customer_export.v1').input, { customer_id: 'C-1', format: 'csv' })).toEqual({
+      customer_id: 'C-1',
+      format: 'csv',
+    });
   });
 
   it('keeps an unknown field by name and replaces its value, deeply', () => {
     const redacted = redactArguments(tool('get_customer.v1').input, {
-      customer_id: 'C-1842', nickname: 'Bob the secret', extra: { pin: 1234, note: ['call me'], vip: true },
+      customer_id: 'C-1842',
+      nickname: 'Bob the secret',
+      extra: { pin: 1234, note: ['call me'], vip: true },
     });
     expect(redacted).toEqual({ customer_id: 'C-1842', nickname: 'x'.repeat(14), extra: { pin: 0, note: ['xxxxxxx'], vip: false } });
   });
@@ -62,8 +73,18 @@ describe('redaction keeps what replay needs and nothing else', () => {
     const cases: { address: string; args: Record<string, unknown>; field: string; secret: string }[] = [
       { address: 'get_customer.v1', args: { customer_id: 'customer Marta' }, field: '/customer_id', secret: 'Marta' },
       { address: 'start_customer_export.v1', args: { customer_id: 'C-1', format: 'my secret' }, field: '/format', secret: 'secret' },
-      { address: 'preview_customer_email.v1', args: { customer_id: 'C-1', subject: 's'.repeat(201), body: 'b' }, field: '/subject', secret: 'sss' },
-      { address: 'commit_address_change.v1', args: { customer_id: 'C-1', expected_version: 1, destination: { kind: 'home of Marta', line1: 'a' } }, field: '/destination/kind', secret: 'Marta' },
+      {
+        address: 'preview_customer_email.v1',
+        args: { customer_id: 'C-1', subject: 's'.repeat(201), body: 'b' },
+        field: '/subject',
+        secret: 'sss',
+      },
+      {
+        address: 'commit_address_change.v1',
+        args: { customer_id: 'C-1', expected_version: 1, destination: { kind: 'home of Marta', line1: 'a' } },
+        field: '/destination/kind',
+        secret: 'Marta',
+      },
     ];
     for (const c of cases) {
       const t = tool(c.address);
@@ -80,16 +101,34 @@ describe('redaction keeps what replay needs and nothing else', () => {
 
   it('keeps date and uuid formats, and masks other formats so they stay valid', () => {
     const contact = defineTool({
-      name: 'contact_test', version: 1, description: 'Test tool with formats.',
+      name: 'contact_test',
+      version: 1,
+      description: 'Test tool with formats.',
       input: {
-        type: 'object', additionalProperties: false, required: ['email', 'when', 'id', 'site'],
-        properties: { email: { type: 'string', format: 'email' }, when: { type: 'string', format: 'date-time' }, id: { type: 'string', format: 'uuid' }, site: { type: 'string', format: 'uri' } },
+        type: 'object',
+        additionalProperties: false,
+        required: ['email', 'when', 'id', 'site'],
+        properties: {
+          email: { type: 'string', format: 'email' },
+          when: { type: 'string', format: 'date-time' },
+          id: { type: 'string', format: 'uuid' },
+          site: { type: 'string', format: 'uri' },
+        },
       },
       output: { type: 'object', additionalProperties: false, properties: {} },
-      effect: 'read', retry: 'safe', timeoutMs: 1_000, cancel: 'none', maxResultBytes: 1_024,
+      effect: 'read',
+      retry: 'safe',
+      timeoutMs: 1_000,
+      cancel: 'none',
+      maxResultBytes: 1_024,
     });
     const formats = Catalog.load([contact]);
-    const args = { email: 'marta.k@example.com', when: '2026-08-14T16:22:11Z', id: '0b6a3d52-8f6c-4b7e-9d3a-1c2b3d4e5f60', site: 'https://marta.example/profile?id=42' };
+    const args = {
+      email: 'marta.k@example.com',
+      when: '2026-08-14T16:22:11Z',
+      id: '0b6a3d52-8f6c-4b7e-9d3a-1c2b3d4e5f60',
+      site: 'https://marta.example/profile?id=42',
+    };
     const redacted = redactArguments(contact.input, args) as typeof args;
     expect(redacted.when).toBe(args.when);
     expect(redacted.id).toBe(args.id);

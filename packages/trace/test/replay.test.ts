@@ -3,11 +3,17 @@ import { customerSupportCatalog } from '@gatehouse/example-customer-support';
 import { buildTrace, formatReport, parseTrace, replayTrace, TraceError, traceJson } from '@gatehouse/trace';
 import type { ReplayPolicyTable, ReplayReport, Trace } from '@gatehouse/trace';
 import {
-  catalogWithOptionalFieldV2, catalogWithReadTurnedWrite, catalogWithRequiredFieldInPlace, fixtureEvents, RUN, SECRETS,
+  catalogWithOptionalFieldV2,
+  catalogWithReadTurnedWrite,
+  catalogWithRequiredFieldInPlace,
+  fixtureEvents,
+  RUN,
+  SECRETS,
 } from './fixtures.js';
 
 const reference = customerSupportCatalog();
-const recorded = (): Trace => buildTrace({ runId: RUN, catalog: reference, events: fixtureEvents(), recordedAt: new Date('2026-01-02T03:04:05Z') });
+const recorded = (): Trace =>
+  buildTrace({ runId: RUN, catalog: reference, events: fixtureEvents(), recordedAt: new Date('2026-01-02T03:04:05Z') });
 
 const call = (report: ReplayReport, id: string) => {
   const found = report.calls.find((c) => c.command_id === id);
@@ -34,7 +40,9 @@ describe('a recorded trace', () => {
     expect(unknown?.arguments).toEqual({ customer_id: 'C-1842', nickname: 'x'.repeat(14) });
     expect(send?.approval).toEqual({ decision: 'approved', role: 'support-lead', rule: 'customer-email-support-lead', on_behalf_of: null });
     expect(send?.policy).toEqual({
-      environment: 'sandbox', rule: 'customer-email-support-lead', scope: { affected_records: 1, amount: null, recipients: 1, irreversible: 1 },
+      environment: 'sandbox',
+      rule: 'customer-email-support-lead',
+      scope: { affected_records: 1, amount: null, recipients: 1, irreversible: 1 },
     });
     expect(send?.result).toEqual({ status: 'ok', fields: ['message_id', 'recipient', 'sent_at'] });
     expect(read?.arguments_sha256).toMatch(/^[0-9a-f]{64}$/);
@@ -82,7 +90,10 @@ describe('replaying a trace', () => {
     expect(read.why).toContain('accepted when recorded, refused now');
     expect(call(report, 'c3-preview').differs).toBe(false);
     // Refused before and after with the same code: the reported field moved, no effect changed.
-    expect(call(report, 'c2-unknown-field')).toMatchObject({ differs: false, why: expect.stringContaining('now reported at /include_orders') as unknown });
+    expect(call(report, 'c2-unknown-field')).toMatchObject({
+      differs: false,
+      why: expect.stringContaining('now reported at /include_orders') as unknown,
+    });
     expect(report.differences).toBe(1);
     expect(invariant(report, 'allowed-calls-stay-allowed')).toBe(false);
     expect(invariant(report, 'writes-have-approval-rules')).toBe(true);
@@ -109,7 +120,11 @@ describe('replaying a trace', () => {
     expect(denied.differences).toBe(1);
     expect(call(denied, 'c4-send').after).toEqual({ status: 'refused', code: 'POLICY_DENIED' });
     const allowed = replayTrace(recorded(), reference, { policyTable: table('allow') });
-    expect(call(allowed, 'c4-send')).toMatchObject({ after: { status: 'routed' }, differs: true, why: expect.stringContaining('policy outcome') as unknown });
+    expect(call(allowed, 'c4-send')).toMatchObject({
+      after: { status: 'routed' },
+      differs: true,
+      why: expect.stringContaining('policy outcome') as unknown,
+    });
   });
 
   it('reports a tool that no longer exists as refused with TOOL_NOT_FOUND', () => {

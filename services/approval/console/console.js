@@ -56,7 +56,12 @@
     if (state.token !== null) headers.authorization = `Bearer ${state.token}`;
     else if (method !== 'GET' && state.me?.csrf_token) headers['x-csrf-token'] = state.me.csrf_token;
     if (body !== undefined) headers['content-type'] = 'application/json';
-    const response = await fetch(path, { method, headers, credentials: 'same-origin', body: body === undefined ? undefined : JSON.stringify(body) });
+    const response = await fetch(path, {
+      method,
+      headers,
+      credentials: 'same-origin',
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
     const payload = await response.json().catch(() => ({}));
     // A step-up is not a sign-out: the approver is sent to sign in again, then comes back to this decision.
     if (response.status === 401 && !quiet && payload.error?.code !== 'STEP_UP_REQUIRED') {
@@ -116,7 +121,11 @@
   const targetText = (t) => `${t.type} ${t.id}${t.version === null ? '' : ` @ v${t.version}`}`;
 
   function envBadge(environment) {
-    return el('span', { class: environment === 'production' ? 'env prod' : 'env' }, environment === 'production' ? 'PRODUCTION' : environment);
+    return el(
+      'span',
+      { class: environment === 'production' ? 'env prod' : 'env' },
+      environment === 'production' ? 'PRODUCTION' : environment,
+    );
   }
 
   // ---- list ------------------------------------------------------------------------------------
@@ -129,7 +138,13 @@
       const selected = item.proposal_id === state.selected;
       const button = el(
         'button',
-        { type: 'button', class: 'item', 'data-id': item.proposal_id, 'aria-current': selected ? 'true' : false, onclick: () => select(item.proposal_id, true) },
+        {
+          type: 'button',
+          class: 'item',
+          'data-id': item.proposal_id,
+          'aria-current': selected ? 'true' : false,
+          onclick: () => select(item.proposal_id, true),
+        },
         el('span', { class: 'item-top' }, el('span', { class: 'tool' }, item.tool), envBadge(item.environment)),
         el('span', { class: 'effect' }, item.effect),
         el(
@@ -193,10 +208,23 @@
         field('Target', targetText(r.target)),
         field('Records affected', String(diff.affected_records)),
         field('Approver role required', el('span', { class: 'role' }, r.approver_role)),
-        field('Time left', d.state === 'pending' ? el('span', { class: 'left', 'data-expires': d.expires_at }, timeLeft(d.expires_at)) : d.state),
+        field(
+          'Time left',
+          d.state === 'pending' ? el('span', { class: 'left', 'data-expires': d.expires_at }, timeLeft(d.expires_at)) : d.state,
+        ),
         field('Requested by', `${r.principal} (run ${r.run_id})`),
-        ...(d.recent_sign_in_s === null ? [] : field('Recent sign-in required', `within ${d.recent_sign_in_s} s${d.sign_in_again ? ': approving takes you to sign in again first' : ''}`)),
-        field('On behalf of', r.on_behalf_of ? `${r.on_behalf_of.name ?? r.on_behalf_of.subject} (${r.on_behalf_of.subject} at ${r.on_behalf_of.issuer})` : 'no person named'),
+        ...(d.recent_sign_in_s === null
+          ? []
+          : field(
+              'Recent sign-in required',
+              `within ${d.recent_sign_in_s} s${d.sign_in_again ? ': approving takes you to sign in again first' : ''}`,
+            )),
+        field(
+          'On behalf of',
+          r.on_behalf_of
+            ? `${r.on_behalf_of.name ?? r.on_behalf_of.subject} (${r.on_behalf_of.subject} at ${r.on_behalf_of.issuer})`
+            : 'no person named',
+        ),
       ),
     );
 
@@ -206,7 +234,11 @@
           'div',
           { class: 'warning', role: 'note', 'aria-label': 'Irreversible consequences' },
           el('strong', null, 'Cannot be undone'),
-          el('ul', null, diff.irreversible.map((text) => el('li', null, text))),
+          el(
+            'ul',
+            null,
+            diff.irreversible.map((text) => el('li', null, text)),
+          ),
         ),
       );
     }
@@ -218,7 +250,11 @@
         el(
           'table',
           { class: 'changes' },
-          el('thead', null, el('tr', null, el('th', { scope: 'col' }, 'Field'), el('th', { scope: 'col' }, 'Before'), el('th', { scope: 'col' }, 'After'))),
+          el(
+            'thead',
+            null,
+            el('tr', null, el('th', { scope: 'col' }, 'Field'), el('th', { scope: 'col' }, 'Before'), el('th', { scope: 'col' }, 'After')),
+          ),
           el(
             'tbody',
             null,
@@ -236,18 +272,40 @@
       );
     }
 
-    const amountText = diff.amount === null ? 'None' : [el('strong', null, money(diff.amount)), el('span', { class: 'muted' }, ` (${diff.amount.minor} minor units ${diff.amount.currency})`)];
+    const amountText =
+      diff.amount === null
+        ? 'None'
+        : [
+            el('strong', null, money(diff.amount)),
+            el('span', { class: 'muted' }, ` (${diff.amount.minor} minor units ${diff.amount.currency})`),
+          ];
     parts.push(
       el(
         'dl',
         { class: 'facts wide' },
         field('Amount', amountText),
-        field('Recipients', diff.recipients.length === 0 ? 'None' : el('ul', { class: 'plain' }, diff.recipients.map((x) => el('li', null, x)))),
+        field(
+          'Recipients',
+          diff.recipients.length === 0
+            ? 'None'
+            : el(
+                'ul',
+                { class: 'plain' },
+                diff.recipients.map((x) => el('li', null, x)),
+              ),
+        ),
         field('Proposal', el('code', null, d.proposal_id)),
         field('arguments_sha256', el('code', { class: 'hash' }, r.arguments_sha256)),
       ),
     );
-    parts.push(el('details', null, el('summary', null, 'Canonical arguments (exactly what will run)'), el('pre', { class: 'args' }, pretty(r.arguments))));
+    parts.push(
+      el(
+        'details',
+        null,
+        el('summary', null, 'Canonical arguments (exactly what will run)'),
+        el('pre', { class: 'args' }, pretty(r.arguments)),
+      ),
+    );
 
     parts.push(actions(d));
     $('detail').replaceChildren(...parts);
@@ -256,9 +314,13 @@
 
   function actions(d) {
     if (d.state !== 'pending') {
-      const person = d.decider === null ? null : d.decider.name ?? null;
+      const person = d.decider === null ? null : (d.decider.name ?? null);
       const who = d.decided_by === null ? '' : ` by ${person === null ? d.decided_by : `${person} (${d.decided_by})`}`;
-      return el('p', { class: `decided ${d.state}` }, `This proposal was ${d.state}${who}.${d.reason === null ? '' : ` Reason: ${d.reason}`}`);
+      return el(
+        'p',
+        { class: `decided ${d.state}` },
+        `This proposal was ${d.state}${who}.${d.reason === null ? '' : ` Reason: ${d.reason}`}`,
+      );
     }
     if (!d.may_decide) {
       const why =
@@ -404,7 +466,9 @@
   $('sign-out').addEventListener('click', () => void signOutEverywhere().catch(() => signOut('Signed out.')));
 
   async function boot() {
-    const config = await fetch('/auth/config').then((r) => r.json()).catch(() => null);
+    const config = await fetch('/auth/config')
+      .then((r) => r.json())
+      .catch(() => null);
     if (config !== null) state.config = config;
     const hash = window.location.hash;
     const error = /^#sign-in-error=([A-Z_]+)$/.exec(hash)?.[1];
@@ -419,7 +483,7 @@
       if (resume !== undefined && state.detail?.state === 'pending' && state.detail.may_decide) await approve(state.detail);
       return;
     }
-    signOut(error === undefined ? '' : SIGN_IN_ERRORS[error] ?? 'The sign-in could not be completed.');
+    signOut(error === undefined ? '' : (SIGN_IN_ERRORS[error] ?? 'The sign-in could not be completed.'));
   }
 
   setInterval(tick, 1000);

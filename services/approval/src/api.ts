@@ -158,7 +158,11 @@ function registerOpsRoutes(app: FastifyInstance, options: ApiOptions): void {
 /** The console's page and assets, and what it offers before anyone signs in. */
 function registerConsoleRoutes(app: FastifyInstance, { assets, auth }: ApiOptions): void {
   app.get('/', (_request, reply) =>
-    reply.type('text/html; charset=utf-8').header('content-security-policy', CONSOLE_CSP).header('x-frame-options', 'DENY').send(assets.html),
+    reply
+      .type('text/html; charset=utf-8')
+      .header('content-security-policy', CONSOLE_CSP)
+      .header('x-frame-options', 'DENY')
+      .send(assets.html),
   );
   app.get('/console.js', (_request, reply) => reply.type('text/javascript; charset=utf-8').send(assets.script));
   app.get('/console.css', (_request, reply) => reply.type('text/css; charset=utf-8').send(assets.style));
@@ -186,33 +190,45 @@ function registerApprovalRoutes(app: FastifyInstance, options: ApiOptions, { app
     };
   });
 
-  app.get<{ Querystring: { tenant?: string; state?: ApprovalState } }>('/api/approvals', { schema: { querystring: listQuery } }, async (request, reply) => {
-    const approver = approverOf(request);
-    const { tenant, state = 'pending' } = request.query;
-    if (tenant !== undefined && !approver.tenants.includes(tenant)) {
-      return reply.code(404).send(errorBody('NOT_FOUND', 'no such tenant'));
-    }
-    const rows = await repository.list({ tenants: tenant === undefined ? approver.tenants : [tenant], state, limit: LIST_LIMIT });
-    return { approvals: rows.map((row) => summaryOf(row, approver)) };
-  });
+  app.get<{ Querystring: { tenant?: string; state?: ApprovalState } }>(
+    '/api/approvals',
+    { schema: { querystring: listQuery } },
+    async (request, reply) => {
+      const approver = approverOf(request);
+      const { tenant, state = 'pending' } = request.query;
+      if (tenant !== undefined && !approver.tenants.includes(tenant)) {
+        return reply.code(404).send(errorBody('NOT_FOUND', 'no such tenant'));
+      }
+      const rows = await repository.list({ tenants: tenant === undefined ? approver.tenants : [tenant], state, limit: LIST_LIMIT });
+      return { approvals: rows.map((row) => summaryOf(row, approver)) };
+    },
+  );
 
-  app.get<{ Params: { proposal_id: string } }>('/api/approvals/:proposal_id', { schema: { params: proposalParams } }, async (request, reply) => {
-    const approver = approverOf(request);
-    const row = await repository.get(request.params.proposal_id);
-    if (row === undefined) return reply.code(404).send(errorBody('NOT_FOUND', 'no such approval request'));
-    if (!visibleTo(approver, row)) {
-      options.metrics?.identityRefused('approval', 'OTHER_TENANT');
-      return reply.code(404).send(errorBody('NOT_FOUND', 'no such approval request'));
-    }
-    return detailOf(row, approver);
-  });
+  app.get<{ Params: { proposal_id: string } }>(
+    '/api/approvals/:proposal_id',
+    { schema: { params: proposalParams } },
+    async (request, reply) => {
+      const approver = approverOf(request);
+      const row = await repository.get(request.params.proposal_id);
+      if (row === undefined) return reply.code(404).send(errorBody('NOT_FOUND', 'no such approval request'));
+      if (!visibleTo(approver, row)) {
+        options.metrics?.identityRefused('approval', 'OTHER_TENANT');
+        return reply.code(404).send(errorBody('NOT_FOUND', 'no such approval request'));
+      }
+      return detailOf(row, approver);
+    },
+  );
 
-  app.post<{ Params: { proposal_id: string } }>('/api/approvals/:proposal_id/approve', { schema: { params: proposalParams } }, async (request, reply) => {
-    const approver = approverOf(request);
-    const outcome = await decider.approve(approver, request.params.proposal_id);
-    if (!outcome.ok) return sendDecisionRefusal(reply, outcome.error);
-    return reply.code(outcome.published ? 200 : 202).send({ ...detailOf(outcome.row, approver), published: outcome.published });
-  });
+  app.post<{ Params: { proposal_id: string } }>(
+    '/api/approvals/:proposal_id/approve',
+    { schema: { params: proposalParams } },
+    async (request, reply) => {
+      const approver = approverOf(request);
+      const outcome = await decider.approve(approver, request.params.proposal_id);
+      if (!outcome.ok) return sendDecisionRefusal(reply, outcome.error);
+      return reply.code(outcome.published ? 200 : 202).send({ ...detailOf(outcome.row, approver), published: outcome.published });
+    },
+  );
 
   app.post<{ Params: { proposal_id: string }; Body: { reason: string } }>(
     '/api/approvals/:proposal_id/reject',

@@ -31,8 +31,7 @@ export function signedInRecently(approver: Approver, row: StoredRequest, now: nu
 }
 
 export type DecisionOutcome =
-  | { readonly ok: true; readonly row: StoredRequest; readonly published: boolean }
-  | { readonly ok: false; readonly error: DecisionRefusal };
+  { readonly ok: true; readonly row: StoredRequest; readonly published: boolean } | { readonly ok: false; readonly error: DecisionRefusal };
 
 export const REASON_MAX = 500;
 
@@ -69,7 +68,12 @@ export function authorityProblem(approver: Approver, row: StoredRequest): Decisi
 
 function stateProblem(row: StoredRequest): DecisionRefusal | undefined {
   if (row.state === 'expired' || (row.state === 'pending' && row.expires_at <= row.now)) {
-    return { status: 409, code: 'APPROVAL_EXPIRED', message: 'the request expired unanswered; the agent must propose anew', state: 'expired' };
+    return {
+      status: 409,
+      code: 'APPROVAL_EXPIRED',
+      message: 'the request expired unanswered; the agent must propose anew',
+      state: 'expired',
+    };
   }
   if (row.state !== 'pending') {
     return { status: 409, code: 'NOT_PENDING', message: `the request is already ${row.state}`, state: row.state };
@@ -99,7 +103,10 @@ export class ApprovalDecisions {
     if (!signedInRecently(approver, checked.row, checked.row.now)) {
       const maxAge = checked.row.request.recent_sign_in_s ?? 0;
       this.metrics?.identityRefused('approval', 'STEP_UP_REQUIRED');
-      this.logger.info({ ...ids(checked.row), approver: approver.identity, max_age: maxAge }, 'approval refused until the approver signs in again');
+      this.logger.info(
+        { ...ids(checked.row), approver: approver.identity, max_age: maxAge },
+        'approval refused until the approver signs in again',
+      );
       return fail({
         status: 401,
         code: 'STEP_UP_REQUIRED',
@@ -130,7 +137,12 @@ export class ApprovalDecisions {
     }
     const checked = await this.check(approver, proposalId);
     if (!checked.ok) return checked;
-    const row = await this.repository.reject(proposalId, { identity: approver.identity, decider: deciderOf(approver), reason: trimmed, decisionId: randomId('dec') });
+    const row = await this.repository.reject(proposalId, {
+      identity: approver.identity,
+      decider: deciderOf(approver),
+      reason: trimmed,
+      decisionId: randomId('dec'),
+    });
     if (row === undefined) return this.lostRace(proposalId);
     this.metrics?.approvalDecision(row.request.tool, row.state);
     this.logger.info({ ...ids(row), rejected_by: approver.identity, decision_id: row.decision_id }, 'rejected');
@@ -153,8 +165,16 @@ export class ApprovalDecisions {
       // The sweeper withdraws these within a tick; a person who got there first must not approve.
       const withdrawn = await this.repository.withdrawRun(row.request.run_id, WITHDRAWN_REASON);
       for (const each of withdrawn) await this.publish(each);
-      this.logger.info({ ...ids(row), approver: approver.identity }, 'decision refused: the run is no longer active; its requests are withdrawn');
-      return fail({ status: 409, code: 'RUN_NOT_FOUND', message: `the run ${row.request.run_id} was stopped or has expired; its requests are withdrawn`, state: 'rejected' });
+      this.logger.info(
+        { ...ids(row), approver: approver.identity },
+        'decision refused: the run is no longer active; its requests are withdrawn',
+      );
+      return fail({
+        status: 409,
+        code: 'RUN_NOT_FOUND',
+        message: `the run ${row.request.run_id} was stopped or has expired; its requests are withdrawn`,
+        state: 'rejected',
+      });
     }
     return { ok: true, row, published: false };
   }

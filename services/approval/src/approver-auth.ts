@@ -53,7 +53,12 @@ export class ApproverAuth {
     return this.tokens !== undefined;
   }
 
-  async authenticate(request: { readonly authorization: string | undefined; readonly sessionId: string | undefined; readonly csrf: string | undefined; readonly changes: boolean }): Promise<Authenticated> {
+  async authenticate(request: {
+    readonly authorization: string | undefined;
+    readonly sessionId: string | undefined;
+    readonly csrf: string | undefined;
+    readonly changes: boolean;
+  }): Promise<Authenticated> {
     const { authorization } = request;
     if (authorization !== undefined) {
       if (!authorization.startsWith('Bearer ')) return refused('UNAUTHORIZED', 'the Authorization header must be a Bearer token');
@@ -84,7 +89,8 @@ export class ApproverAuth {
    */
   private async stillVouched(id: string, session: Session): Promise<Authenticated> {
     const console = this.identity?.console;
-    if (console === undefined || Date.now() < session.accessExpiresAt) return { ok: true, approver: session.approver, session: { id, value: session } };
+    if (console === undefined || Date.now() < session.accessExpiresAt)
+      return { ok: true, approver: session.approver, session: { id, value: session } };
     if (session.refreshToken === null) {
       await this.sessions.delete(id);
       return refused('SESSION_EXPIRED', 'the session has no way to ask the identity provider again: sign in again');
@@ -93,14 +99,20 @@ export class ApproverAuth {
     try {
       refreshed = await oidc.refreshTokenGrant(console.relyingParty, session.refreshToken);
     } catch (error) {
-      this.logger.info({ approver: session.approver.identity, err: { name: (error as Error).name } }, 'the identity provider no longer vouches for a session; it is ended');
+      this.logger.info(
+        { approver: session.approver.identity, err: { name: (error as Error).name } },
+        'the identity provider no longer vouches for a session; it is ended',
+      );
       await this.sessions.delete(id);
       return refused('SESSION_EXPIRED');
     }
     const claims = refreshed.claims();
     let approver = session.approver;
     if (claims !== undefined) {
-      const mapped = this.identity?.policy.approverOf({ ...claims, auth_time: claims.auth_time ?? (session.approver.authTime ?? 0) / 1000 });
+      const mapped = this.identity?.policy.approverOf({
+        ...claims,
+        auth_time: claims.auth_time ?? (session.approver.authTime ?? 0) / 1000,
+      });
       if (mapped !== undefined && !mapped.ok) {
         await this.sessions.delete(id);
         return refused(mapped.code, mapped.message);

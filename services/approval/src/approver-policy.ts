@@ -50,7 +50,9 @@ export class ApproverPolicy {
     try {
       document = JSON.parse(readFileSync(path, 'utf8')) as unknown;
     } catch (error) {
-      throw new Error(`the approver policy ${path} cannot be read: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+      throw new Error(`the approver policy ${path} cannot be read: ${error instanceof Error ? error.message : String(error)}`, {
+        cause: error,
+      });
     }
     return ApproverPolicy.parse(document, approverRoles);
   }

@@ -32,7 +32,6 @@ interface ApproverEntry {
   readonly note?: string;
 }
 
-
 const validate = new Ajv2020({ strict: true, allErrors: true }).compile(APPROVERS_SCHEMA);
 const isApproversDocument = (value: unknown): value is { approvers: ApproverEntry[] } => validate(value);
 

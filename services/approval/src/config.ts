@@ -21,7 +21,14 @@ export interface ApprovalConfig {
   /** The demo switch: take the approvers file's bearer tokens too. */
   readonly demoApprovers: boolean;
   /** The OpenID Provider approvers sign in with, and the console's client there. */
-  readonly oidc: { readonly issuer: string; readonly clientId: string | undefined; readonly clientSecret: string | undefined; readonly audience: string } | undefined;
+  readonly oidc:
+    | {
+        readonly issuer: string;
+        readonly clientId: string | undefined;
+        readonly clientSecret: string | undefined;
+        readonly audience: string;
+      }
+    | undefined;
   /** A file that replaces the pack's approver policy, when set. */
   readonly approverPolicyFile: string | undefined;
   readonly publicUrl: string | undefined;
@@ -62,7 +69,8 @@ const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 
 /** Throws unless `name` is a plain lower-case PostgreSQL identifier (it is interpolated into SQL). */
 export function checkSchemaName(name: string): string {
-  if (!SCHEMA_NAME.test(name)) throw new Error(`invalid approval configuration: schema name must match ${SCHEMA_NAME.source}, got "${name}"`);
+  if (!SCHEMA_NAME.test(name))
+    throw new Error(`invalid approval configuration: schema name must match ${SCHEMA_NAME.source}, got "${name}"`);
   return name;
 }
 
@@ -86,7 +94,12 @@ export function approvalConfigFromEnv(env: Env = process.env): ApprovalConfig {
     oidc:
       c.GATEHOUSE_OIDC_ISSUER === undefined
         ? undefined
-        : { issuer: c.GATEHOUSE_OIDC_ISSUER, clientId: c.GATEHOUSE_OIDC_CLIENT_ID, clientSecret: c.GATEHOUSE_OIDC_CLIENT_SECRET, audience: c.APPROVAL_OIDC_AUDIENCE },
+        : {
+            issuer: c.GATEHOUSE_OIDC_ISSUER,
+            clientId: c.GATEHOUSE_OIDC_CLIENT_ID,
+            clientSecret: c.GATEHOUSE_OIDC_CLIENT_SECRET,
+            audience: c.APPROVAL_OIDC_AUDIENCE,
+          },
     approverPolicyFile: c.GATEHOUSE_APPROVER_POLICY_FILE,
     publicUrl: c.APPROVAL_PUBLIC_URL,
     sessionTtlMs: c.APPROVAL_SESSION_TTL_MS,

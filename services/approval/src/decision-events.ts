@@ -105,7 +105,10 @@ function addressFor(row: StoredRequest, commandId: string): ResultAddress {
 export function refusalResult(row: StoredRequest, commandId: string, next: string | undefined): ToolResult {
   const error =
     row.state === 'rejected'
-      ? toolError('APPROVAL_REJECTED', `Proposal ${row.proposal_id} was rejected: ${row.reason ?? '(no reason)'}`, { next, retryable: false })
+      ? toolError('APPROVAL_REJECTED', `Proposal ${row.proposal_id} was rejected: ${row.reason ?? '(no reason)'}`, {
+          next,
+          retryable: false,
+        })
       : toolError('APPROVAL_EXPIRED', `Proposal ${row.proposal_id} was not approved before it expired; silence is never consent`, {
           next,
           retryable: false,

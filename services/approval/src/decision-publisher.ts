@@ -61,7 +61,14 @@ export class DecisionPublisher {
     await this.webhooks?.enqueue(row, eventOf(row, WITHDRAWN_REASON));
     await this.repository.markPublished(row.proposal_id);
     this.logger.info(
-      { ...ids(row), decision: row.state, decision_id: row.decision_id, approval_id: row.approval_id, order_id: row.order_id, trace_id: traceIdOf(headers) },
+      {
+        ...ids(row),
+        decision: row.state,
+        decision_id: row.decision_id,
+        approval_id: row.approval_id,
+        order_id: row.order_id,
+        trace_id: traceIdOf(headers),
+      },
       'decision published',
     );
   }
@@ -76,7 +83,10 @@ export class DecisionPublisher {
     } else if (row.state === 'rejected' || row.state === 'expired') {
       await this.publishRefusal(row, commandId, headers);
     }
-    this.logger.info({ ...ids(row), command_id: commandId, decision: row.state, trace_id: traceIdOf(headers) }, 're-sent commit answered with the stored decision');
+    this.logger.info(
+      { ...ids(row), command_id: commandId, decision: row.state, trace_id: traceIdOf(headers) },
+      're-sent commit answered with the stored decision',
+    );
   }
 
   private async publishRefusal(row: StoredRequest, commandId: string, headers: CarriedHeaders | undefined): Promise<void> {

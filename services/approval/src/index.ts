@@ -25,5 +25,13 @@ export { SessionStore } from './sessions.js';
 export { sessionCookie } from './sign-in.js';
 export { TOKEN_FILE_ISSUER } from './approvers.js';
 export type { Decider } from './request-repository.js';
-export { eventOf, loadWebhookEndpoints, notificationOf, parseWebhookEndpoints, retryDelayMs, WEBHOOK_EVENTS, WebhookOutbox } from './webhooks.js';
+export {
+  eventOf,
+  loadWebhookEndpoints,
+  notificationOf,
+  parseWebhookEndpoints,
+  retryDelayMs,
+  WEBHOOK_EVENTS,
+  WebhookOutbox,
+} from './webhooks.js';
 export type { WebhookEndpoint, WebhookEvent, WebhookSettings } from './webhooks.js';

@@ -30,8 +30,12 @@ await runMain({
     const identity = config.oidc === undefined ? undefined : await approverIdentity(config.oidc, pack);
     let approvers: Approvers | undefined;
     if (config.demoApprovers) {
-      if (pack.approversFile === undefined) throw new ToolPackLoadError(`${pack.name} ships no approvers file: set GATEHOUSE_APPROVERS_FILE`);
-      logger.warn({ file: pack.approversFile }, 'GATEHOUSE_DEMO_APPROVERS=on: the approval API takes the bearer tokens of this file, whose demo tokens are published. Never in production.');
+      if (pack.approversFile === undefined)
+        throw new ToolPackLoadError(`${pack.name} ships no approvers file: set GATEHOUSE_APPROVERS_FILE`);
+      logger.warn(
+        { file: pack.approversFile },
+        'GATEHOUSE_DEMO_APPROVERS=on: the approval API takes the bearer tokens of this file, whose demo tokens are published. Never in production.',
+      );
       approvers = Approvers.load(pack.approversFile);
     }
     const redis = createRedis(config.redisUrl, 'gatehouse-approval', logger);
@@ -70,13 +74,20 @@ await runMain({
     });
     teardown.add((stop) => service.stop(stop));
     await service.joined;
-    return { url: service.url, schema: config.schema, issuer: config.oidc?.issuer ?? null, demo_approvers: approvers?.list().length ?? 0, pack: pack.name };
+    return {
+      url: service.url,
+      schema: config.schema,
+      issuer: config.oidc?.issuer ?? null,
+      demo_approvers: approvers?.list().length ?? 0,
+      pack: pack.name,
+    };
   },
 });
 
 /** The identity provider as the approval service uses it: checked at start-up, so a wrong issuer or policy stops the start. */
 async function approverIdentity(oidc: NonNullable<ApprovalConfig['oidc']>, pack: HostedPack): Promise<ApproverIdentity> {
-  if (pack.approverPolicyFile === undefined) throw new ToolPackLoadError(`${pack.name} ships no approver policy: set GATEHOUSE_APPROVER_POLICY_FILE`);
+  if (pack.approverPolicyFile === undefined)
+    throw new ToolPackLoadError(`${pack.name} ships no approver policy: set GATEHOUSE_APPROVER_POLICY_FILE`);
   const roles = new Set(pack.policyTable.rules.flatMap((r) => (r.decision.kind === 'require_approval' ? [r.decision.approverRole] : [])));
   const policy = ApproverPolicy.load(pack.approverPolicyFile, roles);
   const accessTokens = await AccessTokenVerifier.discover({ issuer: oidc.issuer, audience: oidc.audience });

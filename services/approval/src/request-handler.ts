@@ -1,7 +1,16 @@
 import { toolError } from '@gatehouse/contracts';
 import { errorResult } from '@gatehouse/events';
 import type { ApprovalRequest, ConsumedRecord, EventPublisher } from '@gatehouse/events';
-import { annotateSpan, carriedHeaders, endSpan, endSpanThrown, SPAN_ATTRIBUTES, startRecordSpan, traceIdOf, tracerFor } from '@gatehouse/telemetry';
+import {
+  annotateSpan,
+  carriedHeaders,
+  endSpan,
+  endSpanThrown,
+  SPAN_ATTRIBUTES,
+  startRecordSpan,
+  traceIdOf,
+  tracerFor,
+} from '@gatehouse/telemetry';
 import type { CarriedHeaders, Logger, SpanOutcome } from '@gatehouse/telemetry';
 import type { DecisionPublisher } from './decision-publisher.js';
 import type { RequestRepository, StoredRequest } from './request-repository.js';
@@ -34,7 +43,13 @@ function differs(stored: ApprovalRequest, sent: ApprovalRequest): boolean {
  * is stored pending. The same proposal again means the agent re-sent its commit: while pending, the
  * decision will answer the new command; once decided, the stored decision answers it at once.
  */
-export function requestHandler(repository: RequestRepository, decisions: DecisionPublisher, publisher: EventPublisher, logger: Logger, webhooks?: WebhookOutbox) {
+export function requestHandler(
+  repository: RequestRepository,
+  decisions: DecisionPublisher,
+  publisher: EventPublisher,
+  logger: Logger,
+  webhooks?: WebhookOutbox,
+) {
   const refuse = async (request: ApprovalRequest, carried: CarriedHeaders | undefined, message: string): Promise<SpanOutcome> => {
     const address = { command_id: request.command_id, run_id: request.run_id, tenant: request.tenant, tool: request.tool };
     const error = toolError('ARGUMENTS_MISMATCH', message);
@@ -71,7 +86,10 @@ export function requestHandler(repository: RequestRepository, decisions: Decisio
     // The consumer let through only a request the policy service signed, its arguments re-hashed.
     if (await repository.insert(request, carried)) {
       await notify(request.proposal_id);
-      logger.info({ ...context(request, carried), approver_role: request.approver_role, expires_at: request.expires_at }, 'approval requested');
+      logger.info(
+        { ...context(request, carried), approver_role: request.approver_role, expires_at: request.expires_at },
+        'approval requested',
+      );
       return { status: 'pending_approval' };
     }
     // Two rounds at most: a pending request can be decided between the read and the update.

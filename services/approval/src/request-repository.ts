@@ -142,8 +142,17 @@ export class RequestRepository {
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'pending', $9, ARRAY[$9], to_timestamp($10 / 1000.0), to_timestamp($11 / 1000.0), $12)
        ON CONFLICT (proposal_id) DO NOTHING`,
       [
-        request.proposal_id, request.tenant, request.run_id, request.principal, request.tool, request.approver_role,
-        request.arguments_sha256, JSON.stringify(request), request.command_id, request.requested_at, request.expires_at,
+        request.proposal_id,
+        request.tenant,
+        request.run_id,
+        request.principal,
+        request.tool,
+        request.approver_role,
+        request.arguments_sha256,
+        JSON.stringify(request),
+        request.command_id,
+        request.requested_at,
+        request.expires_at,
         carried === undefined ? null : JSON.stringify(carried),
       ],
     );
@@ -198,7 +207,16 @@ export class RequestRepository {
               publish_claimed_at = now(), decider = $8
         WHERE proposal_id = $1 AND state = 'pending' AND expires_at > now()
         RETURNING ${COLUMNS}`,
-      [proposalId, change.identity, change.roles, change.decisionId, change.approvalId, change.orderId, change.validityMs, JSON.stringify(change.decider)],
+      [
+        proposalId,
+        change.identity,
+        change.roles,
+        change.decisionId,
+        change.approvalId,
+        change.orderId,
+        change.validityMs,
+        JSON.stringify(change.decider),
+      ],
     );
     const row = result.rows[0];
     return row === undefined ? undefined : toStored(row);
@@ -278,7 +296,9 @@ export class RequestRepository {
   }
 
   async markPublished(proposalId: string): Promise<void> {
-    await this.pool.query(`UPDATE ${this.t.requests} SET published_at = now() WHERE proposal_id = $1 AND published_at IS NULL`, [proposalId]);
+    await this.pool.query(`UPDATE ${this.t.requests} SET published_at = now() WHERE proposal_id = $1 AND published_at IS NULL`, [
+      proposalId,
+    ]);
   }
 
   async ping(): Promise<boolean> {

@@ -43,7 +43,10 @@ export class SessionStore {
     private readonly ttlMs: number = 8 * 3600_000,
   ) {}
 
-  async create(fields: Omit<Session, 'csrf' | 'createdAt' | 'expiresAt'>, now = Date.now()): Promise<{ readonly id: string; readonly session: Session }> {
+  async create(
+    fields: Omit<Session, 'csrf' | 'createdAt' | 'expiresAt'>,
+    now = Date.now(),
+  ): Promise<{ readonly id: string; readonly session: Session }> {
     const id = random();
     const session: Session = { ...fields, csrf: random(), createdAt: now, expiresAt: now + this.ttlMs };
     await this.redis.set(this.keys.approverSession(sha256(id)), JSON.stringify(session), 'PX', this.ttlMs);

@@ -62,7 +62,8 @@ export function startSweeper(options: SweeperOptions): RunningSweeper {
         for (const runId of await repository.runsWithPending(batch)) {
           if (await options.runIsActive(runId)) continue;
           const withdrawn = await repository.withdrawRun(runId, WITHDRAWN_REASON);
-          for (const row of withdrawn) logger.info({ ...ids(row), command_id: row.command_id }, 'approval request withdrawn: its run is no longer active');
+          for (const row of withdrawn)
+            logger.info({ ...ids(row), command_id: row.command_id }, 'approval request withdrawn: its run is no longer active');
           await publishAll(withdrawn, 'withdrawal');
         }
       }

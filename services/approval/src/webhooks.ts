@@ -7,7 +7,13 @@ import type { Tables } from './db.js';
 import type { StoredRequest } from './request-repository.js';
 
 /** What approvers are told of, as `type` of the notification. */
-export const WEBHOOK_EVENTS = ['approval.requested', 'approval.approved', 'approval.rejected', 'approval.expired', 'approval.withdrawn'] as const;
+export const WEBHOOK_EVENTS = [
+  'approval.requested',
+  'approval.approved',
+  'approval.rejected',
+  'approval.expired',
+  'approval.withdrawn',
+] as const;
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 
 /** One receiver: where, which events (default all) of which tenants (default all), and its signing secret. */
@@ -93,8 +99,15 @@ export function parseWebhookEndpoints(document: unknown, env: Readonly<Record<st
       problems.push(`endpoint ${entry.id}: must be HTTPS (plain HTTP only on loopback)`);
     }
     const secret = env[entry.secret_env];
-    if (secret === undefined || !/^whsec_[A-Za-z0-9+/]{22,}={0,2}$/.test(secret)) problems.push(`endpoint ${entry.id}: ${entry.secret_env} must hold its secret, whsec_<base64 of 24+ bytes>`);
-    return { id: entry.id, url: entry.url, events: entry.events ?? [...WEBHOOK_EVENTS], tenants: entry.tenants ?? null, secret: secret ?? '' };
+    if (secret === undefined || !/^whsec_[A-Za-z0-9+/]{22,}={0,2}$/.test(secret))
+      problems.push(`endpoint ${entry.id}: ${entry.secret_env} must hold its secret, whsec_<base64 of 24+ bytes>`);
+    return {
+      id: entry.id,
+      url: entry.url,
+      events: entry.events ?? [...WEBHOOK_EVENTS],
+      tenants: entry.tenants ?? null,
+      secret: secret ?? '',
+    };
   });
   if (problems.length > 0) throw new Error(`the webhooks file is invalid: ${problems.join('; ')}`);
   return endpoints;
@@ -105,7 +118,9 @@ export function loadWebhookEndpoints(path: string, env: Readonly<Record<string, 
   try {
     document = JSON.parse(readFileSync(path, 'utf8')) as unknown;
   } catch (error) {
-    throw new Error(`the webhooks file ${path} cannot be read: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    throw new Error(`the webhooks file ${path} cannot be read: ${error instanceof Error ? error.message : String(error)}`, {
+      cause: error,
+    });
   }
   return parseWebhookEndpoints(document, env);
 }
@@ -123,7 +138,12 @@ export function eventOf(row: StoredRequest, withdrawnReason: string): WebhookEve
  * or the diff (they may hold personal data; the console shows them to the signed-in approver).
  * `text` is one line for chat tools (Slack, Teams) that show a message as it comes.
  */
-export function notificationOf(row: StoredRequest, event: WebhookEvent, consoleUrl: string, now = Date.now()): { readonly id: string; readonly body: string } {
+export function notificationOf(
+  row: StoredRequest,
+  event: WebhookEvent,
+  consoleUrl: string,
+  now = Date.now(),
+): { readonly id: string; readonly body: string } {
   const { request } = row;
   const link = `${consoleUrl.replace(/\/+$/, '')}/#proposal=${encodeURIComponent(row.proposal_id)}`;
   const target = `${request.target.type} ${request.target.id}`;
@@ -189,7 +209,9 @@ export class WebhookOutbox {
 
   /** Records the notification of `event` for every endpoint that wants it; a second call for the same event adds nothing. */
   async enqueue(row: StoredRequest, event: WebhookEvent): Promise<void> {
-    const endpoints = this.settings.endpoints.filter((e) => e.events.includes(event) && (e.tenants === null || e.tenants.includes(row.request.tenant)));
+    const endpoints = this.settings.endpoints.filter(
+      (e) => e.events.includes(event) && (e.tenants === null || e.tenants.includes(row.request.tenant)),
+    );
     if (endpoints.length === 0) return;
     const { id, body } = notificationOf(row, event, this.consoleUrl());
     await this.pool.query(
@@ -253,7 +275,10 @@ export class WebhookOutbox {
     if (attempt >= this.settings.attempts) {
       await this.settle(row, 'dead', failure, attempt);
       this.metrics?.webhookDelivery('dead');
-      this.logger.error({ webhook_id: row.delivery_id, endpoint: endpoint.id, attempts: attempt, failure }, 'webhook dead-lettered after its attempts');
+      this.logger.error(
+        { webhook_id: row.delivery_id, endpoint: endpoint.id, attempts: attempt, failure },
+        'webhook dead-lettered after its attempts',
+      );
       return;
     }
     await this.pool.query(

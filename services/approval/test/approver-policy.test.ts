@@ -16,7 +16,16 @@ describe('the approver policy', () => {
   it('makes an approver of the roles and tenants the claims map to, named by issuer and subject', () => {
     expect(policy.approverOf({ ...person, groups: ['support-leads'], tenant: ['acme'] })).toEqual({
       ok: true,
-      approver: { identity: 'lena@acme.example', issuer: 'https://idp.example', subject: 'p-1', name: 'Lena Lead', authTime: 1_700_000_000_000, roles: ['support-lead'], tenants: ['acme'], demo: false },
+      approver: {
+        identity: 'lena@acme.example',
+        issuer: 'https://idp.example',
+        subject: 'p-1',
+        name: 'Lena Lead',
+        authTime: 1_700_000_000_000,
+        roles: ['support-lead'],
+        tenants: ['acme'],
+        demo: false,
+      },
     });
   });
 
@@ -26,6 +35,8 @@ describe('the approver policy', () => {
   });
 
   it('is refused at start-up when it grants a role no policy rule asks for', () => {
-    expect(() => ApproverPolicy.parse({ grants: [{ claim: 'groups', value: 'x', roles: ['intern'] }] }, new Set(['support-lead']))).toThrow(/grants roles no rule asks for: intern/);
+    expect(() => ApproverPolicy.parse({ grants: [{ claim: 'groups', value: 'x', roles: ['intern'] }] }, new Set(['support-lead']))).toThrow(
+      /grants roles no rule asks for: intern/,
+    );
   });
 });

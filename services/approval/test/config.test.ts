@@ -5,7 +5,11 @@ import { isVariableName, VARIABLES } from '@gatehouse/runtime';
 import { generateSigningKey } from '@gatehouse/events';
 
 // Every service hosts a tool pack; these tests read configuration only and load none.
-const PACK = { GATEHOUSE_TOOL_PACK: '@acme/tools', GATEHOUSE_SIGNING_KEY: generateSigningKey('unit').signingKey, GATEHOUSE_POLICY_KEYS: generateSigningKey('unit-policy').trustedKey };
+const PACK = {
+  GATEHOUSE_TOOL_PACK: '@acme/tools',
+  GATEHOUSE_SIGNING_KEY: generateSigningKey('unit').signingKey,
+  GATEHOUSE_POLICY_KEYS: generateSigningKey('unit-policy').trustedKey,
+};
 
 describe('approval configuration', () => {
   it('uses the documented defaults', () => {
@@ -34,7 +38,11 @@ describe('approval configuration', () => {
   });
 
   it('treats empty values as unset, so GATEHOUSE_REDIS_PREFIX="" means gh: as in the policy service and executor', () => {
-    expect(approvalConfigFromEnv({ ...PACK, GATEHOUSE_REDIS_PREFIX: '', APPROVAL_GROUP_ID: '', APPROVAL_PORT: '' })).toMatchObject({ redisPrefix: 'gh:', groupId: 'gatehouse-approval', port: 8093 });
+    expect(approvalConfigFromEnv({ ...PACK, GATEHOUSE_REDIS_PREFIX: '', APPROVAL_GROUP_ID: '', APPROVAL_PORT: '' })).toMatchObject({
+      redisPrefix: 'gh:',
+      groupId: 'gatehouse-approval',
+      port: 8093,
+    });
   });
 
   it('refuses integers written other than in decimal digits', () => {

@@ -16,7 +16,12 @@ const no = (error: ToolError): Authorized => ({ ok: false, error });
  * was given by someone holding the required role who is not the run's own principal, and covers
  * exactly these canonical arguments — re-hashed here.
  */
-export async function authorize(order: ExecutionOrder, approvals: Pick<ApprovalRecords, 'get'>, proposals: Pick<ProposalRecords, 'get'>, now: number): Promise<Authorized> {
+export async function authorize(
+  order: ExecutionOrder,
+  approvals: Pick<ApprovalRecords, 'get'>,
+  proposals: Pick<ProposalRecords, 'get'>,
+  now: number,
+): Promise<Authorized> {
   if (order.approval === null) return no(toolError('APPROVAL_NOT_FOUND', 'A write reached the executor without an approval'));
   // Both records are read at once (one round trip); the checks below still run in their order.
   const [found, stored] = await Promise.all([
@@ -34,7 +39,8 @@ export async function authorize(order: ExecutionOrder, approvals: Pick<ApprovalR
     proposal = stored?.proposal;
     if (proposal === undefined) return no(toolError('PROPOSAL_NOT_FOUND', `Proposal ${order.proposal_id} is gone`));
     if (approval.proposal_id !== proposal.proposal_id) return no(toolError('ARGUMENTS_MISMATCH', 'The approval is for another proposal'));
-    if (approval.approved_by === proposal.principal) return no(toolError('SELF_APPROVAL', 'A run’s own principal cannot approve its proposal'));
+    if (approval.approved_by === proposal.principal)
+      return no(toolError('SELF_APPROVAL', 'A run’s own principal cannot approve its proposal'));
     const person = proposal.on_behalf_of ?? order.on_behalf_of ?? null;
     if (person !== null && approval.approver_issuer === person.issuer && approval.approver_subject === person.subject) {
       return no(toolError('SELF_APPROVAL', 'The person a run acts on behalf of cannot approve its proposal'));
@@ -45,7 +51,12 @@ export async function authorize(order: ExecutionOrder, approvals: Pick<ApprovalR
   }
   const args = proposal?.arguments ?? order.arguments;
   const rehashed = sha256Hex(args);
-  const claimed = [proposal?.arguments_sha256 ?? rehashed, approval.arguments_sha256, order.arguments_sha256, order.approval.arguments_sha256];
+  const claimed = [
+    proposal?.arguments_sha256 ?? rehashed,
+    approval.arguments_sha256,
+    order.arguments_sha256,
+    order.approval.arguments_sha256,
+  ];
   if (order.arguments !== args || claimed.some((hash) => hash !== rehashed)) {
     return no(toolError('ARGUMENTS_MISMATCH', 'The arguments differ from the ones that were approved; nothing was executed'));
   }

@@ -42,13 +42,25 @@ export class CallCredentials {
   private exchanged(order: ExecutionOrder, address: string, declared: ExchangedCredential): Credential {
     const target = { audience: declared.exchange.audience, scope: declared.exchange.scope ?? null };
     return async () => {
-      if (this.exchanger === undefined) throw new ToolFailure(toolError('CREDENTIAL_REFUSED', `${address} needs a token exchanged at the IdP, and this executor has no exchange configured`));
+      if (this.exchanger === undefined)
+        throw new ToolFailure(
+          toolError('CREDENTIAL_REFUSED', `${address} needs a token exchanged at the IdP, and this executor has no exchange configured`),
+        );
       const outcome = await this.exchanger.tokenFor(order.run_id, target);
       if (outcome.ok) return outcome.token;
       if (outcome.reason === 'unreachable') {
-        throw new ToolFailure(toolError('UPSTREAM_ERROR', `the identity provider could not be asked for ${address}'s token; nothing was sent`, { retryable: true }));
+        throw new ToolFailure(
+          toolError('UPSTREAM_ERROR', `the identity provider could not be asked for ${address}'s token; nothing was sent`, {
+            retryable: true,
+          }),
+        );
       }
-      throw new ToolFailure(toolError('CREDENTIAL_REFUSED', `the identity provider refused a token for ${address} on behalf of the run's person (${outcome.detail}); nothing was sent`));
+      throw new ToolFailure(
+        toolError(
+          'CREDENTIAL_REFUSED',
+          `the identity provider refused a token for ${address} on behalf of the run's person (${outcome.detail}); nothing was sent`,
+        ),
+      );
     };
   }
 
@@ -67,14 +79,24 @@ export class CallCredentials {
     return this.credential(order, implementation, 'status', null);
   }
 
-  private credential(order: ExecutionOrder, implementation: ToolImplementation, call: CallKind, argumentsSha256: string | null): Credential {
+  private credential(
+    order: ExecutionOrder,
+    implementation: ToolImplementation,
+    call: CallKind,
+    argumentsSha256: string | null,
+  ): Credential {
     const tool = implementation.contract;
     const declared = implementation.credential;
     if (isExchangedCredential(declared)) return this.exchanged(order, tool.address, declared);
     const audience = declared?.audience;
     return async () => {
       if (audience === undefined) {
-        throw new ToolFailure(toolError('CREDENTIAL_REFUSED', `${tool.address} declares no audience for its system of record (credential.audience, or the pack's credential)`));
+        throw new ToolFailure(
+          toolError(
+            'CREDENTIAL_REFUSED',
+            `${tool.address} declares no audience for its system of record (credential.audience, or the pack's credential)`,
+          ),
+        );
       }
       const now = Date.now();
       let expiresAt = now + Math.min(tool.timeoutMs, ASSERTION_LIFETIME_MS) + ASSERTION_MARGIN_MS;
@@ -84,23 +106,26 @@ export class CallCredentials {
         throw new ToolFailure(toolError('TIMEOUT', `the deadline of ${tool.address} has passed; nothing was sent`, { retryable: false }));
       }
       const write = call === 'write';
-      const token = await this.signer.mint({
-        audience,
-        call,
-        principal: order.principal,
-        actor: this.executorId,
-        tenant: order.tenant,
-        runId: order.run_id,
-        commandId: order.command_id,
-        tool: tool.address,
-        onBehalfOf: order.on_behalf_of ?? null,
-        argumentsSha256,
-        idempotencyKey: call === 'read' ? null : order.idempotency_key,
-        proposalId: write ? order.proposal_id : null,
-        approvalId: write ? (order.approval?.approval_id ?? null) : null,
-        approver: write ? (order.approval?.approved_by ?? null) : null,
-        expiresAt,
-      }, now);
+      const token = await this.signer.mint(
+        {
+          audience,
+          call,
+          principal: order.principal,
+          actor: this.executorId,
+          tenant: order.tenant,
+          runId: order.run_id,
+          commandId: order.command_id,
+          tool: tool.address,
+          onBehalfOf: order.on_behalf_of ?? null,
+          argumentsSha256,
+          idempotencyKey: call === 'read' ? null : order.idempotency_key,
+          proposalId: write ? order.proposal_id : null,
+          approvalId: write ? (order.approval?.approval_id ?? null) : null,
+          approver: write ? (order.approval?.approved_by ?? null) : null,
+          expiresAt,
+        },
+        now,
+      );
       this.metrics?.callAssertion(call);
       return token;
     };

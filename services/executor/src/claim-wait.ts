@@ -27,9 +27,12 @@ export async function claimOrWait(
 
 /** Renews a lease every third of its length until stopped. */
 export function keepLease(renew: () => Promise<boolean>, leaseMs: number): () => void {
-  const timer = setInterval(() => {
-    renew().catch(() => undefined);
-  }, Math.max(50, Math.floor(leaseMs / 3)));
+  const timer = setInterval(
+    () => {
+      renew().catch(() => undefined);
+    },
+    Math.max(50, Math.floor(leaseMs / 3)),
+  );
   return () => clearInterval(timer);
 }
 

@@ -47,7 +47,11 @@ export interface HeldCommand {
  * answer; a command answered already (or whose staged answer is repeated here) comes back undefined.
  * `toolTimeoutMs`: the hosted tool's, bounding the wait for another live owner.
  */
-export async function claimCommand(delivery: CommandDelivery, toolTimeoutMs: number | undefined, deps: CommandClaimDeps): Promise<HeldCommand | undefined> {
+export async function claimCommand(
+  delivery: CommandDelivery,
+  toolTimeoutMs: number | undefined,
+  deps: CommandClaimDeps,
+): Promise<HeldCommand | undefined> {
   const { order, record, logContext } = delivery;
   const key = commandClaimKey(order.run_id, order.command_id);
   const owner = ownerToken(deps.executorId);
@@ -62,7 +66,12 @@ export async function claimCommand(delivery: CommandDelivery, toolTimeoutMs: num
     // Another order under a command id already answered: answering it would give the command a
     // second answer. Operators find it in the DLQ.
     deps.metrics.duplicateOrder('command_id_reused');
-    if (record.origin !== undefined) await deps.deadLetters.send(record.origin, 'command_id_reused', 'an order with another arguments_sha256 under a command id already claimed; not answered');
+    if (record.origin !== undefined)
+      await deps.deadLetters.send(
+        record.origin,
+        'command_id_reused',
+        'an order with another arguments_sha256 under a command id already claimed; not answered',
+      );
     deps.logger.warn({ ...logContext }, 'order under a claimed command id with a different hash; not answered');
     return undefined;
   }
@@ -75,7 +84,10 @@ export async function claimCommand(delivery: CommandDelivery, toolTimeoutMs: num
   }
   if (claim.kind === 'orphaned' && claim.staged !== undefined) {
     await repeatStagedAnswer(delivery, { key, owner }, claim.staged, deps);
-    deps.logger.info({ ...logContext, previous_owner: claim.previousOwner }, 'answered with the answer an executor staged before it stopped');
+    deps.logger.info(
+      { ...logContext, previous_owner: claim.previousOwner },
+      'answered with the answer an executor staged before it stopped',
+    );
     return undefined;
   }
   return { key, owner };
@@ -87,7 +99,8 @@ async function repeatStagedAnswer(delivery: CommandDelivery, held: HeldCommand, 
   const { result } = fromStoredOutcome(staged, addressOf(order), order.arguments_sha256);
   // The write's key was staged beside this answer: settled now, or a later retry (and an
   // operator's resolution of an unknown outcome) would find it in flight.
-  if (order.effect === 'write' && order.idempotency_key !== null) await settleKeyOfStagedAnswer(deps.idempotency, order, held.owner, deps.leaseMs);
+  if (order.effect === 'write' && order.idempotency_key !== null)
+    await settleKeyOfStagedAnswer(deps.idempotency, order, held.owner, deps.leaseMs);
   await delivery.publish(result);
   await deps.idempotency.finish(held.key, held.owner, result.status === 'ok' ? 'succeeded' : 'failed', staged);
 }

@@ -71,11 +71,24 @@ export function executorConfigFromEnv(env: Env = process.env): ExecutorConfig {
 }
 
 /** Token exchange is on when its client is named; then the issuer and the secret are required too. */
-function exchangeSettings(issuer: string | undefined, clientId: string | undefined, clientSecret: string | undefined): ExchangeSettings | undefined {
+function exchangeSettings(
+  issuer: string | undefined,
+  clientId: string | undefined,
+  clientSecret: string | undefined,
+): ExchangeSettings | undefined {
   if (clientId === undefined) return undefined;
   const missing = [
-    ...(issuer === undefined ? [{ variable: 'GATEHOUSE_OIDC_ISSUER', reason: 'required with GATEHOUSE_EXCHANGE_CLIENT_ID: the IdP that exchanges the tokens' }] : []),
-    ...(clientSecret === undefined ? [{ variable: 'GATEHOUSE_EXCHANGE_CLIENT_SECRET', reason: "required with GATEHOUSE_EXCHANGE_CLIENT_ID: how the executors' client proves itself to the IdP" }] : []),
+    ...(issuer === undefined
+      ? [{ variable: 'GATEHOUSE_OIDC_ISSUER', reason: 'required with GATEHOUSE_EXCHANGE_CLIENT_ID: the IdP that exchanges the tokens' }]
+      : []),
+    ...(clientSecret === undefined
+      ? [
+          {
+            variable: 'GATEHOUSE_EXCHANGE_CLIENT_SECRET',
+            reason: "required with GATEHOUSE_EXCHANGE_CLIENT_ID: how the executors' client proves itself to the IdP",
+          },
+        ]
+      : []),
   ];
   if (issuer === undefined || clientSecret === undefined) throw new ConfigError(missing);
   return { issuer, clientId, clientSecret };

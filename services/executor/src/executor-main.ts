@@ -24,7 +24,10 @@ export interface ExecutorMainOptions {
  * The executor process: reads its settings from the environment, loads the tools it hosts, and
  * runs until SIGTERM or SIGINT. It says `executor ready` once it has joined its group.
  */
-export async function executorMain(load: (config: ExecutorConfig) => HostedTools | Promise<HostedTools>, options: ExecutorMainOptions = {}): Promise<void> {
+export async function executorMain(
+  load: (config: ExecutorConfig) => HostedTools | Promise<HostedTools>,
+  options: ExecutorMainOptions = {},
+): Promise<void> {
   const logger = createLogger('executor');
   await runMain({
     name: 'executor',

@@ -6,7 +6,17 @@ import { traceIdOf } from '@gatehouse/telemetry';
 import type { GatehouseMetrics, Logger, Span } from '@gatehouse/telemetry';
 import type { IHeaders } from 'kafkajs';
 import { ownerToken } from './claim-wait.js';
-import type { Answer, ApprovalRecords, EventSink, HandlerCredentials, IdempotencyKeys, ProposalRecords, ResourceLocks, RunLookup, SlotLeases } from './executor-ports.js';
+import type {
+  Answer,
+  ApprovalRecords,
+  EventSink,
+  HandlerCredentials,
+  IdempotencyKeys,
+  ProposalRecords,
+  ResourceLocks,
+  RunLookup,
+  SlotLeases,
+} from './executor-ports.js';
 
 export interface SlotLimits {
   readonly tenantDefault: number;
@@ -79,7 +89,14 @@ export function writeOperationId(idempotencyKey: string): string {
   return `op_${sha256Hex(idempotencyKey).slice(0, 24)}`;
 }
 
-export function keyedWrite(order: ExecutionOrder, implementation: ToolImplementation, key: string, record: WriteRecord, deps: WritePathDeps, answer: Answer): KeyedWrite {
+export function keyedWrite(
+  order: ExecutionOrder,
+  implementation: ToolImplementation,
+  key: string,
+  record: WriteRecord,
+  deps: WritePathDeps,
+  answer: Answer,
+): KeyedWrite {
   const tool = implementation.contract;
   // The same for whichever executor ends up answering: a repeated answer is the same answer.
   const operationId = writeOperationId(key);
@@ -91,7 +108,14 @@ export function keyedWrite(order: ExecutionOrder, implementation: ToolImplementa
     operationId,
     deadline: order.deadline_at ?? Date.now() + tool.timeoutMs * 4,
     address: addressOf(order),
-    logContext: { command_id: order.command_id, run_id: order.run_id, tenant: order.tenant, tool: order.tool, arguments_sha256: order.arguments_sha256, trace_id: traceIdOf(record.headers) },
+    logContext: {
+      command_id: order.command_id,
+      run_id: order.run_id,
+      tenant: order.tenant,
+      tool: order.tool,
+      arguments_sha256: order.arguments_sha256,
+      trace_id: traceIdOf(record.headers),
+    },
     record,
     statusContext: { ...orderContext(order, operationId, key), credential: deps.credentials.forStatus(order, implementation) },
     deps,
@@ -100,7 +124,11 @@ export function keyedWrite(order: ExecutionOrder, implementation: ToolImplementa
 }
 
 /** What a handler of `order` knows about its call, but for its signal and credential (which each call path adds). */
-export function orderContext(order: ExecutionOrder, operationId: string, idempotencyKey: string | null): Omit<ExecutionContext, 'signal' | 'credential'> {
+export function orderContext(
+  order: ExecutionOrder,
+  operationId: string,
+  idempotencyKey: string | null,
+): Omit<ExecutionContext, 'signal' | 'credential'> {
   return {
     commandId: order.command_id,
     operationId,
@@ -123,6 +151,9 @@ export function refusalOf(write: Pick<KeyedWrite, 'address' | 'order'>, error: T
 }
 
 /** What a result of the write's own run carries beside its answer. */
-export function writeExtras(write: KeyedWrite, durationMs: number | null): { readonly operationId: string; readonly argumentsSha256: string; readonly durationMs: number | null } {
+export function writeExtras(
+  write: KeyedWrite,
+  durationMs: number | null,
+): { readonly operationId: string; readonly argumentsSha256: string; readonly durationMs: number | null } {
   return { operationId: write.operationId, argumentsSha256: write.order.arguments_sha256, durationMs };
 }

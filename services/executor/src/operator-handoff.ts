@@ -48,7 +48,10 @@ export async function handOffToOperator(
     reopensProposal: false,
     afterwards: () => {
       deps.metrics.unknownOutcome(write.implementation.contract.address, handoff.reason);
-      deps.logger.warn({ ...write.logContext, idempotency_key: key, handoff_id: handoff.handoff_id, reason: handoff.reason }, 'outcome unknown; handed to an operator');
+      deps.logger.warn(
+        { ...write.logContext, idempotency_key: key, handoff_id: handoff.handoff_id, reason: handoff.reason },
+        'outcome unknown; handed to an operator',
+      );
     },
   };
 }

@@ -36,7 +36,11 @@ export function orderHandler(deps: OrderHandlerDeps) {
   const unavailable = (address: string, effect: string, why: string): ToolError => {
     const name = address.replace(/\.v\d+$/, '');
     const hosted = [...deps.implementations.keys()].filter((a) => a.replace(/\.v\d+$/, '') === name).sort();
-    return toolError('TOOL_VERSION_UNAVAILABLE', `${address} (${effect}) is ${why}; nothing ran`, hosted.length > 0 ? { next: hosted.join(', ') } : {});
+    return toolError(
+      'TOOL_VERSION_UNAVAILABLE',
+      `${address} (${effect}) is ${why}; nothing ran`,
+      hosted.length > 0 ? { next: hosted.join(', ') } : {},
+    );
   };
   /** One span per order: a child of the span that ordered it, the parent of its handler's and of its result. */
   return async (order: ExecutionOrder, record: ConsumedRecord): Promise<void> => {
@@ -54,13 +58,26 @@ export function orderHandler(deps: OrderHandlerDeps) {
     // Trace context (naming this execution's span), the reply partition (signed with the order) and
     // the command's send time travel on to the result and any operator handoff.
     const headers = carriedHeaders(record.headers, undefined, scope.context);
-    const logContext = { command_id: order.command_id, run_id: order.run_id, tenant: order.tenant, tool: order.tool, arguments_sha256: order.arguments_sha256, trace_id: traceIdOf(record.headers) };
+    const logContext = {
+      command_id: order.command_id,
+      run_id: order.run_id,
+      tenant: order.tenant,
+      tool: order.tool,
+      arguments_sha256: order.arguments_sha256,
+      trace_id: traceIdOf(record.headers),
+    };
     const publish = async (result: ToolResult): Promise<void> => {
       await deps.publisher.publish('results', order.run_id, result, headers);
       deps.metrics.executed(result, sentAtOf(headers));
       noteOutcome(scope.span, { status: result.status, code: result.error?.code });
     };
-    const delivery: CommandDelivery = { order, record, origin: `${record.topic}:${record.partition}:${record.offset}`, logContext, publish };
+    const delivery: CommandDelivery = {
+      order,
+      record,
+      origin: `${record.topic}:${record.partition}:${record.offset}`,
+      logContext,
+      publish,
+    };
     const hosted = deps.implementations.get(order.tool);
     const held = await claimCommand(delivery, hosted?.contract.timeoutMs, { ...deps, logger: log, deadLetters });
     if (held === undefined) return;
@@ -71,7 +88,11 @@ export function orderHandler(deps: OrderHandlerDeps) {
         // The policy service routed a tool version this executor's pack does not have (or has with
         // another effect): during a rolling upgrade the two run different packs. Never run another
         // version in its place.
-        const error = unavailable(order.tool, order.effect, hosted === undefined ? 'not in this executor’s tool pack' : `a ${hosted.contract.effect} here`);
+        const error = unavailable(
+          order.tool,
+          order.effect,
+          hosted === undefined ? 'not in this executor’s tool pack' : `a ${hosted.contract.effect} here`,
+        );
         await answer(errorResult(addressOf(order), error, { argumentsSha256: order.arguments_sha256 }));
         log.warn({ ...logContext, code: error.code }, 'refused');
         return;

@@ -32,7 +32,13 @@ export interface ReadPathDeps {
  * answer): refused when its deadline passed or its run was stopped before it started; otherwise run
  * (see `executeRead`) and answered with its result or its error.
  */
-export async function answerRead(order: ExecutionOrder, implementation: ToolImplementation, deps: ReadPathDeps, answer: Answer, logContext: Readonly<Record<string, unknown>>): Promise<void> {
+export async function answerRead(
+  order: ExecutionOrder,
+  implementation: ToolImplementation,
+  deps: ReadPathDeps,
+  answer: Answer,
+  logContext: Readonly<Record<string, unknown>>,
+): Promise<void> {
   const address = addressOf(order);
   const refuse = (error: ToolError) => answer(errorResult(address, error, { argumentsSha256: order.arguments_sha256 }));
   if (order.deadline_at !== null && Date.now() > order.deadline_at) {
@@ -52,7 +58,13 @@ export async function answerRead(order: ExecutionOrder, implementation: ToolImpl
   const result = execution.ok ? okResult(address, execution.canonicalResult, extras) : errorResult(address, execution.error, extras);
   await answer(result);
   deps.logger.info(
-    { ...logContext, operation_id: operationId, code: execution.ok ? undefined : execution.error.code, field: execution.ok ? undefined : execution.error.field, ms: execution.durationMs },
+    {
+      ...logContext,
+      operation_id: operationId,
+      code: execution.ok ? undefined : execution.error.code,
+      field: execution.ok ? undefined : execution.error.field,
+      ms: execution.durationMs,
+    },
     execution.ok ? 'executed' : 'failed',
   );
 }
@@ -65,7 +77,12 @@ const RETRY_BACKOFF_MS = [100, 400] as const;
  * retry class is `safe`), then the result checked against the output schema and its byte bound —
  * nothing unvalidated reaches a result. A preview's proposal is stored before its id is returned.
  */
-async function executeRead(order: ExecutionOrder, implementation: ToolImplementation, operationId: string, deps: ReadPathDeps): Promise<Execution> {
+async function executeRead(
+  order: ExecutionOrder,
+  implementation: ToolImplementation,
+  operationId: string,
+  deps: ReadPathDeps,
+): Promise<Execution> {
   const tool = implementation.contract;
   const started = Date.now();
   const args = JSON.parse(order.arguments) as unknown;
@@ -96,7 +113,11 @@ async function executeRead(order: ExecutionOrder, implementation: ToolImplementa
       proposal = buildProposal(draft, tool.commits, order, deps.proposalTtlMs);
     } catch {
       deps.metrics.outputViolation(tool.address, 'OUTPUT_INVALID');
-      return { ok: false, error: toolError('OUTPUT_INVALID', `${tool.address} returned a preview no proposal can be made from`), durationMs: Date.now() - started };
+      return {
+        ok: false,
+        error: toolError('OUTPUT_INVALID', `${tool.address} returned a preview no proposal can be made from`),
+        durationMs: Date.now() - started,
+      };
     }
     // The canonical arguments are what the commit will run: its proposal schema must admit them.
     const commit = deps.catalog.get(tool.commits);
@@ -105,7 +126,12 @@ async function executeRead(order: ExecutionOrder, implementation: ToolImplementa
       deps.metrics.outputViolation(tool.address, drafted.error.code);
       return { ok: false, error: drafted.error, durationMs: Date.now() - started };
     }
-    view = { ...(raw as object), proposal_id: proposal.proposal_id, expires_at: new Date(proposal.expires_at).toISOString(), effect: proposal.effect };
+    view = {
+      ...(raw as object),
+      proposal_id: proposal.proposal_id,
+      expires_at: new Date(proposal.expires_at).toISOString(),
+      effect: proposal.effect,
+    };
   }
   const valid = deps.catalog.validateOutput(tool, view);
   if (!valid.ok) {

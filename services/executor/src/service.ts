@@ -4,9 +4,26 @@ import type { EventsConfig, KeyRing, ParallelConsumerStats, SigningKey, Topics, 
 import { isExchangedCredential } from '@gatehouse/contracts';
 import type { Catalog, ToolImplementation } from '@gatehouse/contracts';
 import { assertionJwks, CallAssertionSigner, TokenExchanger } from '@gatehouse/identity';
-import { consumerChecks, healthOf, SLOT_DEFAULTS, startConsumption, startEventRuntime, startOpsServer, withTeardown } from '@gatehouse/runtime';
+import {
+  consumerChecks,
+  healthOf,
+  SLOT_DEFAULTS,
+  startConsumption,
+  startEventRuntime,
+  startOpsServer,
+  withTeardown,
+} from '@gatehouse/runtime';
 import type { StopOptions } from '@gatehouse/runtime';
-import { ApprovalStore, DelegationStore, IdempotencyStore, Keyspace, ProposalStore, ResourceLock, RunRegistry, SlotPool } from '@gatehouse/state';
+import {
+  ApprovalStore,
+  DelegationStore,
+  IdempotencyStore,
+  Keyspace,
+  ProposalStore,
+  ResourceLock,
+  RunRegistry,
+  SlotPool,
+} from '@gatehouse/state';
 import type { Redis } from '@gatehouse/state';
 import { GatehouseMetrics } from '@gatehouse/telemetry';
 import type { Logger } from '@gatehouse/telemetry';
@@ -73,12 +90,17 @@ export const JWKS_PATH = '/.well-known/jwks.json';
  * a verifier's choice of key ambiguous.
  */
 export function executorJwks(settings: AssertionSettings, eventsKey: SigningKey): ReturnType<typeof assertionJwks> {
-  if (settings.key.keyId === eventsKey.keyId) throw new Error(`the call assertion key and the events signing key share the key id ${eventsKey.keyId}; give the assertion key one of its own`);
+  if (settings.key.keyId === eventsKey.keyId)
+    throw new Error(
+      `the call assertion key and the events signing key share the key id ${eventsKey.keyId}; give the assertion key one of its own`,
+    );
   const own = createPublicKey(settings.key.privateKey);
-  if (own.equals(createPublicKey(eventsKey.privateKey))) throw new Error('the call assertion key is the events signing key; give assertions a key of their own');
+  if (own.equals(createPublicKey(eventsKey.privateKey)))
+    throw new Error('the call assertion key is the events signing key; give assertions a key of their own');
   const keys = new Map(settings.published ?? []);
   const listed = keys.get(settings.key.keyId);
-  if (listed !== undefined && !listed.equals(own)) throw new Error(`GATEHOUSE_ASSERTION_KEYS lists another key under this executor's key id ${settings.key.keyId}`);
+  if (listed !== undefined && !listed.equals(own))
+    throw new Error(`GATEHOUSE_ASSERTION_KEYS lists another key under this executor's key id ${settings.key.keyId}`);
   keys.set(settings.key.keyId, own);
   return assertionJwks(keys);
 }
@@ -96,7 +118,8 @@ export interface RunningExecutor {
 function hostedImplementations(catalog: Catalog, implementations: readonly ToolImplementation[]): Map<string, ToolImplementation> {
   const hosted = new Map<string, ToolImplementation>();
   for (const implementation of implementations) {
-    if (catalog.get(implementation.contract.address) === implementation.contract) hosted.set(implementation.contract.address, implementation);
+    if (catalog.get(implementation.contract.address) === implementation.contract)
+      hosted.set(implementation.contract.address, implementation);
   }
   return hosted;
 }
@@ -112,7 +135,13 @@ export async function startExecutor(options: ExecutorServiceOptions): Promise<Ru
   const keys = new Keyspace(options.redisPrefix);
   const exchanger = await exchangerFor(hosted, options.exchange, new DelegationStore(options.redis, keys), metrics);
   return withTeardown(async (teardown) => {
-    const runtime = await startEventRuntime({ events: options.events, topics: options.topics, clientId: `gatehouse-executor-${options.executorId}`, logger, signingKey: options.signingKey });
+    const runtime = await startEventRuntime({
+      events: options.events,
+      topics: options.topics,
+      clientId: `gatehouse-executor-${options.executorId}`,
+      logger,
+      signingKey: options.signingKey,
+    });
     teardown.add(runtime.stop);
 
     const idempotency = new IdempotencyStore(options.redis, keys);
@@ -169,10 +198,14 @@ async function exchangerFor(
   delegation: DelegationStore,
   metrics: GatehouseMetrics,
 ): Promise<TokenExchanger | undefined> {
-  const exchanging = [...hosted.values()].filter((implementation) => isExchangedCredential(implementation.credential)).map((i) => i.contract.address);
+  const exchanging = [...hosted.values()]
+    .filter((implementation) => isExchangedCredential(implementation.credential))
+    .map((i) => i.contract.address);
   if (exchanging.length === 0) return undefined;
   if (settings === undefined) {
-    throw new Error(`${exchanging.join(', ')} call their system of record with a token exchanged at the IdP, and no exchange is configured: set GATEHOUSE_OIDC_ISSUER, GATEHOUSE_EXCHANGE_CLIENT_ID and GATEHOUSE_EXCHANGE_CLIENT_SECRET`);
+    throw new Error(
+      `${exchanging.join(', ')} call their system of record with a token exchanged at the IdP, and no exchange is configured: set GATEHOUSE_OIDC_ISSUER, GATEHOUSE_EXCHANGE_CLIENT_ID and GATEHOUSE_EXCHANGE_CLIENT_SECRET`,
+    );
   }
   return TokenExchanger.discover({ ...settings, delegation, onStep: (step) => metrics.tokenExchange(step) });
 }

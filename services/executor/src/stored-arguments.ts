@@ -8,16 +8,25 @@ import type { Catalog, ToolContract, ValidationResult } from '@gatehouse/contrac
  * arguments still hash to what was approved; what no longer fits is the preview's output, which no
  * agent can correct by calling again — only by previewing anew (`next`).
  */
-export function storedArguments(catalog: Catalog, tool: ToolContract, proposalId: string | null, canonical: string): ValidationResult<unknown> {
+export function storedArguments(
+  catalog: Catalog,
+  tool: ToolContract,
+  proposalId: string | null,
+  canonical: string,
+): ValidationResult<unknown> {
   const checked = catalog.validateProposal(tool, JSON.parse(canonical));
   if (checked.ok) return checked;
   const { message, field, details } = checked.error;
   return {
     ok: false,
-    error: toolError('OUTPUT_INVALID', `Proposal ${proposalId ?? '(implicit)'} no longer fits ${tool.address}; nothing was executed. ${message}`, {
-      field,
-      details,
-      next: tool.previewedBy,
-    }),
+    error: toolError(
+      'OUTPUT_INVALID',
+      `Proposal ${proposalId ?? '(implicit)'} no longer fits ${tool.address}; nothing was executed. ${message}`,
+      {
+        field,
+        details,
+        next: tool.previewedBy,
+      },
+    ),
   };
 }

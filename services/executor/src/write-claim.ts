@@ -22,7 +22,15 @@ const stateOfStored = (status: ToolResult['status']): 'succeeded' | 'failed' | '
  */
 export async function claimWriteKey(write: KeyedWrite): Promise<HeldKey | undefined> {
   const { order, deps, key } = write;
-  const claim = await claimOrWait(deps.idempotency, key, order.arguments_sha256, write.owner, deps.leaseMs, Math.min(write.deadline, Date.now() + deps.leaseMs * 3), order.command_id);
+  const claim = await claimOrWait(
+    deps.idempotency,
+    key,
+    order.arguments_sha256,
+    write.owner,
+    deps.leaseMs,
+    Math.min(write.deadline, Date.now() + deps.leaseMs * 3),
+    order.command_id,
+  );
   switch (claim.kind) {
     case 'stored':
     case 'unknown': {
@@ -30,7 +38,8 @@ export async function claimWriteKey(write: KeyedWrite): Promise<HeldKey | undefi
       // This command has no answer yet (its claim says so): a retried command, or the redelivery of
       // one whose owner stopped after the key was settled, gets the stored answer.
       await write.answer(result);
-      if (outcome.origin !== write.record.origin) deps.metrics.retry(write.implementation.contract.address, write.implementation.contract.retry);
+      if (outcome.origin !== write.record.origin)
+        deps.metrics.retry(write.implementation.contract.address, write.implementation.contract.retry);
       deps.logger.info({ ...write.logContext, idempotency_key: key, replay: true }, 'answered from the stored outcome');
       return undefined;
     }
@@ -44,7 +53,12 @@ export async function claimWriteKey(write: KeyedWrite): Promise<HeldKey | undefi
         // finds the stored outcome, so the command never gets a second, different answer.
         throw new Error(`command ${order.command_id} is still running under ${claim.owner}`);
       }
-      await write.answer(refusalOf(write, toolError('IN_PROGRESS', 'The same operation is running now; ask again shortly', { retryAfterMs: claim.leaseLeftMs })));
+      await write.answer(
+        refusalOf(
+          write,
+          toolError('IN_PROGRESS', 'The same operation is running now; ask again shortly', { retryAfterMs: claim.leaseLeftMs }),
+        ),
+      );
       return undefined;
     case 'orphaned':
     case 'claimed':
@@ -57,15 +71,24 @@ export async function claimWriteKey(write: KeyedWrite): Promise<HeldKey | undefi
  * the status query settles what happened — unless the system of record never saw the key and
  * honours it, when the write is sent again under its key (`resend`).
  */
-export async function takeOverOrphanedWrite(write: KeyedWrite, claim: Extract<Claim, { kind: 'orphaned' }>): Promise<'answered' | 'resend' | Settlement> {
+export async function takeOverOrphanedWrite(
+  write: KeyedWrite,
+  claim: Extract<Claim, { kind: 'orphaned' }>,
+): Promise<'answered' | 'resend' | Settlement> {
   const { deps, key, logContext } = write;
   if (claim.staged !== undefined) {
     // The previous owner had its answer ready: this command gets exactly that. (Its own command,
     // if another, is answered by that command's order, which comes back because it never finished.)
     const { outcome, result } = fromStoredOutcome(claim.staged, write.address, write.order.arguments_sha256);
     const staged = claim.staged;
-    await write.answer(result, { stage: () => Promise.resolve(), settle: () => deps.idempotency.finish(key, write.owner, stateOfStored(outcome.status), staged) });
-    deps.logger.info({ ...logContext, idempotency_key: key, previous_owner: claim.previousOwner }, 'answered with the answer the previous owner staged');
+    await write.answer(result, {
+      stage: () => Promise.resolve(),
+      settle: () => deps.idempotency.finish(key, write.owner, stateOfStored(outcome.status), staged),
+    });
+    deps.logger.info(
+      { ...logContext, idempotency_key: key, previous_owner: claim.previousOwner },
+      'answered with the answer the previous owner staged',
+    );
     return 'answered';
   }
   // A previous executor died mid-write: the system of record knows what happened, we do not.
@@ -74,7 +97,10 @@ export async function takeOverOrphanedWrite(write: KeyedWrite, claim: Extract<Cl
   if (!resend) return settlementFromStatus(write, finding, `previous owner ${claim.previousOwner} stopped mid-write`, 'owner_lost');
   // The system of record never saw the key and honours it: sending the write again under the
   // same key applies it at most once. It goes the whole way again, approval proof included.
-  deps.logger.info({ ...logContext, idempotency_key: key, previous_owner: claim.previousOwner }, 'orphaned write unknown to its system of record; sending it again under its key');
+  deps.logger.info(
+    { ...logContext, idempotency_key: key, previous_owner: claim.previousOwner },
+    'orphaned write unknown to its system of record; sending it again under its key',
+  );
   return 'resend';
 }
 
@@ -85,7 +111,12 @@ export async function takeOverOrphanedWrite(write: KeyedWrite, claim: Extract<Cl
  * orphaned with nothing staged is left to the status query of whoever claims it next (its write
  * may be another command's).
  */
-export async function settleKeyOfStagedAnswer(idempotency: Pick<IdempotencyKeys, 'claim' | 'finish' | 'abandon'>, order: ExecutionOrder, owner: string, leaseMs: number): Promise<void> {
+export async function settleKeyOfStagedAnswer(
+  idempotency: Pick<IdempotencyKeys, 'claim' | 'finish' | 'abandon'>,
+  order: ExecutionOrder,
+  owner: string,
+  leaseMs: number,
+): Promise<void> {
   const key = order.idempotency_key;
   if (key === null) return;
   // The key's lease was renewed beside the command's: it runs out at about the same time.

@@ -18,9 +18,20 @@ import { settle } from './write-settlement.js';
  * with the proposal, take the tenant and run slots and the resource's lock, run under the key, and
  * settle any ambiguous answer through the status query — or hand it to an operator.
  */
-export async function executeWrite(order: ExecutionOrder, implementation: ToolImplementation, record: WriteRecord, deps: WritePathDeps, answer: Answer): Promise<void> {
+export async function executeWrite(
+  order: ExecutionOrder,
+  implementation: ToolImplementation,
+  record: WriteRecord,
+  deps: WritePathDeps,
+  answer: Answer,
+): Promise<void> {
   if (order.idempotency_key === null) {
-    await answer(refusalOf({ order, address: addressOf(order) }, toolError('IDEMPOTENCY_KEY_MISSING', 'A write reached the executor without an idempotency key')));
+    await answer(
+      refusalOf(
+        { order, address: addressOf(order) },
+        toolError('IDEMPOTENCY_KEY_MISSING', 'A write reached the executor without an idempotency key'),
+      ),
+    );
     return;
   }
   const write = keyedWrite(order, implementation, order.idempotency_key, record, deps, answer);

@@ -26,18 +26,27 @@ export async function proveWrite(write: KeyedWrite): Promise<Proof> {
   // A stopped run's write that has not started never starts (one that started finishes).
   const stopped = await runStoppedError(deps.runs, order.run_id);
   if (stopped !== undefined) {
-    return refused(write, stopped, () => deps.logger.info({ ...logContext, code: stopped.code }, 'write refused: the run is no longer active'));
+    return refused(write, stopped, () =>
+      deps.logger.info({ ...logContext, code: stopped.code }, 'write refused: the run is no longer active'),
+    );
   }
   const authorized = await authorize(order, deps.approvals, deps.proposals, Date.now());
   if (!authorized.ok) {
     // Nothing ran: give the key back so the legitimate order under it can still run.
-    return refused(write, authorized.error, () => deps.logger.warn({ ...logContext, code: authorized.error.code }, 'write refused before execution'));
+    return refused(write, authorized.error, () =>
+      deps.logger.warn({ ...logContext, code: authorized.error.code }, 'write refused before execution'),
+    );
   }
   const stored = storedArguments(deps.catalog, tool, order.proposal_id, authorized.args);
   if (!stored.ok) {
     // Nothing ran and nothing was consumed: the key goes back, as for a refused authorization.
     deps.metrics.outputViolation(tool.address, stored.error.code);
-    return refused(write, stored.error, () => deps.logger.warn({ ...logContext, code: stored.error.code, field: stored.error.field }, 'stored proposal refused by its proposal schema'));
+    return refused(write, stored.error, () =>
+      deps.logger.warn(
+        { ...logContext, code: stored.error.code, field: stored.error.field },
+        'stored proposal refused by its proposal schema',
+      ),
+    );
   }
   if ((await deps.approvals.consume(authorized.approval.approval_id, key)) === 'already_consumed') {
     return refused(write, toolError('PROPOSAL_CONSUMED', 'This approval was already used'));

@@ -23,7 +23,11 @@ export async function runUnderSlots(write: KeyedWrite, args: unknown): Promise<S
   ];
   if (!(await deps.slots.acquire(scopes, operationId, deps.leaseMs, write.deadline))) {
     // Nothing ran: the proposal is reopened and the key given back, so committing it again runs.
-    const result = errorResult(write.address, toolError('TIMEOUT', 'No concurrency slot of this tenant freed up before the deadline', { retryable: false }), writeExtras(write, null));
+    const result = errorResult(
+      write.address,
+      toolError('TIMEOUT', 'No concurrency slot of this tenant freed up before the deadline', { retryable: false }),
+      writeExtras(write, null),
+    );
     return { result, key: 'given_back', reopensProposal: true };
   }
   deps.metrics.slotsAcquired(order.tenant);
@@ -43,13 +47,23 @@ async function runLocked(write: KeyedWrite, args: unknown): Promise<Settlement> 
   const resource = implementation.resourceOf?.(args);
   if (resource !== undefined && !(await deps.locks.lock(resource, operationId, deps.leaseMs, write.deadline))) {
     // Nothing ran: the proposal is reopened and the key given back, so committing it again runs.
-    const result = errorResult(write.address, toolError('TIMEOUT', `${resource} stayed busy until the deadline`, { retryable: false }), writeExtras(write, null));
+    const result = errorResult(
+      write.address,
+      toolError('TIMEOUT', `${resource} stayed busy until the deadline`, { retryable: false }),
+      writeExtras(write, null),
+    );
     return { result, key: 'given_back', reopensProposal: true };
   }
-  const stopLockLease = resource === undefined ? () => undefined : keepLease(() => deps.locks.renew(resource, operationId, deps.leaseMs), deps.leaseMs);
+  const stopLockLease =
+    resource === undefined ? () => undefined : keepLease(() => deps.locks.renew(resource, operationId, deps.leaseMs), deps.leaseMs);
   const started = Date.now();
   try {
-    const raw = await runHandler(implementation, args, { ...write.statusContext, credential: deps.credentials.forWrite(order, implementation, args) }, implementation.contract.timeoutMs);
+    const raw = await runHandler(
+      implementation,
+      args,
+      { ...write.statusContext, credential: deps.credentials.forWrite(order, implementation, args) },
+      implementation.contract.timeoutMs,
+    );
     return settlementOfAnswer(write, raw, started);
   } catch (error) {
     return await settlementOfFailure(write, error, started);
@@ -67,7 +81,11 @@ function settlementOfAnswer(write: KeyedWrite, raw: unknown, started: number): S
   if (!valid.ok) {
     // The write happened; its answer does not match the contract. Report that, never the raw answer.
     deps.metrics.outputViolation(tool.address, valid.error.code);
-    return { result: errorResult(write.address, valid.error, writeExtras(write, Date.now() - started)), key: 'failed', reopensProposal: false };
+    return {
+      result: errorResult(write.address, valid.error, writeExtras(write, Date.now() - started)),
+      key: 'failed',
+      reopensProposal: false,
+    };
   }
   const ms = Date.now() - started;
   return {
@@ -88,7 +106,13 @@ async function settlementOfFailure(write: KeyedWrite, error: unknown, started: n
   const failure = isToolFailure(error) ? error : new ToolFailure(toolError('UPSTREAM_ERROR', 'handler failed'), { ambiguous: true });
   if (failure.ambiguous) {
     const finding = await askStatusQuery(write.implementation, key, write.statusContext, deps.catalog);
-    return settlementFromStatus(write, finding, failure.error.message, failure.error.code === 'TIMEOUT' ? 'timeout' : 'ambiguous_answer', Date.now() - started);
+    return settlementFromStatus(
+      write,
+      finding,
+      failure.error.message,
+      failure.error.code === 'TIMEOUT' ? 'timeout' : 'ambiguous_answer',
+      Date.now() - started,
+    );
   }
   const result = errorResult(write.address, failure.error, writeExtras(write, Date.now() - started));
   if (failure.error.retryable) {
@@ -98,7 +122,11 @@ async function settlementOfFailure(write: KeyedWrite, error: unknown, started: n
       result,
       key: 'given_back',
       reopensProposal: true,
-      afterwards: () => deps.logger.info({ ...logContext, code: failure.error.code, idempotency_key: key }, 'write refused by the system of record; nothing applied, the key is free for a retry'),
+      afterwards: () =>
+        deps.logger.info(
+          { ...logContext, code: failure.error.code, idempotency_key: key },
+          'write refused by the system of record; nothing applied, the key is free for a retry',
+        ),
     };
   }
   const conflict = failure.error.code === VERSION_CONFLICT;
@@ -107,6 +135,7 @@ async function settlementOfFailure(write: KeyedWrite, error: unknown, started: n
     result,
     key: 'failed',
     reopensProposal: conflict,
-    afterwards: () => deps.logger.info({ ...logContext, code: failure.error.code, idempotency_key: key }, 'write refused by the system of record'),
+    afterwards: () =>
+      deps.logger.info({ ...logContext, code: failure.error.code, idempotency_key: key }, 'write refused by the system of record'),
   };
 }

@@ -25,7 +25,10 @@ async function answerUnderKey(write: KeyedWrite, result: ToolResult, state: 'suc
   const outcome = toStoredOutcome(result, write.record.origin, write.record.headers);
   // Staged with the claim before it goes out: an owner that dies before the key is settled leaves
   // the answer for the next owner of the key to repeat, never a second, different one.
-  await write.answer(result, { stage: () => deps.idempotency.stage(key, owner, outcome), settle: () => deps.idempotency.finish(key, owner, state, outcome) });
+  await write.answer(result, {
+    stage: () => deps.idempotency.stage(key, owner, outcome),
+    settle: () => deps.idempotency.finish(key, owner, state, outcome),
+  });
   deps.metrics.handlerDuration(write.order.tool, result.duration_ms);
 }
 
@@ -35,14 +38,21 @@ async function reopenProposal(write: KeyedWrite): Promise<void> {
 }
 
 /** What the status query established, as the settlement to publish; an unknown outcome is handed to an operator. */
-export async function settlementFromStatus(write: KeyedWrite, finding: StatusFinding, lastError: string, reason: string, durationMs: number | null = null): Promise<Settlement> {
+export async function settlementFromStatus(
+  write: KeyedWrite,
+  finding: StatusFinding,
+  lastError: string,
+  reason: string,
+  durationMs: number | null = null,
+): Promise<Settlement> {
   const { deps, key, logContext } = write;
   if (finding.kind === 'succeeded') {
     return {
       result: okResult(write.address, finding.canonicalResult, writeExtras(write, durationMs)),
       key: 'succeeded',
       reopensProposal: false,
-      afterwards: () => deps.logger.info({ ...logContext, idempotency_key: key, settled: 'succeeded' }, 'ambiguous write settled by the status query'),
+      afterwards: () =>
+        deps.logger.info({ ...logContext, idempotency_key: key, settled: 'succeeded' }, 'ambiguous write settled by the status query'),
     };
   }
   if (finding.kind === 'failed') {
@@ -50,7 +60,11 @@ export async function settlementFromStatus(write: KeyedWrite, finding: StatusFin
       result: errorResult(write.address, finding.error, writeExtras(write, durationMs)),
       key: 'failed',
       reopensProposal: false,
-      afterwards: () => deps.logger.info({ ...logContext, idempotency_key: key, settled: 'failed', code: finding.error.code }, 'ambiguous write settled by the status query'),
+      afterwards: () =>
+        deps.logger.info(
+          { ...logContext, idempotency_key: key, settled: 'failed', code: finding.error.code },
+          'ambiguous write settled by the status query',
+        ),
     };
   }
   return handOffToOperator(write, finding, lastError, reason, durationMs);

@@ -8,36 +8,81 @@ import { CallAssertionSigner } from '@gatehouse/identity';
 import { CallCredentials } from '../src/call-credentials.js';
 
 const commit = defineTool({
-  name: 'commit_thing', version: 1, description: 'Commits a thing.', effect: 'write', retry: 'idempotent', approval: 'thing',
+  name: 'commit_thing',
+  version: 1,
+  description: 'Commits a thing.',
+  effect: 'write',
+  retry: 'idempotent',
+  approval: 'thing',
   input: { type: 'object', additionalProperties: false, required: ['id'], properties: { id: { type: 'string' } } },
   output: { type: 'object', additionalProperties: false, required: ['ok'], properties: { ok: { type: 'boolean' } } },
-  timeoutMs: 120_000, cancel: 'none', maxResultBytes: 256,
+  timeoutMs: 120_000,
+  cancel: 'none',
+  maxResultBytes: 256,
 });
-const withAudience: ToolImplementation = implement(commit, { credential: { audience: 'things' }, run: () => Promise.resolve({ ok: true }) });
+const withAudience: ToolImplementation = implement(commit, {
+  credential: { audience: 'things' },
+  run: () => Promise.resolve({ ok: true }),
+});
 const withoutAudience: ToolImplementation = implement(commit, { run: () => Promise.resolve({ ok: true }) });
 
 const order = (overrides: Partial<ExecutionOrder> = {}): ExecutionOrder => ({
-  schema_version: 1, order_id: 'ord-1', command_id: 'cmd-1', run_id: 'run-1', tenant: 'acme', principal: 'agent:bot', environment: 'test',
-  tool: commit.address, effect: 'write', arguments: '{"proposal_id":"p_1"}', arguments_sha256: 'a'.repeat(64), proposal_id: 'p_1',
-  approval: { approval_id: 'apr_1', approved_by: 'lead@acme.example', approved_at: 1, expires_at: Date.now() + 60_000, arguments_sha256: 'b'.repeat(64), target_version: 3 },
-  idempotency_key: 'run-1:p_1:commit', deadline_at: null, issued_at: Date.now(),
-  on_behalf_of: { issuer: 'https://idp.example', subject: 'person-1', name: 'Otto' }, ...overrides,
+  schema_version: 1,
+  order_id: 'ord-1',
+  command_id: 'cmd-1',
+  run_id: 'run-1',
+  tenant: 'acme',
+  principal: 'agent:bot',
+  environment: 'test',
+  tool: commit.address,
+  effect: 'write',
+  arguments: '{"proposal_id":"p_1"}',
+  arguments_sha256: 'a'.repeat(64),
+  proposal_id: 'p_1',
+  approval: {
+    approval_id: 'apr_1',
+    approved_by: 'lead@acme.example',
+    approved_at: 1,
+    expires_at: Date.now() + 60_000,
+    arguments_sha256: 'b'.repeat(64),
+    target_version: 3,
+  },
+  idempotency_key: 'run-1:p_1:commit',
+  deadline_at: null,
+  issued_at: Date.now(),
+  on_behalf_of: { issuer: 'https://idp.example', subject: 'person-1', name: 'Otto' },
+  ...overrides,
 });
 
-const claimsOf = (jwt: string): Record<string, unknown> => JSON.parse(Buffer.from(jwt.split('.')[1] ?? '', 'base64url').toString()) as Record<string, unknown>;
+const claimsOf = (jwt: string): Record<string, unknown> =>
+  JSON.parse(Buffer.from(jwt.split('.')[1] ?? '', 'base64url').toString()) as Record<string, unknown>;
 
 describe('the credentials an executor gives its handlers', () => {
   let credentials: CallCredentials;
   beforeAll(async () => {
-    credentials = new CallCredentials(await CallAssertionSigner.create('urn:gatehouse:unit', parseSigningKey(generateSigningKey('unit-assertion').signingKey)), 'executor-7');
+    credentials = new CallCredentials(
+      await CallAssertionSigner.create('urn:gatehouse:unit', parseSigningKey(generateSigningKey('unit-assertion').signingKey)),
+      'executor-7',
+    );
   });
 
   it('mints a write’s assertion for the arguments the handler holds, naming its key, proposal, approval and person', async () => {
     const claims = claimsOf(await credentials.forWrite(order(), withAudience, { id: 'T-1' })());
     expect(claims).toMatchObject({
-      iss: 'urn:gatehouse:unit', aud: 'things', sub: 'agent:bot', act: { sub: 'executor-7' }, call: 'write', tenant: 'acme', run_id: 'run-1', command_id: 'cmd-1',
-      tool: 'commit_thing.v1', on_behalf_of: { iss: 'https://idp.example', sub: 'person-1' }, idempotency_key: 'run-1:p_1:commit', proposal_id: 'p_1',
-      approval_id: 'apr_1', approver: 'lead@acme.example',
+      iss: 'urn:gatehouse:unit',
+      aud: 'things',
+      sub: 'agent:bot',
+      act: { sub: 'executor-7' },
+      call: 'write',
+      tenant: 'acme',
+      run_id: 'run-1',
+      command_id: 'cmd-1',
+      tool: 'commit_thing.v1',
+      on_behalf_of: { iss: 'https://idp.example', sub: 'person-1' },
+      idempotency_key: 'run-1:p_1:commit',
+      proposal_id: 'p_1',
+      approval_id: 'apr_1',
+      approver: 'lead@acme.example',
       arguments_sha256: createHash('sha256').update('{"id":"T-1"}').digest('hex'),
     });
   });
@@ -48,7 +93,9 @@ describe('the credentials an executor gives its handlers', () => {
     expect(a['jti']).not.toBe(b['jti']);
     expect((a['exp'] as number) - (a['iat'] as number)).toBeLessThanOrEqual(65);
     const deadline = Date.now() + 10_000;
-    expect((claimsOf(await credentials.forRead(order({ deadline_at: deadline }), withAudience)())['exp'] as number) * 1000).toBeLessThanOrEqual(deadline);
+    expect(
+      (claimsOf(await credentials.forRead(order({ deadline_at: deadline }), withAudience)())['exp'] as number) * 1000,
+    ).toBeLessThanOrEqual(deadline);
     expect(a).not.toHaveProperty('idempotency_key');
   });
 
@@ -60,9 +107,13 @@ describe('the credentials an executor gives its handlers', () => {
   });
 
   it('refuses a tool that declares no audience CREDENTIAL_REFUSED, and a call past its deadline TIMEOUT, minting nothing', async () => {
-    const refused = await credentials.forRead(order(), withoutAudience)().catch((error: unknown) => error);
+    const refused = await credentials
+      .forRead(order(), withoutAudience)()
+      .catch((error: unknown) => error);
     expect(isToolFailure(refused) && refused.error).toMatchObject({ code: 'CREDENTIAL_REFUSED', retryable: false });
-    const late = await credentials.forWrite(order({ deadline_at: Date.now() + 200 }), withAudience, { id: 'T-1' })().catch((error: unknown) => error);
+    const late = await credentials
+      .forWrite(order({ deadline_at: Date.now() + 200 }), withAudience, { id: 'T-1' })()
+      .catch((error: unknown) => error);
     expect(isToolFailure(late) && late.error).toMatchObject({ code: 'TIMEOUT', retryable: false });
   });
 });

@@ -11,8 +11,21 @@ import type { SystemOfRecord, World } from './fakes.js';
 
 const CLAIM = commandClaimKey('run_1', 'cmd-1');
 const record: ConsumedRecord = {
-  topic: 'gatehouse.execute', partition: 0, offset: '41', key: 'acme', timestamp: '0', headers: undefined,
-  origin: { topic: 'gatehouse.execute', partition: 0, offset: '41', timestamp: '0', key: null, value: Buffer.from('order'), headers: undefined },
+  topic: 'gatehouse.execute',
+  partition: 0,
+  offset: '41',
+  key: 'acme',
+  timestamp: '0',
+  headers: undefined,
+  origin: {
+    topic: 'gatehouse.execute',
+    partition: 0,
+    offset: '41',
+    timestamp: '0',
+    key: null,
+    value: Buffer.from('order'),
+    headers: undefined,
+  },
 };
 
 function handler(w: World, sor: SystemOfRecord): (order: ExecutionOrder, record: ConsumedRecord) => Promise<void> {
@@ -20,7 +33,10 @@ function handler(w: World, sor: SystemOfRecord): (order: ExecutionOrder, record:
   const deps: OrderHandlerDeps = {
     ...writeDeps(w),
     publisher: w.events,
-    implementations: new Map<string, ToolImplementation>([['update_ticket.v1', ticketWrite(sor)], ['read_ticket.v1', read]]),
+    implementations: new Map<string, ToolImplementation>([
+      ['update_ticket.v1', ticketWrite(sor)],
+      ['read_ticket.v1', read],
+    ]),
     proposalTtlMs: 60_000,
   };
   return orderHandler(deps);
@@ -28,7 +44,15 @@ function handler(w: World, sor: SystemOfRecord): (order: ExecutionOrder, record:
 
 const results = (w: World) => w.events.of('results') as ToolResult[];
 const readOrder = (overrides: Partial<ExecutionOrder> = {}) =>
-  order({ tool: 'read_ticket.v1', effect: 'read', arguments: '{"ticket_id":"T-1"}', proposal_id: null, approval: null, idempotency_key: null, ...overrides });
+  order({
+    tool: 'read_ticket.v1',
+    effect: 'read',
+    arguments: '{"ticket_id":"T-1"}',
+    proposal_id: null,
+    approval: null,
+    idempotency_key: null,
+    ...overrides,
+  });
 
 describe('the command claim of an order', () => {
   it('publishes one answer for a command and records it on the claim', async () => {
@@ -60,18 +84,41 @@ describe('the command claim of an order', () => {
   it('leaves an order whose command a live owner holds unfinished, so it comes back', async () => {
     const w = world();
     w.idempotency.seed(CLAIM, { state: 'in_flight', arguments_sha256: order().arguments_sha256, lease_until: Date.now() + 60_000 });
-    await expect(handler(w, systemOfRecord())(readOrder({ arguments_sha256: order().arguments_sha256, deadline_at: Date.now() - 1 }), record)).rejects.toThrow('still held by other-executor/0');
+    await expect(
+      handler(w, systemOfRecord())(readOrder({ arguments_sha256: order().arguments_sha256, deadline_at: Date.now() - 1 }), record),
+    ).rejects.toThrow('still held by other-executor/0');
     expect(results(w)).toEqual([]);
   });
 
   it('publishes the answer a stopped executor staged on the command, settling the write’s key with it, and runs nothing', async () => {
     const w = world();
     const sor = systemOfRecord();
-    const staged = toStoredOutcome({
-      schema_version: 1, command_id: 'cmd-1', run_id: 'run_1', tenant: 'acme', tool: 'update_ticket.v1', status: 'ok', operation_id: 'op_1',
-      result: '{"change_id":"chg-0"}', error: null, pending: null, arguments_sha256: 'x', completed_at: 1, duration_ms: 5,
-    }, 'gatehouse.execute:0:40');
-    for (const key of [CLAIM, KEY]) w.idempotency.seed(key, { state: 'in_flight', arguments_sha256: order().arguments_sha256, lease_until: Date.now() - 1, staged, command_id: 'cmd-1' });
+    const staged = toStoredOutcome(
+      {
+        schema_version: 1,
+        command_id: 'cmd-1',
+        run_id: 'run_1',
+        tenant: 'acme',
+        tool: 'update_ticket.v1',
+        status: 'ok',
+        operation_id: 'op_1',
+        result: '{"change_id":"chg-0"}',
+        error: null,
+        pending: null,
+        arguments_sha256: 'x',
+        completed_at: 1,
+        duration_ms: 5,
+      },
+      'gatehouse.execute:0:40',
+    );
+    for (const key of [CLAIM, KEY])
+      w.idempotency.seed(key, {
+        state: 'in_flight',
+        arguments_sha256: order().arguments_sha256,
+        lease_until: Date.now() - 1,
+        staged,
+        command_id: 'cmd-1',
+      });
     await handler(w, sor)(order(), record);
     expect(results(w)).toMatchObject([{ status: 'ok', result: '{"change_id":"chg-0"}' }]);
     expect(w.idempotency.records.get(KEY)).toMatchObject({ state: 'succeeded', outcome: staged });

@@ -34,7 +34,9 @@ describe('executor configuration', () => {
   });
 
   it('treats empty values as unset, so GATEHOUSE_REDIS_PREFIX="" means gh: as in the approval service', () => {
-    expect(executorConfigFromEnv({ ...TRUSTED, GATEHOUSE_REDIS_PREFIX: '', EXECUTOR_GROUP_ID: '', EXECUTOR_HOST: '', EXECUTOR_ID: '' })).toMatchObject({
+    expect(
+      executorConfigFromEnv({ ...TRUSTED, GATEHOUSE_REDIS_PREFIX: '', EXECUTOR_GROUP_ID: '', EXECUTOR_HOST: '', EXECUTOR_ID: '' }),
+    ).toMatchObject({
       redisPrefix: 'gh:',
       groupId: 'gatehouse-executor',
       host: '127.0.0.1',
@@ -43,13 +45,22 @@ describe('executor configuration', () => {
   });
 
   it('reads per-tenant slot limits as a JSON object', () => {
-    expect(executorConfigFromEnv({ ...TRUSTED, GATEHOUSE_TENANT_SLOT_LIMITS: '{"acme": 2, "globex": 16}' }).limits.tenants).toEqual({ acme: 2, globex: 16 });
+    expect(executorConfigFromEnv({ ...TRUSTED, GATEHOUSE_TENANT_SLOT_LIMITS: '{"acme": 2, "globex": 16}' }).limits.tenants).toEqual({
+      acme: 2,
+      globex: 16,
+    });
   });
 
   it('refuses malformed slot limits naming the variable, a JSON syntax error included', () => {
-    expect(() => executorConfigFromEnv({ ...TRUSTED, GATEHOUSE_TENANT_SLOT_LIMITS: '{acme: 2}' })).toThrow(/GATEHOUSE_TENANT_SLOT_LIMITS: not a JSON object/);
-    expect(() => executorConfigFromEnv({ ...TRUSTED, GATEHOUSE_TENANT_SLOT_LIMITS: '[]' })).toThrow(/GATEHOUSE_TENANT_SLOT_LIMITS: not a JSON object \(got an array\)/);
-    expect(() => executorConfigFromEnv({ ...TRUSTED, GATEHOUSE_TENANT_SLOT_LIMITS: '{"acme": 0}' })).toThrow(/GATEHOUSE_TENANT_SLOT_LIMITS: the value of "acme"/);
+    expect(() => executorConfigFromEnv({ ...TRUSTED, GATEHOUSE_TENANT_SLOT_LIMITS: '{acme: 2}' })).toThrow(
+      /GATEHOUSE_TENANT_SLOT_LIMITS: not a JSON object/,
+    );
+    expect(() => executorConfigFromEnv({ ...TRUSTED, GATEHOUSE_TENANT_SLOT_LIMITS: '[]' })).toThrow(
+      /GATEHOUSE_TENANT_SLOT_LIMITS: not a JSON object \(got an array\)/,
+    );
+    expect(() => executorConfigFromEnv({ ...TRUSTED, GATEHOUSE_TENANT_SLOT_LIMITS: '{"acme": 0}' })).toThrow(
+      /GATEHOUSE_TENANT_SLOT_LIMITS: the value of "acme"/,
+    );
   });
 
   it('accepts ports 0..65535 and refuses the rest', () => {

@@ -8,7 +8,15 @@ import type { ExecutionOrder, ToolResult, TopicRole } from '@gatehouse/events';
 import { createLogger, GatehouseMetrics } from '@gatehouse/telemetry';
 import type { IHeaders, Message } from 'kafkajs';
 import type {
-  Answer, ApprovalRecords, EventSink, HandlerCredentials, IdempotencyKeys, ProposalRecords, ResourceLocks, RunLookup, SlotLeases,
+  Answer,
+  ApprovalRecords,
+  EventSink,
+  HandlerCredentials,
+  IdempotencyKeys,
+  ProposalRecords,
+  ResourceLocks,
+  RunLookup,
+  SlotLeases,
 } from '../src/executor-ports.js';
 import type { WritePathDeps } from '../src/keyed-write.js';
 
@@ -39,11 +47,19 @@ export class FakeIdempotencyKeys implements IdempotencyKeys {
     const now = Date.now();
     const rec = this.records.get(key);
     if (rec === undefined) {
-      this.records.set(key, { state: 'in_flight', arguments_sha256: argumentsSha256, owner, lease_until: now + leaseMs, outcome: null, command_id: commandId });
+      this.records.set(key, {
+        state: 'in_flight',
+        arguments_sha256: argumentsSha256,
+        owner,
+        lease_until: now + leaseMs,
+        outcome: null,
+        command_id: commandId,
+      });
       return Promise.resolve({ kind: 'claimed' });
     }
     if (rec.arguments_sha256 !== argumentsSha256) return Promise.resolve({ kind: 'reused' });
-    if (rec.state === 'succeeded' || rec.state === 'failed') return Promise.resolve({ kind: 'stored', state: rec.state, outcome: rec.outcome ?? '' });
+    if (rec.state === 'succeeded' || rec.state === 'failed')
+      return Promise.resolve({ kind: 'stored', state: rec.state, outcome: rec.outcome ?? '' });
     if (rec.state === 'unknown') return Promise.resolve({ kind: 'unknown', outcome: rec.outcome ?? '' });
     if (rec.owner === owner) {
       rec.lease_until = now + leaseMs;
@@ -53,7 +69,9 @@ export class FakeIdempotencyKeys implements IdempotencyKeys {
     if (left > 0) return Promise.resolve({ kind: 'in_progress', owner: rec.owner, leaseLeftMs: left, commandId: rec.command_id });
     const previousOwner = rec.owner;
     Object.assign(rec, { owner, lease_until: now + leaseMs, previous_owner: previousOwner });
-    return Promise.resolve(rec.staged === undefined ? { kind: 'orphaned', previousOwner } : { kind: 'orphaned', previousOwner, staged: rec.staged });
+    return Promise.resolve(
+      rec.staged === undefined ? { kind: 'orphaned', previousOwner } : { kind: 'orphaned', previousOwner, staged: rec.staged },
+    );
   }
 
   finish(key: string, owner: string, state: 'succeeded' | 'failed' | 'unknown', outcome: string): Promise<boolean> {
@@ -214,39 +232,82 @@ export const credentials: HandlerCredentials = {
 // --- The tools -------------------------------------------------------------------------------
 
 /** A closed object schema (the catalog lints open ones). */
-const closed = <const P extends Readonly<Record<string, JSONSchema>>, const R extends readonly (keyof P & string)[]>(properties: P, required: R) =>
-  ({ type: 'object', additionalProperties: false, required, properties }) as const;
+const closed = <const P extends Readonly<Record<string, JSONSchema>>, const R extends readonly (keyof P & string)[]>(
+  properties: P,
+  required: R,
+) => ({ type: 'object', additionalProperties: false, required, properties }) as const;
 
 /** A commit whose proposal names a ticket and its new status; the system of record answers a change id. */
 export const updateTicket = defineTool({
-  name: 'update_ticket', version: 1, description: 'Applies a ticket change proposal.', effect: 'write', retry: 'idempotent', approval: 'ticket',
+  name: 'update_ticket',
+  version: 1,
+  description: 'Applies a ticket change proposal.',
+  effect: 'write',
+  retry: 'idempotent',
+  approval: 'ticket',
   input: closed({ proposal_id: { type: 'string' } }, ['proposal_id']),
   proposal: closed({ ticket_id: { type: 'string' }, status: { type: 'string', enum: ['open', 'closed'] } }, ['ticket_id', 'status']),
   output: closed({ change_id: { type: 'string' } }, ['change_id']),
-  timeoutMs: 150, cancel: 'none', maxResultBytes: 256, previewedBy: 'preview_ticket.v1',
+  timeoutMs: 150,
+  cancel: 'none',
+  maxResultBytes: 256,
+  previewedBy: 'preview_ticket.v1',
 });
 /** The same commit to a system of record that honours the idempotency key (a resend under it applies once). */
 export const updateTicketKeyed = defineTool({
-  name: 'update_ticket_keyed', version: 1, description: 'Applies a ticket change proposal, once per key.', effect: 'write', retry: 'idempotent', approval: 'ticket',
+  name: 'update_ticket_keyed',
+  version: 1,
+  description: 'Applies a ticket change proposal, once per key.',
+  effect: 'write',
+  retry: 'idempotent',
+  approval: 'ticket',
   input: closed({ proposal_id: { type: 'string' } }, ['proposal_id']),
   proposal: closed({ ticket_id: { type: 'string' }, status: { type: 'string', enum: ['open', 'closed'] } }, ['ticket_id', 'status']),
   output: closed({ change_id: { type: 'string' } }, ['change_id']),
-  timeoutMs: 150, cancel: 'none', maxResultBytes: 256, honoursIdempotencyKey: true, previewedBy: 'preview_ticket_keyed.v1',
+  timeoutMs: 150,
+  cancel: 'none',
+  maxResultBytes: 256,
+  honoursIdempotencyKey: true,
+  previewedBy: 'preview_ticket_keyed.v1',
 });
 /** A read. */
 export const readTicket = defineTool({
-  name: 'read_ticket', version: 1, description: 'Reads a ticket.', effect: 'read', retry: 'never',
+  name: 'read_ticket',
+  version: 1,
+  description: 'Reads a ticket.',
+  effect: 'read',
+  retry: 'never',
   input: closed({ ticket_id: { type: 'string' } }, ['ticket_id']),
   output: closed({ status: { type: 'string' } }, ['status']),
-  timeoutMs: 150, cancel: 'none', maxResultBytes: 256,
+  timeoutMs: 150,
+  cancel: 'none',
+  maxResultBytes: 256,
 });
-const previewOf = (name: string, commits: string) => defineTool({
-  name, version: 1, description: 'Previews a ticket change.', effect: 'read', retry: 'safe', commits,
-  input: closed({ ticket_id: { type: 'string' } }, ['ticket_id']),
-  output: closed({ proposal_id: { type: 'string' }, expires_at: { type: 'string' }, effect: { type: 'string' } }, ['proposal_id', 'expires_at', 'effect']),
-  timeoutMs: 150, cancel: 'none', maxResultBytes: 256,
-});
-export const catalog = Catalog.load([updateTicket, updateTicketKeyed, readTicket, previewOf('preview_ticket', 'update_ticket.v1'), previewOf('preview_ticket_keyed', 'update_ticket_keyed.v1')]);
+const previewOf = (name: string, commits: string) =>
+  defineTool({
+    name,
+    version: 1,
+    description: 'Previews a ticket change.',
+    effect: 'read',
+    retry: 'safe',
+    commits,
+    input: closed({ ticket_id: { type: 'string' } }, ['ticket_id']),
+    output: closed({ proposal_id: { type: 'string' }, expires_at: { type: 'string' }, effect: { type: 'string' } }, [
+      'proposal_id',
+      'expires_at',
+      'effect',
+    ]),
+    timeoutMs: 150,
+    cancel: 'none',
+    maxResultBytes: 256,
+  });
+export const catalog = Catalog.load([
+  updateTicket,
+  updateTicketKeyed,
+  readTicket,
+  previewOf('preview_ticket', 'update_ticket.v1'),
+  previewOf('preview_ticket_keyed', 'update_ticket_keyed.v1'),
+]);
 
 /** What a test's system of record does: each handler call and status ask is recorded and answered by the script. */
 export interface SystemOfRecord {
@@ -288,32 +349,82 @@ export const KEY = 'run_1:p_1:update';
 
 export function run(overrides: Partial<Run> = {}): Run {
   return {
-    run_id: 'run_1', tenant: 'acme', principal: 'agent:bot', role: 'agent', capabilities: ['update_ticket.v1'], environment: 'test',
-    created_at: Date.now() - 1000, expires_at: Date.now() + 3_600_000, stopped_at: null, ...overrides,
+    run_id: 'run_1',
+    tenant: 'acme',
+    principal: 'agent:bot',
+    role: 'agent',
+    capabilities: ['update_ticket.v1'],
+    environment: 'test',
+    created_at: Date.now() - 1000,
+    expires_at: Date.now() + 3_600_000,
+    stopped_at: null,
+    ...overrides,
   };
 }
 
 export function proposal(overrides: Partial<Proposal> = {}): Proposal {
   return {
-    proposal_id: 'p_1', tool: 'update_ticket.v1', arguments: ARGS, arguments_sha256: SHA, target: { type: 'ticket', id: 'T-1', version: 3 }, effect: 'Close T-1',
+    proposal_id: 'p_1',
+    tool: 'update_ticket.v1',
+    arguments: ARGS,
+    arguments_sha256: SHA,
+    target: { type: 'ticket', id: 'T-1', version: 3 },
+    effect: 'Close T-1',
     diff: { changes: [], recipients: [], amount: null, affected_records: 1, irreversible: [] },
-    environment: 'test', run_id: 'run_1', tenant: 'acme', principal: 'agent:bot', created_at: Date.now() - 1000, expires_at: Date.now() + 600_000, ...overrides,
+    environment: 'test',
+    run_id: 'run_1',
+    tenant: 'acme',
+    principal: 'agent:bot',
+    created_at: Date.now() - 1000,
+    expires_at: Date.now() + 600_000,
+    ...overrides,
   };
 }
 
 export function approval(overrides: Partial<ApprovalRecord> = {}): ApprovalRecord {
   return {
-    approval_id: 'apr_1', proposal_id: 'p_1', arguments_sha256: SHA, target_type: 'ticket', target_id: 'T-1', target_version: 3, approved_by: 'lead@acme.example',
-    approver_roles: ['lead'], required_role: 'lead', approved_at: Date.now() - 500, expires_at: Date.now() + 600_000, ...overrides,
+    approval_id: 'apr_1',
+    proposal_id: 'p_1',
+    arguments_sha256: SHA,
+    target_type: 'ticket',
+    target_id: 'T-1',
+    target_version: 3,
+    approved_by: 'lead@acme.example',
+    approver_roles: ['lead'],
+    required_role: 'lead',
+    approved_at: Date.now() - 500,
+    expires_at: Date.now() + 600_000,
+    ...overrides,
   };
 }
 
 export function order(overrides: Partial<ExecutionOrder> = {}): ExecutionOrder {
   return {
-    schema_version: 1, order_id: 'ord-1', command_id: 'cmd-1', run_id: 'run_1', tenant: 'acme', principal: 'agent:bot', environment: 'test',
-    tool: 'update_ticket.v1', effect: 'write', arguments: ARGS, arguments_sha256: SHA, proposal_id: 'p_1',
-    approval: { approval_id: 'apr_1', approved_by: 'lead@acme.example', approved_at: Date.now() - 500, expires_at: Date.now() + 600_000, arguments_sha256: SHA, target_version: 3 },
-    idempotency_key: KEY, deadline_at: null, issued_at: Date.now(), on_behalf_of: null, ...overrides,
+    schema_version: 1,
+    order_id: 'ord-1',
+    command_id: 'cmd-1',
+    run_id: 'run_1',
+    tenant: 'acme',
+    principal: 'agent:bot',
+    environment: 'test',
+    tool: 'update_ticket.v1',
+    effect: 'write',
+    arguments: ARGS,
+    arguments_sha256: SHA,
+    proposal_id: 'p_1',
+    approval: {
+      approval_id: 'apr_1',
+      approved_by: 'lead@acme.example',
+      approved_at: Date.now() - 500,
+      expires_at: Date.now() + 600_000,
+      arguments_sha256: SHA,
+      target_version: 3,
+    },
+    idempotency_key: KEY,
+    deadline_at: null,
+    issued_at: Date.now(),
+    on_behalf_of: null,
+    ...overrides,
   };
 }
 
@@ -349,7 +460,10 @@ export function world(): World {
     events: new FakeEventSink(),
     metrics: new GatehouseMetrics({ tools: catalog.tools() }),
     lines,
-    logger: createLogger('executor-test', { level: 'debug', destination: { write: (line: string) => void lines.push(JSON.parse(line) as LogLine) } }),
+    logger: createLogger('executor-test', {
+      level: 'debug',
+      destination: { write: (line: string) => void lines.push(JSON.parse(line) as LogLine) },
+    }),
   };
   w.approvals.records.set('apr_1', { record: approval(), consumedBy: null });
   w.proposals.records.set('p_1', { proposal: proposal(), state: 'open', consumed_by: null });
@@ -361,9 +475,20 @@ export const LEASE_MS = 30;
 export function writeDeps(w: World): WritePathDeps {
   const runs: RunLookup = { get: (id) => Promise.resolve(w.runs.get(id)) };
   return {
-    catalog, idempotency: w.idempotency, proposals: w.proposals, approvals: w.approvals, runs, slots: w.slots, locks: w.locks,
-    limits: { tenantDefault: 4, tenants: {}, run: 2 }, publisher: w.events, executorId: 'executor-1', leaseMs: LEASE_MS,
-    logger: w.logger, metrics: w.metrics, credentials,
+    catalog,
+    idempotency: w.idempotency,
+    proposals: w.proposals,
+    approvals: w.approvals,
+    runs,
+    slots: w.slots,
+    locks: w.locks,
+    limits: { tenantDefault: 4, tenants: {}, run: 2 },
+    publisher: w.events,
+    executorId: 'executor-1',
+    leaseMs: LEASE_MS,
+    logger: w.logger,
+    metrics: w.metrics,
+    credentials,
   };
 }
 

@@ -10,7 +10,12 @@ import type { SystemOfRecord, World } from './fakes.js';
 const ORIGIN = 'gatehouse.execute:0:41';
 
 /** Runs one write order through the write path; what it answered comes back. */
-async function write(w: World, sor: SystemOfRecord, overrides: Parameters<typeof order>[0] = {}, implementation = ticketWrite(sor)): Promise<ToolResult[]> {
+async function write(
+  w: World,
+  sor: SystemOfRecord,
+  overrides: Parameters<typeof order>[0] = {},
+  implementation = ticketWrite(sor),
+): Promise<ToolResult[]> {
   const { results, answer } = answers();
   await executeWrite(order(overrides), implementation, { headers: undefined, origin: ORIGIN }, writeDeps(w), answer);
   return results;
@@ -25,15 +30,46 @@ const stateOf = (w: World) => w.idempotency.records.get(KEY)?.state;
 const messages = (w: World) => w.lines.map((line) => line.msg);
 /** A stored answer of this key, as a previous execution from another record left it. */
 const storedAnswer = (status: 'ok' | 'unknown', origin = 'gatehouse.execute:3:7'): string =>
-  toStoredOutcome({
-    schema_version: 1, command_id: 'cmd-0', run_id: 'run_1', tenant: 'acme', tool: 'update_ticket.v1', status,
-    operation_id: writeOperationId(KEY), result: status === 'ok' ? '{"change_id":"chg-0"}' : null,
-    error: status === 'ok' ? null : { code: 'OUTCOME_UNKNOWN', message: 'may or may not', retryable: false, retry_after_ms: null, field: null, permitted: [], next: null, details: null },
-    pending: null, arguments_sha256: 'x', completed_at: 1, duration_ms: 5,
-  }, origin);
+  toStoredOutcome(
+    {
+      schema_version: 1,
+      command_id: 'cmd-0',
+      run_id: 'run_1',
+      tenant: 'acme',
+      tool: 'update_ticket.v1',
+      status,
+      operation_id: writeOperationId(KEY),
+      result: status === 'ok' ? '{"change_id":"chg-0"}' : null,
+      error:
+        status === 'ok'
+          ? null
+          : {
+              code: 'OUTCOME_UNKNOWN',
+              message: 'may or may not',
+              retryable: false,
+              retry_after_ms: null,
+              field: null,
+              permitted: [],
+              next: null,
+              details: null,
+            },
+      pending: null,
+      arguments_sha256: 'x',
+      completed_at: 1,
+      duration_ms: 5,
+    },
+    origin,
+  );
 /** The key in flight under an owner that stopped, its lease run out. */
 const orphan = (w: World, staged?: string) =>
-  w.idempotency.seed(KEY, { state: 'in_flight', arguments_sha256: order().arguments_sha256, owner: 'dead-executor/1', lease_until: Date.now() - 1, command_id: 'cmd-0', ...(staged === undefined ? {} : { staged }) });
+  w.idempotency.seed(KEY, {
+    state: 'in_flight',
+    arguments_sha256: order().arguments_sha256,
+    owner: 'dead-executor/1',
+    lease_until: Date.now() - 1,
+    command_id: 'cmd-0',
+    ...(staged === undefined ? {} : { staged }),
+  });
 
 describe('the write path: claiming the key', () => {
   it('refuses a write with no idempotency key IDEMPOTENCY_KEY_MISSING, running nothing and claiming nothing', async () => {
@@ -99,7 +135,12 @@ describe('the write path: claiming the key', () => {
   it('answers IN_PROGRESS, with the lease left, while another command runs under the key', async () => {
     const w = world();
     const sor = systemOfRecord();
-    w.idempotency.seed(KEY, { state: 'in_flight', arguments_sha256: order().arguments_sha256, lease_until: Date.now() + 60_000, command_id: 'cmd-0' });
+    w.idempotency.seed(KEY, {
+      state: 'in_flight',
+      arguments_sha256: order().arguments_sha256,
+      lease_until: Date.now() + 60_000,
+      command_id: 'cmd-0',
+    });
     const result = only(await write(w, sor));
     expect(result.error).toMatchObject({ code: 'IN_PROGRESS' });
     expect(result.error?.retry_after_ms).toBeGreaterThan(50_000);
@@ -109,9 +150,16 @@ describe('the write path: claiming the key', () => {
 
   it('leaves a copy of the very command that is running under the key unanswered, so its record comes back', async () => {
     const w = world();
-    w.idempotency.seed(KEY, { state: 'in_flight', arguments_sha256: order().arguments_sha256, lease_until: Date.now() + 60_000, command_id: 'cmd-1' });
+    w.idempotency.seed(KEY, {
+      state: 'in_flight',
+      arguments_sha256: order().arguments_sha256,
+      lease_until: Date.now() + 60_000,
+      command_id: 'cmd-1',
+    });
     const { results, answer } = answers();
-    await expect(executeWrite(order(), ticketWrite(systemOfRecord()), { headers: undefined, origin: ORIGIN }, writeDeps(w), answer)).rejects.toThrow('cmd-1 is still running');
+    await expect(
+      executeWrite(order(), ticketWrite(systemOfRecord()), { headers: undefined, origin: ORIGIN }, writeDeps(w), answer),
+    ).rejects.toThrow('cmd-1 is still running');
     expect(results).toEqual([]);
   });
 });
@@ -169,8 +217,16 @@ describe('the write path: taking over a key whose owner stopped', () => {
     const unknownOutcome = vi.spyOn(w.metrics, 'unknownOutcome');
     const result = only(await write(w, sor));
     const [handoff] = w.events.of('operator') as OperatorHandoff[];
-    expect(handoff).toMatchObject({ reason: 'owner_lost', idempotency_key: KEY, command_id: 'cmd-1', proposal_id: 'p_1', executor: 'executor-1' });
-    expect(handoff?.last_error).toBe('previous owner dead-executor/1 stopped mid-write; status query: the system of record does not know the key');
+    expect(handoff).toMatchObject({
+      reason: 'owner_lost',
+      idempotency_key: KEY,
+      command_id: 'cmd-1',
+      proposal_id: 'p_1',
+      executor: 'executor-1',
+    });
+    expect(handoff?.last_error).toBe(
+      'previous owner dead-executor/1 stopped mid-write; status query: the system of record does not know the key',
+    );
     expect(result).toMatchObject({ status: 'unknown', error: { code: 'OUTCOME_UNKNOWN' } });
     expect(JSON.parse(result.error?.details ?? '{}')).toEqual({ handoff_id: handoff?.handoff_id, idempotency_key: KEY });
     expect(stateOf(w)).toBe('unknown');
@@ -185,7 +241,11 @@ describe('the write path: taking over a key whose owner stopped', () => {
     sor.status = () => Promise.resolve({ state: 'unknown' });
     orphan(w);
     w.approvals.records.set('apr_1', { record: w.approvals.records.get('apr_1')!.record, consumedBy: KEY });
-    Object.assign(w.proposals.records.get('p_1')!, { proposal: { ...w.proposals.records.get('p_1')!.proposal, tool: 'update_ticket_keyed.v1' }, state: 'consumed', consumed_by: KEY });
+    Object.assign(w.proposals.records.get('p_1')!, {
+      proposal: { ...w.proposals.records.get('p_1')!.proposal, tool: 'update_ticket_keyed.v1' },
+      state: 'consumed',
+      consumed_by: KEY,
+    });
     const result = only(await write(w, sor, { tool: 'update_ticket_keyed.v1' }, ticketWrite(sor, updateTicketKeyed)));
     expect(result).toMatchObject({ status: 'ok', result: '{"change_id":"chg-1"}' });
     expect(sor.runs).toHaveLength(1);
@@ -201,7 +261,9 @@ describe('the write path: taking over a key whose owner stopped', () => {
     orphan(w);
     const result = only(await write(w, sor, { tool: 'update_ticket_keyed.v1' }, ticketWrite(sor, updateTicketKeyed)));
     expect(result.error?.code).toBe('OUTCOME_UNKNOWN');
-    expect(w.events.of('operator')).toMatchObject([{ reason: 'status_unavailable', last_error: expect.stringContaining('connection refused') as unknown }]);
+    expect(w.events.of('operator')).toMatchObject([
+      { reason: 'status_unavailable', last_error: expect.stringContaining('connection refused') as unknown },
+    ]);
     expect(sor.runs).toEqual([]);
   });
 });
@@ -220,9 +282,25 @@ describe('the write path: proving the write', () => {
 
   it.each([
     ['an approval that is not there', (w: World) => w.approvals.records.delete('apr_1'), 'APPROVAL_NOT_FOUND'],
-    ['an expired approval', (w: World) => w.approvals.records.set('apr_1', { record: { ...w.approvals.records.get('apr_1')!.record, expires_at: Date.now() - 1 }, consumedBy: null }), 'APPROVAL_EXPIRED'],
+    [
+      'an expired approval',
+      (w: World) =>
+        w.approvals.records.set('apr_1', {
+          record: { ...w.approvals.records.get('apr_1')!.record, expires_at: Date.now() - 1 },
+          consumedBy: null,
+        }),
+      'APPROVAL_EXPIRED',
+    ],
     ['a proposal that is gone', (w: World) => w.proposals.records.delete('p_1'), 'PROPOSAL_NOT_FOUND'],
-    ['an approval of other arguments', (w: World) => w.approvals.records.set('apr_1', { record: { ...w.approvals.records.get('apr_1')!.record, arguments_sha256: 'e'.repeat(64) }, consumedBy: null }), 'ARGUMENTS_MISMATCH'],
+    [
+      'an approval of other arguments',
+      (w: World) =>
+        w.approvals.records.set('apr_1', {
+          record: { ...w.approvals.records.get('apr_1')!.record, arguments_sha256: 'e'.repeat(64) },
+          consumedBy: null,
+        }),
+      'ARGUMENTS_MISMATCH',
+    ],
   ] as const)('refuses a write with %s before running it and gives the key back', async (_why, setup, code) => {
     const w = world();
     const sor = systemOfRecord();
@@ -240,10 +318,16 @@ describe('the write path: proving the write', () => {
     const args = '{"status":"reopened","ticket_id":"T-1"}';
     const { sha256Hex } = await import('@gatehouse/contracts');
     const sha = sha256Hex(args);
-    w.proposals.records.set('p_1', { proposal: { ...w.proposals.records.get('p_1')!.proposal, arguments: args, arguments_sha256: sha }, state: 'open', consumed_by: null });
+    w.proposals.records.set('p_1', {
+      proposal: { ...w.proposals.records.get('p_1')!.proposal, arguments: args, arguments_sha256: sha },
+      state: 'open',
+      consumed_by: null,
+    });
     w.approvals.records.set('apr_1', { record: { ...w.approvals.records.get('apr_1')!.record, arguments_sha256: sha }, consumedBy: null });
     const violation = vi.spyOn(w.metrics, 'outputViolation');
-    const result = only(await write(w, sor, { arguments: args, arguments_sha256: sha, approval: { ...order().approval!, arguments_sha256: sha } }));
+    const result = only(
+      await write(w, sor, { arguments: args, arguments_sha256: sha, approval: { ...order().approval!, arguments_sha256: sha } }),
+    );
     expect(result.error).toMatchObject({ code: 'OUTPUT_INVALID', field: '/status' });
     expect(violation).toHaveBeenCalledWith('update_ticket.v1', 'OUTPUT_INVALID');
     expect(w.idempotency.records.has(KEY)).toBe(false);
@@ -277,7 +361,11 @@ describe('the write path: slots and the resource lock', () => {
     const sor = systemOfRecord();
     w.slots.free = false;
     const result = only(await write(w, sor));
-    expect(result.error).toMatchObject({ code: 'TIMEOUT', retryable: false, message: 'No concurrency slot of this tenant freed up before the deadline' });
+    expect(result.error).toMatchObject({
+      code: 'TIMEOUT',
+      retryable: false,
+      message: 'No concurrency slot of this tenant freed up before the deadline',
+    });
     expect(w.proposals.records.get('p_1')).toMatchObject({ state: 'open', consumed_by: null });
     expect(w.idempotency.records.has(KEY)).toBe(false);
     expect(sor.runs).toEqual([]);
@@ -372,7 +460,12 @@ describe('the write path: the handler’s answer', () => {
     sor.status = () => Promise.resolve({ state: 'unknown' });
     const result = only(await write(w, sor));
     expect(result.error?.code).toBe('OUTCOME_UNKNOWN');
-    expect(w.events.of('operator')).toMatchObject([{ reason: 'timeout', last_error: 'update_ticket.v1 did not finish within 150 ms; status query: the system of record does not know the key' }]);
+    expect(w.events.of('operator')).toMatchObject([
+      {
+        reason: 'timeout',
+        last_error: 'update_ticket.v1 did not finish within 150 ms; status query: the system of record does not know the key',
+      },
+    ]);
     expect(stateOf(w)).toBe('unknown');
     expect(w.proposals.records.get('p_1')?.state).toBe('consumed');
     expect(messages(w)).toContain('outcome unknown; handed to an operator');
@@ -386,7 +479,9 @@ describe('the write path: the handler’s answer', () => {
     delete noStatus.status;
     const result = only(await write(w, sor, {}, noStatus));
     expect(result.error?.code).toBe('OUTCOME_UNKNOWN');
-    expect(w.events.of('operator')).toMatchObject([{ reason: 'ambiguous_answer', last_error: 'connection reset; status query: the tool has no status query' }]);
+    expect(w.events.of('operator')).toMatchObject([
+      { reason: 'ambiguous_answer', last_error: 'connection reset; status query: the tool has no status query' },
+    ]);
   });
 });
 
@@ -394,12 +489,18 @@ describe('the write path: settling', () => {
   it('stages the answer on the key before settling it, and settles it before the answer is kept', async () => {
     const w = world();
     const steps: string[] = [];
-    await executeWrite(order(), ticketWrite(systemOfRecord()), { headers: undefined, origin: ORIGIN }, writeDeps(w), async (result, keyed) => {
-      await keyed?.stage();
-      steps.push(`staged ${w.idempotency.records.get(KEY)?.staged === undefined ? 'nothing' : 'the answer'}`);
-      await keyed?.settle();
-      steps.push(`settled ${stateOf(w)}`, `answered ${result.status}`);
-    });
+    await executeWrite(
+      order(),
+      ticketWrite(systemOfRecord()),
+      { headers: undefined, origin: ORIGIN },
+      writeDeps(w),
+      async (result, keyed) => {
+        await keyed?.stage();
+        steps.push(`staged ${w.idempotency.records.get(KEY)?.staged === undefined ? 'nothing' : 'the answer'}`);
+        await keyed?.settle();
+        steps.push(`settled ${stateOf(w)}`, `answered ${result.status}`);
+      },
+    );
     expect(steps).toEqual(['staged the answer', 'settled succeeded', 'answered ok']);
   });
 
@@ -409,7 +510,9 @@ describe('the write path: settling', () => {
       await keyed?.stage();
       throw new Error('command taken over');
     };
-    await expect(executeWrite(order(), ticketWrite(systemOfRecord()), { headers: undefined, origin: ORIGIN }, writeDeps(w), failing)).rejects.toThrow('command taken over');
+    await expect(
+      executeWrite(order(), ticketWrite(systemOfRecord()), { headers: undefined, origin: ORIGIN }, writeDeps(w), failing),
+    ).rejects.toThrow('command taken over');
     expect(w.idempotency.records.get(KEY)).toMatchObject({ state: 'in_flight', staged: expect.stringContaining('chg-1') as unknown });
     expect(w.slots.held.size).toBe(0);
     expect(w.locks.holders.size).toBe(0);

@@ -50,7 +50,12 @@ const DOCUMENT_SCHEMA = {
           claim: { type: 'string', pattern: CLAIM },
           value: { type: 'string', minLength: 1, maxLength: 200 },
           role: { type: 'string', pattern: NAME },
-          capabilities: { type: 'array', minItems: 1, uniqueItems: true, items: { type: 'string', pattern: '^[a-z][a-z0-9_]{0,63}\\.v[1-9][0-9]{0,3}$' } },
+          capabilities: {
+            type: 'array',
+            minItems: 1,
+            uniqueItems: true,
+            items: { type: 'string', pattern: '^[a-z][a-z0-9_]{0,63}\\.v[1-9][0-9]{0,3}$' },
+          },
           tenant_claim: { type: 'string', pattern: CLAIM },
           environment: { type: 'string', pattern: NAME },
           run_ttl_ms: { type: 'integer', minimum: 60_000, maximum: 7 * 24 * 3600 * 1000 },
@@ -126,11 +131,20 @@ export class AgentPolicy {
   agentOf(claims: VerifiedClaims, registeredBy: string, now = Date.now()): AgentOf {
     const person = this.personOf(claims);
     const rule = this.document.rules.find((r) => claimValues(claims, r.claim).includes(r.value));
-    if (rule === undefined) return { ok: false, code: 'NOT_AN_AGENT_OWNER', message: `${person.name ?? person.subject}'s claims match no rule of the agent policy` };
+    if (rule === undefined)
+      return {
+        ok: false,
+        code: 'NOT_AN_AGENT_OWNER',
+        message: `${person.name ?? person.subject}'s claims match no rule of the agent policy`,
+      };
     const tenants = claimValues(claims, rule.tenant_claim ?? 'tenant');
     const [tenant] = tenants;
     if (tenants.length !== 1 || tenant === undefined) {
-      return { ok: false, code: 'NO_TENANT', message: `${rule.tenant_claim ?? 'tenant'} must name exactly one tenant for an agent's run; it names ${tenants.length}` };
+      return {
+        ok: false,
+        code: 'NO_TENANT',
+        message: `${rule.tenant_claim ?? 'tenant'} must name exactly one tenant for an agent's run; it names ${tenants.length}`,
+      };
     }
     // One run per sign-in session: Keycloak, Okta and Entra ID name it `sid`; else the sign-in's time.
     const authTime = typeof claims['auth_time'] === 'number' ? claims['auth_time'] : claims.iat;

@@ -45,13 +45,31 @@ export interface McpConfig {
 const VARIABLES = variablesReadBy('mcp');
 
 const list = (raw: string | undefined): string[] | undefined =>
-  raw === undefined ? undefined : raw.split(',').map((entry) => entry.trim().toLowerCase()).filter((entry) => entry !== '');
+  raw === undefined
+    ? undefined
+    : raw
+        .split(',')
+        .map((entry) => entry.trim().toLowerCase())
+        .filter((entry) => entry !== '');
 
 /** Sign-in needs the IdP, the agent policy and a stable public URL (the tokens' audience), together. */
-function signInOf(issuer: string | undefined, policyFile: string | undefined, publicUrl: string | undefined, scope: string, maxRunTtlMs: number, exchangeClientId: string | undefined): McpConfig['signIn'] {
+function signInOf(
+  issuer: string | undefined,
+  policyFile: string | undefined,
+  publicUrl: string | undefined,
+  scope: string,
+  maxRunTtlMs: number,
+  exchangeClientId: string | undefined,
+): McpConfig['signIn'] {
   if (policyFile === undefined) return undefined;
-  if (issuer === undefined) throw new ConfigError([{ variable: 'MCP_AGENT_POLICY_FILE', reason: 'needs GATEHOUSE_OIDC_ISSUER: the identity provider people sign in at' }]);
-  if (publicUrl === undefined) throw new ConfigError([{ variable: 'MCP_AGENT_POLICY_FILE', reason: 'needs MCP_PUBLIC_URL: tokens are checked for the audience <MCP_PUBLIC_URL>/mcp' }]);
+  if (issuer === undefined)
+    throw new ConfigError([
+      { variable: 'MCP_AGENT_POLICY_FILE', reason: 'needs GATEHOUSE_OIDC_ISSUER: the identity provider people sign in at' },
+    ]);
+  if (publicUrl === undefined)
+    throw new ConfigError([
+      { variable: 'MCP_AGENT_POLICY_FILE', reason: 'needs MCP_PUBLIC_URL: tokens are checked for the audience <MCP_PUBLIC_URL>/mcp' },
+    ]);
   return { issuer, agentPolicyFile: policyFile, scope, maxRunTtlMs, exchangeClientId };
 }
 
@@ -82,7 +100,14 @@ export function mcpConfigFromEnv(env: Env = process.env): McpConfig {
     taskTtlMs: c.MCP_TASK_TTL_MS,
     taskLeaseMs: c.MCP_TASK_LEASE_MS,
     listTtlMs: c.MCP_LIST_TTL_MS,
-    signIn: signInOf(c.GATEHOUSE_OIDC_ISSUER, c.MCP_AGENT_POLICY_FILE, c.MCP_PUBLIC_URL, c.MCP_OIDC_SCOPE, c.GATEHOUSE_MAX_RUN_TTL_MS, c.GATEHOUSE_EXCHANGE_CLIENT_ID),
+    signIn: signInOf(
+      c.GATEHOUSE_OIDC_ISSUER,
+      c.MCP_AGENT_POLICY_FILE,
+      c.MCP_PUBLIC_URL,
+      c.MCP_OIDC_SCOPE,
+      c.GATEHOUSE_MAX_RUN_TTL_MS,
+      c.GATEHOUSE_EXCHANGE_CLIENT_ID,
+    ),
     stdioToken: c.GATEHOUSE_MCP_TOKEN,
     resultKeys: keyRing({ policy: c.GATEHOUSE_POLICY_KEYS, approval: c.GATEHOUSE_APPROVAL_KEYS, executor: c.GATEHOUSE_EXECUTOR_KEYS }),
     tracing: { serviceName: c.OTEL_SERVICE_NAME ?? 'gatehouse-mcp', endpoint: c.OTEL_EXPORTER_OTLP_ENDPOINT },

@@ -24,14 +24,19 @@ export interface FrontDoorSpanInput {
  * request id. Never the arguments or the result.
  */
 export function startFrontDoorSpan(method: string, target: string | undefined, input: FrontDoorSpanInput): FrontDoorSpan {
-  const { span, context } = startServerSpan(tracer, target === undefined ? method : `${method} ${target}`, isTraceparent(input.traceparent) ? input.traceparent : undefined, () => ({
-    'mcp.method.name': method,
-    'jsonrpc.request.id': String(input.requestId),
-    'network.transport': 'tcp',
-    'network.protocol.name': 'http',
-    ...(typeof input.protocolVersion === 'string' ? { 'mcp.protocol.version': input.protocolVersion } : {}),
-    ...(method === 'tools/call' && target !== undefined ? { 'gen_ai.tool.name': target, 'gen_ai.operation.name': 'execute_tool' } : {}),
-  }));
+  const { span, context } = startServerSpan(
+    tracer,
+    target === undefined ? method : `${method} ${target}`,
+    isTraceparent(input.traceparent) ? input.traceparent : undefined,
+    () => ({
+      'mcp.method.name': method,
+      'jsonrpc.request.id': String(input.requestId),
+      'network.transport': 'tcp',
+      'network.protocol.name': 'http',
+      ...(typeof input.protocolVersion === 'string' ? { 'mcp.protocol.version': input.protocolVersion } : {}),
+      ...(method === 'tools/call' && target !== undefined ? { 'gen_ai.tool.name': target, 'gen_ai.operation.name': 'execute_tool' } : {}),
+    }),
+  );
   return {
     traceparent: traceHeadersOf(context).traceparent,
     end: (errorCode) => {

@@ -84,7 +84,6 @@ function wantsStream(body: unknown): boolean {
   return params?._meta?.progressToken !== undefined;
 }
 
-
 function claimsEnvelope(message: unknown): boolean {
   if (typeof message !== 'object' || message === null) return false;
   const meta = (message as { params?: { _meta?: unknown } }).params?._meta;
@@ -295,8 +294,13 @@ async function authenticateCaller({ options, served }: Front, req: IncomingMessa
   const scope = options.auth.scope === undefined ? '' : `, scope="${options.auth.scope}"`;
   const token = bearerOf(req);
   if (token === undefined) {
-    const how = options.auth.issuer === undefined ? "send the run's MCP token as Authorization: Bearer <token>" : `sign in at ${options.auth.issuer} (see ${metadata}), or send a run's MCP token`;
-    send(res, 401, rpcError(-32001, `Unauthorized: ${how}`), { 'www-authenticate': `Bearer realm="gatehouse", resource_metadata="${metadata}"${scope}` });
+    const how =
+      options.auth.issuer === undefined
+        ? "send the run's MCP token as Authorization: Bearer <token>"
+        : `sign in at ${options.auth.issuer} (see ${metadata}), or send a run's MCP token`;
+    send(res, 401, rpcError(-32001, `Unauthorized: ${how}`), {
+      'www-authenticate': `Bearer realm="gatehouse", resource_metadata="${metadata}"${scope}`,
+    });
     return { ok: false, status: 401 };
   }
   const check = await options.auth.authenticate(token);
@@ -339,7 +343,10 @@ async function serveMcp(
   }
   const request = maybeModern ? webRequestOf(req, `${served.base}${MCP_PATH}`, abort.signal) : undefined;
   if (request !== undefined && !(await isLegacyRequest(request, body))) {
-    const response = await modern.fetch(request, { parsedBody: body, authInfo: { token, clientId: run.run_id, scopes: [], extra: { run } } });
+    const response = await modern.fetch(request, {
+      parsedBody: body,
+      authInfo: { token, clientId: run.run_id, scopes: [], extra: { run } },
+    });
     await sendWeb(res, response);
     return response.status;
   }

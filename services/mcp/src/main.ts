@@ -22,7 +22,10 @@ await runMain({
       throw new StdioTokenError('--stdio serves one run: set GATEHOUSE_MCP_TOKEN to its token (gatehouse runs create --mcp-token)');
     }
     const pack = await hostToolPack(await loadToolPack(config.toolPack ?? ''), process.env);
-    const people = config.signIn === undefined ? undefined : await peopleSignIn(config.signIn, `${config.publicUrl ?? ''}/mcp`, pack.roles, pack.catalog);
+    const people =
+      config.signIn === undefined
+        ? undefined
+        : await peopleSignIn(config.signIn, `${config.publicUrl ?? ''}/mcp`, pack.roles, pack.catalog);
     const redis = createRedis(config.redisUrl, 'gatehouse-mcp', logger);
     teardown.add(() => redis.quit());
     const service = await startMcpService({
@@ -34,7 +37,14 @@ await runMain({
       transport:
         stdio && config.stdioToken !== undefined
           ? { kind: 'stdio', token: config.stdioToken }
-          : { kind: 'http', host: config.host, port: config.port, publicUrl: config.publicUrl, allowedHosts: config.allowedHosts, allowedOrigins: config.allowedOrigins },
+          : {
+              kind: 'http',
+              host: config.host,
+              port: config.port,
+              publicUrl: config.publicUrl,
+              allowedHosts: config.allowedHosts,
+              allowedOrigins: config.allowedOrigins,
+            },
       waitMs: config.waitMs,
       progressMs: config.progressMs,
       taskTtlMs: config.taskTtlMs,
@@ -44,6 +54,11 @@ await runMain({
       ...(people === undefined ? {} : { people }),
     });
     teardown.add(() => service.stop());
-    return { url: service.url, pack: pack.name, tools: pack.catalog.tools().length, sign_in: people === undefined ? 'off' : people.verifier.issuer };
+    return {
+      url: service.url,
+      pack: pack.name,
+      tools: pack.catalog.tools().length,
+      sign_in: people === undefined ? 'off' : people.verifier.issuer,
+    };
   },
 });

@@ -60,14 +60,15 @@ export class McpAuth {
     if (token.startsWith(RUN_TOKEN_PREFIX) || this.people === undefined) {
       const check = await this.runTokens.check(token);
       if (check.ok) return { ok: true, run: check.run, via: 'run_token' };
-      if (check.reason === 'run_inactive') return { ok: false, status: 401, code: 'RUN_INACTIVE', message: 'the run has expired or was stopped', error: 'invalid_token' };
+      if (check.reason === 'run_inactive')
+        return { ok: false, status: 401, code: 'RUN_INACTIVE', message: 'the run has expired or was stopped', error: 'invalid_token' };
       return { ok: false, status: 401, code: 'TOKEN_MALFORMED', message: 'the token is not valid', error: 'invalid_token' };
     }
     const verified = await this.people.verifier.verify(token);
     if (!verified.ok) {
       const code = refusalOfToken(verified.reason);
       return code === 'ISSUER_UNAVAILABLE'
-        ? { ok: false, status: 503, code, message: 'the identity provider\'s keys could not be fetched; try again' }
+        ? { ok: false, status: 503, code, message: "the identity provider's keys could not be fetched; try again" }
         : { ok: false, status: 401, code, message: verified.detail, error: 'invalid_token' };
     }
     const agent = this.people.policy.agentOf(verified.claims, 'gatehouse-mcp');
@@ -76,11 +77,23 @@ export class McpAuth {
     const existing = await this.runs.get(agent.run.run_id);
     if (existing !== undefined) {
       if (isActive(existing)) return { ok: true, run: existing, via: 'sign_in' };
-      return { ok: false, status: 401, code: 'RUN_INACTIVE', message: 'the run of this sign-in has ended (expired or stopped): sign in again for a new one', error: 'invalid_token' };
+      return {
+        ok: false,
+        status: 401,
+        code: 'RUN_INACTIVE',
+        message: 'the run of this sign-in has ended (expired or stopped): sign in again for a new one',
+        error: 'invalid_token',
+      };
     }
     if (await this.runs.create(agent.run)) {
       this.logger.info(
-        { run_id: agent.run.run_id, tenant: agent.run.tenant, role: agent.run.role, tools: agent.run.capabilities.length, on_behalf_of: agent.run.on_behalf_of?.subject ?? null },
+        {
+          run_id: agent.run.run_id,
+          tenant: agent.run.tenant,
+          role: agent.run.role,
+          tools: agent.run.capabilities.length,
+          on_behalf_of: agent.run.on_behalf_of?.subject ?? null,
+        },
         'run registered for a person signed in through an MCP client',
       );
       return { ok: true, run: agent.run, via: 'sign_in' };
@@ -88,11 +101,21 @@ export class McpAuth {
     // Another instance registered it first: the same session, the same run.
     const raced = await this.runs.get(agent.run.run_id);
     if (raced !== undefined && isActive(raced)) return { ok: true, run: raced, via: 'sign_in' };
-    return { ok: false, status: 401, code: 'RUN_INACTIVE', message: 'the run of this sign-in has ended: sign in again', error: 'invalid_token' };
+    return {
+      ok: false,
+      status: 401,
+      code: 'RUN_INACTIVE',
+      message: 'the run of this sign-in has ended: sign in again',
+      error: 'invalid_token',
+    };
   }
 
   /** Keeps the person's token for token exchange when it names the executors' client, and is newer than the one kept. */
-  private async keepSubjectToken(runId: string, token: string, claims: { readonly aud?: string | string[]; readonly exp: number }): Promise<void> {
+  private async keepSubjectToken(
+    runId: string,
+    token: string,
+    claims: { readonly aud?: string | string[]; readonly exp: number },
+  ): Promise<void> {
     const clientId = this.people?.exchangeClientId;
     if (clientId === undefined || this.delegation === undefined) return;
     const audiences = Array.isArray(claims.aud) ? claims.aud : [claims.aud];

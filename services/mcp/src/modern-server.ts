@@ -1,11 +1,27 @@
-import { CLIENT_CAPABILITIES_META_KEY, PROTOCOL_VERSION_META_KEY, ProtocolError, ProtocolErrorCode, Server } from '@modelcontextprotocol/server';
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  PROTOCOL_VERSION_META_KEY,
+  ProtocolError,
+  ProtocolErrorCode,
+  Server,
+} from '@modelcontextprotocol/server';
 import type { CallToolResult, ServerContext, Tool as ModernTool } from '@modelcontextprotocol/server';
 import * as z from 'zod/v4';
 import { toMcpToolResult } from '@gatehouse/client';
 import type { CallResult, McpToolResult, PendingNotice } from '@gatehouse/client';
 import { toolNameFromMcp } from '@gatehouse/contracts';
 import type { Run } from '@gatehouse/state';
-import { callerOf, INSTRUCTIONS, localError, pendingMessage, runTaskStore, runTools, serverInfoOf, taskDeadline, waitInRequest } from './run-server.js';
+import {
+  callerOf,
+  INSTRUCTIONS,
+  localError,
+  pendingMessage,
+  runTaskStore,
+  runTools,
+  serverInfoOf,
+  taskDeadline,
+  waitInRequest,
+} from './run-server.js';
 import type { Caller, FrontDoor, RequestChannel } from './run-server.js';
 import type { RunTaskStore, StoredTask } from './task-store.js';
 import { startFrontDoorSpan } from './front-door-span.js';
@@ -62,7 +78,9 @@ const storeOutcome =
   (store: RunTaskStore, taskId: string) =>
   async (result: CallResult): Promise<void> => {
     const outcome = toMcpToolResult(result);
-    await store.updateTaskStatus(taskId, 'working', result.ok ? 'Done.' : `${result.error.code}: ${result.error.message}`).catch(() => undefined);
+    await store
+      .updateTaskStatus(taskId, 'working', result.ok ? 'Done.' : `${result.error.code}: ${result.error.message}`)
+      .catch(() => undefined);
     await store.storeTaskResult(taskId, 'completed', outcome);
   };
 
@@ -92,10 +110,14 @@ export async function answerOrTask(
   const pending = new Promise<PendingNotice>((resolve) => (firstNotice = resolve));
   const made: { taskId?: string } = {};
   const taskStore = runTaskStore(run, door, storeOutcome);
-  const waiting = call(taskDeadline(run, door), (notice) => {
-    if (made.taskId === undefined) firstNotice(notice);
-    else taskStore.updateTaskStatus(made.taskId, 'working', pendingMessage(notice)).catch(() => undefined);
-  }, abort.signal);
+  const waiting = call(
+    taskDeadline(run, door),
+    (notice) => {
+      if (made.taskId === undefined) firstNotice(notice);
+      else taskStore.updateTaskStatus(made.taskId, 'working', pendingMessage(notice)).catch(() => undefined);
+    },
+    abort.signal,
+  );
   const first = await Promise.race([waiting.then((result) => ({ result })), pending.then((notice) => ({ notice }))]);
   channel.signal.removeEventListener('abort', stopWithRequest);
   if ('result' in first) {
@@ -106,9 +128,16 @@ export async function answerOrTask(
   }
   // From here the wait belongs to the task, not to this request. One write: the task, what it
   // calls, what it waits for, and this instance's lease on it.
-  const task = await taskStore.createCallTask({ ttl: door.taskTtlMs }, { tool: address, arguments: rawArguments, traceparent }, pendingMessage(first.notice));
+  const task = await taskStore.createCallTask(
+    { ttl: door.taskTtlMs },
+    { tool: address, arguments: rawArguments, traceparent },
+    pendingMessage(first.notice),
+  );
   made.taskId = task.taskId;
-  door.logger.info({ run_id: run.run_id, tenant: run.tenant, tool: address, task_id: task.taskId, proposal_id: first.notice.proposal_id }, 'tools/call answered with a task: it waits for a person');
+  door.logger.info(
+    { run_id: run.run_id, tenant: run.tenant, tool: address, task_id: task.taskId, proposal_id: first.notice.proposal_id },
+    'tools/call answered with a task: it waits for a person',
+  );
   door.waits.hold(run.run_id, task.taskId, waiting, abort, storeOutcome(taskStore, task.taskId));
   return { resultType: 'task', ...detailedTask({ task }) };
 }
@@ -131,14 +160,11 @@ export interface ModernRequestInfo {
  * tasks, and takes over one whose instance died.
  */
 export function createModernRunServer(run: Run, door: FrontDoor, info: ModernRequestInfo): Server {
-  const server = new Server(
-    serverInfoOf(door),
-    {
-      capabilities: { tools: { listChanged: false }, extensions: { [TASKS_EXTENSION]: {} } },
-      instructions: MODERN_INSTRUCTIONS,
-      jsonSchemaValidator: door.jsonSchemaValidator,
-    },
-  );
+  const server = new Server(serverInfoOf(door), {
+    capabilities: { tools: { listChanged: false }, extensions: { [TASKS_EXTENSION]: {} } },
+    instructions: MODERN_INSTRUCTIONS,
+    jsonSchemaValidator: door.jsonSchemaValidator,
+  });
   const taskStore = runTaskStore(run, door, storeOutcome);
 
   // The run's tools change only with the pack (a new deployment) and the run (it ends): a client may
@@ -173,7 +199,11 @@ export function createModernRunServer(run: Run, door: FrontDoor, info: ModernReq
     let answer: McpToolResult | Record<string, unknown>;
     if (declaresTasks(ctx)) answer = await answerOrTask(run, door, address, rawArguments, span.traceparent, call, channel);
     else answer = await waitInRequest(name, call, channel, door);
-    span.end(answer['resultType'] === 'task' ? undefined : ((answer as McpToolResult)._meta['gatehouse/error'] as { code?: string } | undefined)?.code);
+    span.end(
+      answer['resultType'] === 'task'
+        ? undefined
+        : ((answer as McpToolResult)._meta['gatehouse/error'] as { code?: string } | undefined)?.code,
+    );
     return answer as CallToolResult;
   });
 
@@ -195,7 +225,10 @@ export function createModernRunServer(run: Run, door: FrontDoor, info: ModernReq
   server.setRequestHandler('tasks/cancel', { params: TaskIdParams, result: AnyResult }, async (params, ctx) => {
     requireTasks(ctx);
     await storedOrRefuse(taskStore, params.taskId);
-    await taskStore.cancel(params.taskId, 'Cancelled by the client: the wait stopped. A write already ordered still runs at most once; it is never recalled.');
+    await taskStore.cancel(
+      params.taskId,
+      'Cancelled by the client: the wait stopped. A write already ordered still runs at most once; it is never recalled.',
+    );
     return {};
   });
 

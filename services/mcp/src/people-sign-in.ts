@@ -16,8 +16,18 @@ export function liveRoleTools(roles: Roles, catalog: Catalog): RoleTools {
  * Sign-in for people through their MCP client, checked at start-up: the agent policy against the
  * pack's roles, and the IdP's keys by discovery. Tokens must name `resource` as their audience.
  */
-export async function peopleSignIn(config: NonNullable<McpConfig['signIn']>, resource: string, roles: Roles, catalog: Catalog): Promise<PeopleSignIn> {
+export async function peopleSignIn(
+  config: NonNullable<McpConfig['signIn']>,
+  resource: string,
+  roles: Roles,
+  catalog: Catalog,
+): Promise<PeopleSignIn> {
   const policy = AgentPolicy.load(config.agentPolicyFile, liveRoleTools(roles, catalog), config.maxRunTtlMs);
   const verifier = await AccessTokenVerifier.discover({ issuer: config.issuer, audience: resource });
-  return { verifier, policy, scope: config.scope, ...(config.exchangeClientId === undefined ? {} : { exchangeClientId: config.exchangeClientId }) };
+  return {
+    verifier,
+    policy,
+    scope: config.scope,
+    ...(config.exchangeClientId === undefined ? {} : { exchangeClientId: config.exchangeClientId }),
+  };
 }

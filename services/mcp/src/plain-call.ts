@@ -1,7 +1,13 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
-import { CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, classifyInboundRequest, PROTOCOL_VERSION_META_KEY, SERVER_INFO_META_KEY } from '@modelcontextprotocol/server';
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  CLIENT_INFO_META_KEY,
+  classifyInboundRequest,
+  PROTOCOL_VERSION_META_KEY,
+  SERVER_INFO_META_KEY,
+} from '@modelcontextprotocol/server';
 import type { McpToolResult } from '@gatehouse/client';
 import { toolNameFromMcp } from '@gatehouse/contracts';
 import type { Run } from '@gatehouse/state';
@@ -45,7 +51,8 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return prototype === Object.prototype || prototype === null;
 }
 
-const onlyKeys = (value: Record<string, unknown>, allowed: ReadonlySet<string>): boolean => Object.keys(value).every((key) => allowed.has(key));
+const onlyKeys = (value: Record<string, unknown>, allowed: ReadonlySet<string>): boolean =>
+  Object.keys(value).every((key) => allowed.has(key));
 
 /** The headers as the SDKs' transports check them: both media types accepted, a JSON body. */
 function headersPass(headers: IncomingHttpHeaders): boolean {
@@ -55,8 +62,11 @@ function headersPass(headers: IncomingHttpHeaders): boolean {
 }
 
 /** A lone tools/call's id and params, when the message is exactly one; never a field more. */
-function callShape(body: unknown): { id: string | number; name: string; args: Record<string, unknown> | undefined; meta: Record<string, unknown> | undefined } | undefined {
-  if (!isPlainObject(body) || !onlyKeys(body, REQUEST_KEYS) || body['jsonrpc'] !== '2.0' || body['method'] !== 'tools/call') return undefined;
+function callShape(
+  body: unknown,
+): { id: string | number; name: string; args: Record<string, unknown> | undefined; meta: Record<string, unknown> | undefined } | undefined {
+  if (!isPlainObject(body) || !onlyKeys(body, REQUEST_KEYS) || body['jsonrpc'] !== '2.0' || body['method'] !== 'tools/call')
+    return undefined;
   const id = body['id'];
   if (typeof id !== 'string' && !(typeof id === 'number' && Number.isSafeInteger(id))) return undefined;
   const params = body['params'];
@@ -77,13 +87,27 @@ export function plainToolCall(body: unknown, headers: IncomingHttpHeaders): Plai
   if (version !== undefined && !(typeof version === 'string' && SUPPORTED_PROTOCOL_VERSIONS.includes(version))) return undefined;
   const shape = callShape(body);
   if (shape === undefined) return undefined;
-  return { id: shape.id, name: shape.name, arguments: shape.args, meta: shape.meta, protocolVersion: typeof version === 'string' ? version : undefined, era: 'legacy' };
+  return {
+    id: shape.id,
+    name: shape.name,
+    arguments: shape.args,
+    meta: shape.meta,
+    protocolVersion: typeof version === 'string' ? version : undefined,
+    era: 'legacy',
+  };
 }
 
 const MODERN_REVISION = '2026-07-28';
 // What a plain 2026-07-28 call's _meta may hold: the envelope and trace context. Anything else
 // (a log level, a subscription) is the SDK's to interpret.
-const PLAIN_MODERN_META = new Set([PROTOCOL_VERSION_META_KEY, CLIENT_INFO_META_KEY, CLIENT_CAPABILITIES_META_KEY, 'traceparent', 'tracestate', 'baggage']);
+const PLAIN_MODERN_META = new Set([
+  PROTOCOL_VERSION_META_KEY,
+  CLIENT_INFO_META_KEY,
+  CLIENT_CAPABILITIES_META_KEY,
+  'traceparent',
+  'tracestate',
+  'baggage',
+]);
 
 /**
  * The plain call a 2026-07-28 request is, or undefined when the SDK should serve it. Its envelope
@@ -96,8 +120,20 @@ export function plainModernToolCall(body: unknown, headers: IncomingHttpHeaders)
   const shape = callShape(body);
   if (shape?.meta === undefined || !Object.keys(shape.meta).every((key) => PLAIN_MODERN_META.has(key))) return undefined;
   const { 'mcp-protocol-version': version, 'mcp-method': method, 'mcp-name': name } = headers;
-  if (version !== MODERN_REVISION || method !== 'tools/call' || name !== shape.name || shape.meta[PROTOCOL_VERSION_META_KEY] !== MODERN_REVISION) return undefined;
-  const route = classifyInboundRequest({ httpMethod: 'POST', protocolVersionHeader: version, mcpMethodHeader: method, mcpNameHeader: name, body });
+  if (
+    version !== MODERN_REVISION ||
+    method !== 'tools/call' ||
+    name !== shape.name ||
+    shape.meta[PROTOCOL_VERSION_META_KEY] !== MODERN_REVISION
+  )
+    return undefined;
+  const route = classifyInboundRequest({
+    httpMethod: 'POST',
+    protocolVersionHeader: version,
+    mcpMethodHeader: method,
+    mcpNameHeader: name,
+    body,
+  });
   if (route.kind !== 'modern' || route.messageKind !== 'request' || route.classification.revision !== MODERN_REVISION) return undefined;
   return { id: shape.id, name: shape.name, arguments: shape.args, meta: shape.meta, protocolVersion: MODERN_REVISION, era: 'modern' };
 }
@@ -107,17 +143,36 @@ export function plainModernToolCall(body: unknown, headers: IncomingHttpHeaders)
  * 2026-07-28 with a `resultType` (`complete`, or `task` for a task handle), a content list and the
  * server's identity.
  */
-export function plainCallResult(call: PlainCall, door: FrontDoor, answer: McpToolResult | Record<string, unknown>): Record<string, unknown> {
+export function plainCallResult(
+  call: PlainCall,
+  door: FrontDoor,
+  answer: McpToolResult | Record<string, unknown>,
+): Record<string, unknown> {
   if (call.era === 'legacy') return answer;
   const meta = answer['_meta'] as Record<string, unknown> | undefined;
   // A task handle carries no content of its own; the SDK gives every tools/call result a content list.
   const content = answer['content'] ?? [];
-  return { content, ...answer, _meta: { ...meta, [SERVER_INFO_META_KEY]: serverInfoOf(door) }, resultType: answer['resultType'] ?? 'complete' };
+  return {
+    content,
+    ...answer,
+    _meta: { ...meta, [SERVER_INFO_META_KEY]: serverInfoOf(door) },
+    resultType: answer['resultType'] ?? 'complete',
+  };
 }
 
 /** Calls the tool for the run and answers within the request, as the SDK-served tools/call does. */
-export async function answerPlainCall(run: Run, door: FrontDoor, call: PlainCall, traceparentHeader: string | undefined, signal: AbortSignal): Promise<McpToolResult | Record<string, unknown>> {
-  const span = startFrontDoorSpan('tools/call', call.name, { traceparent: call.meta?.['traceparent'] ?? traceparentHeader, protocolVersion: call.protocolVersion, requestId: call.id });
+export async function answerPlainCall(
+  run: Run,
+  door: FrontDoor,
+  call: PlainCall,
+  traceparentHeader: string | undefined,
+  signal: AbortSignal,
+): Promise<McpToolResult | Record<string, unknown>> {
+  const span = startFrontDoorSpan('tools/call', call.name, {
+    traceparent: call.meta?.['traceparent'] ?? traceparentHeader,
+    protocolVersion: call.protocolVersion,
+    requestId: call.id,
+  });
   const address = toolNameFromMcp(call.name);
   if (address === undefined) {
     span.end('TOOL_NOT_FOUND');

@@ -51,7 +51,11 @@ export interface RequestChannel {
 const SHARED_VALIDATOR = new AjvJsonSchemaValidator();
 
 /** Who answers, as every revision's server names itself. */
-export const serverInfoOf = (door: FrontDoor): { name: string; title: string; version: string } => ({ name: 'gatehouse', title: 'Gatehouse', version: door.version });
+export const serverInfoOf = (door: FrontDoor): { name: string; title: string; version: string } => ({
+  name: 'gatehouse',
+  title: 'Gatehouse',
+  version: door.version,
+});
 
 export const INSTRUCTIONS = [
   'Gatehouse runs these tools for one agent run, under its role and capabilities.',
@@ -76,7 +80,11 @@ export function runTools(run: Run, catalog: Catalog, era: 'legacy' | 'modern' = 
 
 export function localError(code: 'TOOL_NOT_FOUND' | 'OPERATION_CANCELLED', message: string, next?: string): McpToolResult {
   const error = toModelError(toolError(code, message, next === undefined ? {} : { next }));
-  return { content: [{ type: 'text', text: JSON.stringify({ error }) }], isError: true, _meta: { 'gatehouse/error': error, 'gatehouse/status': 'error' } };
+  return {
+    content: [{ type: 'text', text: JSON.stringify({ error }) }],
+    isError: true,
+    _meta: { 'gatehouse/error': error, 'gatehouse/status': 'error' },
+  };
 }
 
 const asCallToolResult = (result: McpToolResult): CallToolResult => result;
@@ -91,7 +99,8 @@ export function traceparentOf(meta: Record<string, unknown> | undefined): string
   return isTraceparent(value) ? value : undefined;
 }
 
-export const isTraceparent = (value: unknown): value is string => typeof value === 'string' && /^[\da-f]{2}-[\da-f]{32}-[\da-f]{16}-[\da-f]{2}$/.test(value);
+export const isTraceparent = (value: unknown): value is string =>
+  typeof value === 'string' && /^[\da-f]{2}-[\da-f]{32}-[\da-f]{16}-[\da-f]{2}$/.test(value);
 
 /**
  * An MCP server for one run, made per request (Streamable HTTP without sessions) or once (stdio).
@@ -100,18 +109,15 @@ export const isTraceparent = (value: unknown): value is string => typeof value =
  */
 export function createRunServer(run: Run, door: FrontDoor): Server {
   const taskStore = runTaskStore(run, door);
-  const server = new Server(
-    serverInfoOf(door),
-    {
-      capabilities: {
-        tools: { listChanged: false },
-        tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } },
-      },
-      instructions: INSTRUCTIONS,
-      taskStore,
-      jsonSchemaValidator: SHARED_VALIDATOR,
+  const server = new Server(serverInfoOf(door), {
+    capabilities: {
+      tools: { listChanged: false },
+      tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } },
     },
-  );
+    instructions: INSTRUCTIONS,
+    taskStore,
+    jsonSchemaValidator: SHARED_VALIDATOR,
+  });
   const log = door.logger.child({ run_id: run.run_id, tenant: run.tenant });
 
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: runTools(run, door.catalog) }));
@@ -120,20 +126,29 @@ export function createRunServer(run: Run, door: FrontDoor): Server {
     const name = request.params.name;
     const address = toolNameFromMcp(name);
     if (address === undefined) {
-      return asCallToolResult(localError('TOOL_NOT_FOUND', `${name} is not a Gatehouse tool name (name_vN); tools/list names the run's tools`));
+      return asCallToolResult(
+        localError('TOOL_NOT_FOUND', `${name} is not a Gatehouse tool name (name_vN); tools/list names the run's tools`),
+      );
     }
     const rawArguments = JSON.stringify(request.params.arguments ?? {});
     const traceparent = traceparentOf(request.params._meta);
     const call = callerOf(run, door, address, rawArguments, traceparent);
 
     if (request.params.task !== undefined && extra.taskStore !== undefined) {
-      const task = await taskStore.createCallTask({ ttl: request.params.task.ttl ?? door.taskTtlMs }, { tool: address, arguments: rawArguments, traceparent });
+      const task = await taskStore.createCallTask(
+        { ttl: request.params.task.ttl ?? door.taskTtlMs },
+        { tool: address, arguments: rawArguments, traceparent },
+      );
       log.info({ tool: address, task_id: task.taskId }, 'tools/call runs as a task');
       // The wait outlives this request: it ends with the result, the run's expiry, or the task's.
       const abort = new AbortController();
-      const waiting = call(taskDeadline(run, door), (notice) => {
-        taskStore.updateTaskStatus(task.taskId, 'working', pendingMessage(notice)).catch(() => undefined);
-      }, abort.signal);
+      const waiting = call(
+        taskDeadline(run, door),
+        (notice) => {
+          taskStore.updateTaskStatus(task.taskId, 'working', pendingMessage(notice)).catch(() => undefined);
+        },
+        abort.signal,
+      );
       door.waits.hold(run.run_id, task.taskId, waiting, abort, storeResultOf(taskStore, task.taskId));
       return { task };
     }
@@ -152,7 +167,11 @@ export function createRunServer(run: Run, door: FrontDoor): Server {
  * The run's tasks, as this instance waits for them: a task still working whose waiter is gone is
  * taken over when read, and a cancelled one stops being waited for here.
  */
-export function runTaskStore(run: Run, door: FrontDoor, outcomeOf: (store: RunTaskStore, taskId: string) => (result: CallResult) => Promise<void> = storeResultOf): RunTaskStore {
+export function runTaskStore(
+  run: Run,
+  door: FrontDoor,
+  outcomeOf: (store: RunTaskStore, taskId: string) => (result: CallResult) => Promise<void> = storeResultOf,
+): RunTaskStore {
   const store: RunTaskStore = new RunTaskStore(door.redis, door.keys, run.run_id, door.taskTtlMs, undefined, {
     instanceId: door.waits.instanceId,
     leaseMs: door.waits.leaseMs,
@@ -200,7 +219,8 @@ export function callerOf(run: Run, door: FrontDoor, address: string, rawArgument
 }
 
 /** How long a task's wait may last: until the run or the task expires, whichever is first. */
-export const taskDeadline = (run: Run, door: FrontDoor): number => Math.max(1_000, Math.min(run.expires_at, Date.now() + door.taskTtlMs) - Date.now());
+export const taskDeadline = (run: Run, door: FrontDoor): number =>
+  Math.max(1_000, Math.min(run.expires_at, Date.now() + door.taskTtlMs) - Date.now());
 
 /** Stores a call's outcome as its task's final state: completed with the tool's result, ok or not. */
 export const storeResultOf =
@@ -214,12 +234,7 @@ export const storeResultOf =
  * client that sent a progress token hears progress while it waits. A cancelled request stops the
  * wait; a write already ordered is never recalled.
  */
-export async function waitInRequest(
-  name: string,
-  call: Caller,
-  channel: RequestChannel,
-  door: FrontDoor,
-): Promise<McpToolResult> {
+export async function waitInRequest(name: string, call: Caller, channel: RequestChannel, door: FrontDoor): Promise<McpToolResult> {
   const progressToken = channel.progressToken;
   const started = Date.now();
   let pending: PendingNotice | undefined;
@@ -241,7 +256,8 @@ export async function waitInRequest(
     if (!result.ok && result.error.code === 'OPERATION_CANCELLED' && channel.signal.aborted) {
       return localError('OPERATION_CANCELLED', 'the request was cancelled; a write already ordered still runs at most once');
     }
-    const clientDeadline = !result.ok && result.error.code === 'TIMEOUT' && (result.error.details as { source?: string } | undefined)?.source === 'client';
+    const clientDeadline =
+      !result.ok && result.error.code === 'TIMEOUT' && (result.error.details as { source?: string } | undefined)?.source === 'client';
     if (clientDeadline && pending !== undefined) return toMcpPendingResult(pending, name);
     return toMcpToolResult(result);
   } finally {

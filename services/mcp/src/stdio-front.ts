@@ -16,7 +16,9 @@ export async function requireLiveToken(runTokens: RunTokens, token: string): Pro
   const check = await runTokens.check(token);
   if (check.ok) return check.run;
   throw new StdioTokenError(
-    check.reason === 'run_inactive' ? 'GATEHOUSE_MCP_TOKEN names a run that has expired or was stopped' : 'GATEHOUSE_MCP_TOKEN is not a valid run token',
+    check.reason === 'run_inactive'
+      ? 'GATEHOUSE_MCP_TOKEN names a run that has expired or was stopped'
+      : 'GATEHOUSE_MCP_TOKEN is not a valid run token',
   );
 }
 
@@ -25,7 +27,12 @@ export async function requireLiveToken(runTokens: RunTokens, token: string): Pro
  * token was checked at start (`requireLiveToken`, which gave `run`) and is checked again on every
  * request, so stopping the run ends what it may do.
  */
-export async function startStdioFront(run: Run, token: string, runTokens: RunTokens, door: FrontDoor): Promise<{ stop: () => Promise<void> }> {
+export async function startStdioFront(
+  run: Run,
+  token: string,
+  runTokens: RunTokens,
+  door: FrontDoor,
+): Promise<{ stop: () => Promise<void> }> {
   const server = createRunServer(run, door);
   const transport = new StdioServerTransport();
   await server.connect(transport);
@@ -34,13 +41,19 @@ export async function startStdioFront(run: Run, token: string, runTokens: RunTok
   const serve = transport.onmessage;
   let order = Promise.resolve();
   transport.onmessage = (message: JSONRPCMessage) => {
-    order = order.then(async () => {
-      if ('id' in message && 'method' in message && !(await runTokens.check(token)).ok) {
-        await transport.send({ jsonrpc: '2.0', id: message.id, error: { code: -32001, message: 'Unauthorized: the run has expired or was stopped' } });
-        return;
-      }
-      serve?.(message);
-    }).catch(() => undefined);
+    order = order
+      .then(async () => {
+        if ('id' in message && 'method' in message && !(await runTokens.check(token)).ok) {
+          await transport.send({
+            jsonrpc: '2.0',
+            id: message.id,
+            error: { code: -32001, message: 'Unauthorized: the run has expired or was stopped' },
+          });
+          return;
+        }
+        serve?.(message);
+      })
+      .catch(() => undefined);
   };
   // The client closing our stdin is how a desktop client ends the session: stop as on SIGTERM.
   process.stdin.once('end', () => process.kill(process.pid, 'SIGTERM'));

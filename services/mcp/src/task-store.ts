@@ -90,7 +90,8 @@ export class RunTaskStore implements TaskStore {
     const stored: StoredTask = call === undefined ? { task } : { task, call };
     const batch = this.redis.multi();
     // One batch: no tasks/get ever sees the task without the lease of the instance that waits for it.
-    if (this.waiter !== undefined) batch.set(this.keys.mcpTaskWaiter(this.runId, taskId), this.waiter.instanceId, 'PX', this.waiter.leaseMs);
+    if (this.waiter !== undefined)
+      batch.set(this.keys.mcpTaskWaiter(this.runId, taskId), this.waiter.instanceId, 'PX', this.waiter.leaseMs);
     await batch
       .set(this.keys.mcpTask(this.runId, taskId), JSON.stringify(stored), 'PX', ttl)
       .zadd(this.keys.mcpTasksOfRun(this.runId), now.getTime(), taskId)
@@ -116,7 +117,12 @@ export class RunTaskStore implements TaskStore {
     if (!isTerminal(stored.task.status)) this.waiter?.working?.(taskId, stored);
   }
 
-  private async transition(taskId: string, status: Task['status'], statusMessage: string | undefined, result: Result | undefined): Promise<void> {
+  private async transition(
+    taskId: string,
+    status: Task['status'],
+    statusMessage: string | undefined,
+    result: Result | undefined,
+  ): Promise<void> {
     const stored = await this.read(taskId);
     if (stored === undefined) throw new Error(`Task ${taskId} not found`);
     const ttl = stored.task.ttl ?? this.maxTtlMs;

@@ -43,7 +43,12 @@ export class TaskWaits {
     void result
       // A wait stopped by shutdown stores nothing: its lease goes, and another instance takes over.
       .then((outcome) => (this.closing ? undefined : store(outcome)))
-      .catch((error: unknown) => this.logger.info({ run_id: runId, task_id: taskId, reason: error instanceof Error ? error.message : String(error) }, 'task result not stored'))
+      .catch((error: unknown) =>
+        this.logger.info(
+          { run_id: runId, task_id: taskId, reason: error instanceof Error ? error.message : String(error) },
+          'task result not stored',
+        ),
+      )
       .finally(() => {
         clearInterval(renew);
         this.local.delete(`${runId}/${taskId}`);
@@ -70,7 +75,10 @@ export class TaskWaits {
     if (isTerminal(stored.task.status) || stored.call === undefined) return false;
     const taken = await this.redis.set(this.keys.mcpTaskWaiter(runId, taskId), this.instanceId, 'PX', this.leaseMs, 'NX');
     if (taken !== 'OK') return false;
-    this.logger.info({ run_id: runId, task_id: taskId, tool: stored.call.tool }, 'task taken over: its waiter is gone; calling again for its outcome');
+    this.logger.info(
+      { run_id: runId, task_id: taskId, tool: stored.call.tool },
+      'task taken over: its waiter is gone; calling again for its outcome',
+    );
     const abort = new AbortController();
     this.hold(runId, taskId, recall(stored.call, abort.signal), abort, store);
     return true;

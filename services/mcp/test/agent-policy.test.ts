@@ -5,7 +5,13 @@ import { generateSigningKey } from '@gatehouse/events';
 
 const ROLES = { 'support-agent': ['get_customer.v1', 'commit_address_change.v2'], 'support-readonly': ['get_customer.v1'] };
 const RULE = { claim: 'groups', value: 'agent-owners', role: 'support-agent', run_ttl_ms: 3_600_000 };
-const claims = (extra: Record<string, unknown>): VerifiedClaims => ({ iss: 'https://idp.example', sub: 'person-1', exp: 2_000_000_000, iat: 1_900_000_000, ...extra });
+const claims = (extra: Record<string, unknown>): VerifiedClaims => ({
+  iss: 'https://idp.example',
+  sub: 'person-1',
+  exp: 2_000_000_000,
+  iat: 1_900_000_000,
+  ...extra,
+});
 
 describe('the agent policy: which people an MCP client may act for', () => {
   it('is refused at start-up for an unknown role, a tool outside the role, or a run longer than allowed, naming each', () => {
@@ -38,8 +44,14 @@ describe('the agent policy: which people an MCP client may act for', () => {
 
   it('refuses a person no rule matches, and one whose tenant claim names none or several', () => {
     const policy = AgentPolicy.parse({ rules: [RULE] }, ROLES, 86_400_000);
-    expect(policy.agentOf(claims({ groups: ['viewers'], tenant: ['acme'] }), 'gatehouse-mcp')).toMatchObject({ ok: false, code: 'NOT_AN_AGENT_OWNER' });
-    expect(policy.agentOf(claims({ groups: ['agent-owners'], tenant: ['acme', 'globex'] }), 'gatehouse-mcp')).toMatchObject({ ok: false, code: 'NO_TENANT' });
+    expect(policy.agentOf(claims({ groups: ['viewers'], tenant: ['acme'] }), 'gatehouse-mcp')).toMatchObject({
+      ok: false,
+      code: 'NOT_AN_AGENT_OWNER',
+    });
+    expect(policy.agentOf(claims({ groups: ['agent-owners'], tenant: ['acme', 'globex'] }), 'gatehouse-mcp')).toMatchObject({
+      ok: false,
+      code: 'NO_TENANT',
+    });
     expect(policy.agentOf(claims({ groups: ['agent-owners'] }), 'gatehouse-mcp')).toMatchObject({ ok: false, code: 'NO_TENANT' });
   });
 
@@ -51,7 +63,11 @@ describe('the agent policy: which people an MCP client may act for', () => {
       MCP_AGENT_POLICY_FILE: '/etc/gatehouse/agent-policy.json',
     };
     expect(() => mcpConfigFromEnv(keys)).toThrow(/MCP_AGENT_POLICY_FILE: needs GATEHOUSE_OIDC_ISSUER/);
-    expect(() => mcpConfigFromEnv({ ...keys, GATEHOUSE_OIDC_ISSUER: 'https://idp.example' })).toThrow(/MCP_AGENT_POLICY_FILE: needs MCP_PUBLIC_URL/);
-    expect(mcpConfigFromEnv({ ...keys, GATEHOUSE_OIDC_ISSUER: 'https://idp.example', MCP_PUBLIC_URL: 'https://mcp.example' }).signIn).toMatchObject({ issuer: 'https://idp.example', scope: 'gatehouse.mcp' });
+    expect(() => mcpConfigFromEnv({ ...keys, GATEHOUSE_OIDC_ISSUER: 'https://idp.example' })).toThrow(
+      /MCP_AGENT_POLICY_FILE: needs MCP_PUBLIC_URL/,
+    );
+    expect(
+      mcpConfigFromEnv({ ...keys, GATEHOUSE_OIDC_ISSUER: 'https://idp.example', MCP_PUBLIC_URL: 'https://mcp.example' }).signIn,
+    ).toMatchObject({ issuer: 'https://idp.example', scope: 'gatehouse.mcp' });
   });
 });

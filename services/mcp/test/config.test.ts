@@ -11,8 +11,12 @@ const BASE = {
 
 describe('the MCP front door’s Kafka identity', () => {
   it('refuses to start without the keys of every service that answers, and refuses one key id under two roles', () => {
-    expect(() => mcpConfigFromEnv({ GATEHOUSE_CONTROL_TOKEN: BASE.GATEHOUSE_CONTROL_TOKEN })).toThrow(/GATEHOUSE_POLICY_KEYS: required.*GATEHOUSE_APPROVAL_KEYS: required.*GATEHOUSE_EXECUTOR_KEYS: required/);
-    expect(() => mcpConfigFromEnv({ ...BASE, GATEHOUSE_EXECUTOR_KEYS: BASE.GATEHOUSE_POLICY_KEYS })).toThrow(/listed for both the policy and the executor service/);
+    expect(() => mcpConfigFromEnv({ GATEHOUSE_CONTROL_TOKEN: BASE.GATEHOUSE_CONTROL_TOKEN })).toThrow(
+      /GATEHOUSE_POLICY_KEYS: required.*GATEHOUSE_APPROVAL_KEYS: required.*GATEHOUSE_EXECUTOR_KEYS: required/,
+    );
+    expect(() => mcpConfigFromEnv({ ...BASE, GATEHOUSE_EXECUTOR_KEYS: BASE.GATEHOUSE_POLICY_KEYS })).toThrow(
+      /listed for both the policy and the executor service/,
+    );
   });
 
   it('signs in to the brokers with its own SASL principal when one is configured', () => {

@@ -7,9 +7,20 @@ const withParams = (params: Record<string, unknown>): Record<string, unknown> =>
 
 describe('which 2025-11-25 requests the front door answers without building an SDK server', () => {
   it('takes a lone tools/call with a name, arguments and a _meta that asks for no stream', () => {
-    expect(plainToolCall(CALL, HEADERS)).toEqual({ id: 3, name: 'get_customer_v1', arguments: { customer_id: 'C-1842' }, meta: undefined, protocolVersion: '2025-11-25', era: 'legacy' });
-    expect(plainToolCall({ ...CALL, id: 'a-1', params: { name: 'x_v1' } }, { ...HEADERS, 'mcp-protocol-version': undefined })).toMatchObject({ id: 'a-1', arguments: undefined, protocolVersion: undefined });
-    expect(plainToolCall(withParams({ _meta: { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' } }), HEADERS)?.meta).toEqual({ traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' });
+    expect(plainToolCall(CALL, HEADERS)).toEqual({
+      id: 3,
+      name: 'get_customer_v1',
+      arguments: { customer_id: 'C-1842' },
+      meta: undefined,
+      protocolVersion: '2025-11-25',
+      era: 'legacy',
+    });
+    expect(
+      plainToolCall({ ...CALL, id: 'a-1', params: { name: 'x_v1' } }, { ...HEADERS, 'mcp-protocol-version': undefined }),
+    ).toMatchObject({ id: 'a-1', arguments: undefined, protocolVersion: undefined });
+    expect(
+      plainToolCall(withParams({ _meta: { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' } }), HEADERS)?.meta,
+    ).toEqual({ traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' });
     expect(plainToolCall(CALL, { ...HEADERS, 'content-type': 'application/json; charset=utf-8' })).toBeDefined();
   });
 
@@ -53,14 +64,29 @@ const ENVELOPE = {
 };
 const MODERN_HEADERS = { ...HEADERS, 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'get_customer_v1' };
 const MODERN_CALL = { ...CALL, params: { ...CALL.params, _meta: ENVELOPE } };
-const modernWith = (meta: Record<string, unknown>): Record<string, unknown> => ({ ...MODERN_CALL, params: { ...MODERN_CALL.params, _meta: { ...ENVELOPE, ...meta } } });
+const modernWith = (meta: Record<string, unknown>): Record<string, unknown> => ({
+  ...MODERN_CALL,
+  params: { ...MODERN_CALL.params, _meta: { ...ENVELOPE, ...meta } },
+});
 
 describe('which 2026-07-28 requests the front door answers without building an SDK server', () => {
   it('takes a lone tools/call whose envelope, revision, Mcp-Method and Mcp-Name all agree', () => {
-    expect(plainModernToolCall(MODERN_CALL, MODERN_HEADERS)).toMatchObject({ id: 3, name: 'get_customer_v1', era: 'modern', protocolVersion: '2026-07-28' });
-    expect(plainModernToolCall(modernWith({ traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' }), MODERN_HEADERS)).toBeDefined();
+    expect(plainModernToolCall(MODERN_CALL, MODERN_HEADERS)).toMatchObject({
+      id: 3,
+      name: 'get_customer_v1',
+      era: 'modern',
+      protocolVersion: '2026-07-28',
+    });
+    expect(
+      plainModernToolCall(modernWith({ traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' }), MODERN_HEADERS),
+    ).toBeDefined();
     // A client with the Tasks extension too: a commit that waits for a person then gets a task handle.
-    expect(plainModernToolCall(modernWith({ 'io.modelcontextprotocol/clientCapabilities': { extensions: { 'io.modelcontextprotocol/tasks': {} } } }), MODERN_HEADERS)).toBeDefined();
+    expect(
+      plainModernToolCall(
+        modernWith({ 'io.modelcontextprotocol/clientCapabilities': { extensions: { 'io.modelcontextprotocol/tasks': {} } } }),
+        MODERN_HEADERS,
+      ),
+    ).toBeDefined();
   });
 
   it('leaves it to the SDK when a header disagrees or is missing, the envelope is off, or progress is asked for', () => {
@@ -71,13 +97,17 @@ describe('which 2026-07-28 requests the front door answers without building an S
       [MODERN_CALL, { ...MODERN_HEADERS, 'mcp-name': undefined }],
       [MODERN_CALL, { ...MODERN_HEADERS, 'mcp-protocol-version': undefined }],
       [MODERN_CALL, { ...MODERN_HEADERS, 'mcp-protocol-version': '2025-11-25' }],
-      [modernWith({ 'io.modelcontextprotocol/protocolVersion': '2027-01-01' }), { ...MODERN_HEADERS, 'mcp-protocol-version': '2027-01-01' }],
+      [
+        modernWith({ 'io.modelcontextprotocol/protocolVersion': '2027-01-01' }),
+        { ...MODERN_HEADERS, 'mcp-protocol-version': '2027-01-01' },
+      ],
       [modernWith({ 'io.modelcontextprotocol/clientCapabilities': 'all of them' }), MODERN_HEADERS],
       [modernWith({ progressToken: 'p' }), MODERN_HEADERS],
       [modernWith({ 'io.modelcontextprotocol/logLevel': 'debug' }), MODERN_HEADERS],
       [CALL, MODERN_HEADERS],
       [MODERN_CALL, { ...MODERN_HEADERS, accept: 'application/json' }],
     ];
-    for (const [body, headers] of refused) expect({ body, headers, plain: plainModernToolCall(body, headers) }).toEqual({ body, headers, plain: undefined });
+    for (const [body, headers] of refused)
+      expect({ body, headers, plain: plainModernToolCall(body, headers) }).toEqual({ body, headers, plain: undefined });
   });
 });

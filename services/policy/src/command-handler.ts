@@ -4,7 +4,16 @@ import type { ApprovalRequest, ConsumedRecord, EventPublisher, ExecutionOrder, T
 import { parseRun } from '@gatehouse/state';
 import type { CommandClaims } from '@gatehouse/state';
 import type { IHeaders } from 'kafkajs';
-import { annotateSpan, carriedHeaders as carryContext, endSpan, endSpanThrown, SPAN_ATTRIBUTES, startRecordSpan, traceIdOf, tracerFor } from '@gatehouse/telemetry';
+import {
+  annotateSpan,
+  carriedHeaders as carryContext,
+  endSpan,
+  endSpanThrown,
+  SPAN_ATTRIBUTES,
+  startRecordSpan,
+  traceIdOf,
+  tracerFor,
+} from '@gatehouse/telemetry';
 import type { GatehouseMetrics, Logger, SpanOutcome, SpanScope, TraceContext } from '@gatehouse/telemetry';
 import { decide } from './decide.js';
 import type { DecideDeps } from './decide.js';
@@ -29,7 +38,9 @@ const BUSY_BACKOFF_MAX_MS = 1_000;
 
 /** What a command_id is claimed with: the hash of everything the runtime chose for the call. */
 export function commandPayloadSha256(command: ToolCommand): string {
-  return createHash('sha256').update(JSON.stringify([command.tool, command.arguments])).digest('hex');
+  return createHash('sha256')
+    .update(JSON.stringify([command.tool, command.arguments]))
+    .digest('hex');
 }
 
 /** One event a decision publishes, as staged with the claim before it is published. */
@@ -83,7 +94,13 @@ export function commandHandler(
 async function handle(handling: Handling, command: ToolCommand, record: ConsumedRecord, scope: SpanScope): Promise<SpanOutcome> {
   const { deps, logger, metrics, deadLetters, publishAll } = handling;
   const started = Date.now();
-  const context = { command_id: command.command_id, run_id: command.run_id, tenant: command.tenant, tool: command.tool, trace_id: traceIdOf(record.headers) };
+  const context = {
+    command_id: command.command_id,
+    run_id: command.run_id,
+    tenant: command.tenant,
+    tool: command.tool,
+    trace_id: traceIdOf(record.headers),
+  };
   // One command_id, one answer. The claim is per tenant and run (a run id cannot be guessed, so no
   // one can claim another run's ids first). A copy of a handled command (redelivered, or re-sent
   // by a client whose publish failed ambiguously) gets nothing more; another payload under a used
@@ -172,12 +189,23 @@ async function decideAndPublish(
   if (decision.kind === 'execute') {
     metrics.policyDecision(decision.order.tool, 'routed');
     logger.info({ ...context, arguments_sha256: decision.order.arguments_sha256, ms: Date.now() - started }, 'routed to execution');
-    annotateSpan(scope.span, () => ({ [SPAN_ATTRIBUTES.decision]: 'routed', [SPAN_ATTRIBUTES.argumentsSha256]: decision.order.arguments_sha256 }));
+    annotateSpan(scope.span, () => ({
+      [SPAN_ATTRIBUTES.decision]: 'routed',
+      [SPAN_ATTRIBUTES.argumentsSha256]: decision.order.arguments_sha256,
+    }));
     return { status: 'routed' };
   }
   if (decision.kind === 'approval') {
     metrics.policyDecision(decision.request.tool, 'approval_requested');
-    logger.info({ ...context, proposal_id: decision.request.proposal_id, rule: decision.request.rule_id, arguments_sha256: decision.request.arguments_sha256 }, 'approval requested');
+    logger.info(
+      {
+        ...context,
+        proposal_id: decision.request.proposal_id,
+        rule: decision.request.rule_id,
+        arguments_sha256: decision.request.arguments_sha256,
+      },
+      'approval requested',
+    );
     annotateSpan(scope.span, () => ({
       [SPAN_ATTRIBUTES.decision]: 'approval_requested',
       [SPAN_ATTRIBUTES.argumentsSha256]: decision.request.arguments_sha256,
@@ -188,7 +216,13 @@ async function decideAndPublish(
   metrics.policyDecision(command.tool, 'refused', decision.error);
   const result = publications[0]?.event as ToolResult;
   metrics.resultPublished('policy', result, command.sent_at);
-  logger.info({ ...context, code: decision.error.code, field: decision.error.field, arguments_sha256: decision.argumentsSha256 }, 'refused');
-  annotateSpan(scope.span, () => ({ [SPAN_ATTRIBUTES.decision]: 'refused', ...(typeof decision.argumentsSha256 !== 'string' ? {} : { [SPAN_ATTRIBUTES.argumentsSha256]: decision.argumentsSha256 }) }));
+  logger.info(
+    { ...context, code: decision.error.code, field: decision.error.field, arguments_sha256: decision.argumentsSha256 },
+    'refused',
+  );
+  annotateSpan(scope.span, () => ({
+    [SPAN_ATTRIBUTES.decision]: 'refused',
+    ...(typeof decision.argumentsSha256 !== 'string' ? {} : { [SPAN_ATTRIBUTES.argumentsSha256]: decision.argumentsSha256 }),
+  }));
   return { status: 'error', code: decision.error.code };
 }

@@ -39,7 +39,11 @@ export function policyConfigFromEnv(env: Env = process.env): PolicyConfig {
   const c = readConfig(VARIABLES, env, 'policy');
   if (c.GATEHOUSE_OIDC_ISSUER === undefined && c.GATEHOUSE_CONTROL_TOKEN === undefined) {
     throw new ConfigError([
-      { variable: 'GATEHOUSE_OIDC_ISSUER', reason: 'required unless GATEHOUSE_CONTROL_TOKEN is set: trusted code that registers runs proves itself to the IdP (client credentials)' },
+      {
+        variable: 'GATEHOUSE_OIDC_ISSUER',
+        reason:
+          'required unless GATEHOUSE_CONTROL_TOKEN is set: trusted code that registers runs proves itself to the IdP (client credentials)',
+      },
     ]);
   }
   const events = eventsConfigOf(c);
@@ -50,7 +54,10 @@ export function policyConfigFromEnv(env: Env = process.env): PolicyConfig {
     host: c.POLICY_HOST,
     port: c.POLICY_PORT,
     controlToken: c.GATEHOUSE_CONTROL_TOKEN,
-    oidc: c.GATEHOUSE_OIDC_ISSUER === undefined ? undefined : { issuer: c.GATEHOUSE_OIDC_ISSUER, audience: c.POLICY_OIDC_AUDIENCE, scope: c.POLICY_RUNS_SCOPE },
+    oidc:
+      c.GATEHOUSE_OIDC_ISSUER === undefined
+        ? undefined
+        : { issuer: c.GATEHOUSE_OIDC_ISSUER, audience: c.POLICY_OIDC_AUDIENCE, scope: c.POLICY_RUNS_SCOPE },
     exchangeClientId: c.GATEHOUSE_EXCHANGE_CLIENT_ID,
     signingKey: c.GATEHOUSE_SIGNING_KEY,
     toolPack: c.GATEHOUSE_TOOL_PACK,

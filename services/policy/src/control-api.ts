@@ -88,7 +88,8 @@ const subjectTokenSchema = {
 } as const;
 
 type Refusal = { readonly status: 422 | 503; readonly code: string; readonly message: string };
-type SubjectCheck = { readonly ok: true; readonly person: PersonRef; readonly expiresAt: number } | { readonly ok: false; readonly refusal: Refusal };
+type SubjectCheck =
+  { readonly ok: true; readonly person: PersonRef; readonly expiresAt: number } | { readonly ok: false; readonly refusal: Refusal };
 
 /**
  * A person's access token handed over for token exchange: the IdP's, for the executors' client,
@@ -96,18 +97,41 @@ type SubjectCheck = { readonly ok: true; readonly person: PersonRef; readonly ex
  */
 async function checkSubjectToken(delegation: ControlApiOptions['delegation'], token: string, name: string | null): Promise<SubjectCheck> {
   if (delegation === undefined) {
-    return { ok: false, refusal: { status: 422, code: 'SUBJECT_TOKEN_REFUSED', message: 'this deployment exchanges no tokens (GATEHOUSE_EXCHANGE_CLIENT_ID is unset): register the run without subject_token' } };
+    return {
+      ok: false,
+      refusal: {
+        status: 422,
+        code: 'SUBJECT_TOKEN_REFUSED',
+        message: 'this deployment exchanges no tokens (GATEHOUSE_EXCHANGE_CLIENT_ID is unset): register the run without subject_token',
+      },
+    };
   }
   const checked = await delegation.verifier.verify(token);
   if (!checked.ok) {
-    if (checked.reason === 'issuer_unreachable') return { ok: false, refusal: { status: 503, code: 'ISSUER_UNAVAILABLE', message: "the identity provider's keys could not be fetched; try again" } };
-    return { ok: false, refusal: { status: 422, code: 'SUBJECT_TOKEN_REFUSED', message: `subject_token is not a live token of ${delegation.verifier.issuer} for ${delegation.verifier.audience} (${checked.reason})` } };
+    if (checked.reason === 'issuer_unreachable')
+      return {
+        ok: false,
+        refusal: { status: 503, code: 'ISSUER_UNAVAILABLE', message: "the identity provider's keys could not be fetched; try again" },
+      };
+    return {
+      ok: false,
+      refusal: {
+        status: 422,
+        code: 'SUBJECT_TOKEN_REFUSED',
+        message: `subject_token is not a live token of ${delegation.verifier.issuer} for ${delegation.verifier.audience} (${checked.reason})`,
+      },
+    };
   }
   const claimed = typeof checked.claims['name'] === 'string' ? checked.claims['name'] : null;
-  return { ok: true, person: { issuer: checked.claims.iss, subject: checked.claims.sub, name: name ?? claimed }, expiresAt: checked.claims.exp * 1000 };
+  return {
+    ok: true,
+    person: { issuer: checked.claims.iss, subject: checked.claims.sub, name: name ?? claimed },
+    expiresAt: checked.claims.exp * 1000,
+  };
 }
 
-const samePerson = (a: PersonRef | null | undefined, b: PersonRef): boolean => a !== null && a !== undefined && a.issuer === b.issuer && a.subject === b.subject;
+const samePerson = (a: PersonRef | null | undefined, b: PersonRef): boolean =>
+  a !== null && a !== undefined && a.issuer === b.issuer && a.subject === b.subject;
 
 /** Routes anyone may call: health, metrics, and a run's tool definitions (the run id is the runtime's handle). */
 const PUBLIC = { public: true } as const;
@@ -169,33 +193,47 @@ function registerOpsRoutes(app: FastifyInstance, options: ControlApiOptions): vo
     return reply.code(ready.statusCode).send(ready.body);
   });
   const metrics = options.metrics;
-  if (metrics !== undefined) app.get('/metrics', { config: PUBLIC }, async (_request, reply) => reply.type(metrics.contentType).send(await metrics.scrape()));
+  if (metrics !== undefined)
+    app.get('/metrics', { config: PUBLIC }, async (_request, reply) => reply.type(metrics.contentType).send(await metrics.scrape()));
 }
 
 /** POST /runs: a run registered for a tenant, a role and its tools, on behalf of a person when named. */
 function registerRunRegistration(app: FastifyInstance, options: ControlApiOptions, registrarOf: RegistrarOf): void {
   app.post<{ Body: CreateRunBody }>('/runs', { schema: { body: createRunSchema } }, async (request, reply) => {
     const body = request.body;
-    const grant = grantRun(options.roles, options.catalog, { role: body.role, ttlMs: body.ttl_ms, capabilities: body.capabilities }, options.maxRunTtlMs);
+    const grant = grantRun(
+      options.roles,
+      options.catalog,
+      { role: body.role, ttlMs: body.ttl_ms, capabilities: body.capabilities },
+      options.maxRunTtlMs,
+    );
     if (!grant.ok) {
       const { code, message, permitted } = grant;
       return reply.code(422).send({ error: { code, message, ...(permitted === undefined ? {} : { permitted }) } });
     }
-    let person: PersonRef | null = body.on_behalf_of === undefined ? null : { issuer: body.on_behalf_of.issuer, subject: body.on_behalf_of.subject, name: body.on_behalf_of.name ?? null };
+    let person: PersonRef | null =
+      body.on_behalf_of === undefined
+        ? null
+        : { issuer: body.on_behalf_of.issuer, subject: body.on_behalf_of.subject, name: body.on_behalf_of.name ?? null };
     let subject: Extract<SubjectCheck, { ok: true }> | undefined;
     if (body.subject_token !== undefined) {
       // The person's own token names them: on_behalf_of, if given too, must be the same person.
       const checked = await checkSubjectToken(options.delegation, body.subject_token, person?.name ?? null);
-      if (!checked.ok) return reply.code(checked.refusal.status).send({ error: { code: checked.refusal.code, message: checked.refusal.message } });
+      if (!checked.ok)
+        return reply.code(checked.refusal.status).send({ error: { code: checked.refusal.code, message: checked.refusal.message } });
       if (person !== null && !samePerson(person, checked.person)) {
-        return reply.code(422).send({ error: { code: 'SUBJECT_MISMATCH', message: 'subject_token names another person than on_behalf_of' } });
+        return reply
+          .code(422)
+          .send({ error: { code: 'SUBJECT_MISMATCH', message: 'subject_token names another person than on_behalf_of' } });
       }
       subject = checked;
       person = checked.person;
     }
     if (person !== null && options.personIssuer !== undefined && person.issuer !== options.personIssuer) {
       // A person of another issuer could never be matched against an approver: four eyes would silently not hold.
-      return reply.code(422).send({ error: { code: 'UNKNOWN_ISSUER', message: `on_behalf_of must name a person of ${options.personIssuer}` } });
+      return reply
+        .code(422)
+        .send({ error: { code: 'UNKNOWN_ISSUER', message: `on_behalf_of must name a person of ${options.personIssuer}` } });
     }
     const now = Date.now();
     const registrar = registrarOf(request);
@@ -217,7 +255,15 @@ function registerRunRegistration(app: FastifyInstance, options: ControlApiOption
     }
     if (subject !== undefined) await options.delegation?.store.saveSubjectToken(run.run_id, body.subject_token ?? '', subject.expiresAt);
     request.log.info(
-      { run_id: run.run_id, tenant: run.tenant, role: run.role, tools: run.capabilities.length, registered_by: registrar.client_id, on_behalf_of: person?.subject ?? null, subject_token: subject !== undefined },
+      {
+        run_id: run.run_id,
+        tenant: run.tenant,
+        role: run.role,
+        tools: run.capabilities.length,
+        registered_by: registrar.client_id,
+        on_behalf_of: person?.subject ?? null,
+        subject_token: subject !== undefined,
+      },
       'run registered',
     );
     // The token is shown once, in this answer; only its hash is kept.
@@ -232,7 +278,8 @@ function registerRunTokenRoutes(app: FastifyInstance, options: ControlApiOptions
   // run to revoke every token it has).
   app.post<{ Params: { id: string } }>('/runs/:id/mcp-tokens', async (request, reply) => {
     const run = await options.runs.get(request.params.id);
-    if (run === undefined || !isActive(run)) return reply.code(404).send({ error: { code: 'RUN_NOT_FOUND', message: 'no such active run' } });
+    if (run === undefined || !isActive(run))
+      return reply.code(404).send({ error: { code: 'RUN_NOT_FOUND', message: 'no such active run' } });
     const issued = await options.runTokens.issue(run);
     request.log.info({ run_id: run.run_id }, 'MCP token issued');
     return reply.code(201).send({ run_id: run.run_id, mcp_token: issued.token, expires_at: issued.expires_at });
@@ -241,18 +288,26 @@ function registerRunTokenRoutes(app: FastifyInstance, options: ControlApiOptions
   // The person's fresh token for an active run of theirs: the orchestrator hands one over before the
   // last one lapses, so the executors can keep exchanging it (a refresh token they hold outlives it
   // too, while the person's session at the IdP lasts).
-  app.put<{ Params: { id: string }; Body: { subject_token: string } }>('/runs/:id/subject-token', { schema: { body: subjectTokenSchema } }, async (request, reply) => {
-    const run = await options.runs.get(request.params.id);
-    if (run === undefined || !isActive(run)) return reply.code(404).send({ error: { code: 'RUN_NOT_FOUND', message: 'no such active run' } });
-    const checked = await checkSubjectToken(options.delegation, request.body.subject_token, null);
-    if (!checked.ok) return reply.code(checked.refusal.status).send({ error: { code: checked.refusal.code, message: checked.refusal.message } });
-    if (!samePerson(run.on_behalf_of, checked.person)) {
-      return reply.code(422).send({ error: { code: 'SUBJECT_MISMATCH', message: 'subject_token names another person than the run acts for' } });
-    }
-    await options.delegation?.store.saveSubjectToken(run.run_id, request.body.subject_token, checked.expiresAt);
-    request.log.info({ run_id: run.run_id }, "person's token handed over");
-    return { run_id: run.run_id, expires_at: checked.expiresAt };
-  });
+  app.put<{ Params: { id: string }; Body: { subject_token: string } }>(
+    '/runs/:id/subject-token',
+    { schema: { body: subjectTokenSchema } },
+    async (request, reply) => {
+      const run = await options.runs.get(request.params.id);
+      if (run === undefined || !isActive(run))
+        return reply.code(404).send({ error: { code: 'RUN_NOT_FOUND', message: 'no such active run' } });
+      const checked = await checkSubjectToken(options.delegation, request.body.subject_token, null);
+      if (!checked.ok)
+        return reply.code(checked.refusal.status).send({ error: { code: checked.refusal.code, message: checked.refusal.message } });
+      if (!samePerson(run.on_behalf_of, checked.person)) {
+        return reply
+          .code(422)
+          .send({ error: { code: 'SUBJECT_MISMATCH', message: 'subject_token names another person than the run acts for' } });
+      }
+      await options.delegation?.store.saveSubjectToken(run.run_id, request.body.subject_token, checked.expiresAt);
+      request.log.info({ run_id: run.run_id }, "person's token handed over");
+      return { run_id: run.run_id, expires_at: checked.expiresAt };
+    },
+  );
 }
 
 /** Listing, reading and stopping runs. */
@@ -281,7 +336,8 @@ function registerToolRoutes(app: FastifyInstance, options: ControlApiOptions): v
   // The run id is the runtime's handle: it reveals only what that run may call.
   app.get<{ Params: { id: string }; Querystring: { format?: string } }>('/runs/:id/tools', { config: PUBLIC }, async (request, reply) => {
     const run = await options.runs.get(request.params.id);
-    if (run === undefined || !isActive(run)) return reply.code(404).send({ error: { code: 'RUN_NOT_FOUND', message: 'no such active run' } });
+    if (run === undefined || !isActive(run))
+      return reply.code(404).send({ error: { code: 'RUN_NOT_FOUND', message: 'no such active run' } });
     const tools = run.capabilities.map((address) => options.catalog.get(address)).filter((t) => t !== undefined);
     const format = request.query.format ?? 'mcp';
     if (format === 'mcp') return { tools: tools.map(toMcpTool) };

@@ -17,7 +17,10 @@ await runMain({
     const tracing = startTracing(config.tracing);
     teardown.add(() => tracing.shutdown());
     // The tool pack GATEHOUSE_TOOL_PACK names, with a deployment's roles or policy table in place of its own.
-    const pack = await hostToolPack(await loadToolPack(config.toolPack ?? ''), process.env, { rolesFile: config.rolesFile, policyTableFile: config.policyTableFile });
+    const pack = await hostToolPack(await loadToolPack(config.toolPack ?? ''), process.env, {
+      rolesFile: config.rolesFile,
+      policyTableFile: config.policyTableFile,
+    });
     const redis = createRedis(config.redisUrl, 'gatehouse-policy', logger);
     teardown.add(() => redis.quit());
     const service = await startPolicyService({
@@ -32,7 +35,12 @@ await runMain({
       ...(config.controlToken === undefined ? {} : { controlToken: config.controlToken }),
       ...(config.oidc === undefined
         ? {}
-        : { callerIdentity: { accessTokens: await AccessTokenVerifier.discover({ issuer: config.oidc.issuer, audience: config.oidc.audience }), scope: config.oidc.scope } }),
+        : {
+            callerIdentity: {
+              accessTokens: await AccessTokenVerifier.discover({ issuer: config.oidc.issuer, audience: config.oidc.audience }),
+              scope: config.oidc.scope,
+            },
+          }),
       ...(config.oidc === undefined || config.exchangeClientId === undefined
         ? {}
         : { subjectTokens: await AccessTokenVerifier.discover({ issuer: config.oidc.issuer, audience: config.exchangeClientId }) }),

@@ -64,34 +64,56 @@ export function registerOperatorRoutes(app: FastifyInstance, options: OperatorAp
     };
   });
 
-  app.post<{ Params: { key: string }; Body: ResolveBody }>('/operations/:key/resolve', { schema: { body: resolveSchema } }, async (request, reply) => {
-    const { key } = request.params;
-    const body = request.body;
-    const record = await options.idempotency.get(key);
-    if (record === undefined || record.outcome === null) return reply.code(404).send({ error: { code: 'NOT_FOUND', message: 'no operation under this key' } });
-    if (record.state !== 'unknown') return reply.code(409).send({ error: { code: 'OUTCOME_ALREADY_KNOWN', message: `the outcome is already ${record.state}` } });
-    const stored = JSON.parse(record.outcome) as StoredOutcome;
-    const tool = options.catalog.get(stored.tool);
-    const address = { command_id: stored.command_id, run_id: stored.run_id, tenant: stored.tenant, tool: stored.tool };
-    const extras = { operationId: stored.operation_id, argumentsSha256: record.arguments_sha256 };
-    let final: ToolResult;
-    if (body.state === 'succeeded') {
-      if (tool === undefined || body.result === undefined) {
-        return reply.code(422).send({ error: { code: 'INVALID_REQUEST', message: 'a success needs the result the system of record shows' } });
+  app.post<{ Params: { key: string }; Body: ResolveBody }>(
+    '/operations/:key/resolve',
+    { schema: { body: resolveSchema } },
+    async (request, reply) => {
+      const { key } = request.params;
+      const body = request.body;
+      const record = await options.idempotency.get(key);
+      if (record === undefined || record.outcome === null)
+        return reply.code(404).send({ error: { code: 'NOT_FOUND', message: 'no operation under this key' } });
+      if (record.state !== 'unknown')
+        return reply.code(409).send({ error: { code: 'OUTCOME_ALREADY_KNOWN', message: `the outcome is already ${record.state}` } });
+      const stored = JSON.parse(record.outcome) as StoredOutcome;
+      const tool = options.catalog.get(stored.tool);
+      const address = { command_id: stored.command_id, run_id: stored.run_id, tenant: stored.tenant, tool: stored.tool };
+      const extras = { operationId: stored.operation_id, argumentsSha256: record.arguments_sha256 };
+      let final: ToolResult;
+      if (body.state === 'succeeded') {
+        if (tool === undefined || body.result === undefined) {
+          return reply
+            .code(422)
+            .send({ error: { code: 'INVALID_REQUEST', message: 'a success needs the result the system of record shows' } });
+        }
+        const valid = options.catalog.validateOutput(tool, body.result);
+        if (!valid.ok)
+          return reply.code(422).send({ error: { code: 'OUTPUT_INVALID', message: valid.error.message, field: valid.error.field } });
+        final = okResult(address, canonicalJson(valid.value), extras);
+      } else {
+        const code = body.error?.code ?? 'UPSTREAM_ERROR';
+        if (!isErrorCode(code)) return reply.code(422).send({ error: { code: 'INVALID_REQUEST', message: `unknown error code ${code}` } });
+        final = errorResult(
+          address,
+          toolError(code, body.error?.message ?? 'the write did not happen', { retryable: false, details: { evidence: body.evidence } }),
+          extras,
+        );
       }
-      const valid = options.catalog.validateOutput(tool, body.result);
-      if (!valid.ok) return reply.code(422).send({ error: { code: 'OUTPUT_INVALID', message: valid.error.message, field: valid.error.field } });
-      final = okResult(address, canonicalJson(valid.value), extras);
-    } else {
-      const code = body.error?.code ?? 'UPSTREAM_ERROR';
-      if (!isErrorCode(code)) return reply.code(422).send({ error: { code: 'INVALID_REQUEST', message: `unknown error code ${code}` } });
-      final = errorResult(address, toolError(code, body.error?.message ?? 'the write did not happen', { retryable: false, details: { evidence: body.evidence } }), extras);
-    }
-    const resolved = await options.idempotency.resolveUnknown(key, body.state, toStoredOutcome(final, `operator:${body.resolved_by}`), body.resolved_by);
-    if (resolved !== 'resolved') return reply.code(409).send({ error: { code: 'OUTCOME_ALREADY_KNOWN', message: 'resolved meanwhile by someone else' } });
-    // With the headers the command's events carried: the same trace, and the asking instance's partition.
-    await options.publish(final, stored.headers);
-    request.log.info({ idempotency_key: key, command_id: stored.command_id, state: body.state, resolved_by: body.resolved_by }, 'unknown outcome resolved by an operator');
-    return { key, state: body.state, command_id: stored.command_id };
-  });
+      const resolved = await options.idempotency.resolveUnknown(
+        key,
+        body.state,
+        toStoredOutcome(final, `operator:${body.resolved_by}`),
+        body.resolved_by,
+      );
+      if (resolved !== 'resolved')
+        return reply.code(409).send({ error: { code: 'OUTCOME_ALREADY_KNOWN', message: 'resolved meanwhile by someone else' } });
+      // With the headers the command's events carried: the same trace, and the asking instance's partition.
+      await options.publish(final, stored.headers);
+      request.log.info(
+        { idempotency_key: key, command_id: stored.command_id, state: body.state, resolved_by: body.resolved_by },
+        'unknown outcome resolved by an operator',
+      );
+      return { key, state: body.state, command_id: stored.command_id };
+    },
+  );
 }

@@ -4,7 +4,17 @@ import { rolesGranting } from '@gatehouse/governance';
 import type { PolicyTable, Roles } from '@gatehouse/governance';
 import { consumerChecks, healthOf, startConsumption, startEventRuntime, withTeardown } from '@gatehouse/runtime';
 import type { StopOptions } from '@gatehouse/runtime';
-import { ApprovalStore, CommandClaims, DelegationStore, IdempotencyStore, Keyspace, ProposalStore, RateLimiter, RunRegistry, RunTokens } from '@gatehouse/state';
+import {
+  ApprovalStore,
+  CommandClaims,
+  DelegationStore,
+  IdempotencyStore,
+  Keyspace,
+  ProposalStore,
+  RateLimiter,
+  RunRegistry,
+  RunTokens,
+} from '@gatehouse/state';
 import type { Redis } from '@gatehouse/state';
 import { GatehouseMetrics } from '@gatehouse/telemetry';
 import type { Logger } from '@gatehouse/telemetry';
@@ -65,7 +75,13 @@ export async function startPolicyService(options: PolicyServiceOptions): Promise
   const logger = options.logger.child({ instance: options.instanceId ?? 'policy' });
   const metrics = options.metrics ?? new GatehouseMetrics({ tools: options.catalog.tools() });
   return withTeardown(async (teardown) => {
-    const runtime = await startEventRuntime({ events: options.events, topics: options.topics, clientId: `gatehouse-policy-${options.instanceId ?? 'main'}`, logger, signingKey: options.signingKey });
+    const runtime = await startEventRuntime({
+      events: options.events,
+      topics: options.topics,
+      clientId: `gatehouse-policy-${options.instanceId ?? 'main'}`,
+      logger,
+      signingKey: options.signingKey,
+    });
     teardown.add(runtime.stop);
 
     const keys = new Keyspace(options.redisPrefix);
@@ -103,7 +119,9 @@ export async function startPolicyService(options: PolicyServiceOptions): Promise
       roles: options.roles,
       callers: new TrustedCallers(options.callerIdentity, options.controlToken),
       ...(options.callerIdentity === undefined ? {} : { personIssuer: options.callerIdentity.accessTokens.issuer }),
-      ...(options.subjectTokens === undefined ? {} : { delegation: { verifier: options.subjectTokens, store: new DelegationStore(options.redis, keys) } }),
+      ...(options.subjectTokens === undefined
+        ? {}
+        : { delegation: { verifier: options.subjectTokens, store: new DelegationStore(options.redis, keys) } }),
       maxRunTtlMs: options.maxRunTtlMs,
       logger,
       metrics,

@@ -12,14 +12,26 @@ export interface TrustedCallerIdentity {
 
 export type TrustedCaller =
   | { readonly ok: true; readonly registrar: Registrar }
-  | { readonly ok: false; readonly code: IdentityRefusalCode; readonly status: number; readonly message: string; readonly challenge: string | undefined };
+  | {
+      readonly ok: false;
+      readonly code: IdentityRefusalCode;
+      readonly status: number;
+      readonly message: string;
+      readonly challenge: string | undefined;
+    };
 
 /** The registrar a request with the local-development control token is recorded under. */
 export const CONTROL_TOKEN_CLIENT = 'control-token';
 
 function refused(code: IdentityRefusalCode, message: string = IDENTITY_REFUSALS[code].means, scope?: string): TrustedCaller {
   const { status } = IDENTITY_REFUSALS[code];
-  return { ok: false, code, status, message, challenge: status === 401 || code === 'INSUFFICIENT_SCOPE' ? bearerChallenge(code, 'gatehouse', scope) : undefined };
+  return {
+    ok: false,
+    code,
+    status,
+    message,
+    challenge: status === 401 || code === 'INSUFFICIENT_SCOPE' ? bearerChallenge(code, 'gatehouse', scope) : undefined,
+  };
 }
 
 /**
@@ -33,14 +45,18 @@ export class TrustedCallers {
     private readonly controlToken: string | undefined,
   ) {
     if (identity === undefined && controlToken === undefined) {
-      throw new Error('the control API needs an identity provider (GATEHOUSE_OIDC_ISSUER) or, for local development, GATEHOUSE_CONTROL_TOKEN');
+      throw new Error(
+        'the control API needs an identity provider (GATEHOUSE_OIDC_ISSUER) or, for local development, GATEHOUSE_CONTROL_TOKEN',
+      );
     }
   }
 
   async authenticate(authorization: string | undefined): Promise<TrustedCaller> {
-    if (authorization === undefined || !authorization.startsWith('Bearer ')) return refused('UNAUTHORIZED', 'a bearer token of trusted code is required');
+    if (authorization === undefined || !authorization.startsWith('Bearer '))
+      return refused('UNAUTHORIZED', 'a bearer token of trusted code is required');
     const token = authorization.slice(7).trim();
-    if (this.controlToken !== undefined && sameSecret(token, this.controlToken)) return { ok: true, registrar: { issuer: null, subject: null, client_id: CONTROL_TOKEN_CLIENT } };
+    if (this.controlToken !== undefined && sameSecret(token, this.controlToken))
+      return { ok: true, registrar: { issuer: null, subject: null, client_id: CONTROL_TOKEN_CLIENT } };
     if (this.identity === undefined) return refused('UNAUTHORIZED', 'the bearer token is not the control token');
     const check = await this.identity.accessTokens.verify(token);
     if (!check.ok) return refused(refusalOfToken(check.reason), check.detail);
@@ -51,8 +67,10 @@ export class TrustedCallers {
       ...(typeof claims['scp'] === 'string' ? claims['scp'].split(' ') : []),
       ...(Array.isArray(claims['roles']) ? claims['roles'].filter((r): r is string => typeof r === 'string') : []),
     ];
-    if (!scopes.includes(this.identity.scope)) return refused('INSUFFICIENT_SCOPE', `the token lacks the scope ${this.identity.scope}`, this.identity.scope);
-    const client = typeof claims['azp'] === 'string' ? claims['azp'] : typeof claims['client_id'] === 'string' ? claims['client_id'] : claims.sub;
+    if (!scopes.includes(this.identity.scope))
+      return refused('INSUFFICIENT_SCOPE', `the token lacks the scope ${this.identity.scope}`, this.identity.scope);
+    const client =
+      typeof claims['azp'] === 'string' ? claims['azp'] : typeof claims['client_id'] === 'string' ? claims['client_id'] : claims.sub;
     return { ok: true, registrar: { issuer: claims.iss, subject: claims.sub, client_id: client } };
   }
 }

@@ -75,7 +75,13 @@ export async function decideWrite(command: ToolCommand, verdict: WriteVerdict, d
   };
 }
 
-function execute(command: ToolCommand, { run, tool, proposal }: WriteVerdict, key: string, grant: ExecutionOrder['approval'], now: number): WriteDecision {
+function execute(
+  command: ToolCommand,
+  { run, tool, proposal }: WriteVerdict,
+  key: string,
+  grant: ExecutionOrder['approval'],
+  now: number,
+): WriteDecision {
   return {
     kind: 'execute',
     order: {

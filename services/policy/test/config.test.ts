@@ -18,7 +18,10 @@ describe('policy configuration', () => {
   });
 
   it('takes the session timeout and concurrency from the environment', () => {
-    expect(policyConfigFromEnv({ ...TOKEN, POLICY_SESSION_TIMEOUT_MS: '6000', POLICY_CONCURRENCY: '8' })).toMatchObject({ sessionTimeoutMs: 6_000, concurrency: 8 });
+    expect(policyConfigFromEnv({ ...TOKEN, POLICY_SESSION_TIMEOUT_MS: '6000', POLICY_CONCURRENCY: '8' })).toMatchObject({
+      sessionTimeoutMs: 6_000,
+      concurrency: 8,
+    });
   });
 
   it('drafts proposals with the executor’s GATEHOUSE_PROPOSAL_TTL_MS', () => {
@@ -26,7 +29,13 @@ describe('policy configuration', () => {
   });
 
   it('treats empty values as unset, like the other services', () => {
-    const config = policyConfigFromEnv({ ...TOKEN, GATEHOUSE_REDIS_PREFIX: '', POLICY_GROUP_ID: '', POLICY_HOST: '', GATEHOUSE_ROLES_FILE: '' });
+    const config = policyConfigFromEnv({
+      ...TOKEN,
+      GATEHOUSE_REDIS_PREFIX: '',
+      POLICY_GROUP_ID: '',
+      POLICY_HOST: '',
+      GATEHOUSE_ROLES_FILE: '',
+    });
     expect(config).toMatchObject({ redisPrefix: 'gh:', groupId: 'gatehouse-policy', host: '127.0.0.1' });
     // An empty override is no override: the hosted pack's own roles apply.
     expect(config.rolesFile).toBeUndefined();
@@ -37,8 +46,12 @@ describe('policy configuration', () => {
   });
 
   it('refuses a start with neither an identity provider nor a control token, and numbers that are not positive integers', () => {
-    expect(() => policyConfigFromEnv({ GATEHOUSE_SIGNING_KEY: TOKEN.GATEHOUSE_SIGNING_KEY })).toThrow(/GATEHOUSE_OIDC_ISSUER: required unless GATEHOUSE_CONTROL_TOKEN is set/);
-    expect(policyConfigFromEnv({ GATEHOUSE_OIDC_ISSUER: 'https://idp.example/realms/a', GATEHOUSE_SIGNING_KEY: TOKEN.GATEHOUSE_SIGNING_KEY })).toMatchObject({
+    expect(() => policyConfigFromEnv({ GATEHOUSE_SIGNING_KEY: TOKEN.GATEHOUSE_SIGNING_KEY })).toThrow(
+      /GATEHOUSE_OIDC_ISSUER: required unless GATEHOUSE_CONTROL_TOKEN is set/,
+    );
+    expect(
+      policyConfigFromEnv({ GATEHOUSE_OIDC_ISSUER: 'https://idp.example/realms/a', GATEHOUSE_SIGNING_KEY: TOKEN.GATEHOUSE_SIGNING_KEY }),
+    ).toMatchObject({
       controlToken: undefined,
       oidc: { issuer: 'https://idp.example/realms/a', audience: 'gatehouse-policy', scope: 'gatehouse.runs' },
     });
@@ -47,6 +60,8 @@ describe('policy configuration', () => {
   });
 
   it('refuses an unknown Gatehouse variable by name', () => {
-    expect(() => policyConfigFromEnv({ ...TOKEN, GATEHOUSE_REDIS_PREFXI: 'x:' })).toThrow(/GATEHOUSE_REDIS_PREFXI: not a Gatehouse variable; did you mean GATEHOUSE_REDIS_PREFIX\?/);
+    expect(() => policyConfigFromEnv({ ...TOKEN, GATEHOUSE_REDIS_PREFXI: 'x:' })).toThrow(
+      /GATEHOUSE_REDIS_PREFXI: not a Gatehouse variable; did you mean GATEHOUSE_REDIS_PREFIX\?/,
+    );
   });
 });

@@ -67,14 +67,22 @@ export class AddressChanges {
    * Inside the idempotent-write transaction: locks the customer row, refuses a stale expected
    * version (VERSION_CONFLICT with current_version), else replaces the address and bumps the version.
    */
-  async commit(db: PoolClient, tenant: string, customerId: string, expectedVersion: number, destination: Destination): Promise<WriteResult> {
+  async commit(
+    db: PoolClient,
+    tenant: string,
+    customerId: string,
+    expectedVersion: number,
+    destination: Destination,
+  ): Promise<WriteResult> {
     const customer = await this.customers.find(db, tenant, customerId, true);
     if (customer === undefined) return failure(customerNotFound(customerId));
     if (customer.version !== expectedVersion) {
-      return failure(new ServiceError('VERSION_CONFLICT', `customer ${customerId} is at version ${customer.version}, not ${expectedVersion}`, {
-        field: 'expected_version',
-        current_version: customer.version,
-      }));
+      return failure(
+        new ServiceError('VERSION_CONFLICT', `customer ${customerId} is at version ${customer.version}, not ${expectedVersion}`, {
+          field: 'expected_version',
+          current_version: customer.version,
+        }),
+      );
     }
     let after: Address;
     try {

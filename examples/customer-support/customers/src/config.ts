@@ -64,14 +64,18 @@ export function checkSchemaName(name: string): string {
 function assertionKeys(env: Env): string {
   const value = env['CUSTOMERS_ASSERTION_KEYS'];
   if (value === undefined || value === '') {
-    throw invalid("CUSTOMERS_ASSERTION_KEYS is required: the executors' JWKS URL (http://executor:8092/.well-known/jwks.json) or a file holding it (`gatehouse jwks`)");
+    throw invalid(
+      "CUSTOMERS_ASSERTION_KEYS is required: the executors' JWKS URL (http://executor:8092/.well-known/jwks.json) or a file holding it (`gatehouse jwks`)",
+    );
   }
   if (/^https?:\/\//.test(value)) return value;
   let keys: unknown;
   try {
     keys = (JSON.parse(readFileSync(value, 'utf8')) as { keys?: unknown }).keys;
   } catch (error) {
-    throw invalid(`CUSTOMERS_ASSERTION_KEYS names ${value}, which is not a readable JSON file (${error instanceof Error ? error.message : String(error)})`);
+    throw invalid(
+      `CUSTOMERS_ASSERTION_KEYS names ${value}, which is not a readable JSON file (${error instanceof Error ? error.message : String(error)})`,
+    );
   }
   if (!Array.isArray(keys)) throw invalid(`CUSTOMERS_ASSERTION_KEYS names ${value}, which is not a JWKS ({ "keys": [...] })`);
   return value;
@@ -90,6 +94,10 @@ export function customersConfigFromEnv(env: Env = process.env): CustomersConfig 
     exportStepMs: integer(env, 'EXPORT_STEP_MS', 1, 3_600_000),
     faultsEnabled: faults === '1',
     cursorSecret: read(env, 'CUSTOMERS_CURSOR_SECRET'),
-    assertions: { keys: assertionKeys(env), issuer: read(env, 'CUSTOMERS_ASSERTION_ISSUER'), audience: read(env, 'CUSTOMERS_ASSERTION_AUDIENCE') },
+    assertions: {
+      keys: assertionKeys(env),
+      issuer: read(env, 'CUSTOMERS_ASSERTION_ISSUER'),
+      audience: read(env, 'CUSTOMERS_ASSERTION_AUDIENCE'),
+    },
   };
 }

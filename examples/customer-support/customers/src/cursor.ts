@@ -50,5 +50,10 @@ export class CursorCodec {
 }
 
 function tampered(cause?: unknown): ServiceError {
-  return new ServiceError('INVALID_REQUEST', 'cursor is not one this listing issued', { field: 'cursor' }, cause === undefined ? undefined : { cause });
+  return new ServiceError(
+    'INVALID_REQUEST',
+    'cursor is not one this listing issued',
+    { field: 'cursor' },
+    cause === undefined ? undefined : { cause },
+  );
 }

@@ -4,7 +4,11 @@
  */
 export const ERROR_CATALOGUE = {
   INVALID_REQUEST: { httpStatus: 400, retryable: false, meaning: 'The request is malformed: header, parameter, body or cursor.' },
-  NOT_FOUND: { httpStatus: 404, retryable: false, meaning: 'No such resource for this tenant (other tenants\' resources are not revealed).' },
+  NOT_FOUND: {
+    httpStatus: 404,
+    retryable: false,
+    meaning: "No such resource for this tenant (other tenants' resources are not revealed).",
+  },
   VERSION_CONFLICT: { httpStatus: 409, retryable: false, meaning: 'The record changed since the expected version was read.' },
   CONFLICT: { httpStatus: 409, retryable: true, meaning: 'Another request holds this idempotency key and has not finished.' },
   IDEMPOTENCY_KEY_REUSED: { httpStatus: 422, retryable: false, meaning: 'The idempotency key was already used with other arguments.' },

@@ -98,7 +98,10 @@ export class ExportJobs {
    * one is untouched (`already_completed`). Undefined when the job is not this tenant's.
    */
   async cancel(db: PoolClient, tenant: string, id: string): Promise<CancelResult | undefined> {
-    const found = await db.query<JobRow>(`SELECT ${COLUMNS} FROM ${this.t.exportJobs} WHERE id = $1 AND tenant = $2 FOR UPDATE`, [id, tenant]);
+    const found = await db.query<JobRow>(`SELECT ${COLUMNS} FROM ${this.t.exportJobs} WHERE id = $1 AND tenant = $2 FOR UPDATE`, [
+      id,
+      tenant,
+    ]);
     const row = found.rows[0];
     if (row === undefined) return undefined;
     if (row.state === 'queued' || (row.state === 'running' && row.interruptible)) {

@@ -81,7 +81,8 @@ export class Faults {
 }
 
 function parseFault(value: string): Fault {
-  if (value === 'drop-after-commit' || value === 'malformed-success' || value === 'status-down' || value === 'unavailable') return { kind: value };
+  if (value === 'drop-after-commit' || value === 'malformed-success' || value === 'status-down' || value === 'unavailable')
+    return { kind: value };
   const delay = /^delay:(\d{1,6})$/.exec(value);
   if (delay?.[1] !== undefined) return { kind: 'delay', ms: Number(delay[1]) };
   throw new ServiceError('INVALID_REQUEST', `unknown x-fault "${value}"`, { field: 'x-fault' });
@@ -115,7 +116,12 @@ export function registerFaultHooks(app: CustomersApp, faults: Faults): void {
 }
 
 /** Sends a write's outcome, unless a fault says to lose or mangle the answer after the commit. */
-export async function sendWrite(faults: Faults, request: FastifyRequest, reply: FastifyReply, outcome: WriteOutcome): Promise<FastifyReply> {
+export async function sendWrite(
+  faults: Faults,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  outcome: WriteOutcome,
+): Promise<FastifyReply> {
   const fault = faults.of(request);
   if (fault?.kind === 'drop-after-commit') {
     reply.hijack();

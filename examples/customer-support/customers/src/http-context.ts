@@ -49,7 +49,9 @@ export function registerCallCheck(app: CustomersApp, verifier: CallAssertionVeri
     if (config.tenantless === true) return;
     const tenant = header(request, 'x-tenant');
     if (tenant !== undefined && !TENANT.test(tenant)) {
-      throw new ServiceError('INVALID_REQUEST', 'header x-tenant, when sent, is lower-case letters, digits, - and _', { field: 'x-tenant' });
+      throw new ServiceError('INVALID_REQUEST', 'header x-tenant, when sent, is lower-case letters, digits, - and _', {
+        field: 'x-tenant',
+      });
     }
     const call: CallKind = config.write === true ? 'write' : config.status === true ? 'status' : 'read';
     const check = await verifier.verify({

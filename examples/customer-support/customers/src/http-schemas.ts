@@ -91,7 +91,11 @@ export const faultsBody = {
   properties: {
     statusDown: { type: 'boolean' },
     /** Faults for the next writes, in arrival order: drop-after-commit, malformed-success, unavailable, delay:<ms>. */
-    nextWrites: { type: 'array', maxItems: 1000, items: { type: 'string', pattern: '^(drop-after-commit|malformed-success|unavailable|delay:[0-9]{1,6})$' } },
+    nextWrites: {
+      type: 'array',
+      maxItems: 1000,
+      items: { type: 'string', pattern: '^(drop-after-commit|malformed-success|unavailable|delay:[0-9]{1,6})$' },
+    },
     /** A delay every write takes before its handler, for concurrency tests. */
     writeDelayMs: { type: 'integer', minimum: 0, maximum: 60000 },
   },

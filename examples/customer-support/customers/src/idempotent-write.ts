@@ -31,8 +31,11 @@ export async function runIdempotentWrite(
     if (!(await keys.claim(db, claim))) {
       const stored = await keys.find(db, claim.key);
       if (stored === undefined) throw new ServiceError('CONFLICT', 'idempotency key changed hands; retry', { idempotency_key: claim.key });
-      const same = stored.tenant === claim.tenant && stored.operation === claim.operation
-        && stored.targetId === claim.targetId && stored.argumentsSha256 === claim.argumentsSha256;
+      const same =
+        stored.tenant === claim.tenant &&
+        stored.operation === claim.operation &&
+        stored.targetId === claim.targetId &&
+        stored.argumentsSha256 === claim.argumentsSha256;
       if (!same) {
         throw new ServiceError('IDEMPOTENCY_KEY_REUSED', 'this idempotency key was used with other arguments', {
           idempotency_key: claim.key,

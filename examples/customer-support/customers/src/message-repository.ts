@@ -18,7 +18,14 @@ export interface SentMessage {
 export class MessageRepository {
   constructor(private readonly t: Tables) {}
 
-  async record(db: PoolClient, tenant: string, customerId: string, recipient: string, email: OutboundEmail, idempotencyKey: string): Promise<SentMessage> {
+  async record(
+    db: PoolClient,
+    tenant: string,
+    customerId: string,
+    recipient: string,
+    email: OutboundEmail,
+    idempotencyKey: string,
+  ): Promise<SentMessage> {
     const id = `msg_${randomUUID().replaceAll('-', '')}`;
     const inserted = await db.query<{ sent_at: Date }>(
       `INSERT INTO ${this.t.outboundMessages} (id, tenant, customer_id, recipient, subject, body, template, sent_at, idempotency_key)

@@ -8,5 +8,7 @@ export function registerMetrics(app: CustomersApp, metrics: GatehouseMetrics): v
     metrics.httpRequest(request.routeOptions.url, request.method, reply.statusCode, reply.elapsedTime);
     done();
   });
-  app.get('/metrics', { config: { tenantless: true } }, async (_request, reply) => reply.type(metrics.contentType).send(await metrics.scrape()));
+  app.get('/metrics', { config: { tenantless: true } }, async (_request, reply) =>
+    reply.type(metrics.contentType).send(await metrics.scrape()),
+  );
 }

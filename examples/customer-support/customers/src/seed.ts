@@ -29,34 +29,46 @@ type CustomerFields = readonly [string, string, string, string, string, string |
 
 const CUSTOMERS: readonly SeedCustomer[] = [
   {
-    id: 'C-1842', tenant: 'acme', name: 'Marta Kowalska', email: 'marta.kowalska@example.com', phone: '+48 58 555 0142',
+    id: 'C-1842',
+    tenant: 'acme',
+    name: 'Marta Kowalska',
+    email: 'marta.kowalska@example.com',
+    phone: '+48 58 555 0142',
     address: { line1: 'ul. Długa 12', city: 'Gdańsk', country: 'PL', postal_code: '80-827' },
-    version: 17, internalNotes: 'Escalated twice in 2025; goodwill credit approved by J. Nowak.', creditScore: 712,
+    version: 17,
+    internalNotes: 'Escalated twice in 2025; goodwill credit approved by J. Nowak.',
+    creditScore: 712,
     saved: [
       { address_id: 'addr_1842_home', line1: 'Rynek Główny 1', city: 'Kraków', country: 'PL', postal_code: '31-042' },
       { address_id: 'addr_1842_office', line1: 'Karl Johans gate 5', city: 'Oslo', country: 'NO', postal_code: '0154' },
     ],
     orders: 60,
   },
-  ...([
-    ['C-1001', 'Jonas Berg', 'Storgatan 3', 'Stockholm', 'SE', '111 51'],
-    ['C-1002', 'Aino Virtanen', 'Mannerheimintie 10', 'Helsinki', 'FI', '00100'],
-    ['C-1003', 'Lucas Martin', '12 rue de Rivoli', 'Paris', 'FR', '75004'],
-    ['C-1004', 'Sofia Rossi', 'Via Roma 8', 'Torino', 'IT', '10121'],
-    ['C-1005', 'Pieter de Vries', 'Damrak 70', 'Amsterdam', 'NL', '1012 LM'],
-  ] satisfies CustomerFields[]).map((fields) => seedCustomer('acme', fields)),
-  ...([
-    ['C-2001', 'Hana Novák', 'Národní 20', 'Praha', 'CZ', '110 00'],
-    ['C-2002', 'Miguel Santos', 'Rua Augusta 100', 'Lisboa', 'PT', '1100-053'],
-    ['C-2003', 'Emma Schmidt', 'Friedrichstraße 43', 'Berlin', 'DE', '10117'],
-    ['C-2004', 'Liam Murphy', '5 Grafton Street', 'Dublin', 'IE', null],
-  ] satisfies CustomerFields[]).map((fields) => seedCustomer('globex', fields)),
+  ...(
+    [
+      ['C-1001', 'Jonas Berg', 'Storgatan 3', 'Stockholm', 'SE', '111 51'],
+      ['C-1002', 'Aino Virtanen', 'Mannerheimintie 10', 'Helsinki', 'FI', '00100'],
+      ['C-1003', 'Lucas Martin', '12 rue de Rivoli', 'Paris', 'FR', '75004'],
+      ['C-1004', 'Sofia Rossi', 'Via Roma 8', 'Torino', 'IT', '10121'],
+      ['C-1005', 'Pieter de Vries', 'Damrak 70', 'Amsterdam', 'NL', '1012 LM'],
+    ] satisfies CustomerFields[]
+  ).map((fields) => seedCustomer('acme', fields)),
+  ...(
+    [
+      ['C-2001', 'Hana Novák', 'Národní 20', 'Praha', 'CZ', '110 00'],
+      ['C-2002', 'Miguel Santos', 'Rua Augusta 100', 'Lisboa', 'PT', '1100-053'],
+      ['C-2003', 'Emma Schmidt', 'Friedrichstraße 43', 'Berlin', 'DE', '10117'],
+      ['C-2004', 'Liam Murphy', '5 Grafton Street', 'Dublin', 'IE', null],
+    ] satisfies CustomerFields[]
+  ).map((fields) => seedCustomer('globex', fields)),
 ];
 
 function seedCustomer(tenant: string, [id, name, line1, city, country, postal]: CustomerFields): SeedCustomer {
   const n = Number(id.slice(2));
   return {
-    id, tenant, name,
+    id,
+    tenant,
+    name,
     email: `${name.toLowerCase().replace(/[^a-z]+/g, '.')}@example.com`,
     phone: `+00 555 ${String(n).padStart(4, '0')}`,
     address: { line1, city, country, postal_code: postal },
@@ -86,8 +98,21 @@ async function insertCustomer(client: PoolClient, t: Tables, c: SeedCustomer): P
   await client.query(
     `INSERT INTO ${t.customers} (id, tenant, name, email, phone, line1, city, country, postal_code, version, updated_at, internal_notes, credit_score)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
-    [c.id, c.tenant, c.name, c.email, c.phone, c.address.line1, c.address.city, c.address.country, c.address.postal_code,
-      c.version, SEED_UPDATED_AT, c.internalNotes, c.creditScore],
+    [
+      c.id,
+      c.tenant,
+      c.name,
+      c.email,
+      c.phone,
+      c.address.line1,
+      c.address.city,
+      c.address.country,
+      c.address.postal_code,
+      c.version,
+      SEED_UPDATED_AT,
+      c.internalNotes,
+      c.creditScore,
+    ],
   );
   for (const [position, a] of c.saved.entries()) {
     await client.query(

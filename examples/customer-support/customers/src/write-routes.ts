@@ -25,23 +25,27 @@ export function claimOf(request: FastifyRequest, operation: Operation, targetId:
 
 /** One log line per write: ids and the arguments hash, never the arguments. */
 export function logWrite(request: FastifyRequest, claim: KeyClaim, outcome: WriteOutcome): void {
-  request.log.info({
-    operation: claim.operation,
-    tenant: claim.tenant,
-    target_id: claim.targetId,
-    idempotency_key: claim.key,
-    arguments_sha256: claim.argumentsSha256,
-    outcome: outcome.outcome,
-    http_status: outcome.httpStatus,
-    replay: outcome.replay,
-  }, 'write');
+  request.log.info(
+    {
+      operation: claim.operation,
+      tenant: claim.tenant,
+      target_id: claim.targetId,
+      idempotency_key: claim.key,
+      arguments_sha256: claim.argumentsSha256,
+      outcome: outcome.outcome,
+      http_status: outcome.httpStatus,
+      replay: outcome.replay,
+    },
+    'write',
+  );
 }
 
 export const WRITE = { write: true } as const;
 
 /** A write's body names its target (it is the approved arguments): it must be the path's. */
 export function sameTarget(pathId: string, bodyId: string, field: string): void {
-  if (pathId !== bodyId) throw new ServiceError('INVALID_REQUEST', `${field} in the body (${bodyId}) is not the one in the path (${pathId})`, { field });
+  if (pathId !== bodyId)
+    throw new ServiceError('INVALID_REQUEST', `${field} in the body (${bodyId}) is not the one in the path (${pathId})`, { field });
 }
 
 /** Keyed writes on a customer: the address-change commit and the (irreversible) email. */
@@ -54,7 +58,8 @@ export function registerWriteRoutes(app: CustomersApp, s: Services): void {
       const claim = claimOf(request, 'address_change', request.params.id);
       const { expected_version: expected, destination } = request.body;
       const outcome = await s.runWrite(claim, (db) =>
-        s.addressChanges.commit(db, request.tenant, request.params.id, expected, destination));
+        s.addressChanges.commit(db, request.tenant, request.params.id, expected, destination),
+      );
       logWrite(request, claim, outcome);
       return sendWrite(s.faults, request, reply, outcome);
     },

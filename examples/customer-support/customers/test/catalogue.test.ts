@@ -10,19 +10,35 @@ function tableRows(heading: string): string[][] {
   return section
     .split('\n')
     .filter((line) => line.startsWith('| `'))
-    .map((line) => line.split('|').slice(1, -1).map((cell) => cell.trim()));
+    .map((line) =>
+      line
+        .split('|')
+        .slice(1, -1)
+        .map((cell) => cell.trim()),
+    );
 }
 
 describe('the customers error catalogue', () => {
   it('holds exactly the codes callers branch on, none removed or renamed', () => {
     expect(Object.keys(ERROR_CATALOGUE)).toEqual([
-      'INVALID_REQUEST', 'NOT_FOUND', 'VERSION_CONFLICT', 'CONFLICT', 'IDEMPOTENCY_KEY_REUSED', 'UNAVAILABLE', 'INTERNAL',
+      'INVALID_REQUEST',
+      'NOT_FOUND',
+      'VERSION_CONFLICT',
+      'CONFLICT',
+      'IDEMPOTENCY_KEY_REUSED',
+      'UNAVAILABLE',
+      'INTERNAL',
     ]);
   });
 
   it('is documented row for row in the README error table', () => {
     const documented = tableRows('Error codes').map(([code, status, retryable, meaning]) => [code, status, retryable, meaning]);
-    const actual = Object.entries(ERROR_CATALOGUE).map(([code, e]) => [`\`${code}\``, String(e.httpStatus), String(e.retryable), e.meaning]);
+    const actual = Object.entries(ERROR_CATALOGUE).map(([code, e]) => [
+      `\`${code}\``,
+      String(e.httpStatus),
+      String(e.retryable),
+      e.meaning,
+    ]);
     expect(documented).toEqual(actual);
   });
 });
@@ -34,12 +50,12 @@ describe('the customers configuration', () => {
     expect(documented).toEqual([...withDefaults, ['`CUSTOMERS_ASSERTION_KEYS`', '*(required)*']]);
   });
 
-  it('refuses to start without the executors\' keys, since it could check no call', () => {
+  it("refuses to start without the executors' keys, since it could check no call", () => {
     expect(() => customersConfigFromEnv({})).toThrow(/CUSTOMERS_ASSERTION_KEYS is required/);
     expect(() => customersConfigFromEnv({ CUSTOMERS_ASSERTION_KEYS: '/nonexistent/jwks.json' })).toThrow(/not a readable JSON file/);
   });
 
-  it('uses the documented defaults when only the executors\' keys are given, with faults off', () => {
+  it("uses the documented defaults when only the executors' keys are given, with faults off", () => {
     expect(customersConfigFromEnv({ CUSTOMERS_ASSERTION_KEYS: 'http://127.0.0.1:8092/.well-known/jwks.json' })).toEqual({
       databaseUrl: 'postgres://postgres@127.0.0.1:5432/gatehouse',
       host: '127.0.0.1',

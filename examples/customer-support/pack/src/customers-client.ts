@@ -84,9 +84,13 @@ export class CustomersClient {
     } catch (cause) {
       const timedOut = options.context.signal.aborted;
       throw new ToolFailure(
-        toolError(timedOut ? 'TIMEOUT' : 'UPSTREAM_ERROR', timedOut ? 'the customers service did not answer in time' : 'the customers service could not be reached', {
-          retryable: true,
-        }),
+        toolError(
+          timedOut ? 'TIMEOUT' : 'UPSTREAM_ERROR',
+          timedOut ? 'the customers service did not answer in time' : 'the customers service could not be reached',
+          {
+            retryable: true,
+          },
+        ),
         { ambiguous: write, cause },
       );
     }
@@ -94,16 +98,24 @@ export class CustomersClient {
     try {
       text = await response.text();
     } catch (cause) {
-      throw new ToolFailure(toolError('UPSTREAM_ERROR', 'the answer of the customers service was cut off', { retryable: true }), { ambiguous: write, cause });
+      throw new ToolFailure(toolError('UPSTREAM_ERROR', 'the answer of the customers service was cut off', { retryable: true }), {
+        ambiguous: write,
+        cause,
+      });
     }
     let body: unknown;
     try {
       body = text === '' ? null : JSON.parse(text);
     } catch (cause) {
-      throw new ToolFailure(toolError('UPSTREAM_ERROR', `the customers service answered HTTP ${response.status} with a body that is not JSON`, { retryable: true }), {
-        ambiguous: write && response.ok,
-        cause,
-      });
+      throw new ToolFailure(
+        toolError('UPSTREAM_ERROR', `the customers service answered HTTP ${response.status} with a body that is not JSON`, {
+          retryable: true,
+        }),
+        {
+          ambiguous: write && response.ok,
+          cause,
+        },
+      );
     }
     if (!response.ok) throw upstreamError(response.status, body);
     return { status: response.status, body };

@@ -109,7 +109,11 @@ describe('the reference catalog', () => {
 
   it('gives every write an approval rule and a retry class other than safe', () => {
     expect(writes.map((tool) => tool.address)).toEqual([
-      'cancel_operation.v1', 'commit_address_change.v1', 'commit_address_change.v2', 'send_customer_email.v1', 'start_customer_export.v1',
+      'cancel_operation.v1',
+      'commit_address_change.v1',
+      'commit_address_change.v2',
+      'send_customer_email.v1',
+      'start_customer_export.v1',
     ]);
     const unsound = writes
       .filter((tool) => typeof tool.approval !== 'string' || tool.approval.trim() === '' || tool.retry === 'safe')

@@ -15,7 +15,9 @@ const { cases, problems } = contractCases(catalog);
 afterAll(() => {
   for (const tool of tools) {
     const ofTool = cases.filter((c) => c.tool === tool.address);
-    console.log(`contract cases  ${tool.address}  valid ${ofTool.filter((c) => c.kind === 'valid').length}  invalid ${ofTool.filter((c) => c.kind === 'invalid').length}`);
+    console.log(
+      `contract cases  ${tool.address}  valid ${ofTool.filter((c) => c.kind === 'valid').length}  invalid ${ofTool.filter((c) => c.kind === 'invalid').length}`,
+    );
   }
 });
 
@@ -40,7 +42,10 @@ describe('the contract cases of the customer-support pack', () => {
     for (const tool of tools) {
       for (const part of ['input', 'output'] as const) {
         const ofSchema = cases.filter((c) => c.tool === tool.address && c.part === part);
-        expect([ofSchema.some((c) => c.kind === 'valid'), ofSchema.some((c) => c.kind === 'invalid')], `${tool.address} /${part}`).toEqual([true, true]);
+        expect([ofSchema.some((c) => c.kind === 'valid'), ofSchema.some((c) => c.kind === 'invalid')], `${tool.address} /${part}`).toEqual([
+          true,
+          true,
+        ]);
       }
     }
     expect(cases.filter((c) => c.part !== 'proposal').length).toBeGreaterThan(100);
@@ -58,7 +63,11 @@ describe('the contract cases of the customer-support pack', () => {
     for (const c of mixed) {
       const result = catalog.validateInput(tool, c.value);
       expect(result.ok ? undefined : result.error.details).toEqual([
-        { field: c.expected.replace('refused INVALID_ARGUMENT at ', ''), keyword: 'additionalProperties', message: 'is not allowed: unknown field' },
+        {
+          field: c.expected.replace('refused INVALID_ARGUMENT at ', ''),
+          keyword: 'additionalProperties',
+          message: 'is not allowed: unknown field',
+        },
       ]);
     }
   });

@@ -9,7 +9,11 @@ import { describePack, PackError, readPackConfig, validatePack } from '@gatehous
 import type { ProposalArgs, RunArgs, ToolArgs, ToolImplementation } from '@gatehouse/sdk';
 import { TEST_CREDENTIAL, testContext } from '@gatehouse/sdk/testing';
 import {
-  commitAddressChangeV1, commitAddressChangeV2, customerSupportPack, customerSupportCatalog, customerSupportImplementations,
+  commitAddressChangeV1,
+  commitAddressChangeV2,
+  customerSupportPack,
+  customerSupportCatalog,
+  customerSupportImplementations,
   sendCustomerEmail,
 } from '@gatehouse/example-customer-support';
 import type { AddressChangeArguments } from '@gatehouse/example-customer-support';
@@ -31,11 +35,19 @@ function fakeCustomers(): { server: Server; seen: string[]; url: () => string } 
       response.end(JSON.stringify({ error: { code: 'ASSERTION_MISSING', message: 'no call assertion' } }));
       return;
     }
-    response.end(JSON.stringify({
-      id: 'C-7', name: 'Ada', email: 'ada@example.com', internal_notes: 'never leaves', credit_score: 700,
-      shipping_address: { line1: '1 Main St', city: 'Oslo', country: 'NO', postal_code: null, geo: 'x' },
-      saved_addresses: [], version: 3, updated_at: '2026-01-01T00:00:00Z',
-    }));
+    response.end(
+      JSON.stringify({
+        id: 'C-7',
+        name: 'Ada',
+        email: 'ada@example.com',
+        internal_notes: 'never leaves',
+        credit_score: 700,
+        shipping_address: { line1: '1 Main St', city: 'Oslo', country: 'NO', postal_code: null, geo: 'x' },
+        saved_addresses: [],
+        version: 3,
+        updated_at: '2026-01-01T00:00:00Z',
+      }),
+    );
   });
   return { server, seen, url: () => `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
 }
@@ -51,8 +63,20 @@ describe('the customer-support pack', () => {
     const description = describePack(customerSupportPack);
     expect(description.name).toBe('customer-support');
     expect(description.variables).toEqual([
-      { name: 'CUSTOMERS_URL', doc: expect.stringMatching(/customers service/) as unknown, default: 'http://127.0.0.1:8090', required: false, secret: false },
-      { name: 'CUSTOMERS_AUDIENCE', doc: expect.stringMatching(/call assertions/) as unknown, default: 'customers', required: false, secret: false },
+      {
+        name: 'CUSTOMERS_URL',
+        doc: expect.stringMatching(/customers service/) as unknown,
+        default: 'http://127.0.0.1:8090',
+        required: false,
+        secret: false,
+      },
+      {
+        name: 'CUSTOMERS_AUDIENCE',
+        doc: expect.stringMatching(/call assertions/) as unknown,
+        default: 'customers',
+        required: false,
+        secret: false,
+      },
     ]);
     expect(description.roles).toMatch(/\/config\/roles\.json$/);
     expect(description.policyTable).toMatch(/\/config\/policy-table\.json$/);
@@ -66,7 +90,11 @@ describe('the customer-support pack', () => {
       roles: readJson(customerSupportPack.roles),
       policyTable: readJson(customerSupportPack.policyTable),
     });
-    expect(valid.catalog.tools().map((t) => t.address)).toEqual(customerSupportCatalog().tools().map((t) => t.address));
+    expect(valid.catalog.tools().map((t) => t.address)).toEqual(
+      customerSupportCatalog()
+        .tools()
+        .map((t) => t.address),
+    );
     expect(Object.keys(valid.roles)).toEqual(['support-readonly', 'support-agent', 'ops-admin']);
     expect(valid.policyTable.rules).toHaveLength(7);
   });
@@ -75,8 +103,15 @@ describe('the customer-support pack', () => {
     const audience = { CUSTOMERS_AUDIENCE: 'customers' };
     expect(readPackConfig(customerSupportPack, {})).toEqual({ CUSTOMERS_URL: 'http://127.0.0.1:8090', ...audience });
     expect(readPackConfig(customerSupportPack, { CUSTOMERS_URL: '' })).toEqual({ CUSTOMERS_URL: 'http://127.0.0.1:8090', ...audience });
-    expect(readPackConfig(customerSupportPack, { CUSTOMERS_URL: 'https://crm.internal:8443//' })).toEqual({ CUSTOMERS_URL: 'https://crm.internal:8443', ...audience });
-    for (const [raw, reason] of [['ftp://crm', 'must be an http:// or https:// URL'], ['crm:8090', 'must be an http:// or https:// URL'], ['/customers', 'must be an absolute URL']]) {
+    expect(readPackConfig(customerSupportPack, { CUSTOMERS_URL: 'https://crm.internal:8443//' })).toEqual({
+      CUSTOMERS_URL: 'https://crm.internal:8443',
+      ...audience,
+    });
+    for (const [raw, reason] of [
+      ['ftp://crm', 'must be an http:// or https:// URL'],
+      ['crm:8090', 'must be an http:// or https:// URL'],
+      ['/customers', 'must be an absolute URL'],
+    ]) {
       expect(() => readPackConfig(customerSupportPack, { CUSTOMERS_URL: raw })).toThrow(PackError);
       expect(() => readPackConfig(customerSupportPack, { CUSTOMERS_URL: raw })).toThrow(`CUSTOMERS_URL: ${reason}, got "${raw}"`);
     }
@@ -90,14 +125,20 @@ describe('the tools of the pack and the compatibility exports', () => {
 
   it('call the customers service that setup was configured with, whatever the environment says later', async () => {
     const saved = process.env['CUSTOMERS_URL'];
-    const tools = customerSupportPack.tools(await customerSupportPack.setup(readPackConfig(customerSupportPack, { CUSTOMERS_URL: customers.url() })));
+    const tools = customerSupportPack.tools(
+      await customerSupportPack.setup(readPackConfig(customerSupportPack, { CUSTOMERS_URL: customers.url() })),
+    );
     process.env['CUSTOMERS_URL'] = 'http://127.0.0.1:1';
     try {
       const view = await find(tools, 'get_customer.v1').run({ customer_id: 'C-7' }, context);
       expect(view).toEqual({
-        customer_id: 'C-7', name: 'Ada', email: 'ada@example.com',
+        customer_id: 'C-7',
+        name: 'Ada',
+        email: 'ada@example.com',
         shipping_address: { line1: '1 Main St', city: 'Oslo', country: 'NO', postal_code: null },
-        saved_addresses: [], version: 3, updated_at: '2026-01-01T00:00:00Z',
+        saved_addresses: [],
+        version: 3,
+        updated_at: '2026-01-01T00:00:00Z',
       });
       expect(customers.seen.at(-1)).toBe('acme GET /customers/C-7');
     } finally {
@@ -125,7 +166,13 @@ describe('the preview/commit pairs of the pack', () => {
   it('draft proposals that the proposal schemas of their commits admit', () => {
     const preview = find(customerSupportImplementations, 'preview_address_change.v1');
     const address = { line1: '2 Side St', city: 'Oslo', country: 'NO', postal_code: null };
-    const result = { customer_id: 'C-7', current_version: 3, before: address, after: { ...address, line1: '3 Side St' }, changed_fields: ['line1'] };
+    const result = {
+      customer_id: 'C-7',
+      current_version: 3,
+      before: address,
+      after: { ...address, line1: '3 Side St' },
+      changed_fields: ['line1'],
+    };
     const draft = preview.propose?.({ customer_id: 'C-7', destination: { kind: 'saved', address_id: 'a1' } }, result, context);
     expect(draft?.arguments).toEqual({ customer_id: 'C-7', expected_version: 3, destination: { kind: 'saved', address_id: 'a1' } });
     expect(catalog.validateProposal(commitAddressChangeV2, draft?.arguments).ok).toBe(true);

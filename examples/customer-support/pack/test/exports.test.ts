@@ -84,14 +84,19 @@ describe('the exported reference catalog', () => {
   });
 
   it('marks only send_customer_email as reaching the world outside the tenant', () => {
-    expect(tools.filter((tool) => toMcpTool(tool).annotations.openWorldHint).map((tool) => tool.address)).toEqual(['send_customer_email.v1']);
+    expect(tools.filter((tool) => toMcpTool(tool).annotations.openWorldHint).map((tool) => tool.address)).toEqual([
+      'send_customer_email.v1',
+    ]);
   });
 
   it('turns the destination oneOf into an anyOf of two closed branches for OpenAI', () => {
     const preview = tools.find((tool) => tool.address === 'preview_address_change.v1');
     if (preview === undefined) return expect.fail('preview_address_change.v1 is not in the reference catalog');
     const schemas = schemasIn(toOpenAiFunction(preview).function.parameters);
-    expect(schemas.filter(({ pointer }) => /^\/properties\/destination\/anyOf\/\d+$/.test(pointer)).map(({ schema }) => schema['additionalProperties']))
-      .toEqual([false, false]);
+    expect(
+      schemas
+        .filter(({ pointer }) => /^\/properties\/destination\/anyOf\/\d+$/.test(pointer))
+        .map(({ schema }) => schema['additionalProperties']),
+    ).toEqual([false, false]);
   });
 });

@@ -40,9 +40,15 @@ describe('the policy table', () => {
   it('escalates a bulk change over 100 records and a payment over 1,000.00 to ops-admin', () => {
     expect(table.evaluate(subject('commit_address_change.v2', { affectedRecords: 101 })).ruleId).toBe('bulk-change-ops-admin');
     expect(table.evaluate(subject('commit_address_change.v2', { affectedRecords: 100 })).ruleId).toBe('address-change-support-lead');
-    expect(table.evaluate(subject('commit_address_change.v2', { amount: { minor: 100_001, currency: 'EUR' } })).ruleId).toBe('payment-over-1000-ops-admin');
-    expect(table.evaluate(subject('commit_address_change.v2', { amount: { minor: 100_000, currency: 'EUR' } })).ruleId).toBe('address-change-support-lead');
-    expect(table.evaluate(subject('commit_address_change.v2', { amount: { minor: 5, currency: 'JPY' } })).ruleId).toBe('payment-over-1000-ops-admin');
+    expect(table.evaluate(subject('commit_address_change.v2', { amount: { minor: 100_001, currency: 'EUR' } })).ruleId).toBe(
+      'payment-over-1000-ops-admin',
+    );
+    expect(table.evaluate(subject('commit_address_change.v2', { amount: { minor: 100_000, currency: 'EUR' } })).ruleId).toBe(
+      'address-change-support-lead',
+    );
+    expect(table.evaluate(subject('commit_address_change.v2', { amount: { minor: 5, currency: 'JPY' } })).ruleId).toBe(
+      'payment-over-1000-ops-admin',
+    );
   });
 
   it('allows exports and cancellation without a person', () => {
@@ -65,8 +71,8 @@ describe('the policy table', () => {
     const unknownRule = structuredClone(document);
     unknownRule.rules[0] = { ...unknownRule.rules[0], match: { approvalRules: ['teleport'] } };
     expect(() => PolicyTable.parse(unknownRule, catalog.tools())).toThrowError(/approval rule teleport/);
-    expect(() => PolicyTable.parse({ rules: [{ id: 'x', description: 'x', match: {}, decision: { kind: 'maybe' } }] }, catalog.tools())).toThrowError(
-      /policy table is invalid/,
-    );
+    expect(() =>
+      PolicyTable.parse({ rules: [{ id: 'x', description: 'x', match: {}, decision: { kind: 'maybe' } }] }, catalog.tools()),
+    ).toThrowError(/policy table is invalid/);
   });
 });

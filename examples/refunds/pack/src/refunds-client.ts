@@ -109,17 +109,26 @@ export class RefundsClient {
     try {
       text = await response.text();
     } catch (cause) {
-      throw new ToolFailure(toolError('UPSTREAM_ERROR', 'the answer of the refunds service was cut off', { retryable: true }), { ambiguous: write, cause });
+      throw new ToolFailure(toolError('UPSTREAM_ERROR', 'the answer of the refunds service was cut off', { retryable: true }), {
+        ambiguous: write,
+        cause,
+      });
     }
     let body: unknown;
     try {
       body = text === '' ? null : JSON.parse(text);
     } catch (cause) {
-      const error = toolError('UPSTREAM_ERROR', `the refunds service answered HTTP ${response.status} with a body that is not JSON`, { retryable: true });
+      const error = toolError('UPSTREAM_ERROR', `the refunds service answered HTTP ${response.status} with a body that is not JSON`, {
+        retryable: true,
+      });
       throw new ToolFailure(error, { ambiguous: write && response.ok, cause });
     }
     if (!response.ok) {
-      throw new ToolFailure(upstreamToolError(body, `the refunds service answered HTTP ${response.status}`, { retryable: response.status >= 500 || response.status === 429 }));
+      throw new ToolFailure(
+        upstreamToolError(body, `the refunds service answered HTTP ${response.status}`, {
+          retryable: response.status >= 500 || response.status === 429,
+        }),
+      );
     }
     return body;
   }

@@ -25,7 +25,12 @@ export const refundAmount = {
   additionalProperties: false,
   required: ['minor', 'currency'],
   properties: {
-    minor: { type: 'integer', minimum: 1, maximum: 100_000_000, description: 'Amount to refund in integer minor units (cents): 2500 is 25.00.' },
+    minor: {
+      type: 'integer',
+      minimum: 1,
+      maximum: 100_000_000,
+      description: 'Amount to refund in integer minor units (cents): 2500 is 25.00.',
+    },
     currency,
   },
 } as const;

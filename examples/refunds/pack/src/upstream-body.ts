@@ -21,7 +21,8 @@ export function readReason(value: unknown): RefundReason | undefined {
 
 export const readString = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
 
-export const readInteger = (value: unknown): number | undefined => (typeof value === 'number' && Number.isSafeInteger(value) ? value : undefined);
+export const readInteger = (value: unknown): number | undefined =>
+  typeof value === 'number' && Number.isSafeInteger(value) ? value : undefined;
 
 /** Reads an upstream body, failing (ambiguously, for writes) when its shape is not the documented one. */
 export function expectShape<T>(body: unknown, check: (b: Body) => T | undefined, write: boolean): T {

@@ -20,7 +20,9 @@ describe('the contract cases of the refunds pack', () => {
 
   it('cover the proposal schema of the refund commit', () => {
     const commits = catalog.tools().filter((tool) => tool.previewedBy !== undefined);
-    expect(commits.map((tool) => [tool.address, cases.some((c) => c.tool === tool.address && c.part === 'proposal')])).toEqual([['commit_refund.v1', true]]);
+    expect(commits.map((tool) => [tool.address, cases.some((c) => c.tool === tool.address && c.part === 'proposal')])).toEqual([
+      ['commit_refund.v1', true],
+    ]);
   });
 
   it('include a reason outside the closed set and an amount of zero, both refused at their field', () => {
@@ -30,7 +32,10 @@ describe('the contract cases of the refunds pack', () => {
     for (const tool of catalog.tools()) {
       for (const part of tool.proposal === undefined ? ['input', 'output'] : ['input', 'output', 'proposal']) {
         const ofSchema = cases.filter((c) => c.tool === tool.address && c.part === part);
-        expect([ofSchema.some((c) => c.kind === 'valid'), ofSchema.some((c) => c.kind === 'invalid')], `${tool.address} /${part}`).toEqual([true, true]);
+        expect([ofSchema.some((c) => c.kind === 'valid'), ofSchema.some((c) => c.kind === 'invalid')], `${tool.address} /${part}`).toEqual([
+          true,
+          true,
+        ]);
       }
     }
   });

@@ -15,19 +15,36 @@ const readJson = (url: URL): unknown => JSON.parse(readFileSync(url, 'utf8'));
 
 /** What the executor would hand the handlers; the stand-in refuses any request without its credential. */
 const CREDENTIAL = TEST_CREDENTIAL;
-const context = (overrides: Partial<ExecutionContext> = {}): ExecutionContext => testContext({ principal: 'agent:refunds-bot', ...overrides });
+const context = (overrides: Partial<ExecutionContext> = {}): ExecutionContext =>
+  testContext({ principal: 'agent:refunds-bot', ...overrides });
 
 const ORDER = {
-  order_id: 'ORD-1001', tenant: 'acme', customer_ref: 'C-1842', payment_reference: 'psp_ch_1001_demo',
-  total: { minor: 12_000, currency: 'EUR' }, refunded: { minor: 2_000, currency: 'EUR' }, refundable: { minor: 10_000, currency: 'EUR' },
-  version: 4, placed_at: '2026-07-02T10:15:00.000Z', updated_at: '2026-08-01T09:30:00.000Z',
-  refunds: [{ refund_id: 'RF-0A1B2C3D4E5F', amount: { minor: 2_000, currency: 'EUR' }, reason: 'damaged', refunded_at: '2026-08-01T09:30:00.000Z' }],
+  order_id: 'ORD-1001',
+  tenant: 'acme',
+  customer_ref: 'C-1842',
+  payment_reference: 'psp_ch_1001_demo',
+  total: { minor: 12_000, currency: 'EUR' },
+  refunded: { minor: 2_000, currency: 'EUR' },
+  refundable: { minor: 10_000, currency: 'EUR' },
+  version: 4,
+  placed_at: '2026-07-02T10:15:00.000Z',
+  updated_at: '2026-08-01T09:30:00.000Z',
+  refunds: [
+    { refund_id: 'RF-0A1B2C3D4E5F', amount: { minor: 2_000, currency: 'EUR' }, reason: 'damaged', refunded_at: '2026-08-01T09:30:00.000Z' },
+  ],
 };
 
 const COMMITTED = {
-  refund_id: 'RF-00000000BEEF', order_id: 'ORD-1001', amount: { minor: 2_500, currency: 'EUR' }, reason: 'goodwill',
-  refunded_before: { minor: 2_000, currency: 'EUR' }, refunded_after: { minor: 4_500, currency: 'EUR' },
-  refundable_after: { minor: 7_500, currency: 'EUR' }, previous_version: 4, new_version: 5, refunded_at: '2026-08-02T10:00:00.000Z',
+  refund_id: 'RF-00000000BEEF',
+  order_id: 'ORD-1001',
+  amount: { minor: 2_500, currency: 'EUR' },
+  reason: 'goodwill',
+  refunded_before: { minor: 2_000, currency: 'EUR' },
+  refunded_after: { minor: 4_500, currency: 'EUR' },
+  refundable_after: { minor: 7_500, currency: 'EUR' },
+  previous_version: 4,
+  new_version: 5,
+  refunded_at: '2026-08-02T10:00:00.000Z',
 };
 
 type Answer = { readonly status: number; readonly body: unknown } | 'hang-up';
@@ -73,7 +90,11 @@ async function failureOf(promise: Promise<unknown>): Promise<{ error: unknown; a
 
 async function validated() {
   const deps = await refundsPack.setup(readPackConfig(refundsPack, {}));
-  return validatePack(refundsPack, { tools: refundsPack.tools(deps), roles: readJson(refundsPack.roles), policyTable: readJson(refundsPack.policyTable) });
+  return validatePack(refundsPack, {
+    tools: refundsPack.tools(deps),
+    roles: readJson(refundsPack.roles),
+    policyTable: readJson(refundsPack.policyTable),
+  });
 }
 
 describe('the refunds pack', () => {
@@ -81,8 +102,20 @@ describe('the refunds pack', () => {
     const description = describePack(refundsPack);
     expect(description.name).toBe('refunds');
     expect(description.variables).toEqual([
-      { name: 'REFUNDS_URL', doc: expect.stringMatching(/refunds service/) as unknown, default: 'http://127.0.0.1:8094', required: false, secret: false },
-      { name: 'REFUNDS_AUDIENCE', doc: expect.stringMatching(/call assertions/) as unknown, default: 'refunds', required: false, secret: false },
+      {
+        name: 'REFUNDS_URL',
+        doc: expect.stringMatching(/refunds service/) as unknown,
+        default: 'http://127.0.0.1:8094',
+        required: false,
+        secret: false,
+      },
+      {
+        name: 'REFUNDS_AUDIENCE',
+        doc: expect.stringMatching(/call assertions/) as unknown,
+        default: 'refunds',
+        required: false,
+        secret: false,
+      },
     ]);
     expect(description.roles).toMatch(/\/examples\/refunds\/pack\/config\/roles\.json$/);
     expect(description.policyTable).toMatch(/\/examples\/refunds\/pack\/config\/policy-table\.json$/);
@@ -98,7 +131,10 @@ describe('the refunds pack', () => {
     ]);
     expect(valid.roles).toEqual({
       'refunds-readonly': expect.objectContaining({ readOnly: true, tools: ['get_order_refunds.v1'] }) as unknown,
-      'refunds-agent': expect.objectContaining({ readOnly: false, tools: ['get_order_refunds.v1', 'preview_refund.v1', 'commit_refund.v1'] }) as unknown,
+      'refunds-agent': expect.objectContaining({
+        readOnly: false,
+        tools: ['get_order_refunds.v1', 'preview_refund.v1', 'commit_refund.v1'],
+      }) as unknown,
     });
   });
 
@@ -107,9 +143,22 @@ describe('the refunds pack', () => {
     const commit: ToolContract | undefined = valid.catalog.get('commit_refund.v1');
     if (commit === undefined) return expect.fail('commit_refund.v1 is not in the catalog');
     const decide = (minor: number, currency: string) =>
-      valid.policyTable.evaluate({ tool: commit, environment: 'production', affectedRecords: 1, amount: { minor, currency }, recipients: [], irreversible: [REFUND_IRREVERSIBLE] });
-    expect(decide(50_000, 'EUR')).toMatchObject({ ruleId: 'refund-refunds-lead', decision: { kind: 'require_approval', approverRole: 'refunds-lead' } });
-    expect(decide(50_001, 'EUR')).toMatchObject({ ruleId: 'refund-over-500-finance', decision: { kind: 'require_approval', approverRole: 'finance' } });
+      valid.policyTable.evaluate({
+        tool: commit,
+        environment: 'production',
+        affectedRecords: 1,
+        amount: { minor, currency },
+        recipients: [],
+        irreversible: [REFUND_IRREVERSIBLE],
+      });
+    expect(decide(50_000, 'EUR')).toMatchObject({
+      ruleId: 'refund-refunds-lead',
+      decision: { kind: 'require_approval', approverRole: 'refunds-lead' },
+    });
+    expect(decide(50_001, 'EUR')).toMatchObject({
+      ruleId: 'refund-over-500-finance',
+      decision: { kind: 'require_approval', approverRole: 'finance' },
+    });
     expect(decide(75_000, 'USD').decision).toMatchObject({ approverRole: 'finance' });
     expect(decide(100, 'JPY').decision).toMatchObject({ approverRole: 'finance' });
   });
@@ -128,14 +177,23 @@ describe('the refunds pack', () => {
     }
     // The README publishes each token beside its identity; the file holds only their SHA-256.
     const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-    const published = [...readme.matchAll(/^\| `(demo-[^`]+@acme\.example)` \|.*\| `(demo-[a-z-]+-[0-9a-f]{32})` \|$/gm)]
-      .map(([, identity, token]) => [identity, createHash('sha256').update(token ?? '', 'utf8').digest('hex')]);
+    const published = [...readme.matchAll(/^\| `(demo-[^`]+@acme\.example)` \|.*\| `(demo-[a-z-]+-[0-9a-f]{32})` \|$/gm)].map(
+      ([, identity, token]) => [
+        identity,
+        createHash('sha256')
+          .update(token ?? '', 'utf8')
+          .digest('hex'),
+      ],
+    );
     expect(published).toEqual(file.approvers.map((a) => [a.identity, a.token_sha256]));
   });
 
   it('reads REFUNDS_URL with its default, without trailing slashes, and refuses what is not an http URL', () => {
     expect(readPackConfig(refundsPack, {})).toEqual({ REFUNDS_URL: 'http://127.0.0.1:8094', REFUNDS_AUDIENCE: 'refunds' });
-    expect(readPackConfig(refundsPack, { REFUNDS_URL: 'https://refunds.internal:8443//' })).toEqual({ REFUNDS_URL: 'https://refunds.internal:8443', REFUNDS_AUDIENCE: 'refunds' });
+    expect(readPackConfig(refundsPack, { REFUNDS_URL: 'https://refunds.internal:8443//' })).toEqual({
+      REFUNDS_URL: 'https://refunds.internal:8443',
+      REFUNDS_AUDIENCE: 'refunds',
+    });
     expect(() => readPackConfig(refundsPack, { REFUNDS_URL: 'ftp://refunds' })).toThrow(PackError);
     expect(() => readPackConfig(refundsPack, { REFUNDS_URL: '/refunds' })).toThrow('REFUNDS_URL: must be an absolute URL, got "/refunds"');
   });
@@ -169,8 +227,13 @@ describe('the tools of the refunds pack', () => {
     refunds.answers.set('GET /orders/ORD-1001', { status: 200, body: ORDER });
     const view = await find(tools, 'get_order_refunds.v1').run({ order_id: 'ORD-1001' }, context());
     expect(view).toEqual({
-      order_id: 'ORD-1001', total: ORDER.total, refunded: ORDER.refunded, refundable: ORDER.refundable, version: 4,
-      updated_at: ORDER.updated_at, refunds: ORDER.refunds,
+      order_id: 'ORD-1001',
+      total: ORDER.total,
+      refunded: ORDER.refunded,
+      refundable: ORDER.refundable,
+      version: 4,
+      updated_at: ORDER.updated_at,
+      refunds: ORDER.refunds,
     });
     expect(refunds.seen.at(-1)).toBe('acme GET /orders/ORD-1001 -');
   });
@@ -181,9 +244,14 @@ describe('the tools of the refunds pack', () => {
     const args = { order_id: 'ORD-1001', amount: { minor: 2_500, currency: 'EUR' }, reason: 'goodwill' };
     const result = await preview.run(args, context());
     expect(result).toEqual({
-      order_id: 'ORD-1001', current_version: 4, amount: args.amount, reason: 'goodwill',
-      refunded_before: { minor: 2_000, currency: 'EUR' }, refunded_after: { minor: 4_500, currency: 'EUR' },
-      refundable_before: { minor: 10_000, currency: 'EUR' }, refundable_after: { minor: 7_500, currency: 'EUR' },
+      order_id: 'ORD-1001',
+      current_version: 4,
+      amount: args.amount,
+      reason: 'goodwill',
+      refunded_before: { minor: 2_000, currency: 'EUR' },
+      refunded_after: { minor: 4_500, currency: 'EUR' },
+      refundable_before: { minor: 10_000, currency: 'EUR' },
+      refundable_after: { minor: 7_500, currency: 'EUR' },
     });
     const draft = preview.propose?.(args, result, context());
     expect(draft).toEqual({
@@ -208,11 +276,22 @@ describe('the tools of the refunds pack', () => {
   it('refuse a preview for more than the refundable balance or in another currency, at the argument at fault', async () => {
     refunds.answers.set('GET /orders/ORD-1001', { status: 200, body: ORDER });
     const preview = find(tools, 'preview_refund.v1');
-    const tooMuch = await failureOf(preview.run({ order_id: 'ORD-1001', amount: { minor: 10_001, currency: 'EUR' }, reason: 'damaged' }, context()));
-    expect(tooMuch.error).toMatchObject({ code: 'INVALID_ARGUMENT', field: '/amount/minor', retryable: false, details: { refundable: { minor: 10_000, currency: 'EUR' } } });
-    const otherCurrency = await failureOf(preview.run({ order_id: 'ORD-1001', amount: { minor: 100, currency: 'USD' }, reason: 'damaged' }, context()));
+    const tooMuch = await failureOf(
+      preview.run({ order_id: 'ORD-1001', amount: { minor: 10_001, currency: 'EUR' }, reason: 'damaged' }, context()),
+    );
+    expect(tooMuch.error).toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      field: '/amount/minor',
+      retryable: false,
+      details: { refundable: { minor: 10_000, currency: 'EUR' } },
+    });
+    const otherCurrency = await failureOf(
+      preview.run({ order_id: 'ORD-1001', amount: { minor: 100, currency: 'USD' }, reason: 'damaged' }, context()),
+    );
     expect(otherCurrency.error).toMatchObject({ code: 'INVALID_ARGUMENT', field: '/amount/currency' });
-    const missing = await failureOf(preview.run({ order_id: 'ORD-9999', amount: { minor: 100, currency: 'EUR' }, reason: 'damaged' }, context()));
+    const missing = await failureOf(
+      preview.run({ order_id: 'ORD-9999', amount: { minor: 100, currency: 'EUR' }, reason: 'damaged' }, context()),
+    );
     expect(missing.error).toMatchObject({ code: 'NOT_FOUND', field: '/order_id', retryable: false });
   });
 
@@ -228,13 +307,28 @@ describe('the tools of the refunds pack', () => {
   it('answer a stale version with VERSION_CONFLICT whose next step is the preview', async () => {
     refunds.answers.set('POST /orders/ORD-1003/refunds', {
       status: 409,
-      body: { error: { code: 'VERSION_CONFLICT', message: 'order ORD-1003 is at version 5, not 3', retryable: false, field: 'expected_version', current_version: 5 } },
+      body: {
+        error: {
+          code: 'VERSION_CONFLICT',
+          message: 'order ORD-1003 is at version 5, not 3',
+          retryable: false,
+          field: 'expected_version',
+          current_version: 5,
+        },
+      },
     });
     const args = { order_id: 'ORD-1003', amount: { minor: 500, currency: 'USD' }, reason: 'damaged', expected_version: 3 };
     const conflict = await failureOf(find(tools, 'commit_refund.v1').run(args, context({ idempotencyKey: 'run-1:p_2:commit' })));
     expect(conflict).toEqual({
       ambiguous: false,
-      error: { code: 'VERSION_CONFLICT', message: 'The order changed after the refund was proposed', retryable: false, field: '/expected_version', next: 'preview_refund.v1', details: { current_version: 5 } },
+      error: {
+        code: 'VERSION_CONFLICT',
+        message: 'The order changed after the refund was proposed',
+        retryable: false,
+        field: '/expected_version',
+        next: 'preview_refund.v1',
+        details: { current_version: 5 },
+      },
     });
   });
 
@@ -249,14 +343,25 @@ describe('the tools of the refunds pack', () => {
     const commit = find(tools, 'commit_refund.v1');
     if (commit.status === undefined) return expect.fail('commit_refund.v1 has no status query');
     const status = (key: string, at: ExecutionContext) => commit.status?.(key, at);
-    refunds.answers.set('GET /operations/run-1%3Ap_1%3Acommit', { status: 200, body: { key: 'run-1:p_1:commit', status: 'succeeded', http_status: 201, response: COMMITTED } });
+    refunds.answers.set('GET /operations/run-1%3Ap_1%3Acommit', {
+      status: 200,
+      body: { key: 'run-1:p_1:commit', status: 'succeeded', http_status: 201, response: COMMITTED },
+    });
     expect(await status('run-1:p_1:commit', context())).toEqual({ state: 'succeeded', result: COMMITTED });
     expect(refunds.seen.at(-1)).toBe('acme GET /operations/run-1%3Ap_1%3Acommit -');
     refunds.answers.set('GET /operations/run-1%3Ap_2%3Acommit', {
       status: 200,
-      body: { key: 'run-1:p_2:commit', status: 'failed', http_status: 409, error: { code: 'VERSION_CONFLICT', message: 'stale', field: 'expected_version', current_version: 5 } },
+      body: {
+        key: 'run-1:p_2:commit',
+        status: 'failed',
+        http_status: 409,
+        error: { code: 'VERSION_CONFLICT', message: 'stale', field: 'expected_version', current_version: 5 },
+      },
     });
-    expect(await status('run-1:p_2:commit', context())).toMatchObject({ state: 'failed', error: { code: 'VERSION_CONFLICT', retryable: false, next: 'preview_refund.v1' } });
+    expect(await status('run-1:p_2:commit', context())).toMatchObject({
+      state: 'failed',
+      error: { code: 'VERSION_CONFLICT', retryable: false, next: 'preview_refund.v1' },
+    });
     refunds.answers.set('GET /operations/run-1%3Ap_3%3Acommit', { status: 404, body: { key: 'run-1:p_3:commit', status: 'unknown' } });
     expect(await status('run-1:p_3:commit', context())).toEqual({ state: 'unknown' });
   });

@@ -36,7 +36,9 @@ export function buildApp(options: BuildAppOptions): RefundsApp {
   registerErrorHandling(app);
   registerCallCheck(app, options.assertions, metrics);
   registerHealthRoutes(app, services);
-  app.get('/metrics', { config: { tenantless: true } }, async (_request, reply) => reply.type(metrics.contentType).send(await metrics.scrape()));
+  app.get('/metrics', { config: { tenantless: true } }, async (_request, reply) =>
+    reply.type(metrics.contentType).send(await metrics.scrape()),
+  );
   registerOrderRoutes(app, services);
   registerRefundRoutes(app, services);
   registerOperationRoutes(app, services);

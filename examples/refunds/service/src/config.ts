@@ -44,8 +44,10 @@ export function checkSchemaName(name: string): string {
 /** REFUNDS_ASSERTION_KEYS: the executors' JWKS URL, or a file holding the set. Required: no call is served unchecked. */
 function assertionKeys(env: Env): string {
   const value = env['REFUNDS_ASSERTION_KEYS'];
-  if (value === undefined || value === '') throw invalid("REFUNDS_ASSERTION_KEYS is required: the executors' JWKS URL or a file holding it (`gatehouse jwks`)");
-  if (!/^https?:\/\//.test(value) && !existsSync(value)) throw invalid(`REFUNDS_ASSERTION_KEYS names ${value}, which is neither an http(s) URL nor a file`);
+  if (value === undefined || value === '')
+    throw invalid("REFUNDS_ASSERTION_KEYS is required: the executors' JWKS URL or a file holding it (`gatehouse jwks`)");
+  if (!/^https?:\/\//.test(value) && !existsSync(value))
+    throw invalid(`REFUNDS_ASSERTION_KEYS names ${value}, which is neither an http(s) URL nor a file`);
   return value;
 }
 
@@ -55,12 +57,17 @@ export function refundsConfigFromEnv(env: Env = process.env): RefundsConfig {
   if (!/^postgres(ql)?:\/\//.test(databaseUrl)) throw invalid('REFUNDS_DATABASE_URL must be a postgres:// URL');
   const rawPort = read(env, 'REFUNDS_PORT');
   const port = Number(rawPort);
-  if (!Number.isSafeInteger(port) || port < 0 || port > 65_535) throw invalid(`REFUNDS_PORT must be an integer in 0..65535, got "${rawPort}"`);
+  if (!Number.isSafeInteger(port) || port < 0 || port > 65_535)
+    throw invalid(`REFUNDS_PORT must be an integer in 0..65535, got "${rawPort}"`);
   return {
     databaseUrl,
     host: read(env, 'REFUNDS_HOST'),
     port,
     schema: checkSchemaName(read(env, 'REFUNDS_DB_SCHEMA')),
-    assertions: { keys: assertionKeys(env), issuer: read(env, 'REFUNDS_ASSERTION_ISSUER'), audience: read(env, 'REFUNDS_ASSERTION_AUDIENCE') },
+    assertions: {
+      keys: assertionKeys(env),
+      issuer: read(env, 'REFUNDS_ASSERTION_ISSUER'),
+      audience: read(env, 'REFUNDS_ASSERTION_AUDIENCE'),
+    },
   };
 }

@@ -4,7 +4,7 @@
  */
 export const ERROR_CATALOGUE = {
   INVALID_REQUEST: { httpStatus: 400, retryable: false, meaning: 'The request is malformed: header, parameter or body.' },
-  NOT_FOUND: { httpStatus: 404, retryable: false, meaning: 'No such order for this tenant (other tenants\' orders are not revealed).' },
+  NOT_FOUND: { httpStatus: 404, retryable: false, meaning: "No such order for this tenant (other tenants' orders are not revealed)." },
   VERSION_CONFLICT: { httpStatus: 409, retryable: false, meaning: 'The order changed since the expected version was read.' },
   IDEMPOTENCY_KEY_REUSED: { httpStatus: 409, retryable: false, meaning: 'The idempotency key was already used with another request.' },
   IN_PROGRESS: { httpStatus: 409, retryable: true, meaning: 'Another request holds this idempotency key and has not finished.' },

@@ -41,9 +41,18 @@ export function registerCallCheck(app: RefundsApp, verifier: CallAssertionVerifi
     const { tenantless, call = 'read' } = request.routeOptions.config;
     if (tenantless === true) return undefined;
     const named = header(request, 'x-tenant');
-    if (named !== undefined && !TENANT.test(named)) throw new ServiceError('INVALID_REQUEST', 'header x-tenant, when sent, is lower-case letters, digits, - and _', { field: 'x-tenant' });
+    if (named !== undefined && !TENANT.test(named))
+      throw new ServiceError('INVALID_REQUEST', 'header x-tenant, when sent, is lower-case letters, digits, - and _', {
+        field: 'x-tenant',
+      });
     const key = call === 'status' ? (request.params as { key?: string }).key : header(request, 'idempotency-key');
-    const check = await verifier.verify({ authorization: header(request, 'authorization'), call, tenant: named, idempotencyKey: key, body: request.body });
+    const check = await verifier.verify({
+      authorization: header(request, 'authorization'),
+      call,
+      tenant: named,
+      idempotencyKey: key,
+      body: request.body,
+    });
     if (check.ok) {
       request.tenant = check.claims.tenant;
       return undefined;
@@ -59,7 +68,9 @@ export function registerCallCheck(app: RefundsApp, verifier: CallAssertionVerifi
 export function idempotencyKey(request: FastifyRequest): string {
   const key = header(request, 'idempotency-key');
   if (key === undefined || !IDEMPOTENCY_KEY.test(key)) {
-    throw new ServiceError('INVALID_REQUEST', 'header Idempotency-Key is required (1..200 printable ASCII characters)', { field: 'Idempotency-Key' });
+    throw new ServiceError('INVALID_REQUEST', 'header Idempotency-Key is required (1..200 printable ASCII characters)', {
+      field: 'Idempotency-Key',
+    });
   }
   return key;
 }

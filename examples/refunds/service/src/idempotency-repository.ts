@@ -50,7 +50,13 @@ export class IdempotencyRepository {
     return inserted.rowCount === 1;
   }
 
-  async complete(db: PoolClient, key: string, status: Exclude<KeyStatus, 'in_flight'>, httpStatus: number, response: unknown): Promise<void> {
+  async complete(
+    db: PoolClient,
+    key: string,
+    status: Exclude<KeyStatus, 'in_flight'>,
+    httpStatus: number,
+    response: unknown,
+  ): Promise<void> {
     await db.query(
       `UPDATE ${this.t.idempotencyKeys} SET status = $2, http_status = $3, response = $4::jsonb, completed_at = now() WHERE key = $1`,
       [key, status, httpStatus, JSON.stringify(response)],

@@ -30,9 +30,13 @@ export async function runIdempotentWrite(
   return withTransaction(pool, async (db) => {
     if (!(await keys.claim(db, claim))) {
       const stored = await keys.find(db, claim.key);
-      if (stored === undefined) throw new ServiceError('IN_PROGRESS', 'idempotency key changed hands; retry', { idempotency_key: claim.key });
-      const same = stored.tenant === claim.tenant && stored.operation === claim.operation
-        && stored.targetId === claim.targetId && stored.argumentsSha256 === claim.argumentsSha256;
+      if (stored === undefined)
+        throw new ServiceError('IN_PROGRESS', 'idempotency key changed hands; retry', { idempotency_key: claim.key });
+      const same =
+        stored.tenant === claim.tenant &&
+        stored.operation === claim.operation &&
+        stored.targetId === claim.targetId &&
+        stored.argumentsSha256 === claim.argumentsSha256;
       if (!same) {
         throw new ServiceError('IDEMPOTENCY_KEY_REUSED', 'this idempotency key was used with another request', {
           idempotency_key: claim.key,

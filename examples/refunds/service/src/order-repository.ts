@@ -114,7 +114,17 @@ export class OrderRepository {
     await db.query(
       `INSERT INTO ${this.t.refunds} (refund_id, tenant, order_id, amount_minor, currency, reason, order_version, idempotency_key, refunded_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-      [refund.refundId, order.tenant, order.order_id, refund.amount.minor, refund.amount.currency, refund.reason, row.version, refund.idempotencyKey, row.updated_at],
+      [
+        refund.refundId,
+        order.tenant,
+        order.order_id,
+        refund.amount.minor,
+        refund.amount.currency,
+        refund.reason,
+        row.version,
+        refund.idempotencyKey,
+        row.updated_at,
+      ],
     );
     return { version: row.version, refundedAt: row.updated_at.toISOString() };
   }

@@ -47,21 +47,27 @@ export async function commitRefund(
   const order = await orders.find(db, tenant, orderId, true);
   if (order === undefined) return failure(new ServiceError('NOT_FOUND', `order ${orderId} not found`, { field: 'order_id' }));
   if (order.version !== request.expected_version) {
-    return failure(new ServiceError('VERSION_CONFLICT', `order ${orderId} is at version ${order.version}, not ${request.expected_version}`, {
-      field: 'expected_version',
-      current_version: order.version,
-    }));
+    return failure(
+      new ServiceError('VERSION_CONFLICT', `order ${orderId} is at version ${order.version}, not ${request.expected_version}`, {
+        field: 'expected_version',
+        current_version: order.version,
+      }),
+    );
   }
   if (request.amount.currency !== order.total.currency) {
-    return failure(new ServiceError('CURRENCY_MISMATCH', `order ${orderId} is in ${order.total.currency}, not ${request.amount.currency}`, {
-      field: 'amount.currency',
-    }));
+    return failure(
+      new ServiceError('CURRENCY_MISMATCH', `order ${orderId} is in ${order.total.currency}, not ${request.amount.currency}`, {
+        field: 'amount.currency',
+      }),
+    );
   }
   if (request.amount.minor > order.refundable.minor) {
-    return failure(new ServiceError('REFUND_EXCEEDS_BALANCE', `order ${orderId} has ${order.refundable.minor} minor units left to refund`, {
-      field: 'amount.minor',
-      refundable_minor: order.refundable.minor,
-    }));
+    return failure(
+      new ServiceError('REFUND_EXCEEDS_BALANCE', `order ${orderId} has ${order.refundable.minor} minor units left to refund`, {
+        field: 'amount.minor',
+        refundable_minor: order.refundable.minor,
+      }),
+    );
   }
   const refundId = newRefundId();
   const applied = await orders.applyRefund(db, order, { refundId, amount: request.amount, reason: request.reason, idempotencyKey });

@@ -20,7 +20,11 @@ export function registerRefundRoutes(app: RefundsApp, s: Services): void {
     async (request, reply) => {
       // The body is the approved arguments as they are, so it names its order: it must be the path's.
       if (request.body.order_id !== request.params.id) {
-        throw new ServiceError('INVALID_REQUEST', `order_id in the body (${request.body.order_id}) is not the one in the path (${request.params.id})`, { field: 'order_id' });
+        throw new ServiceError(
+          'INVALID_REQUEST',
+          `order_id in the body (${request.body.order_id}) is not the one in the path (${request.params.id})`,
+          { field: 'order_id' },
+        );
       }
       const claim: KeyClaim = {
         key: idempotencyKey(request),
@@ -29,18 +33,23 @@ export function registerRefundRoutes(app: RefundsApp, s: Services): void {
         targetId: request.params.id,
         argumentsSha256: argumentsSha256(request.body),
       };
-      const outcome = await s.runWrite(claim, (db) => commitRefund(db, s.orders, request.tenant, request.params.id, request.body, claim.key));
+      const outcome = await s.runWrite(claim, (db) =>
+        commitRefund(db, s.orders, request.tenant, request.params.id, request.body, claim.key),
+      );
       // Ids and the body's hash, never the body.
-      request.log.info({
-        operation: claim.operation,
-        tenant: claim.tenant,
-        target_id: claim.targetId,
-        idempotency_key: claim.key,
-        arguments_sha256: claim.argumentsSha256,
-        outcome: outcome.outcome,
-        http_status: outcome.httpStatus,
-        replay: outcome.replay,
-      }, 'write');
+      request.log.info(
+        {
+          operation: claim.operation,
+          tenant: claim.tenant,
+          target_id: claim.targetId,
+          idempotency_key: claim.key,
+          arguments_sha256: claim.argumentsSha256,
+          outcome: outcome.outcome,
+          http_status: outcome.httpStatus,
+          replay: outcome.replay,
+        },
+        'write',
+      );
       return reply.code(outcome.httpStatus).header('idempotent-replayed', String(outcome.replay)).send(outcome.body);
     },
   );

@@ -17,12 +17,66 @@ const SEED_UPDATED_AT = '2026-08-01T09:30:00Z';
 
 /** The seed's orders: what tests and demos rely on (see SEED). */
 const ORDERS: readonly SeedOrder[] = [
-  { orderId: 'ORD-1001', tenant: 'acme', customerRef: 'C-1842', currency: 'EUR', totalMinor: 12_000, refundedMinor: 0, version: 1, placedAt: '2026-07-02T10:15:00Z' },
-  { orderId: 'ORD-1002', tenant: 'acme', customerRef: 'C-1001', currency: 'EUR', totalMinor: 149_900, refundedMinor: 0, version: 2, placedAt: '2026-07-09T16:40:00Z' },
-  { orderId: 'ORD-1003', tenant: 'acme', customerRef: 'C-1002', currency: 'USD', totalMinor: 8_990, refundedMinor: 2_000, version: 3, placedAt: '2026-07-14T08:05:00Z' },
-  { orderId: 'ORD-1004', tenant: 'acme', customerRef: 'C-1003', currency: 'GBP', totalMinor: 4_500, refundedMinor: 4_500, version: 4, placedAt: '2026-07-20T12:00:00Z' },
-  { orderId: 'ORD-1005', tenant: 'acme', customerRef: 'C-1004', currency: 'EUR', totalMinor: 64_000, refundedMinor: 0, version: 1, placedAt: '2026-07-28T19:30:00Z' },
-  { orderId: 'ORD-2001', tenant: 'globex', customerRef: 'C-2001', currency: 'EUR', totalMinor: 6_000, refundedMinor: 0, version: 1, placedAt: '2026-07-03T09:00:00Z' },
+  {
+    orderId: 'ORD-1001',
+    tenant: 'acme',
+    customerRef: 'C-1842',
+    currency: 'EUR',
+    totalMinor: 12_000,
+    refundedMinor: 0,
+    version: 1,
+    placedAt: '2026-07-02T10:15:00Z',
+  },
+  {
+    orderId: 'ORD-1002',
+    tenant: 'acme',
+    customerRef: 'C-1001',
+    currency: 'EUR',
+    totalMinor: 149_900,
+    refundedMinor: 0,
+    version: 2,
+    placedAt: '2026-07-09T16:40:00Z',
+  },
+  {
+    orderId: 'ORD-1003',
+    tenant: 'acme',
+    customerRef: 'C-1002',
+    currency: 'USD',
+    totalMinor: 8_990,
+    refundedMinor: 2_000,
+    version: 3,
+    placedAt: '2026-07-14T08:05:00Z',
+  },
+  {
+    orderId: 'ORD-1004',
+    tenant: 'acme',
+    customerRef: 'C-1003',
+    currency: 'GBP',
+    totalMinor: 4_500,
+    refundedMinor: 4_500,
+    version: 4,
+    placedAt: '2026-07-20T12:00:00Z',
+  },
+  {
+    orderId: 'ORD-1005',
+    tenant: 'acme',
+    customerRef: 'C-1004',
+    currency: 'EUR',
+    totalMinor: 64_000,
+    refundedMinor: 0,
+    version: 1,
+    placedAt: '2026-07-28T19:30:00Z',
+  },
+  {
+    orderId: 'ORD-2001',
+    tenant: 'globex',
+    customerRef: 'C-2001',
+    currency: 'EUR',
+    totalMinor: 6_000,
+    refundedMinor: 0,
+    version: 1,
+    placedAt: '2026-07-03T09:00:00Z',
+  },
 ];
 
 /** Facts about the seed that tests and demos rely on. */
@@ -58,7 +112,18 @@ export async function seedIfEmpty(pool: Pool, schema: string): Promise<boolean> 
       await client.query(
         `INSERT INTO ${t.orders} (order_id, tenant, customer_ref, currency, total_minor, refunded_minor, version, payment_reference, placed_at, updated_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-        [o.orderId, o.tenant, o.customerRef, o.currency, o.totalMinor, o.refundedMinor, o.version, `psp_ch_${o.orderId.slice(4)}_demo`, o.placedAt, SEED_UPDATED_AT],
+        [
+          o.orderId,
+          o.tenant,
+          o.customerRef,
+          o.currency,
+          o.totalMinor,
+          o.refundedMinor,
+          o.version,
+          `psp_ch_${o.orderId.slice(4)}_demo`,
+          o.placedAt,
+          SEED_UPDATED_AT,
+        ],
       );
     }
     for (const r of SEED.seededRefunds) {
@@ -67,7 +132,17 @@ export async function seedIfEmpty(pool: Pool, schema: string): Promise<boolean> 
       await client.query(
         `INSERT INTO ${t.refunds} (refund_id, tenant, order_id, amount_minor, currency, reason, order_version, idempotency_key, refunded_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-        [r.refundId, order.tenant, r.orderId, r.amountMinor, order.currency, r.reason, order.version, `seed:${r.refundId}`, SEED_UPDATED_AT],
+        [
+          r.refundId,
+          order.tenant,
+          r.orderId,
+          r.amountMinor,
+          order.currency,
+          r.reason,
+          order.version,
+          `seed:${r.refundId}`,
+          SEED_UPDATED_AT,
+        ],
       );
     }
     return true;

@@ -45,7 +45,12 @@ function renderDetail(out: Output, row: RequestDetail): string {
     ['tenant', row.tenant],
     ['run', request.run_id],
     ['principal', request.principal],
-    ['on behalf of', request.on_behalf_of === null || request.on_behalf_of === undefined ? '(no person named)' : `${request.on_behalf_of.name ?? request.on_behalf_of.subject} (${request.on_behalf_of.subject} at ${request.on_behalf_of.issuer})`],
+    [
+      'on behalf of',
+      request.on_behalf_of === null || request.on_behalf_of === undefined
+        ? '(no person named)'
+        : `${request.on_behalf_of.name ?? request.on_behalf_of.subject} (${request.on_behalf_of.subject} at ${request.on_behalf_of.issuer})`,
+    ],
     ['tool', row.tool],
     ['environment', row.environment],
     ['target', targetOf(row.target)],
@@ -96,8 +101,12 @@ export const approvals: CommandGroup = {
       },
       async run({ options, out, io }) {
         const state = options.string('state');
-        if (state !== undefined && !(STATES as readonly string[]).includes(state)) throw usageError(`--state must be one of ${STATES.join(', ')}, got "${state}"`);
-        const answer = await new HttpApi(approvalApi(io.env)).get<{ approvals: RequestSummary[] }>('/api/approvals', { tenant: options.string('tenant'), state });
+        if (state !== undefined && !(STATES as readonly string[]).includes(state))
+          throw usageError(`--state must be one of ${STATES.join(', ')}, got "${state}"`);
+        const answer = await new HttpApi(approvalApi(io.env)).get<{ approvals: RequestSummary[] }>('/api/approvals', {
+          tenant: options.string('tenant'),
+          state,
+        });
         const now = io.now();
         out.result(answer.approvals, () =>
           out.table(
@@ -110,7 +119,10 @@ export const approvals: CommandGroup = {
               { header: 'TARGET', cell: (r) => targetOf(r.target) },
               { header: 'EFFECT', cell: (r) => r.effect, max: 48 },
               { header: 'APPROVER ROLE', cell: (r) => r.approver_role },
-              { header: 'EXPIRES', cell: (r) => (r.state === 'pending' ? `in ${formatDuration(r.time_left_ms)}` : relativeTime(r.expires_at, now)) },
+              {
+                header: 'EXPIRES',
+                cell: (r) => (r.state === 'pending' ? `in ${formatDuration(r.time_left_ms)}` : relativeTime(r.expires_at, now)),
+              },
               { header: 'DECISION', cell: decisionOf },
             ],
             answer.approvals,
@@ -131,7 +143,9 @@ export const approvals: CommandGroup = {
       name: 'approve',
       summary: 'approve a pending request: its exact stored arguments may then execute once',
       positionals: ['proposal_id'],
-      notes: ['Read it first: gatehouse approvals show <proposal_id>. Refusals exit 1 (403 no authority or self-approval, 409 already decided or expired).'],
+      notes: [
+        'Read it first: gatehouse approvals show <proposal_id>. Refusals exit 1 (403 no authority or self-approval, 409 already decided or expired).',
+      ],
       async run({ arg, out, io }) {
         decided(out, await new HttpApi(approvalApi(io.env)).post<RequestDetail>(`/api/approvals/${segment(arg('proposal_id'))}/approve`));
       },
@@ -144,7 +158,10 @@ export const approvals: CommandGroup = {
       async run({ arg, options, out, io }) {
         const reason = options.required('reason').trim();
         if (reason.length === 0 || reason.length > REASON_MAX) throw usageError(`--reason must be 1..${REASON_MAX} characters`);
-        decided(out, await new HttpApi(approvalApi(io.env)).post<RequestDetail>(`/api/approvals/${segment(arg('proposal_id'))}/reject`, { reason }));
+        decided(
+          out,
+          await new HttpApi(approvalApi(io.env)).post<RequestDetail>(`/api/approvals/${segment(arg('proposal_id'))}/reject`, { reason }),
+        );
       },
     },
   ],

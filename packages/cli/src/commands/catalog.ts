@@ -60,7 +60,9 @@ export const catalog: CommandGroup = {
       name: 'show',
       summary: 'every tool version: effect, retry class, approval rule, retired, rate limit',
       options: packOptions,
-      notes: ['The pack is hosted as the services host it: its configuration read from the environment, its roles and policy table checked against its catalog.'],
+      notes: [
+        'The pack is hosted as the services host it: its configuration read from the environment, its roles and policy table checked against its catalog.',
+      ],
       async run(context) {
         const { out } = context;
         const hosted = await hostChosen(context);
@@ -104,7 +106,8 @@ export const catalog: CommandGroup = {
       async run(context) {
         const { options, out } = context;
         const format = options.required('format');
-        if (!(FORMATS as readonly string[]).includes(format)) throw usageError(`--format must be one of ${FORMATS.join(', ')}, got "${format}"`);
+        if (!(FORMATS as readonly string[]).includes(format))
+          throw usageError(`--format must be one of ${FORMATS.join(', ')}, got "${format}"`);
         const hosted = await hostChosen(context);
         const tools = toolsInScope(hosted, context);
         out.raw(await exportText(format as Format, hosted.catalog, tools, () => selectedRoles(hosted, options.string('role'))));

@@ -45,7 +45,14 @@ function readTimeoutMs(env: Env): number {
 
 type KafkaModules = Awaited<ReturnType<typeof kafkaModules>>;
 
-async function read(k: KafkaModules, access: KafkaAccess, out: Output, env: Env, dlqTopics: readonly string[], newest?: number): Promise<DeadLetter[]> {
+async function read(
+  k: KafkaModules,
+  access: KafkaAccess,
+  out: Output,
+  env: Env,
+  dlqTopics: readonly string[],
+  newest?: number,
+): Promise<DeadLetter[]> {
   await access.probe();
   const progress = out.progress('reading dead letters');
   let result;
@@ -62,7 +69,11 @@ async function read(k: KafkaModules, access: KafkaAccess, out: Output, env: Env,
   }
   if (result.missing.length === dlqTopics.length) {
     const prefix = access.topicPrefix === '' ? 'no topic prefix' : `topic prefix "${access.topicPrefix}"`;
-    throw new CliError(ExitCode.refused, 'NO_DLQ_TOPIC', `no such topic: ${result.missing.join(', ')} (${prefix}; is GATEHOUSE_TOPIC_PREFIX right?)`);
+    throw new CliError(
+      ExitCode.refused,
+      'NO_DLQ_TOPIC',
+      `no such topic: ${result.missing.join(', ')} (${prefix}; is GATEHOUSE_TOPIC_PREFIX right?)`,
+    );
   }
   return result.records;
 }
@@ -95,14 +106,27 @@ export const dlq: CommandGroup = {
         topic: { type: 'string', value: 'topic', description: `one DLQ: ${DLQ_TOPIC_CHOICES} (default: all)` },
         limit: { type: 'string', value: 'n', description: `the newest n records (default ${DEFAULT_LIMIT})` },
       },
-      notes: ['Reads from the beginning with a throwaway consumer group; commits nothing. Kafka settings: KAFKA_BROKERS, GATEHOUSE_TOPIC_PREFIX.'],
+      notes: [
+        'Reads from the beginning with a throwaway consumer group; commits nothing. Kafka settings: KAFKA_BROKERS, GATEHOUSE_TOPIC_PREFIX.',
+      ],
       async run({ options, out, io }) {
         const topic = options.string('topic');
         const limit = parsePositiveInt(options.string('limit') ?? String(DEFAULT_LIMIT), '--limit');
         const k = await kafkaModules();
         const roles = topic === undefined ? k.TOPIC_ROLES : [k.roleOf(topic)];
         const access = k.kafkaAccess(io.env, io.stderr);
-        const records = (await read(k, access, out, io.env, roles.map((role) => k.dlqTopicOf(access.topics[role])), limit)).sort(byAge).slice(-limit);
+        const records = (
+          await read(
+            k,
+            access,
+            out,
+            io.env,
+            roles.map((role) => k.dlqTopicOf(access.topics[role])),
+            limit,
+          )
+        )
+          .sort(byAge)
+          .slice(-limit);
         const now = io.now();
         out.result(
           records.map((r) => k.deadLetterView(r, now)),
@@ -132,7 +156,14 @@ export const dlq: CommandGroup = {
         const dlqTopic = k.dlqTopicOf(origin);
         const selected = (await read(k, access, out, io.env, [dlqTopic])).filter((r) => reason === undefined || r.reason === reason);
         const now = io.now();
-        const summary = (replayed: number) => ({ dlq_topic: dlqTopic, topic: origin, dry_run: dryRun, selected: selected.length, replayed, records: selected.map((r) => k.deadLetterView(r, now)) });
+        const summary = (replayed: number) => ({
+          dlq_topic: dlqTopic,
+          topic: origin,
+          dry_run: dryRun,
+          selected: selected.length,
+          replayed,
+          records: selected.map((r) => k.deadLetterView(r, now)),
+        });
         if (dryRun || selected.length === 0) {
           out.result(summary(0), () =>
             selected.length === 0

@@ -8,9 +8,14 @@ import { usageError } from '../exit-code.js';
  */
 async function jwksText(listed: string | undefined): Promise<string> {
   if (listed === undefined || listed.trim() === '') {
-    throw usageError('set GATEHOUSE_ASSERTION_KEYS to the executors\u2019 call-assertion public keys (<key id>:<base64 SPKI Ed25519 key>, comma-separated)');
+    throw usageError(
+      'set GATEHOUSE_ASSERTION_KEYS to the executors\u2019 call-assertion public keys (<key id>:<base64 SPKI Ed25519 key>, comma-separated)',
+    );
   }
-  const [{ parseTrustedKeys, SigningKeyError }, { assertionJwks }] = await Promise.all([import('@gatehouse/events'), import('@gatehouse/identity')]);
+  const [{ parseTrustedKeys, SigningKeyError }, { assertionJwks }] = await Promise.all([
+    import('@gatehouse/events'),
+    import('@gatehouse/identity'),
+  ]);
   try {
     return `${JSON.stringify(assertionJwks(parseTrustedKeys(listed)), null, 2)}\n`;
   } catch (error) {

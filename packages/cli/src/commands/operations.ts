@@ -77,21 +77,28 @@ export const operations: CommandGroup = {
         state: { type: 'string', value: 'succeeded|failed', required: true, description: 'what the system of record shows happened' },
         evidence: { type: 'string', value: 'text', required: true, description: 'how you know (ticket, query, log line)' },
         by: { type: 'string', value: 'who', description: 'who resolves it (default: GATEHOUSE_OPERATOR)' },
-        result: { type: 'string', value: 'json|@file', description: 'succeeded: the result the system of record shows (validated against the tool’s output schema)' },
+        result: {
+          type: 'string',
+          value: 'json|@file',
+          description: 'succeeded: the result the system of record shows (validated against the tool’s output schema)',
+        },
         'error-code': { type: 'string', value: 'CODE', description: 'failed: an error code of the catalogue (default UPSTREAM_ERROR)' },
         'error-message': { type: 'string', value: 'text', description: 'failed: what went wrong, for the agent' },
       },
       notes: ['Only an outcome in state unknown can be resolved; anything else answers 409 (exit 1).'],
       async run({ arg, options, out, io }) {
         const state = options.required('state');
-        if (!(RESOLUTIONS as readonly string[]).includes(state)) throw usageError(`--state must be one of ${RESOLUTIONS.join(', ')}, got "${state}"`);
+        if (!(RESOLUTIONS as readonly string[]).includes(state))
+          throw usageError(`--state must be one of ${RESOLUTIONS.join(', ')}, got "${state}"`);
         const resolvedBy = options.string('by') ?? io.env['GATEHOUSE_OPERATOR'];
         if (resolvedBy === undefined || resolvedBy.trim() === '') throw usageError('say who resolves it: --by <who> or GATEHOUSE_OPERATOR');
         const result = options.string('result');
         const errorCode = options.string('error-code');
         const errorMessage = options.string('error-message');
-        if (state === 'succeeded' && result === undefined) throw usageError('--state succeeded needs --result: the result the system of record shows');
-        if (state === 'succeeded' && (errorCode !== undefined || errorMessage !== undefined)) throw usageError('--error-code/--error-message go with --state failed');
+        if (state === 'succeeded' && result === undefined)
+          throw usageError('--state succeeded needs --result: the result the system of record shows');
+        if (state === 'succeeded' && (errorCode !== undefined || errorMessage !== undefined))
+          throw usageError('--error-code/--error-message go with --state failed');
         if (state === 'failed' && result !== undefined) throw usageError('--result goes with --state succeeded');
         if ((errorCode === undefined) !== (errorMessage === undefined)) throw usageError('give --error-code and --error-message together');
         const body = {
@@ -101,7 +108,10 @@ export const operations: CommandGroup = {
           ...(result === undefined ? {} : { result: resultObject(result) }),
           ...(errorCode === undefined || errorMessage === undefined ? {} : { error: { code: errorCode, message: errorMessage } }),
         };
-        const answer = await new HttpApi(controlApi(io.env)).post<{ key: string; state: string; command_id: string }>(`/operations/${segment(arg('key'))}/resolve`, body);
+        const answer = await new HttpApi(controlApi(io.env)).post<{ key: string; state: string; command_id: string }>(
+          `/operations/${segment(arg('key'))}/resolve`,
+          body,
+        );
         out.result(answer, () => `${answer.key}: resolved as ${answer.state}; the result of command ${answer.command_id} was published\n`);
       },
     },

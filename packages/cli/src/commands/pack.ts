@@ -25,7 +25,8 @@ const COLUMNS: readonly Column<CheckRow>[] = [
 function reportText(report: PackCheckReport): string {
   const failed = report.checks.filter((row) => row.result === 'failed').length;
   const who = report.name ?? report.pack;
-  const summary = failed === 0 ? `${who}: all ${report.checks.length} checks passed` : `${who}: ${failed} of ${report.checks.length} checks failed`;
+  const summary =
+    failed === 0 ? `${who}: all ${report.checks.length} checks passed` : `${who}: ${failed} of ${report.checks.length} checks failed`;
   return `${formatTable(COLUMNS, report.checks)}${summary}\n`;
 }
 
@@ -37,7 +38,12 @@ function checkFailure(report: PackCheckReport): CliError {
   if (load !== undefined) return new CliError(ExitCode.refused, 'PACK_LOAD_FAILED', load.problems.join('\n'), { details });
   const lines = failed.flatMap((row) => row.problems.map((problem) => `- ${row.check}: ${problem}`));
   const checks = `${failed.length} check${failed.length === 1 ? '' : 's'}`;
-  return new CliError(ExitCode.refused, 'PACK_CHECK_FAILED', `tool pack ${report.name ?? report.pack} failed ${checks} (${details.failed.join(', ')}):\n${lines.join('\n')}`, { details });
+  return new CliError(
+    ExitCode.refused,
+    'PACK_CHECK_FAILED',
+    `tool pack ${report.name ?? report.pack} failed ${checks} (${details.failed.join(', ')}):\n${lines.join('\n')}`,
+    { details },
+  );
 }
 
 function pinnedSnapshot(file: string | undefined): { file: string; text: string } | undefined {
@@ -64,13 +70,18 @@ export const pack: CommandGroup = {
   subcommands: [
     {
       name: 'check',
-      summary: 'load and host a pack as the services do, then lint, snapshot and run the generated contract cases (exit 1 when a check fails)',
+      summary:
+        'load and host a pack as the services do, then lint, snapshot and run the generated contract cases (exit 1 when a check fails)',
       positionals: ['pack'],
       options: {
         'roles-file': ROLES_FILE_OPTION,
         'policy-table': POLICY_TABLE_OPTION,
         snapshot: { type: 'boolean', description: 'print the per-role snapshot on stdout (the report then goes to stderr)' },
-        'snapshot-file': { type: 'string', value: 'path', description: 'a checked-in per-role snapshot the pack’s must equal; each difference is named' },
+        'snapshot-file': {
+          type: 'string',
+          value: 'path',
+          description: 'a checked-in per-role snapshot the pack’s must equal; each difference is named',
+        },
       },
       notes: [
         '<pack> is a package name or a path (a package directory or a module), with #<export> to pick one of several packs: @acme/billing-tools, ./packs/billing, ./index.mjs#billingPack.',
@@ -96,10 +107,15 @@ export const pack: CommandGroup = {
     },
     {
       name: 'init',
-      summary: 'scaffold a new pack directory that passes pack check: one read tool, one preview/commit pair that needs approval, roles, policy table, README',
+      summary:
+        'scaffold a new pack directory that passes pack check: one read tool, one preview/commit pair that needs approval, roles, policy table, README',
       positionals: ['dir'],
       options: {
-        name: { type: 'string', value: 'name', description: 'the pack’s name, lower-case words joined by - (default: from the directory’s name)' },
+        name: {
+          type: 'string',
+          value: 'name',
+          description: 'the pack’s name, lower-case words joined by - (default: from the directory’s name)',
+        },
       },
       notes: [
         'The pack is plain ES modules with JSDoc types (// @ts-check): no build step, so gatehouse pack check <dir> passes right away once @gatehouse/sdk resolves from <dir>.',
@@ -111,7 +127,8 @@ export const pack: CommandGroup = {
         const { PACK_NAME_PATTERN } = await import('@gatehouse/sdk');
         const name = options.string('name') ?? packNameOf(dir);
         if (name === undefined) throw usageError(`cannot make a pack name of "${basename(dir)}"; pass --name <lower-case-words>`);
-        if (!PACK_NAME_PATTERN.test(name)) throw usageError(`--name must be lower-case words joined by - (${PACK_NAME_PATTERN.source}), got "${name}"`);
+        if (!PACK_NAME_PATTERN.test(name))
+          throw usageError(`--name must be lower-case words joined by - (${PACK_NAME_PATTERN.source}), got "${name}"`);
         const manifest = cliManifest();
         const demoApprover = { identity: `demo-lead@${name}.example`, token: `demo-${randomBytes(16).toString('hex')}` };
         const files = packScaffold({ name, sdkVersion: manifest.dependencies['@gatehouse/sdk'] ?? manifest.version, demoApprover });

@@ -53,12 +53,22 @@ export const runs: CommandGroup = {
       options: {
         tenant: { type: 'string', value: 'tenant', required: true, description: 'tenant the run belongs to' },
         principal: { type: 'string', value: 'who', required: true, description: 'the person or system the agent acts for' },
-        role: { type: 'string', value: 'role', required: true, description: 'a role of the deployment’s roles document (e.g. support-agent)' },
+        role: {
+          type: 'string',
+          value: 'role',
+          required: true,
+          description: 'a role of the deployment’s roles document (e.g. support-agent)',
+        },
         environment: { type: 'string', value: 'env', required: true, description: `one of ${ENVIRONMENTS.join(', ')}` },
         ttl: { type: 'string', value: 'duration', description: `how long the run lives: 900000, 90s, 15m, 2h (default ${DEFAULT_TTL})` },
-        capability: { type: 'string', multiple: true, value: 'tool.vN', description: 'narrow the run to these tools; default: the role’s live tools' },
+        capability: {
+          type: 'string',
+          multiple: true,
+          value: 'tool.vN',
+          description: 'narrow the run to these tools; default: the role’s live tools',
+        },
         'run-id': { type: 'string', value: 'id', description: 'choose the run id (default: generated)' },
-        'mcp-token': { type: 'boolean', description: 'also issue the run\'s MCP bearer token (shown once; stopping the run revokes it)' },
+        'mcp-token': { type: 'boolean', description: "also issue the run's MCP bearer token (shown once; stopping the run revokes it)" },
       },
       notes: [
         'Example: gatehouse runs create --tenant acme --principal agent:support-bot --role support-agent --environment sandbox --ttl 15m',
@@ -66,7 +76,8 @@ export const runs: CommandGroup = {
       ],
       async run({ options, out, io }) {
         const environment = options.required('environment');
-        if (!(ENVIRONMENTS as readonly string[]).includes(environment)) throw usageError(`--environment must be one of ${ENVIRONMENTS.join(', ')}, got "${environment}"`);
+        if (!(ENVIRONMENTS as readonly string[]).includes(environment))
+          throw usageError(`--environment must be one of ${ENVIRONMENTS.join(', ')}, got "${environment}"`);
         const capabilities = options.list('capability');
         const runId = options.string('run-id');
         const body = {
@@ -80,7 +91,9 @@ export const runs: CommandGroup = {
           ...(options.flag('mcp-token') ? { mcp_token: true } : {}),
         };
         const run = await new HttpApi(controlApi(io.env)).post<RunView>('/runs', body);
-        out.result(run, () => out.fields([...runFields(run, io.now()), ...(run.mcp_token === undefined ? [] : [['mcp token', run.mcp_token] as const])]));
+        out.result(run, () =>
+          out.fields([...runFields(run, io.now()), ...(run.mcp_token === undefined ? [] : [['mcp token', run.mcp_token] as const])]),
+        );
       },
     },
     {
@@ -122,7 +135,9 @@ export const runs: CommandGroup = {
       summary: 'stop a run now: its later commands are refused',
       positionals: ['run_id'],
       async run({ arg, out, io }) {
-        const answer = await new HttpApi(controlApi(io.env)).post<{ run_id: string; outcome: string }>(`/runs/${segment(arg('run_id'))}/stop`);
+        const answer = await new HttpApi(controlApi(io.env)).post<{ run_id: string; outcome: string }>(
+          `/runs/${segment(arg('run_id'))}/stop`,
+        );
         out.result(answer, () => `${answer.run_id}: ${answer.outcome}\n`);
       },
     },
@@ -133,7 +148,8 @@ export const runs: CommandGroup = {
       options: { format: { type: 'string', value: 'mcp|openai', description: 'definition format (default mcp)' } },
       async run({ arg, options, out, io }) {
         const format = options.string('format') ?? 'mcp';
-        if (!(TOOL_FORMATS as readonly string[]).includes(format)) throw usageError(`--format must be one of ${TOOL_FORMATS.join(', ')}, got "${format}"`);
+        if (!(TOOL_FORMATS as readonly string[]).includes(format))
+          throw usageError(`--format must be one of ${TOOL_FORMATS.join(', ')}, got "${format}"`);
         const answer = await new HttpApi(controlApi(io.env)).get<unknown>(`/runs/${segment(arg('run_id'))}/tools`, { format });
         out.raw(`${JSON.stringify(answer, null, 2)}\n`);
       },

@@ -63,23 +63,44 @@ export const trace: CommandGroup = {
         io.stderr.write(`recording run ${arg('run_id')} from ${access.brokers}…\n`);
         let recorded;
         try {
-          recorded = await recordTrace({ kafka: access.kafka, serde, topics: access.topics, runId: arg('run_id'), catalog, until: { maxMs }, keys });
+          recorded = await recordTrace({
+            kafka: access.kafka,
+            serde,
+            topics: access.topics,
+            runId: arg('run_id'),
+            catalog,
+            until: { maxMs },
+            keys,
+          });
         } catch (cause) {
           const code = (cause as { code?: string }).code ?? 'RECORD_FAILED';
-          throw new CliError(code === 'RUN_NOT_FOUND' ? ExitCode.refused : ExitCode.unreachable, code, cause instanceof Error ? cause.message : String(cause), { cause });
+          throw new CliError(
+            code === 'RUN_NOT_FOUND' ? ExitCode.refused : ExitCode.unreachable,
+            code,
+            cause instanceof Error ? cause.message : String(cause),
+            { cause },
+          );
         }
         writeFileSync(file, traceJson(recorded));
-        out.result({ file, run_id: recorded.run.run_id, calls: recorded.calls.length }, () => `recorded ${recorded.calls.length} calls of ${recorded.run.run_id} → ${file}\n`);
+        out.result(
+          { file, run_id: recorded.run.run_id, calls: recorded.calls.length },
+          () => `recorded ${recorded.calls.length} calls of ${recorded.run.run_id} → ${file}\n`,
+        );
       },
     },
     {
       name: 'replay',
-      summary: 'replay a trace against a pack’s current catalog and policy table (sandbox: nothing executes) and report changed effects and invariants',
+      summary:
+        'replay a trace against a pack’s current catalog and policy table (sandbox: nothing executes) and report changed effects and invariants',
       positionals: ['file'],
       options: {
         pack: PACK_OPTION,
         'policy-table': POLICY_TABLE_OPTION,
-        environment: { type: 'string', value: 'env', description: `environment of writes whose trace names none (default ${DEFAULT_ENVIRONMENT})` },
+        environment: {
+          type: 'string',
+          value: 'env',
+          description: `environment of writes whose trace names none (default ${DEFAULT_ENVIRONMENT})`,
+        },
       },
       notes: [
         'Exits 1 when an allowed effect changed or an invariant broke; the report lists each call before and after.',

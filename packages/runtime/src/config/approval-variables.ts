@@ -35,7 +35,7 @@ export const APPROVAL_VARIABLES = {
   APPROVAL_OIDC_AUDIENCE: variable(text(), {
     readers: ['approval'],
     default: 'gatehouse-approval',
-    doc: "the audience (`aud`) a bearer access token must name to be taken by the approval API",
+    doc: 'the audience (`aud`) a bearer access token must name to be taken by the approval API',
   }),
   APPROVAL_PUBLIC_URL: variable(url({ schemes: ['https', 'http'], trimTrailingSlash: true }), {
     readers: ['approval'],
@@ -60,17 +60,29 @@ export const APPROVAL_VARIABLES = {
   }),
   GATEHOUSE_APPROVERS_FILE: variable(text(), {
     readers: ['approval'],
-    unset: 'the tool pack\'s',
-    doc: 'demo approvers: identities, token hashes, roles and tenants, taken only with `GATEHOUSE_DEMO_APPROVERS=on` (replaces the tool pack\'s own)',
+    unset: "the tool pack's",
+    doc: "demo approvers: identities, token hashes, roles and tenants, taken only with `GATEHOUSE_DEMO_APPROVERS=on` (replaces the tool pack's own)",
   }),
   APPROVAL_WEBHOOKS_FILE: variable(text(), {
     readers: ['approval'],
     unset: 'no webhooks',
     doc: "approvers' tools told of every request, decision, withdrawal and expiry (Standard Webhooks): `{ endpoints: [{ id, url, events?, tenants?, secret_env }] }`, each secret (`whsec_…`) in the variable its `secret_env` names",
   }),
-  APPROVAL_WEBHOOK_ATTEMPTS: variable(integer(1, 100), { readers: ['approval'], default: '8', doc: 'tries of one webhook delivery before it is dead-lettered (counted in `gatehouse_webhook_deliveries_total{outcome="dead"}`)' }),
-  APPROVAL_WEBHOOK_BACKOFF_MS: variable(integer(10, 600_000), { readers: ['approval'], default: '1000', doc: 'the first retry delay of a failed webhook delivery; each next one doubles, up to 10 minutes' }),
-  APPROVAL_WEBHOOK_TIMEOUT_MS: variable(integer(100, 60_000), { readers: ['approval'], default: '5000', doc: 'how long one webhook delivery may take' }),
+  APPROVAL_WEBHOOK_ATTEMPTS: variable(integer(1, 100), {
+    readers: ['approval'],
+    default: '8',
+    doc: 'tries of one webhook delivery before it is dead-lettered (counted in `gatehouse_webhook_deliveries_total{outcome="dead"}`)',
+  }),
+  APPROVAL_WEBHOOK_BACKOFF_MS: variable(integer(10, 600_000), {
+    readers: ['approval'],
+    default: '1000',
+    doc: 'the first retry delay of a failed webhook delivery; each next one doubles, up to 10 minutes',
+  }),
+  APPROVAL_WEBHOOK_TIMEOUT_MS: variable(integer(100, 60_000), {
+    readers: ['approval'],
+    default: '5000',
+    doc: 'how long one webhook delivery may take',
+  }),
   APPROVAL_VALIDITY_MS: variable(integer(1_000, 24 * 3600 * 1000), {
     readers: ['approval'],
     default: String(10 * 60 * 1000),

@@ -8,7 +8,9 @@ function cell(text: string): string {
 }
 
 function readBy(readers: readonly string[]): string {
-  return Object.keys(Component).filter((component) => readers.includes(component)).join(', ');
+  return Object.keys(Component)
+    .filter((component) => readers.includes(component))
+    .join(', ');
 }
 
 /**
@@ -22,15 +24,17 @@ export function configTableMarkdown(): string {
   });
   const readers = Object.entries(Component).map(([name, what]) => `\`${name}\` is ${what}`);
   const tooling = Object.entries(TOOLING_VARIABLES).map(([name, use]) => `- \`${name}\`: ${use}`);
-  return [
-    '| variable | default | values | read by | meaning |',
-    '|---|---|---|---|---|',
-    ...rows,
-    '',
-    `Read by: ${readers.join('; ')}.`,
-    '',
-    'Reserved for the scripts and deployment files (no service reads them; every service accepts them):',
-    '',
-    ...tooling,
-  ].join('\n') + '\n';
+  return (
+    [
+      '| variable | default | values | read by | meaning |',
+      '|---|---|---|---|---|',
+      ...rows,
+      '',
+      `Read by: ${readers.join('; ')}.`,
+      '',
+      'Reserved for the scripts and deployment files (no service reads them; every service accepts them):',
+      '',
+      ...tooling,
+    ].join('\n') + '\n'
+  );
 }

@@ -78,7 +78,7 @@ export const EVENTS_VARIABLES = {
   }),
   GATEHOUSE_SCHEMAS_DIR: variable(text(), {
     readers: KAFKA,
-    unset: 'the installation\'s `schemas/`',
+    unset: "the installation's `schemas/`",
     doc: 'directory of the Avro event schemas (read by @gatehouse/events when a serde starts)',
   }),
 };

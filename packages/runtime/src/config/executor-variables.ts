@@ -6,14 +6,22 @@ export const SLOT_DEFAULTS = { tenant: 8, run: 4 } as const;
 
 /** The executor: its identity, its consumer group, its concurrency and the write slots. */
 export const EXECUTOR_VARIABLES = {
-  EXECUTOR_ID: variable(text(), { readers: ['executor'], unset: '`<hostname>-<pid>`', doc: "this executor's name in leases, results and logs" }),
+  EXECUTOR_ID: variable(text(), {
+    readers: ['executor'],
+    unset: '`<hostname>-<pid>`',
+    doc: "this executor's name in leases, results and logs",
+  }),
   EXECUTOR_GROUP_ID: variable(text(), {
     readers: ['executor'],
     unset: '`<GATEHOUSE_TOPIC_PREFIX>gatehouse-executor`',
     doc: 'consumer group on `gatehouse.execute` (KEDA scales on its lag)',
   }),
   EXECUTOR_CONCURRENCY: variable(integer(1), { readers: ['executor'], default: '64', doc: 'records in flight per process' }),
-  EXECUTOR_TENANT_CONCURRENCY: variable(integer(1), { readers: ['executor'], default: '8', doc: 'records in flight per process and tenant' }),
+  EXECUTOR_TENANT_CONCURRENCY: variable(integer(1), {
+    readers: ['executor'],
+    default: '8',
+    doc: 'records in flight per process and tenant',
+  }),
   EXECUTOR_LEASE_MS: variable(integer(1), { readers: ['executor'], default: '5000', doc: "how soon a dead executor's work is taken over" }),
   EXECUTOR_SESSION_TIMEOUT_MS: variable(integer(1), {
     readers: ['executor'],
@@ -30,12 +38,25 @@ export const EXECUTOR_VARIABLES = {
     default: '{}',
     doc: 'per-tenant overrides of `GATEHOUSE_TENANT_SLOTS`, e.g. `{"acme": 2}`',
   }),
-  GATEHOUSE_RUN_SLOTS: variable(integer(1), { readers: ['executor'], default: String(SLOT_DEFAULTS.run), doc: 'writes one run runs at once, across every executor' }),
-  EXECUTOR_HOST: variable(text(), { readers: ['executor'], default: '127.0.0.1', doc: 'listen address of `/metrics`, `/healthz`, `/readyz`' }),
-  EXECUTOR_PORT: variable(port(), { readers: ['executor'], default: '8092', doc: 'listen port of `/metrics`, `/healthz`, `/readyz` and `/.well-known/jwks.json`' }),
+  GATEHOUSE_RUN_SLOTS: variable(integer(1), {
+    readers: ['executor'],
+    default: String(SLOT_DEFAULTS.run),
+    doc: 'writes one run runs at once, across every executor',
+  }),
+  EXECUTOR_HOST: variable(text(), {
+    readers: ['executor'],
+    default: '127.0.0.1',
+    doc: 'listen address of `/metrics`, `/healthz`, `/readyz`',
+  }),
+  EXECUTOR_PORT: variable(port(), {
+    readers: ['executor'],
+    default: '8092',
+    doc: 'listen port of `/metrics`, `/healthz`, `/readyz` and `/.well-known/jwks.json`',
+  }),
   GATEHOUSE_ASSERTION_KEY: variable(signingKey(), {
     readers: ['executor'],
-    required: 'every request a handler makes to its system of record carries a call assertion signed with it (`node scripts/signing-key.mjs <key id>` makes a pair)',
+    required:
+      'every request a handler makes to its system of record carries a call assertion signed with it (`node scripts/signing-key.mjs <key id>` makes a pair)',
     secret: true,
     doc: 'the Ed25519 key this executor signs call assertions with (EdDSA JWTs), under a key id its JWKS names; a key of its own, not the one it signs events with',
   }),

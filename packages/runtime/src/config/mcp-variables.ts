@@ -40,7 +40,7 @@ export const MCP_VARIABLES = {
   MCP_AGENT_POLICY_FILE: variable(text(), {
     readers: ['mcp'],
     unset: 'people cannot sign in through their MCP client; only run tokens are taken',
-    doc: 'the agent policy (JSON): which people, by their claims at `GATEHOUSE_OIDC_ISSUER`, an MCP client may act for, in which role, tenant and for how long. Needs `GATEHOUSE_OIDC_ISSUER` and `MCP_PUBLIC_URL` (the tokens\' audience is `<MCP_PUBLIC_URL>/mcp`)',
+    doc: "the agent policy (JSON): which people, by their claims at `GATEHOUSE_OIDC_ISSUER`, an MCP client may act for, in which role, tenant and for how long. Needs `GATEHOUSE_OIDC_ISSUER` and `MCP_PUBLIC_URL` (the tokens' audience is `<MCP_PUBLIC_URL>/mcp`)",
   }),
   MCP_OIDC_SCOPE: variable(text(), {
     readers: ['mcp'],
@@ -57,7 +57,7 @@ export const MCP_VARIABLES = {
     readers: ['mcp'],
     default: '300000',
     defaultText: '`300000` (5 minutes)',
-    doc: 'the longest `ttlMs` a 2026-07-28 `tools/list` answer carries (never past the run\'s end): the run\'s tools change only with the pack and the run, so this bounds how long a new deployment\'s tools take to be seen',
+    doc: "the longest `ttlMs` a 2026-07-28 `tools/list` answer carries (never past the run's end): the run's tools change only with the pack and the run, so this bounds how long a new deployment's tools take to be seen",
   }),
   GATEHOUSE_MCP_TOKEN: variable(text({ minLength: 16 }), {
     readers: ['mcp'],

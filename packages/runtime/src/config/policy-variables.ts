@@ -23,13 +23,13 @@ export const POLICY_VARIABLES = {
   POLICY_PORT: variable(port(), { readers: ['policy'], default: '8091', doc: 'listen port of the control API' }),
   GATEHOUSE_ROLES_FILE: variable(text(), {
     readers: ['policy', 'cli'],
-    unset: 'the tool pack\'s',
-    doc: 'roles: which tools the runs of each role may call (replaces the tool pack\'s own)',
+    unset: "the tool pack's",
+    doc: "roles: which tools the runs of each role may call (replaces the tool pack's own)",
   }),
   GATEHOUSE_POLICY_TABLE_FILE: variable(text(), {
     readers: ['policy', 'cli'],
-    unset: 'the tool pack\'s',
-    doc: 'the policy table: which writes need an approval, from whom, per environment (replaces the tool pack\'s own)',
+    unset: "the tool pack's",
+    doc: "the policy table: which writes need an approval, from whom, per environment (replaces the tool pack's own)",
   }),
   GATEHOUSE_MAX_ARGUMENT_BYTES: variable(integer(1), {
     readers: ['policy'],

@@ -27,7 +27,11 @@ export function readConfig<N extends VariableName>(names: readonly N[], env: Env
     const raw = env[name];
     const set = raw !== undefined && raw !== '';
     const required = !set && reader !== undefined && variable.requiredFor?.readers.includes(reader) === true;
-    const parsed = set ? variable.parse(raw) : required ? { ok: false as const, reason: `required: ${variable.requiredFor?.reason ?? ''}` } : variable.unset;
+    const parsed = set
+      ? variable.parse(raw)
+      : required
+        ? { ok: false as const, reason: `required: ${variable.requiredFor?.reason ?? ''}` }
+        : variable.unset;
     if (parsed.ok) {
       values[name] = parsed.value;
       continue;

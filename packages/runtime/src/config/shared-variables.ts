@@ -24,16 +24,17 @@ export const SHARED_VARIABLES = {
     readers: SERVICES,
     default: REDIS_URL_DEFAULT,
     secret: true,
-    doc: 'Redis: runs, idempotency records, slots, proposals and approvals (may carry a password). With a `cluster` parameter, a Redis Cluster: the URL\'s host and the listed nodes are its seeds, its user, password and scheme apply to every node (`redis://:pw@10.0.0.1:6379?cluster=10.0.0.2:6379,10.0.0.3:6379`)',
+    doc: "Redis: runs, idempotency records, slots, proposals and approvals (may carry a password). With a `cluster` parameter, a Redis Cluster: the URL's host and the listed nodes are its seeds, its user, password and scheme apply to every node (`redis://:pw@10.0.0.1:6379?cluster=10.0.0.2:6379,10.0.0.3:6379`)",
   }),
   GATEHOUSE_TOOL_PACK: variable(text(), {
     readers: [...SERVICES, 'cli'],
     unset: '*(required to start a service)*',
-    doc: 'the tool pack the services host: a package name (`@acme/billing-tools`) or a path to a pack\'s package or module; `#name` picks one of several exports',
+    doc: "the tool pack the services host: a package name (`@acme/billing-tools`) or a path to a pack's package or module; `#name` picks one of several exports",
   }),
   GATEHOUSE_SIGNING_KEY: variable(signingKey(), {
     readers: ['policy', 'approval', 'executor'],
-    required: 'every order, approval request, decision and result a service publishes is signed with its own key (`node scripts/signing-key.mjs <key id>` makes a pair)',
+    required:
+      'every order, approval request, decision and result a service publishes is signed with its own key (`node scripts/signing-key.mjs <key id>` makes a pair)',
     secret: true,
     doc: 'the Ed25519 key this service signs what it publishes with, under a key id; one key per service role, never shared between roles',
   }),
@@ -41,19 +42,19 @@ export const SHARED_VARIABLES = {
     readers: ['executor', 'approval', 'mcp', 'cli', 'client'],
     requiredFor: ['executor', 'approval', 'mcp', 'cli', 'client'],
     required: 'orders, approval requests and refusals count only when a policy service key signed them',
-    doc: 'the policy service\'s public keys: its orders (executor), its approval requests (approval service) and its answers (client, MCP front door, `trace record`); list the old and the new key while rotating',
+    doc: "the policy service's public keys: its orders (executor), its approval requests (approval service) and its answers (client, MCP front door, `trace record`); list the old and the new key while rotating",
   }),
   GATEHOUSE_APPROVAL_KEYS: variable(trustedKeys(), {
     readers: ['executor', 'approval', 'mcp', 'cli', 'client'],
     requiredFor: ['executor', 'mcp', 'cli', 'client'],
     required: 'the orders of approved writes, decisions, rejections and expiries count only when an approval service key signed them',
-    doc: 'the approval service\'s public keys: its orders (executor), its decisions (`trace record`) and its answers (client, MCP front door); where optional, a reader that has them names what they signed out of turn `wrong_role`',
+    doc: "the approval service's public keys: its orders (executor), its decisions (`trace record`) and its answers (client, MCP front door); where optional, a reader that has them names what they signed out of turn `wrong_role`",
   }),
   GATEHOUSE_EXECUTOR_KEYS: variable(trustedKeys(), {
     readers: ['executor', 'approval', 'mcp', 'cli', 'client'],
     requiredFor: ['mcp', 'cli', 'client'],
-    required: 'an executor\'s answer reaches an agent only when an executor key signed it',
-    doc: 'the executors\' public keys: their answers (client, MCP front door, `trace record`); where optional, a reader that has them names what they signed out of turn `wrong_role`',
+    required: "an executor's answer reaches an agent only when an executor key signed it",
+    doc: "the executors' public keys: their answers (client, MCP front door, `trace record`); where optional, a reader that has them names what they signed out of turn `wrong_role`",
   }),
   GATEHOUSE_REDIS_PREFIX: variable(text({ pattern: { regex: /^[^{}]*$/, says: 'text without braces' } }), {
     readers: SERVICES,
@@ -64,7 +65,7 @@ export const SHARED_VARIABLES = {
     readers: ['policy', 'executor'],
     default: String(15 * 60 * 1000),
     defaultText: '`900000` (15 minutes)',
-    doc: 'how long a write\'s proposal stays valid, whether the executor or the policy service drafts it; it also caps an approval request\'s life',
+    doc: "how long a write's proposal stays valid, whether the executor or the policy service drafts it; it also caps an approval request's life",
   }),
   LOG_LEVEL: variable(oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), {
     readers: [...SERVICES, 'provision', 'cli'],

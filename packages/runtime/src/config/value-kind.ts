@@ -2,7 +2,8 @@ import { parseSigningKey, parseTrustedKeys } from '@gatehouse/events';
 import type { SigningKey, TrustedKeys } from '@gatehouse/events';
 
 /** What parsing one set, non-empty value gives: the typed value, or why it is refused. */
-export type Parsed<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly reason: string; readonly cause?: unknown };
+export type Parsed<T> =
+  { readonly ok: true; readonly value: T } | { readonly ok: false; readonly reason: string; readonly cause?: unknown };
 
 /** How a variable's text becomes a typed value: the parser and its one-line description for the README. */
 export interface ValueKind<T> {
@@ -101,7 +102,10 @@ export function hostPortList(): ValueKind<readonly string[]> {
   return {
     describe: 'comma-separated host:port list',
     parse: (raw) => {
-      const list = raw.split(',').map((entry) => entry.trim()).filter((entry) => entry.length > 0);
+      const list = raw
+        .split(',')
+        .map((entry) => entry.trim())
+        .filter((entry) => entry.length > 0);
       if (list.length === 0) return refused('lists no host:port');
       const bad = list.find((entry) => !/^[^\s:]+:\d{1,5}$/.test(entry));
       return bad === undefined ? ok(list) : refused(`entry "${bad}" is not host:port`);
@@ -125,7 +129,8 @@ export function jsonIntegerMap(min: number): ValueKind<Readonly<Record<string, n
       }
       const map: Record<string, number> = {};
       for (const [key, value] of Object.entries(parsed)) {
-        if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min) return refused(`the value of "${key}" is not an integer ≥ ${min}`);
+        if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min)
+          return refused(`the value of "${key}" is not an integer ≥ ${min}`);
         map[key] = value;
       }
       return ok(map);

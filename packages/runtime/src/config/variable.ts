@@ -68,7 +68,13 @@ export function variable<T, const R extends readonly Component[]>(
   }
   if ('requiredFor' in spec) {
     const defaultText = `*(required by ${spec.requiredFor.join(', ')})*`;
-    return { ...base, default: undefined, defaultText, unset: { ok: true, value: undefined }, requiredFor: { readers: spec.requiredFor, reason: spec.required } };
+    return {
+      ...base,
+      default: undefined,
+      defaultText,
+      unset: { ok: true, value: undefined },
+      requiredFor: { readers: spec.requiredFor, reason: spec.required },
+    };
   }
   if ('required' in spec) {
     return { ...base, default: undefined, defaultText: '*(required)*', unset: { ok: false, reason: `required: ${spec.required}` } };

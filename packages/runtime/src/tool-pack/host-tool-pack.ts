@@ -35,7 +35,9 @@ function readJson(file: string, what: string): unknown {
   try {
     return JSON.parse(readFileSync(file, 'utf8')) as unknown;
   } catch (error) {
-    throw new ToolPackLoadError(`the ${what} ${file} cannot be read: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    throw new ToolPackLoadError(`the ${what} ${file} cannot be read: ${error instanceof Error ? error.message : String(error)}`, {
+      cause: error,
+    });
   }
 }
 
@@ -44,14 +46,22 @@ function readJson(file: string, what: string): unknown {
  * `env` and handed to `setup` once, its tools built, and its roles and policy table (or the files
  * that override them) checked against those tools. Every problem is named before anything starts.
  */
-export async function hostToolPack(pack: ToolPack, env: Readonly<Record<string, string | undefined>>, overrides: PackOverrides = {}): Promise<HostedPack> {
+export async function hostToolPack(
+  pack: ToolPack,
+  env: Readonly<Record<string, string | undefined>>,
+  overrides: PackOverrides = {},
+): Promise<HostedPack> {
   const description = describePack(pack);
   const config = readPackConfig(pack, env);
   const deps: unknown = await pack.setup(config);
   const tools = toolsOf(pack, deps);
   const rolesFile = overrides.rolesFile ?? fileURLToPath(pack.roles);
   const policyTableFile = overrides.policyTableFile ?? fileURLToPath(pack.policyTable);
-  const validated = validatePack(pack, { tools, roles: readJson(rolesFile, 'roles file'), policyTable: readJson(policyTableFile, 'policy table') });
+  const validated = validatePack(pack, {
+    tools,
+    roles: readJson(rolesFile, 'roles file'),
+    policyTable: readJson(policyTableFile, 'policy table'),
+  });
   return {
     name: validated.name,
     description,
@@ -62,6 +72,7 @@ export async function hostToolPack(pack: ToolPack, env: Readonly<Record<string, 
     rolesFile,
     policyTableFile,
     approversFile: overrides.approversFile ?? (pack.approvers === undefined ? undefined : fileURLToPath(pack.approvers)),
-    approverPolicyFile: overrides.approverPolicyFile ?? (pack.approverPolicy === undefined ? undefined : fileURLToPath(pack.approverPolicy)),
+    approverPolicyFile:
+      overrides.approverPolicyFile ?? (pack.approverPolicy === undefined ? undefined : fileURLToPath(pack.approverPolicy)),
   };
 }

@@ -14,13 +14,18 @@ function moduleUrlOfPath(path: string): string {
   const manifest = join(path, 'package.json');
   if (!existsSync(manifest)) throw new ToolPackLoadError(`${path} is a directory without a package.json`);
   const parsed = JSON.parse(readFileSync(manifest, 'utf8')) as { exports?: unknown; main?: unknown };
-  const root = typeof parsed.exports === 'object' && parsed.exports !== null && '.' in parsed.exports ? parsed.exports['.'] : parsed.exports;
+  const root =
+    typeof parsed.exports === 'object' && parsed.exports !== null && '.' in parsed.exports ? parsed.exports['.'] : parsed.exports;
   const entry =
-    typeof root === 'string' ? root
-    : typeof root === 'object' && root !== null && 'import' in root && typeof root.import === 'string' ? root.import
-    : typeof root === 'object' && root !== null && 'default' in root && typeof root.default === 'string' ? root.default
-    : typeof parsed.main === 'string' ? parsed.main
-    : 'index.js';
+    typeof root === 'string'
+      ? root
+      : typeof root === 'object' && root !== null && 'import' in root && typeof root.import === 'string'
+        ? root.import
+        : typeof root === 'object' && root !== null && 'default' in root && typeof root.default === 'string'
+          ? root.default
+          : typeof parsed.main === 'string'
+            ? parsed.main
+            : 'index.js';
   const file = join(path, entry);
   if (!existsSync(file)) throw new ToolPackLoadError(`${file} (the entry of ${manifest}) does not exist; is the pack built?`);
   return pathToFileURL(file).href;
@@ -41,16 +46,24 @@ export async function loadToolPack(specifier: string, cwd = process.cwd()): Prom
     module = (await import(url)) as Record<string, unknown>;
   } catch (error) {
     if (error instanceof ToolPackLoadError) throw error;
-    throw new ToolPackLoadError(`${target} could not be imported: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    throw new ToolPackLoadError(`${target} could not be imported: ${error instanceof Error ? error.message : String(error)}`, {
+      cause: error,
+    });
   }
   const packs = Object.entries(module).filter((entry): entry is [string, ToolPack] => isToolPack(entry[1]));
   if (exportName !== undefined) {
     const chosen = module[exportName];
-    if (!isToolPack(chosen)) throw new ToolPackLoadError(`${target} has no tool pack exported as ${exportName}${packs.length > 0 ? ` (it exports ${packs.map(([name]) => name).join(', ')})` : ''}`);
+    if (!isToolPack(chosen))
+      throw new ToolPackLoadError(
+        `${target} has no tool pack exported as ${exportName}${packs.length > 0 ? ` (it exports ${packs.map(([name]) => name).join(', ')})` : ''}`,
+      );
     return chosen;
   }
   const [only, ...others] = packs;
   if (only === undefined) throw new ToolPackLoadError(`${target} exports no tool pack (made with defineToolPack from @gatehouse/sdk)`);
-  if (others.length > 0) throw new ToolPackLoadError(`${target} exports ${packs.length} tool packs (${packs.map(([name]) => name).join(', ')}); name one: ${target}#${only[0]}`);
+  if (others.length > 0)
+    throw new ToolPackLoadError(
+      `${target} exports ${packs.length} tool packs (${packs.map(([name]) => name).join(', ')}); name one: ${target}#${only[0]}`,
+    );
   return only[1];
 }

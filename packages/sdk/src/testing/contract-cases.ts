@@ -57,8 +57,24 @@ export function contractVerdict(catalog: Catalog, contractCase: ContractCase): s
 function casesOfSchema(tool: ToolContract, part: ContractPart, schema: JsonSchema): ContractCase[] {
   const valid = [{ name: 'minimal valid case', value: minimalValidCase(schema) }, ...boundaryValidCases(schema)];
   return [
-    ...valid.map((c) => ({ tool: tool.address, part, kind: 'valid' as const, name: c.name, value: c.value, keyword: null, expected: 'accepted' })),
-    ...invalidCases(schema).map((c) => ({ tool: tool.address, part, kind: 'invalid' as const, name: c.name, value: c.value, keyword: c.keyword, expected: `refused ${REJECTION_CODE[part]} at ${c.field}` })),
+    ...valid.map((c) => ({
+      tool: tool.address,
+      part,
+      kind: 'valid' as const,
+      name: c.name,
+      value: c.value,
+      keyword: null,
+      expected: 'accepted',
+    })),
+    ...invalidCases(schema).map((c) => ({
+      tool: tool.address,
+      part,
+      kind: 'invalid' as const,
+      name: c.name,
+      value: c.value,
+      keyword: c.keyword,
+      expected: `refused ${REJECTION_CODE[part]} at ${c.field}`,
+    })),
   ];
 }
 
@@ -83,7 +99,8 @@ export function contractCases(catalog: Catalog, parts: readonly ContractPart[] =
       try {
         // The catalog lint already guarantees closed object schemas, the subset the testkit's JsonSchema describes.
         const generated = casesOfSchema(tool, part, schema as JsonSchema);
-        if (!generated.some((c) => c.kind === 'invalid')) problems.push(`${at}: the testkit generates no invalid case; the schema admits anything`);
+        if (!generated.some((c) => c.kind === 'invalid'))
+          problems.push(`${at}: the testkit generates no invalid case; the schema admits anything`);
         cases.push(...generated);
       } catch (error) {
         // UnsupportedSchemaError (UNSUPPORTED_SCHEMA) names the schema location where `examples` would help.

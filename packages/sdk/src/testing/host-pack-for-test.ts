@@ -19,7 +19,9 @@ function readDocument(url: URL, what: string): unknown {
   try {
     return JSON.parse(readFileSync(url, 'utf8')) as unknown;
   } catch (error) {
-    throw new Error(`the pack's ${what} ${url.href} cannot be read: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    throw new Error(`the pack's ${what} ${url.href} cannot be read: ${error instanceof Error ? error.message : String(error)}`, {
+      cause: error,
+    });
   }
 }
 
@@ -33,8 +35,14 @@ function readDocument(url: URL, what: string): unknown {
 export async function hostPackForTest<C extends ConfigSpec, D>(pack: ToolPack<C, D>, env: Env = {}): Promise<PackUnderTest<C>> {
   const config = readPackConfig(pack, env);
   const tools = toolsOf(pack, await pack.setup(config));
-  const validated = validatePack(pack, { tools, roles: readDocument(pack.roles, 'roles file'), policyTable: readDocument(pack.policyTable, 'policy table') });
-  const byAddress = new Map<string, ToolImplementation>(validated.implementations.map((implementation) => [implementation.contract.address, implementation]));
+  const validated = validatePack(pack, {
+    tools,
+    roles: readDocument(pack.roles, 'roles file'),
+    policyTable: readDocument(pack.policyTable, 'policy table'),
+  });
+  const byAddress = new Map<string, ToolImplementation>(
+    validated.implementations.map((implementation) => [implementation.contract.address, implementation]),
+  );
   return {
     ...validated,
     config,

@@ -65,7 +65,8 @@ const addressChange = definePreviewCommit({
   commit: {
     name: 'commit_address_change',
     version: 2,
-    description: 'Apply a previewed address change. Takes only the proposal_id from preview_address_change.v1; the approved proposal is what runs.',
+    description:
+      'Apply a previewed address change. Takes only the proposal_id from preview_address_change.v1; the approved proposal is what runs.',
     output: committedView,
     retry: 'idempotent',
     approval: 'address-change',
@@ -83,7 +84,8 @@ export const commitAddressChangeV2 = addressChange.commit;
 export const commitAddressChangeV1 = defineTool({
   name: 'commit_address_change',
   version: 1,
-  description: 'Legacy: change a customer’s shipping address from free arguments. Retired; use preview_address_change.v1 then commit_address_change.v2.',
+  description:
+    'Legacy: change a customer’s shipping address from free arguments. Retired; use preview_address_change.v1 then commit_address_change.v2.',
   input: addressChangeArguments,
   output: committedView,
   effect: 'write',
@@ -105,7 +107,8 @@ function previewOf(b: Body): Preview | undefined {
   const before = readAddress(b['before']);
   const after = readAddress(b['after']);
   const changed = readStrings(b['changed_fields']);
-  if (typeof customer !== 'string' || typeof version !== 'number' || before === undefined || after === undefined || changed === undefined) return undefined;
+  if (typeof customer !== 'string' || typeof version !== 'number' || before === undefined || after === undefined || changed === undefined)
+    return undefined;
   return { customer_id: customer, current_version: version, before, after, changed_fields: changed };
 }
 

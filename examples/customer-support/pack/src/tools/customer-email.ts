@@ -23,7 +23,8 @@ const customerEmail = definePreviewCommit({
   preview: {
     name: 'preview_customer_email',
     version: 1,
-    description: 'Prepare an email to a customer without sending it: resolves the recipient and returns a proposal_id. Send it with send_customer_email.v1.',
+    description:
+      'Prepare an email to a customer without sending it: resolves the recipient and returns a proposal_id. Send it with send_customer_email.v1.',
     input: emailArguments,
     output: {
       type: 'object',
@@ -47,7 +48,8 @@ const customerEmail = definePreviewCommit({
   commit: {
     name: 'send_customer_email',
     version: 1,
-    description: 'Send a previewed email to the customer. Takes only the proposal_id from preview_customer_email.v1. Delivery cannot be undone.',
+    description:
+      'Send a previewed email to the customer. Takes only the proposal_id from preview_customer_email.v1. Delivery cannot be undone.',
     output: {
       type: 'object',
       additionalProperties: false,
@@ -70,7 +72,8 @@ export const sendCustomerEmail = customerEmail.commit;
 function sent(body: unknown, write: boolean): unknown {
   return expectShape(
     body,
-    (b) => (typeof b['message_id'] === 'string' ? { message_id: b['message_id'], recipient: b['recipient'], sent_at: b['sent_at'] } : undefined),
+    (b) =>
+      typeof b['message_id'] === 'string' ? { message_id: b['message_id'], recipient: b['recipient'], sent_at: b['sent_at'] } : undefined,
     write,
   );
 }

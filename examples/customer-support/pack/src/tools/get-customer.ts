@@ -7,7 +7,8 @@ import { expectShape, pick } from '../upstream-body.js';
 export const getCustomer = defineTool({
   name: 'get_customer',
   version: 1,
-  description: 'Read one customer of the tenant: contact details, shipping address, saved addresses and the record version. Use before proposing a change.',
+  description:
+    'Read one customer of the tenant: contact details, shipping address, saved addresses and the record version. Use before proposing a change.',
   input: {
     type: 'object',
     additionalProperties: false,

@@ -7,7 +7,8 @@ import { expectShape, pick } from '../upstream-body.js';
 export const listOpenOrdersForCustomer = defineTool({
   name: 'list_open_orders_for_customer',
   version: 1,
-  description: 'List the open orders of one customer, newest first, one page at a time. Pass the returned cursor to get the next page; a null cursor means the last page.',
+  description:
+    'List the open orders of one customer, newest first, one page at a time. Pass the returned cursor to get the next page; a null cursor means the last page.',
   input: {
     type: 'object',
     additionalProperties: false,

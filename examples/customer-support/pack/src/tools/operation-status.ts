@@ -35,7 +35,10 @@ export async function operationStatus(
     const code = KNOWN[typeof upstreamCode === 'string' ? upstreamCode : ''] ?? 'UPSTREAM_ERROR';
     const details = typeof currentVersion === 'number' ? { current_version: currentVersion } : undefined;
     const next = code === 'VERSION_CONFLICT' ? conflictNext : undefined;
-    return { state: 'failed', error: toolError(code, typeof message === 'string' ? message : 'the operation failed', { details, next, retryable: false }) };
+    return {
+      state: 'failed',
+      error: toolError(code, typeof message === 'string' ? message : 'the operation failed', { details, next, retryable: false }),
+    };
   }
   return { state: 'unknown' };
 }

@@ -150,7 +150,8 @@ export function operationTools(customers: CustomersClient): readonly ToolImpleme
       });
       return expectShape(
         body,
-        (b) => (typeof b['outcome'] === 'string' ? { operation_id: args.operation_id, outcome: b['outcome'], state: b['state'] } : undefined),
+        (b) =>
+          typeof b['outcome'] === 'string' ? { operation_id: args.operation_id, outcome: b['outcome'], state: b['state'] } : undefined,
         true,
       );
     },

@@ -74,7 +74,15 @@ export function orderView(b: Body): Body | undefined {
   const refundable = readMoney(b['refundable']);
   const current = readInteger(b['version']);
   const updatedAt = readString(b['updated_at']);
-  if (id === undefined || total === undefined || refunded === undefined || refundable === undefined || current === undefined || updatedAt === undefined) return undefined;
+  if (
+    id === undefined ||
+    total === undefined ||
+    refunded === undefined ||
+    refundable === undefined ||
+    current === undefined ||
+    updatedAt === undefined
+  )
+    return undefined;
   if (refunds === undefined || refunds.some((r) => r === undefined)) return undefined;
   return { order_id: id, total, refunded, refundable, version: current, updated_at: updatedAt, refunds };
 }

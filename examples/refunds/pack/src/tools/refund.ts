@@ -36,8 +36,17 @@ const refund = definePreviewCommit({
       type: 'object',
       additionalProperties: false,
       required: [
-        'proposal_id', 'expires_at', 'effect', 'order_id', 'current_version', 'amount', 'reason',
-        'refunded_before', 'refunded_after', 'refundable_before', 'refundable_after',
+        'proposal_id',
+        'expires_at',
+        'effect',
+        'order_id',
+        'current_version',
+        'amount',
+        'reason',
+        'refunded_before',
+        'refunded_after',
+        'refundable_before',
+        'refundable_after',
       ],
       properties: {
         proposal_id: proposalIdSchema,
@@ -68,8 +77,16 @@ const refund = definePreviewCommit({
       type: 'object',
       additionalProperties: false,
       required: [
-        'refund_id', 'order_id', 'amount', 'reason', 'refunded_before', 'refunded_after', 'refundable_after',
-        'previous_version', 'new_version', 'refunded_at',
+        'refund_id',
+        'order_id',
+        'amount',
+        'reason',
+        'refunded_before',
+        'refunded_after',
+        'refundable_after',
+        'previous_version',
+        'new_version',
+        'refunded_at',
       ],
       properties: {
         refund_id: refundId,
@@ -133,15 +150,19 @@ function previewOf(args: ToolArgs<typeof previewRefund>, b: Body): Preview | und
   const current = readInteger(b['version']);
   if (refunded === undefined || refundable === undefined || current === undefined) return undefined;
   if (args.amount.currency !== refundable.currency) {
-    throw new ToolFailure(toolError('INVALID_ARGUMENT', `Order ${args.order_id} was paid in ${refundable.currency}; a refund is in the same currency`, {
-      field: '/amount/currency',
-    }));
+    throw new ToolFailure(
+      toolError('INVALID_ARGUMENT', `Order ${args.order_id} was paid in ${refundable.currency}; a refund is in the same currency`, {
+        field: '/amount/currency',
+      }),
+    );
   }
   if (args.amount.minor > refundable.minor) {
-    throw new ToolFailure(toolError('INVALID_ARGUMENT', `Order ${args.order_id} has ${moneyText(refundable)} left to refund`, {
-      field: '/amount/minor',
-      details: { refundable },
-    }));
+    throw new ToolFailure(
+      toolError('INVALID_ARGUMENT', `Order ${args.order_id} has ${moneyText(refundable)} left to refund`, {
+        field: '/amount/minor',
+        details: { refundable },
+      }),
+    );
   }
   const currency = refundable.currency;
   return {
@@ -191,7 +212,8 @@ export function refundTools(refunds: RefundsClient): readonly ToolImplementation
         // The approved arguments as they are: the service checks their hash against the assertion's.
         return expectShape(await refunds.refund(args.order_id, args, context.idempotencyKey, context), committedView, true);
       } catch (failure) {
-        if (isToolFailure(failure) && failure.error.code === 'VERSION_CONFLICT') throw new ToolFailure(withNextStep(failure.error), { cause: failure });
+        if (isToolFailure(failure) && failure.error.code === 'VERSION_CONFLICT')
+          throw new ToolFailure(withNextStep(failure.error), { cause: failure });
         throw failure;
       }
     },
