@@ -1,12 +1,13 @@
 // node scripts/document-schemas.mjs [--check]: writes the JSON Schemas of the documents a tool pack
-// ships (roles, policy table, approvers) into packages/sdk/schemas/, from the very schemas the
-// services validate them with (@gatehouse/governance). With --check, writes nothing and exits 1 when
+// ships (roles, policy table, approvers, approver policy) into packages/sdk/schemas/, from the very
+// schemas the services validate them with (@gatehouse/governance, @gatehouse/identity). With --check, writes nothing and exits 1 when
 // a published file differs. An editor validates a document that names its schema:
 //   { "$schema": "../node_modules/@gatehouse/sdk/schemas/roles.schema.json", "roles": { … } }
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { APPROVERS_SCHEMA, POLICY_TABLE_SCHEMA, ROLES_SCHEMA } from '@gatehouse/governance';
+import { APPROVER_POLICY_SCHEMA } from '@gatehouse/identity';
 
 const OUT = resolve(dirname(fileURLToPath(import.meta.url)), '../packages/sdk/schemas');
 
@@ -27,6 +28,12 @@ export const DOCUMENT_SCHEMAS = {
     description:
       'People who may decide on proposals, by the SHA-256 of their bearer token, with the approver roles they hold and at least one tenant each.',
     schema: APPROVERS_SCHEMA,
+  },
+  'approver-policy.schema.json': {
+    title: 'Gatehouse approver policy',
+    description:
+      'Which claims at the identity provider make a person an approver: every grant whose claim holds its value adds its roles and tenants. No role or no tenant: the person cannot approve.',
+    schema: APPROVER_POLICY_SCHEMA,
   },
 };
 

@@ -103,7 +103,7 @@ describe('a pack outside the repository, on the SDK and client installed from th
   });
 
   it("names, in each of the pack's documents, a JSON Schema the installed SDK ships", () => {
-    for (const document of ['roles.json', 'policy-table.json', 'approvers.json']) {
+    for (const document of ['roles.json', 'policy-table.json', 'approvers.json', 'approver-policy.json']) {
       const { $schema } = JSON.parse(readFileSync(join(packDir, 'config', document), 'utf8')) as { $schema: string };
       const published = JSON.parse(readFileSync(resolve(packDir, 'config', $schema), 'utf8')) as { $schema: string; title: string };
       expect(published, document).toMatchObject({

@@ -39,6 +39,19 @@ export const GRANTS_SCHEMA = {
   },
 } as const;
 
+/** The approver policy a pack or a deployment ships: claims tried for a person's display name, and the grants. */
+export const APPROVER_POLICY_SCHEMA = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['grants'],
+  properties: {
+    $schema: { type: 'string' },
+    $comment: { type: 'string' },
+    display_claims: { type: 'array', minItems: 1, uniqueItems: true, items: { type: 'string', minLength: 1, maxLength: 100 } },
+    grants: GRANTS_SCHEMA,
+  },
+} as const;
+
 /** The string values a claim holds: a string is one value, an array its string members; anything else none. */
 export function claimValues(claims: Readonly<Record<string, unknown>>, path: string): readonly string[] {
   let here: unknown = claims;

@@ -1,6 +1,6 @@
 export { AccessTokenVerifier, discoverIssuer, IssuerDiscoveryError } from './token-verifier.js';
 export type { AccessTokenVerifierOptions, IssuerMetadata, TokenCheck, TokenRefusal, VerifiedClaims } from './token-verifier.js';
-export { checkGrants, claimValues, ClaimMappingError, grantedBy, GRANTS_SCHEMA } from './claim-grants.js';
+export { APPROVER_POLICY_SCHEMA, checkGrants, claimValues, ClaimMappingError, grantedBy, GRANTS_SCHEMA } from './claim-grants.js';
 export type { ClaimGrant, Granted } from './claim-grants.js';
 export { discoverRelyingParty, oidc } from './relying-party.js';
 export type { RelyingParty } from './relying-party.js';

@@ -20,18 +20,19 @@ describe('the published document schemas', () => {
     expect(() => execFileSync(process.execPath, ['scripts/document-schemas.mjs', '--check'], { cwd: ROOT, stdio: 'pipe' })).not.toThrow();
   });
 
-  it("accept every example pack's roles, policy table and approvers", () => {
+  it("accept every example pack's roles, policy table, approvers and approver policy", () => {
     for (const [file, document] of [
       ['roles.schema.json', 'roles.json'],
       ['policy-table.schema.json', 'policy-table.json'],
       ['approvers.schema.json', 'approvers.json'],
+      ['approver-policy.schema.json', 'approver-policy.json'],
     ] as const) {
       const check = validatorOf(file);
       for (const pack of PACKS) expect(check(readJson(`${pack}/config/${document}`)), `${pack}/config/${document}`).toEqual([]);
     }
   });
 
-  it('refuse what the guide says is refused: an approver without a tenant, an unknown match key, a role with no tools list', () => {
+  it('refuse what the guide says is refused: an approver without a tenant, an unknown match key, a role with no tools list, no grant', () => {
     const approvers = validatorOf('approvers.schema.json')({
       approvers: [{ identity: 'a@x', token_sha256: 'a'.repeat(64), roles: ['lead'], tenants: [] }],
     });
@@ -43,5 +44,6 @@ describe('the published document schemas', () => {
     expect(validatorOf('roles.schema.json')({ roles: { reader: { description: 'd', readOnly: true } } })).toEqual([
       "/roles/reader must have required property 'tools'",
     ]);
+    expect(validatorOf('approver-policy.schema.json')({ grants: [] })).toEqual(['/grants must NOT have fewer than 1 items']);
   });
 });

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { checkGrants, claimValues, grantedBy, GRANTS_SCHEMA } from '@gatehouse/identity';
+import { APPROVER_POLICY_SCHEMA, checkGrants, claimValues, grantedBy } from '@gatehouse/identity';
 import type { ClaimGrant, IdentityRefusalCode } from '@gatehouse/identity';
 import type { Approver } from './approvers.js';
 
@@ -9,18 +9,6 @@ export interface ApproverPolicyDocument {
   readonly display_claims?: readonly string[];
   readonly grants: readonly ClaimGrant[];
 }
-
-const DOCUMENT_SCHEMA = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['grants'],
-  properties: {
-    $schema: { type: 'string' },
-    $comment: { type: 'string' },
-    display_claims: { type: 'array', minItems: 1, uniqueItems: true, items: { type: 'string', minLength: 1, maxLength: 100 } },
-    grants: GRANTS_SCHEMA,
-  },
-} as const;
 
 /** The claims of a verified token: issuer and subject always. */
 export interface PersonClaims extends Readonly<Record<string, unknown>> {
@@ -42,7 +30,7 @@ export class ApproverPolicy {
 
   /** Checked at start-up: the schema, and that every role it grants is one the policy table asks for. */
   static parse(document: unknown, approverRoles: ReadonlySet<string>): ApproverPolicy {
-    return new ApproverPolicy(checkGrants<ApproverPolicyDocument>('the approver policy', DOCUMENT_SCHEMA, document, approverRoles));
+    return new ApproverPolicy(checkGrants<ApproverPolicyDocument>('the approver policy', APPROVER_POLICY_SCHEMA, document, approverRoles));
   }
 
   static load(path: string, approverRoles: ReadonlySet<string>): ApproverPolicy {
