@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { basename } from 'node:path';
+import { existsSync } from 'node:fs';
+import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { PACK_NAME_PATTERN } from '@gatehouse/sdk';
 import {
   GET_TICKET_SOURCE,
@@ -32,8 +33,21 @@ function exportNameOf(name: string): string {
 
 const json = (value: unknown): string => `${JSON.stringify(value, null, 2)}\n`;
 
-/** Where a document of the pack finds its published JSON Schema once the SDK is installed: editors validate it. */
-const schemaOf = (file: string): string => `../node_modules/@gatehouse/sdk/schemas/${file}`;
+/**
+ * Where the documents of a pack in `dir` find the SDK's published JSON Schemas, relative to its
+ * `config/`: in the nearest `node_modules` that holds `@gatehouse/sdk` (a workspace's root), else
+ * in the pack's own, where installing the SDK's tarball puts it. Editors validate a document by it.
+ */
+export function schemaDirFor(dir: string): string {
+  for (let at = resolve(dir); ; at = dirname(at)) {
+    const schemas = join(at, 'node_modules', '@gatehouse', 'sdk', 'schemas');
+    if (existsSync(schemas))
+      return relative(join(resolve(dir), 'config'), schemas)
+        .split(sep)
+        .join('/');
+    if (dirname(at) === at) return '../node_modules/@gatehouse/sdk/schemas';
+  }
+}
 
 function manifest(name: string, sdkVersion: string): unknown {
   return {
@@ -50,7 +64,6 @@ function manifest(name: string, sdkVersion: string): unknown {
 }
 
 const ROLES = {
-  $schema: schemaOf('roles.schema.json'),
   roles: {
     'ticket-reader': {
       description: 'Looks tickets up; changes nothing.',
@@ -66,7 +79,6 @@ const ROLES = {
 };
 
 const POLICY_TABLE = {
-  $schema: schemaOf('policy-table.schema.json'),
   rules: [
     {
       id: 'ticket-priority-change-lead',
@@ -91,9 +103,8 @@ const APPROVER_POLICY = {
 };
 
 /** A demo approver for the pack's team-lead role: only the token's SHA-256 is written to the file. */
-function approvers(demo: DemoApprover): unknown {
+function approvers(demo: DemoApprover): object {
   return {
-    $schema: schemaOf('approvers.schema.json'),
     $comment:
       'Approvers of the approval service when it hosts this pack. Only the SHA-256 of each bearer token is stored. Entries marked demo are for local use only.',
     approvers: [
@@ -142,9 +153,13 @@ checks them against the types of \`@gatehouse/sdk\`.
 
 ## Next steps
 
-1. Install its one dependency, \`@gatehouse/sdk\`, where the pack lives (\`npm install\`, or add the
-   directory to your workspace).
-2. Run its contract checks — no server needed — from this directory, and pin the per-role snapshot:
+1. Install its one dependency, \`@gatehouse/sdk\`, where the pack lives. Inside a clone of Gatehouse
+   it resolves from the workspace already. In a repository of its own, install the SDK's tarball
+   (\`npm run pack:sdk\` in the clone makes it): \`npm install /path/to/gatehouse-sdk-<version>.tgz\`;
+   a plain \`npm install\` asks the registry for \`@gatehouse/sdk\`, which is not published there.
+2. Run its contract checks — no server needed — with the clone's \`gatehouse\` (from the clone,
+   \`npx gatehouse\`; from anywhere, \`node /path/to/gatehouse/packages/cli/bin/gatehouse.mjs\`), and
+   pin the per-role snapshot:
 
    \`\`\`sh
    gatehouse pack check .
@@ -168,15 +183,19 @@ export function packScaffold(options: {
   readonly name: string;
   readonly sdkVersion: string;
   readonly demoApprover: DemoApprover;
+  /** Where `config/` finds the SDK's JSON Schemas (schemaDirFor). */
+  readonly schemaDir: string;
 }): readonly ScaffoldFile[] {
   const exportName = exportNameOf(options.name);
+  // Each document names its JSON Schema first, so an editor checks it as it is written.
+  const document = (schema: string, body: object): string => json({ $schema: `${options.schemaDir}/${schema}`, ...body });
   return [
     { path: 'package.json', text: json(manifest(options.name, options.sdkVersion)) },
     { path: 'README.md', text: readme(options.name, exportName, options.demoApprover) },
-    { path: 'config/roles.json', text: json(ROLES) },
-    { path: 'config/policy-table.json', text: json(POLICY_TABLE) },
-    { path: 'config/approvers.json', text: json(approvers(options.demoApprover)) },
-    { path: 'config/approver-policy.json', text: json(APPROVER_POLICY) },
+    { path: 'config/roles.json', text: document('roles.schema.json', ROLES) },
+    { path: 'config/policy-table.json', text: document('policy-table.schema.json', POLICY_TABLE) },
+    { path: 'config/approvers.json', text: document('approvers.schema.json', approvers(options.demoApprover)) },
+    { path: 'config/approver-policy.json', text: document('approver-policy.schema.json', APPROVER_POLICY) },
     { path: 'src/index.js', text: indexSource(options.name, exportName) },
     { path: 'src/get-ticket.js', text: GET_TICKET_SOURCE },
     { path: 'src/priority-change.js', text: PRIORITY_CHANGE_SOURCE },

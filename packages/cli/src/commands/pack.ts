@@ -123,7 +123,7 @@ export const pack: CommandGroup = {
       ],
       async run({ arg, options, out }) {
         const dir = emptyDirectory(arg('dir'));
-        const { packNameOf, packScaffold } = await import('../pack-scaffold.js');
+        const { packNameOf, packScaffold, schemaDirFor } = await import('../pack-scaffold.js');
         const { PACK_NAME_PATTERN } = await import('@gatehouse/sdk');
         const name = options.string('name') ?? packNameOf(dir);
         if (name === undefined) throw usageError(`cannot make a pack name of "${basename(dir)}"; pass --name <lower-case-words>`);
@@ -131,7 +131,12 @@ export const pack: CommandGroup = {
           throw usageError(`--name must be lower-case words joined by - (${PACK_NAME_PATTERN.source}), got "${name}"`);
         const manifest = cliManifest();
         const demoApprover = { identity: `demo-lead@${name}.example`, token: `demo-${randomBytes(16).toString('hex')}` };
-        const files = packScaffold({ name, sdkVersion: manifest.dependencies['@gatehouse/sdk'] ?? manifest.version, demoApprover });
+        const files = packScaffold({
+          name,
+          sdkVersion: manifest.dependencies['@gatehouse/sdk'] ?? manifest.version,
+          demoApprover,
+          schemaDir: schemaDirFor(dir),
+        });
         for (const file of files) {
           const path = join(dir, file.path);
           mkdirSync(dirname(path), { recursive: true });
