@@ -1,8 +1,10 @@
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ExitCode, runCli } from '@gatehouse/cli';
+import { schemaDirFor } from '../src/pack-scaffold.js';
 import { captureIo, repositoryTempDir } from './support.js';
 
 const FILES = [
@@ -81,6 +83,20 @@ describe('gatehouse pack init', () => {
     const readme = readFileSync(join(dir, 'README.md'), 'utf8');
     for (const step of ['gatehouse pack check .', '--snapshot-file catalog.snapshot.json', 'GATEHOUSE_TOOL_PACK'])
       expect(readme).toContain(step);
+  });
+
+  it("points each document's $schema at the SDK's schemas nearest the pack, so an editor finds them", async () => {
+    // Inside the clone: the workspace root's node_modules, which npm install linked.
+    const dir = join(workspace.dir, 'inside');
+    expect(await runCli(['pack', 'init', dir], captureIo())).toBe(ExitCode.ok);
+    for (const document of ['roles', 'policy-table', 'approvers', 'approver-policy']) {
+      const { $schema } = JSON.parse(readFileSync(join(dir, 'config', `${document}.json`), 'utf8')) as { $schema: string };
+      expect($schema.endsWith(`node_modules/@gatehouse/sdk/schemas/${document}.schema.json`)).toBe(true);
+      expect(existsSync(resolve(dir, 'config', $schema)), $schema).toBe(true);
+    }
+    // Outside any workspace: the pack's own node_modules, where its SDK tarball is installed.
+    expect(schemaDirFor(join(tmpdir(), `no-such-pack-${Date.now()}`, 'tools'))).toBe('../node_modules/@gatehouse/sdk/schemas');
+    expect(dirname(schemaDirFor(dir))).not.toBe('../node_modules/@gatehouse/sdk');
   });
 
   it('refuses a directory that is not empty with exit 2, and writes nothing into it', async () => {
