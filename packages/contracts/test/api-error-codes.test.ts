@@ -26,7 +26,7 @@ const PINNED = [
 const identityCodes = (): Set<string> => {
   const source = readFileSync(join(repo, 'packages/identity/src/refusals.ts'), 'utf8');
   const block = /export const IDENTITY_REFUSALS = \{([\s\S]*?)\n\} as const/.exec(source)?.[1] ?? '';
-  return new Set([...block.matchAll(/^\s+([A-Z_]+): \{ status/gm)].map((m) => m[1] ?? ''));
+  return new Set([...block.matchAll(/^\s+([A-Z_]+): \{\s+status/gm)].map((m) => m[1] ?? ''));
 };
 
 /** The files that answer HTTP requests: every service's sources and the ops server. */
