@@ -1,4 +1,4 @@
-// `npm test`: check the machine's prerequisites, type-check, lint, check formatting, validate the deployment
+// `npm test`: check the machine's prerequisites, type-check, lint, check formatting and unused code, validate the deployment
 // manifests, bring the local stack up if it is not running, run every vitest
 // project, and stop only what this run started. Extra arguments go to vitest.
 import { spawn, spawnSync } from 'node:child_process';
@@ -48,6 +48,7 @@ let ok =
   step('typecheck', 'npm', ['run', '--silent', 'typecheck']) &&
   step('lint', 'npm', ['run', '--silent', 'lint']) &&
   step('format (Prettier; `npm run format` fixes it)', 'npm', ['run', '--silent', 'format:check']) &&
+  step('unused files, exports and dependencies (knip)', 'npm', ['run', '--silent', 'knip']) &&
   step('deployment manifests', process.execPath, ['scripts/validate-manifests.mjs']) &&
   // Node 22 LTS stays supported: the unit tests run on it too (everything runs on Node 24 below).
   (await runVitest(

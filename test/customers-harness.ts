@@ -17,7 +17,7 @@ export interface TestServiceOptions {
   readonly exportStepMs?: number;
 }
 
-export interface Reply<T> {
+interface Reply<T> {
   readonly status: number;
   readonly headers: Headers;
   readonly text: string;
@@ -58,7 +58,7 @@ export interface TestService {
 }
 
 /** A request the service served, by what its assertion said. */
-export interface ServedCall {
+interface ServedCall {
   readonly call: string;
   readonly jti: string;
   readonly idempotencyKey: string | undefined;
@@ -70,7 +70,7 @@ export interface ServedCall {
 }
 
 /** The customers service's audience, as the reference pack and the service default it. */
-export const CUSTOMERS_AUDIENCE = 'customers';
+const CUSTOMERS_AUDIENCE = 'customers';
 
 /** A call assertion for `method path` as an executor would mint it, with `facts` changed. */
 export async function assertionFor(method: string, path: string, o: CallOptions, facts: Partial<CallFacts> = {}): Promise<string> {

@@ -7,7 +7,7 @@ import type { Roles } from '@gatehouse/policy';
 export const BENCH_ROLE = 'bench-agent';
 
 /** The approval rule the bench write declares; the bench policy table allows it outright. */
-export const BENCH_WRITE_RULE = 'bench-write';
+const BENCH_WRITE_RULE = 'bench-write';
 
 /** The arguments every bench tool takes: a correlation number and a padding string sized by the bench. */
 const PAYLOAD_INPUT = {
@@ -74,7 +74,7 @@ export const benchWrite = defineTool({
 } as const);
 
 /** How long bench_sleep waits. */
-export const SLEEP_MS = 10;
+const SLEEP_MS = 10;
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -82,7 +82,7 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 // figures include minting a call assertion per call.
 const BENCH_AUDIENCE = { audience: 'bench-system-of-record' } as const;
 
-export const benchImplementations: readonly ToolImplementation[] = [
+const benchImplementations: readonly ToolImplementation[] = [
   implement(benchNoop, {
     credential: BENCH_AUDIENCE,
     run: async (args, context) => {

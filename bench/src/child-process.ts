@@ -17,13 +17,13 @@ export interface ProcessSample {
   readonly redisBatches: number;
 }
 
-export interface Request {
+interface Request {
   readonly id: number;
   readonly op: string;
   readonly body?: unknown;
 }
 
-export type Response =
+type Response =
   { readonly id: number; readonly ok: true; readonly value: unknown } | { readonly id: number; readonly ok: false; readonly error: string };
 
 const STOP_GRACE_MS = 10_000;

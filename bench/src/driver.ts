@@ -7,7 +7,7 @@ import { median, summarize } from './stats.js';
 import type { LatencySummary } from './stats.js';
 
 /** How the driver reads what comes back: the relayed command itself (arm a) or a ToolResult. */
-export type AnswerKind = 'commands' | 'results';
+type AnswerKind = 'commands' | 'results';
 
 export interface KafkaDriverSetup {
   readonly kind: 'kafka';

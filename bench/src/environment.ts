@@ -6,7 +6,7 @@ import type { ConfigResourceTypes, Kafka } from 'kafkajs';
 import { config, PARTITIONS } from './stack.js';
 
 /** Versions of the stack: the servers are the ones deploy/local pins. */
-export const STACK_VERSIONS = { kafka: '4.4.0', apicurioRegistry: '3.3.3' } as const;
+const STACK_VERSIONS = { kafka: '4.4.0', apicurioRegistry: '3.3.3' } as const;
 
 /** ConfigResourceTypes.BROKER: kafkajs is CommonJS and its enums are not named ESM exports. */
 const BROKER_RESOURCE = 4 as ConfigResourceTypes;

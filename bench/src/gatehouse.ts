@@ -121,7 +121,7 @@ async function untilGroupHoldsAll(kafka: Kafka, groupId: string, topic: string, 
 }
 
 /** A `Vm*` line of /proc/<pid>/status, in KiB (0 when the process is gone). */
-export function statusKiB(pid: number, field: 'VmHWM' | 'VmRSS'): number {
+function statusKiB(pid: number, field: 'VmHWM' | 'VmRSS'): number {
   try {
     const line = readFileSync(`/proc/${pid}/status`, 'utf8')
       .split('\n')

@@ -58,7 +58,7 @@ function fieldsOf(message: Uint8Array, field: number): Uint8Array[] {
  */
 const SPAN_ID_KEY = Buffer.from('"spanId"');
 
-export function spansIn(body: Uint8Array, json: boolean): number {
+function spansIn(body: Uint8Array, json: boolean): number {
   if (json) {
     // Counted, not parsed: the sink shares the machine with what it measures, and parsing every
     // request cost more CPU per call than the tracing of one service. Every span has one

@@ -20,10 +20,10 @@ export const Setup = {
 export type Setup = (typeof Setup)[keyof typeof Setup];
 
 /** The arms of the issue, by letter; a2 is (a′), arm (a) with another Kafka client; m2 is (m′), (m) on protocol 2026-07-28. */
-export const Arm = { a: 'a', a2: 'a2', b: 'b', c: 'c', t: 't', m: 'm', m2: 'm2', d: 'd', e: 'e', open: 'open', s: 's' } as const;
-export type Arm = (typeof Arm)[keyof typeof Arm];
+const Arm = { a: 'a', a2: 'a2', b: 'b', c: 'c', t: 't', m: 'm', m2: 'm2', d: 'd', e: 'e', open: 'open', s: 's' } as const;
+type Arm = (typeof Arm)[keyof typeof Arm];
 
-export const ARM_TITLES: Readonly<Record<Arm, string>> = {
+const ARM_TITLES: Readonly<Record<Arm, string>> = {
   a: '(a) raw kafkajs relay',
   a2: '(a′) raw relay, platformatic',
   b: '(b) relay + Avro/registry',

@@ -85,7 +85,7 @@ const QUIET_WAIT_MAX_MS = 2_000;
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** The `cmdstat_<name>:calls=N` counts and the two totals of an `INFO all` reply. */
-export function parseInfo(text: string): { ran: Map<string, number>; processed: number; reads: number | null } {
+function parseInfo(text: string): { ran: Map<string, number>; processed: number; reads: number | null } {
   const ran = new Map<string, number>();
   let processed = 0;
   let reads: number | null = null;

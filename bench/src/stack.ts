@@ -31,7 +31,7 @@ export const serviceLogger: Logger = createLogger('bench', {
  * The bench's own kafkajs clients: silent but for fatal errors. kafkajs logs the retriable errors of
  * topic creation and metadata refreshes as errors; a real failure surfaces as an exception.
  */
-export const benchLogger: Logger = createLogger('bench', { level: 'fatal' });
+const benchLogger: Logger = createLogger('bench', { level: 'fatal' });
 
 export function benchKafka(clientId: string): Kafka {
   return createKafka(config, clientId, benchLogger);

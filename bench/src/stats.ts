@@ -1,5 +1,5 @@
 /** Nearest-rank percentile of ascending `sorted` (q in 0..1); Infinity stands for a call never answered. */
-export function percentile(sorted: readonly number[], q: number): number {
+function percentile(sorted: readonly number[], q: number): number {
   if (sorted.length === 0) return Number.NaN;
   const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1));
   return sorted[rank] as number;

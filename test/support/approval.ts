@@ -94,7 +94,7 @@ export function approvalRequest(overrides: Partial<ApprovalRequest> = {}): Appro
 }
 
 /** Every event of some topics, decoded, as they arrive. */
-export interface EventLog {
+interface EventLog {
   readonly seen: { readonly [R in TopicRole]: EventByRole[R][] };
   /** The record headers an event arrived with (its signature, trace context). */
   headersOf(event: object): IHeaders | undefined;
@@ -102,7 +102,7 @@ export interface EventLog {
   stop(): Promise<void>;
 }
 
-export interface Reply<T = Record<string, unknown>> {
+interface Reply<T = Record<string, unknown>> {
   readonly status: number;
   readonly body: T;
 }

@@ -25,7 +25,7 @@ export const FUZZ_WEIGHTS = {
 } as const;
 export type FuzzCategory = keyof typeof FUZZ_WEIGHTS;
 
-export interface FuzzRun {
+interface FuzzRun {
   readonly run_id: string;
   readonly tenant: string;
 }

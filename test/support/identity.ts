@@ -5,10 +5,10 @@ import { AccessTokenVerifier, discoverRelyingParty } from '@gatehouse/identity';
 import type { TrustedCallerIdentity } from '@gatehouse/policy';
 
 /** The local stack's Keycloak and the project's realm (deploy/local/keycloak/gatehouse-realm.json). */
-export const KEYCLOAK_URL = process.env['KEYCLOAK_URL'] ?? 'http://127.0.0.1:18080';
+const KEYCLOAK_URL = process.env['KEYCLOAK_URL'] ?? 'http://127.0.0.1:18080';
 export const ISSUER = `${KEYCLOAK_URL}/realms/gatehouse`;
-export const TOKEN_ENDPOINT = `${ISSUER}/protocol/openid-connect/token`;
-export const CONSOLE_CLIENT = { id: 'gatehouse-console', secret: 'console-local-only-secret' } as const;
+const TOKEN_ENDPOINT = `${ISSUER}/protocol/openid-connect/token`;
+const CONSOLE_CLIENT = { id: 'gatehouse-console', secret: 'console-local-only-secret' } as const;
 
 export interface Person {
   readonly username: string;
@@ -81,7 +81,7 @@ export const stackExchange = { issuer: ISSUER, clientId: EXECUTOR_CLIENT.id, cli
 export const subjectTokenVerifier = (): Promise<AccessTokenVerifier> =>
   AccessTokenVerifier.discover({ issuer: ISSUER, audience: EXECUTOR_CLIENT.id });
 
-export const ORCHESTRATOR = { id: 'gatehouse-orchestrator', secret: 'orchestrator-local-only-secret' } as const;
+const ORCHESTRATOR = { id: 'gatehouse-orchestrator', secret: 'orchestrator-local-only-secret' } as const;
 
 /** The orchestrator's access token, by client credentials. */
 export async function orchestratorToken(client: { readonly id: string; readonly secret: string } = ORCHESTRATOR): Promise<string> {

@@ -35,13 +35,13 @@ export interface PackGatehouseOptions {
   readonly partitions?: number;
 }
 
-export interface Reply<T = Record<string, unknown>> {
+interface Reply<T = Record<string, unknown>> {
   readonly status: number;
   readonly body: T;
 }
 
 /** A commit waiting for a person: its pending notice, and the promise of its terminal result. */
-export interface PendingCommit {
+interface PendingCommit {
   readonly pending: PendingNotice;
   readonly settled: Promise<CallResult>;
 }

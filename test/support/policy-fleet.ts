@@ -15,10 +15,10 @@ import type { ServiceProcess } from './processes.js';
 import { config } from './stack.js';
 
 /** The built entrypoint of the policy service (build before running tests). */
-export const POLICY_MAIN = fileURLToPath(new URL('../../services/policy/dist/main.js', import.meta.url));
+const POLICY_MAIN = fileURLToPath(new URL('../../services/policy/dist/main.js', import.meta.url));
 
 /** A port nobody listens on right now (the OS's pick; the policy service needs a positive POLICY_PORT). */
-export function freePort(): Promise<number> {
+function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);
@@ -34,7 +34,7 @@ export function freePort(): Promise<number> {
  * The reference policy table with sandbox address changes and emails allowed, as a file for policy
  * processes (GATEHOUSE_POLICY_TABLE_FILE): the document form of test-policy.ts's sandboxAllowsWrites.
  */
-export async function writeSandboxAllowTable(dir: string): Promise<string> {
+async function writeSandboxAllowTable(dir: string): Promise<string> {
   const document = JSON.parse(await readFile(REFERENCE_POLICY_TABLE_FILE, 'utf8')) as { rules: unknown[] };
   const path = join(dir, 'policy-table.json');
   const rule = {

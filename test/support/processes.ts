@@ -9,7 +9,7 @@ import { signingEnvFor } from './signing.js';
 export const EXECUTOR_MAIN = fileURLToPath(new URL('../../services/executor/dist/main.js', import.meta.url));
 const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
-export interface Exit {
+interface Exit {
   readonly code: number | null;
   readonly signal: NodeJS.Signals | null;
 }
@@ -83,7 +83,7 @@ export function spawnService(name: string, script: string, env: Readonly<Record<
   };
 }
 
-export interface GroupMember {
+interface GroupMember {
   readonly memberId: string;
   readonly clientId: string;
   readonly partitions: readonly number[];

@@ -34,9 +34,9 @@ async function stack(...args: string[]): Promise<string> {
 }
 
 /** The local stack's Redis that keeps nothing on disk (`redis-volatile`), which the Redis-restart test restarts. */
-export const REDIS_VOLATILE_URL = process.env['REDIS_VOLATILE_URL'] || 'redis://127.0.0.1:6381';
+const REDIS_VOLATILE_URL = process.env['REDIS_VOLATILE_URL'] || 'redis://127.0.0.1:6381';
 /** The local stack's durable Redis (`redis-aof`: append-only file, fsync every second). */
-export const REDIS_AOF_URL = process.env['REDIS_AOF_URL'] || 'redis://127.0.0.1:6380';
+const REDIS_AOF_URL = process.env['REDIS_AOF_URL'] || 'redis://127.0.0.1:6380';
 /** The local stack's three-node Redis Cluster (`redis-cluster`), as REDIS_URL names a cluster. */
 export const REDIS_CLUSTER_URL = process.env['REDIS_CLUSTER_URL'] || 'redis://127.0.0.1:7000?cluster=127.0.0.1:7001,127.0.0.1:7002';
 
@@ -135,7 +135,7 @@ export async function ownVolatileRedis(url: string = REDIS_VOLATILE_URL): Promis
 }
 
 /** What a durable restart saw: the snapshot before the stop, the one after its files were loaded again, and how long writes were held up. */
-export interface DurableRestart<T> {
+interface DurableRestart<T> {
   readonly before: T;
   readonly reloaded: T;
   /** From pausing writes to the server answering on its port again. */

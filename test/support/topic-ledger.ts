@@ -4,7 +4,7 @@ import type { Consumer, IHeaders, Kafka } from 'kafkajs';
 import { pollUntil } from './poll.js';
 
 /** One record of a topic as it sits in the log. */
-export interface LoggedRecord<T> {
+interface LoggedRecord<T> {
   readonly partition: number;
   readonly offset: string;
   readonly key: string | null;

@@ -35,7 +35,7 @@ function optionUsage(name: string, spec: OptionSpec): string {
   return spec.short === undefined ? flag : `-${spec.short}, ${flag}`;
 }
 
-export function synopsis(group: CommandGroup, sub: Subcommand): string {
+function synopsis(group: CommandGroup, sub: Subcommand): string {
   const positionals = (sub.positionals ?? []).map((name) => `<${name}>`);
   const options = Object.entries(sub.options ?? {}).map(([name, spec]) => {
     const usage = `--${name}${spec.type === 'string' ? ` <${spec.value ?? 'value'}>` : ''}`;

@@ -15,7 +15,7 @@ function refused(failure: PackFailure, cause: unknown): CliError {
 }
 
 /** Imports the pack a specifier names (a package name or a path against the working directory); a failure exits 1. */
-export async function loadPack(specifier: string): Promise<ToolPack> {
+async function loadPack(specifier: string): Promise<ToolPack> {
   // Loaded on demand: the runtime (and the pack it imports) is the slow part of start-up.
   const { loadToolPack } = await import('@gatehouse/runtime');
   try {
@@ -30,7 +30,7 @@ export async function loadPack(specifier: string): Promise<ToolPack> {
  * tools set up, its catalog linted and compiled, its roles and policy table — the overrides, else
  * its own — checked against the catalog. A failure exits 1 naming every problem.
  */
-export async function hostPack(pack: ToolPack, env: Env, overrides: DocumentOverrides): Promise<HostedPack> {
+async function hostPack(pack: ToolPack, env: Env, overrides: DocumentOverrides): Promise<HostedPack> {
   const { hostToolPack } = await import('@gatehouse/runtime');
   try {
     return await hostToolPack(pack, env, overrides);

@@ -18,7 +18,7 @@ import type { PackProblem } from './pack-failure.js';
 import { snapshotDifferences } from './snapshot-diff.js';
 
 /** Every check, in the order they run and print. */
-export const PACK_CHECKS = [
+const PACK_CHECKS = [
   'load',
   'shape',
   'config',
@@ -31,10 +31,10 @@ export const PACK_CHECKS = [
   'proposal cases',
   'output schemas',
 ] as const;
-export type PackCheckName = (typeof PACK_CHECKS)[number];
+type PackCheckName = (typeof PACK_CHECKS)[number];
 
-export const CheckResult = { ok: 'ok', failed: 'failed', skipped: 'skipped' } as const;
-export type CheckResult = (typeof CheckResult)[keyof typeof CheckResult];
+const CheckResult = { ok: 'ok', failed: 'failed', skipped: 'skipped' } as const;
+type CheckResult = (typeof CheckResult)[keyof typeof CheckResult];
 
 export interface CheckRow {
   readonly check: PackCheckName;

@@ -5,11 +5,11 @@ import { usageError } from './exit-code.js';
 import type { Env } from './io.js';
 
 /** The variable that names the tool pack when `--pack` is not given, as the services read it. */
-export const PACK_VARIABLE = 'GATEHOUSE_TOOL_PACK';
+const PACK_VARIABLE = 'GATEHOUSE_TOOL_PACK';
 /** The variable that names a roles document replacing the pack's own. */
-export const ROLES_FILE_VARIABLE = 'GATEHOUSE_ROLES_FILE';
+const ROLES_FILE_VARIABLE = 'GATEHOUSE_ROLES_FILE';
 /** The variable that names a policy table replacing the pack's own. */
-export const POLICY_TABLE_FILE_VARIABLE = 'GATEHOUSE_POLICY_TABLE_FILE';
+const POLICY_TABLE_FILE_VARIABLE = 'GATEHOUSE_POLICY_TABLE_FILE';
 
 /** `--pack`, for every command that works on a pack's catalog. */
 export const PACK_OPTION: OptionSpec = {

@@ -33,7 +33,7 @@ function httpUrl(env: Env, name: keyof typeof CLI_ENV_DEFAULTS): string {
   return raw.replace(/\/+$/, '');
 }
 
-export function timeoutMs(env: Env): number {
+function timeoutMs(env: Env): number {
   const raw = value(env, 'GATEHOUSE_CLI_TIMEOUT_MS') ?? CLI_ENV_DEFAULTS.GATEHOUSE_CLI_TIMEOUT_MS;
   const ms = Number(raw);
   if (!Number.isSafeInteger(ms) || ms < 1) throw usageError(`GATEHOUSE_CLI_TIMEOUT_MS must be a positive integer, got "${raw}"`);

@@ -12,7 +12,7 @@ export function escapePointerToken(token: string): string {
   return token.replaceAll('~', '~0').replaceAll('/', '~1');
 }
 
-export function unescapePointerToken(token: string): string {
+function unescapePointerToken(token: string): string {
   return token.replaceAll('~1', '/').replaceAll('~0', '~');
 }
 

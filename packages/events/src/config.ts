@@ -15,8 +15,8 @@ export interface TopicSettings {
 }
 
 /** The SASL mechanisms a client can authenticate with (kafkajs' names). */
-export const SASL_MECHANISMS = ['scram-sha-256', 'scram-sha-512', 'plain'] as const;
-export type SaslMechanism = (typeof SASL_MECHANISMS)[number];
+const SASL_MECHANISMS = ['scram-sha-256', 'scram-sha-512', 'plain'] as const;
+type SaslMechanism = (typeof SASL_MECHANISMS)[number];
 
 /** Who a client is to the brokers: each Gatehouse service has a principal of its own (docs/kafka-security.md). */
 export interface KafkaSasl {

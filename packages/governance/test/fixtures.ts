@@ -14,7 +14,7 @@ const closed = <const P extends Readonly<Record<string, JSONSchema>>, const R ex
 const accountInput = closed({ account_id: { type: 'string', minLength: 1 } }, ['account_id']);
 const accountView = closed({ account_id: { type: 'string' } }, ['account_id']);
 
-export const lookupV1 = defineTool({
+const lookupV1 = defineTool({
   name: 'lookup_account',
   version: 1,
   description: 'Read an account (retired).',
@@ -39,7 +39,7 @@ export const lookupV2 = defineTool({
   cancel: 'none',
   maxResultBytes: 1024,
 });
-export const previewTransfer = defineTool({
+const previewTransfer = defineTool({
   name: 'preview_transfer',
   version: 1,
   description: 'Compute a transfer proposal.',

@@ -24,7 +24,7 @@ export const getBalance = defineTool({
   maxResultBytes: 1_024,
 });
 
-export const transferArguments = {
+const transferArguments = {
   type: 'object',
   additionalProperties: false,
   required: ['from', 'to', 'amount', 'expected_version'],

@@ -20,7 +20,7 @@ export const RETRY_CLASSES = ['safe', 'idempotent', 'never'] as const;
 export const UNKNOWN_REASONS = ['owner_lost', 'timeout', 'ambiguous_answer', 'status_unavailable'] as const;
 export const OUTPUT_VIOLATION_CODES = ['OUTPUT_INVALID', 'RESULT_TOO_LARGE'] as const;
 /** Why a reader refused a signed record as untrusted (the verifier's reasons). */
-export const UNTRUSTED_ORDER_REASONS = [
+const UNTRUSTED_ORDER_REASONS = [
   'unsigned',
   'unknown_key',
   'wrong_role',
@@ -30,7 +30,7 @@ export const UNTRUSTED_ORDER_REASONS = [
   'stale',
 ] as const;
 /** The signed topics other than `execute`, whose refused records are counted together. */
-export const SIGNED_RECORD_KINDS = ['approvalsRequested', 'approvalsDecided', 'results', 'operator'] as const;
+const SIGNED_RECORD_KINDS = ['approvalsRequested', 'approvalsDecided', 'results', 'operator'] as const;
 /** Why an executor published nothing for a trusted order. */
 export const DUPLICATE_ORDER_REASONS = ['answered', 'command_id_reused'] as const;
 

@@ -8,7 +8,7 @@ export interface Draft {
   readonly context: string | undefined;
 }
 
-export function displayPointer(pointer: string): string {
+function displayPointer(pointer: string): string {
   return pointer === '' ? '(root)' : pointer;
 }
 

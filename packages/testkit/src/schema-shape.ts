@@ -8,13 +8,13 @@ export interface SchemaNode {
   readonly at: string;
 }
 
-export interface PropertyShape {
+interface PropertyShape {
   readonly name: string;
   readonly node: SchemaNode;
   readonly required: boolean;
 }
 
-export type ClosingKeyword = 'additionalProperties' | 'unevaluatedProperties';
+type ClosingKeyword = 'additionalProperties' | 'unevaluatedProperties';
 
 export interface ObjectShape {
   readonly kind: 'object';
@@ -24,7 +24,7 @@ export interface ObjectShape {
   readonly closedBy: ClosingKeyword | null;
 }
 
-export interface BranchShape {
+interface BranchShape {
   readonly tag: unknown;
   readonly object: ObjectShape;
 }
@@ -54,14 +54,14 @@ export interface ScalarShape {
   readonly schema: JsonSchema;
 }
 
-export interface ConstShape {
+interface ConstShape {
   readonly kind: 'const';
   readonly at: string;
   readonly declaredTypes: readonly JsonType[];
   readonly value: unknown;
 }
 
-export interface EnumShape {
+interface EnumShape {
   readonly kind: 'enum';
   readonly at: string;
   readonly declaredTypes: readonly JsonType[];

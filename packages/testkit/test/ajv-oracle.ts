@@ -4,7 +4,7 @@ import addFormats from 'ajv-formats';
 import type { JsonSchema } from '@gatehouse/testkit';
 
 /** Ajv in strict mode with all errors and the standard formats: the reference validator. */
-export function createAjv(): Ajv2020 {
+function createAjv(): Ajv2020 {
   const ajv = new Ajv2020({ strict: true, allErrors: true, allowUnionTypes: true });
   // ajv-formats is CommonJS; under NodeNext its default import is the module object.
   addFormats.default(ajv);
@@ -19,7 +19,7 @@ function escapeToken(token: string): string {
  * The JSON pointer an Ajv error is about: for `required`, `additionalProperties` and
  * `unevaluatedProperties` the property itself (Ajv reports its parent), else `instancePath`.
  */
-export function errorPointer(error: ErrorObject): string {
+function errorPointer(error: ErrorObject): string {
   const params = error.params as Record<string, unknown>;
   const property = params.missingProperty ?? params.additionalProperty ?? params.unevaluatedProperty;
   return typeof property === 'string' ? `${error.instancePath}/${escapeToken(property)}` : error.instancePath;

@@ -65,7 +65,7 @@ export const listOrdersSchema: JsonSchema = {
 };
 
 /** Arrays of closed objects inside arrays. */
-export const shipmentSchema: JsonSchema = {
+const shipmentSchema: JsonSchema = {
   type: 'object',
   additionalProperties: false,
   required: ['parcels'],
@@ -106,7 +106,7 @@ export const shipmentSchema: JsonSchema = {
  * `$ref`/`$defs`, formats, and a union closed by `unevaluatedProperties` on the parent, with a
  * shared property outside the branches.
  */
-export const contactSchema: JsonSchema = {
+const contactSchema: JsonSchema = {
   $defs: {
     email: { type: 'string', format: 'email', maxLength: 64 },
     person: {

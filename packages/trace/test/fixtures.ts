@@ -9,7 +9,7 @@ import { getCustomer, customerSupportImplementations } from '@gatehouse/example-
 import type { RunEvents } from '@gatehouse/trace';
 
 export const RUN = 'run-trace-fixture';
-export const referenceTools = (): ToolContract[] => customerSupportImplementations.map((i) => i.contract);
+const referenceTools = (): ToolContract[] => customerSupportImplementations.map((i) => i.contract);
 
 /** Values a trace must never contain. */
 export const SECRETS = ['Quarterly refund', 'Your card ending 4242 was refunded', 'Bob the secret', 'Marta Kowalska', 'marta@example.com'];

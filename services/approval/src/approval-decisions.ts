@@ -41,7 +41,7 @@ const notFound = (): DecisionOutcome => fail({ status: 404, code: 'NOT_FOUND', m
 const randomId = (prefix: string): string => `${prefix}_${randomBytes(12).toString('hex')}`;
 
 /** How the decision record names the person: the IdP's issuer and subject, with name and sign-in time. */
-export function deciderOf(approver: Approver): Decider {
+function deciderOf(approver: Approver): Decider {
   return { issuer: approver.issuer, subject: approver.subject, name: approver.name, auth_time: approver.authTime };
 }
 

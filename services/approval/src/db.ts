@@ -14,4 +14,4 @@ export function tablesIn(schema: string): Tables {
   return { schema: s, migrations: `${s}.schema_migrations`, requests: `${s}.approval_requests`, webhooks: `${s}.webhook_deliveries` };
 }
 
-export { ensureDatabase, withTransaction } from '@gatehouse/pg';
+export { ensureDatabase } from '@gatehouse/pg';

@@ -8,13 +8,13 @@ import type { GatehouseMetrics } from '@gatehouse/telemetry';
  * How long past the handler's own timeout an assertion stays valid: room for the clocks of the
  * executor and the system of record to disagree a little, never for a second request.
  */
-export const ASSERTION_MARGIN_MS = 5_000;
+const ASSERTION_MARGIN_MS = 5_000;
 
 /**
  * The longest an assertion lives before its margin: it is asked for per request and checked when
  * the request arrives, so a handler with a long timeout asks again rather than holding one.
  */
-export const ASSERTION_LIFETIME_MS = 60_000;
+const ASSERTION_LIFETIME_MS = 60_000;
 
 /** A handler's `credential()`: one fresh credential per ask. */
 export type Credential = () => Promise<string>;

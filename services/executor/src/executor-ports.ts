@@ -79,7 +79,7 @@ export interface HandlerCredentials {
 }
 
 /** What a write's own key records of its answer: staged beside the command's claim, settled before the answer goes out. */
-export interface KeyedAnswer {
+interface KeyedAnswer {
   readonly stage: () => Promise<unknown>;
   readonly settle: () => Promise<unknown>;
 }

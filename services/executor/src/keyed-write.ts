@@ -73,7 +73,7 @@ export interface KeyedWrite {
  * given back, so that an identical call runs (nothing ran, or the system of record shows nothing was
  * applied and says an identical call may succeed).
  */
-export type KeyFate = 'succeeded' | 'failed' | 'unknown' | 'given_back';
+type KeyFate = 'succeeded' | 'failed' | 'unknown' | 'given_back';
 
 /** A write's answer, what its key keeps of it, and what to log once it is out. */
 export interface Settlement {

@@ -32,7 +32,7 @@ interface KeyRecord {
 }
 
 /** `IdempotencyStore`'s scripts over a Map; leases judged by Date.now(). */
-export class FakeIdempotencyKeys implements IdempotencyKeys {
+class FakeIdempotencyKeys implements IdempotencyKeys {
   readonly records = new Map<string, KeyRecord>();
   /** What was asked, in order: `claim key`, `finish key state`, `abandon key`… */
   readonly calls: string[] = [];
@@ -116,7 +116,7 @@ export class FakeIdempotencyKeys implements IdempotencyKeys {
 }
 
 /** `ApprovalStore` over a Map: consumed by one key at most. */
-export class FakeApprovals implements ApprovalRecords {
+class FakeApprovals implements ApprovalRecords {
   readonly records = new Map<string, { record: ApprovalRecord; consumedBy: string | null }>();
   get(approvalId: string) {
     const found = this.records.get(approvalId);
@@ -132,7 +132,7 @@ export class FakeApprovals implements ApprovalRecords {
 }
 
 /** `ProposalStore` over a Map: consumed by one key at most, reopened only by it. */
-export class FakeProposals implements ProposalRecords {
+class FakeProposals implements ProposalRecords {
   readonly records = new Map<string, { -readonly [K in keyof StoredProposal]: StoredProposal[K] }>();
   get(proposalId: string): Promise<StoredProposal | undefined> {
     const found = this.records.get(proposalId);
@@ -159,7 +159,7 @@ export class FakeProposals implements ProposalRecords {
 }
 
 /** `SlotPool` that grants every slot while `free`, or none (as if none freed up before the deadline). */
-export class FakeSlots implements SlotLeases {
+class FakeSlots implements SlotLeases {
   free = true;
   readonly held = new Map<string, readonly SlotScope[]>();
   readonly released: string[] = [];
@@ -178,7 +178,7 @@ export class FakeSlots implements SlotLeases {
 }
 
 /** `ResourceLock` that refuses a lock another token holds at once (as if it stayed busy until the deadline). */
-export class FakeLocks implements ResourceLocks {
+class FakeLocks implements ResourceLocks {
   readonly holders = new Map<string, string>();
   readonly taken: string[] = [];
   lock(resource: string, token: string): Promise<boolean> {
@@ -198,7 +198,7 @@ export class FakeLocks implements ResourceLocks {
   }
 }
 
-export interface Published {
+interface Published {
   readonly role: TopicRole;
   readonly key: string;
   readonly event: unknown;
@@ -206,7 +206,7 @@ export interface Published {
 }
 
 /** `EventPublisher` that keeps what it was given. */
-export class FakeEventSink implements EventSink {
+class FakeEventSink implements EventSink {
   readonly published: Published[] = [];
   readonly raw: { readonly topic: string; readonly messages: Message[] }[] = [];
   publish(role: TopicRole, key: string, event: unknown, headers?: IHeaders): Promise<void> {
@@ -223,7 +223,7 @@ export class FakeEventSink implements EventSink {
 }
 
 /** Credentials that name the call they were minted for, so a test sees which one a handler or status query got. */
-export const credentials: HandlerCredentials = {
+const credentials: HandlerCredentials = {
   forRead: () => () => Promise.resolve('read-credential'),
   forWrite: () => () => Promise.resolve('write-credential'),
   forStatus: () => () => Promise.resolve('status-credential'),
@@ -301,7 +301,7 @@ const previewOf = (name: string, commits: string) =>
     cancel: 'none',
     maxResultBytes: 256,
   });
-export const catalog = Catalog.load([
+const catalog = Catalog.load([
   updateTicket,
   updateTicketKeyed,
   readTicket,
@@ -343,11 +343,11 @@ export function ticketWrite(sor: SystemOfRecord, contract: typeof updateTicket |
 
 // --- The world -------------------------------------------------------------------------------
 
-export const ARGS = '{"status":"closed","ticket_id":"T-1"}';
-export const SHA = sha256Hex(ARGS);
+const ARGS = '{"status":"closed","ticket_id":"T-1"}';
+const SHA = sha256Hex(ARGS);
 export const KEY = 'run_1:p_1:update';
 
-export function run(overrides: Partial<Run> = {}): Run {
+function run(overrides: Partial<Run> = {}): Run {
   return {
     run_id: 'run_1',
     tenant: 'acme',
@@ -362,7 +362,7 @@ export function run(overrides: Partial<Run> = {}): Run {
   };
 }
 
-export function proposal(overrides: Partial<Proposal> = {}): Proposal {
+function proposal(overrides: Partial<Proposal> = {}): Proposal {
   return {
     proposal_id: 'p_1',
     tool: 'update_ticket.v1',
@@ -381,7 +381,7 @@ export function proposal(overrides: Partial<Proposal> = {}): Proposal {
   };
 }
 
-export function approval(overrides: Partial<ApprovalRecord> = {}): ApprovalRecord {
+function approval(overrides: Partial<ApprovalRecord> = {}): ApprovalRecord {
   return {
     approval_id: 'apr_1',
     proposal_id: 'p_1',
@@ -428,7 +428,7 @@ export function order(overrides: Partial<ExecutionOrder> = {}): ExecutionOrder {
   };
 }
 
-export interface LogLine {
+interface LogLine {
   readonly level: number;
   readonly msg: string;
   readonly [field: string]: unknown;
@@ -470,7 +470,7 @@ export function world(): World {
   return w;
 }
 
-export const LEASE_MS = 30;
+const LEASE_MS = 30;
 
 export function writeDeps(w: World): WritePathDeps {
   const runs: RunLookup = { get: (id) => Promise.resolve(w.runs.get(id)) };

@@ -27,7 +27,7 @@ import type { RunTaskStore, StoredTask } from './task-store.js';
 import { startFrontDoorSpan } from './front-door-span.js';
 
 /** The Tasks extension of protocol revision 2026-07-28 (SEP-2663). */
-export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
+const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
 
 const MODERN_INSTRUCTIONS = INSTRUCTIONS.replace(
   'A write that needs a person answers `pending_approval` in _meta: call the same tool again with the same proposal_id to get its result; it runs at most once.',

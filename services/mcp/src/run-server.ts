@@ -15,7 +15,7 @@ import type { TaskCall } from './task-store.js';
 import type { TaskWaits } from './task-waits.js';
 
 /** What the 2026-07-28 SDK's server takes as its JSON Schema validator (kept opaque here). */
-export type JsonSchemaValidatorLike = NonNullable<NonNullable<ConstructorParameters<typeof ModernServer>[1]>['jsonSchemaValidator']>;
+type JsonSchemaValidatorLike = NonNullable<NonNullable<ConstructorParameters<typeof ModernServer>[1]>['jsonSchemaValidator']>;
 
 /** What every run's server shares: the one Kafka client of this instance, the catalog, Redis. */
 export interface FrontDoor {
@@ -94,7 +94,7 @@ export function pendingMessage(notice: PendingNotice): string {
 }
 
 /** A W3C traceparent the client put in the request's _meta, so its trace continues through Gatehouse. */
-export function traceparentOf(meta: Record<string, unknown> | undefined): string | undefined {
+function traceparentOf(meta: Record<string, unknown> | undefined): string | undefined {
   const value = meta?.['traceparent'];
   return isTraceparent(value) ? value : undefined;
 }
@@ -223,7 +223,7 @@ export const taskDeadline = (run: Run, door: FrontDoor): number =>
   Math.max(1_000, Math.min(run.expires_at, Date.now() + door.taskTtlMs) - Date.now());
 
 /** Stores a call's outcome as its task's final state: completed with the tool's result, ok or not. */
-export const storeResultOf =
+const storeResultOf =
   (taskStore: RunTaskStore, taskId: string) =>
   (result: CallResult): Promise<void> =>
     taskStore.storeTaskResult(taskId, result.ok ? 'completed' : 'failed', asCallToolResult(toMcpToolResult(result)));

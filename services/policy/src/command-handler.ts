@@ -23,7 +23,7 @@ import type { DecideDeps } from './decide.js';
  * policy service's span when `trace` holds it), the reply partition of the asking instance, and the
  * command's `sent_at` for the end-to-end latency measured where its result is published.
  */
-export function carriedHeaders(headers: IHeaders | undefined, sentAt?: number, trace?: TraceContext): IHeaders | undefined {
+function carriedHeaders(headers: IHeaders | undefined, sentAt?: number, trace?: TraceContext): IHeaders | undefined {
   return carryContext(headers, sentAt, trace);
 }
 
@@ -37,7 +37,7 @@ const CLAIM_MAX_MS = 24 * 3600 * 1000;
 const BUSY_BACKOFF_MAX_MS = 1_000;
 
 /** What a command_id is claimed with: the hash of everything the runtime chose for the call. */
-export function commandPayloadSha256(command: ToolCommand): string {
+function commandPayloadSha256(command: ToolCommand): string {
   return createHash('sha256')
     .update(JSON.stringify([command.tool, command.arguments]))
     .digest('hex');

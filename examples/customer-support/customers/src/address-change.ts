@@ -25,7 +25,7 @@ export interface AddressChangeCommitted {
 }
 
 /** The address a destination names, or NOT_FOUND when a saved address is not the customer's. */
-export function resolveDestination(customer: CustomerRecord, destination: Destination): Address {
+function resolveDestination(customer: CustomerRecord, destination: Destination): Address {
   if (destination.kind === 'new') {
     return { line1: destination.line1, city: destination.city, country: destination.country, postal_code: destination.postal_code ?? null };
   }

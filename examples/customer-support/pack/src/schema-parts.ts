@@ -6,7 +6,7 @@ export const customerId = {
   description: 'Customer id, e.g. C-1842.',
 } as const;
 
-export const countryCode = { type: 'string', pattern: '^[A-Z]{2}$', description: 'ISO 3166-1 alpha-2 code.' } as const;
+const countryCode = { type: 'string', pattern: '^[A-Z]{2}$', description: 'ISO 3166-1 alpha-2 code.' } as const;
 
 export const address = {
   type: 'object',

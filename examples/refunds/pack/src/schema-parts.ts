@@ -6,7 +6,7 @@ export const orderId = {
   description: 'Order id, e.g. ORD-1001.',
 } as const;
 
-export const currency = { type: 'string', pattern: '^[A-Z]{3}$', description: 'ISO 4217 currency code.' } as const;
+const currency = { type: 'string', pattern: '^[A-Z]{3}$', description: 'ISO 4217 currency code.' } as const;
 
 /** An amount the order holds (a total, a balance): integer minor units, zero allowed. */
 export const money = {

@@ -1,7 +1,7 @@
 /** JSON Schemas of request bodies and path parameters, compiled once by fastify's Ajv. Every object is closed. */
 import { REFUND_REASONS } from './refund-reasons.js';
 
-export const ORDER_ID_PATTERN = '^ORD-[0-9]{4,10}$';
+const ORDER_ID_PATTERN = '^ORD-[0-9]{4,10}$';
 
 export const orderParams = {
   type: 'object',

@@ -2,8 +2,7 @@ import type { PoolClient } from 'pg';
 import type { Tables } from './db.js';
 import type { Queryable } from './order-repository.js';
 
-export const KEY_STATUSES = { inFlight: 'in_flight', succeeded: 'succeeded', failed: 'failed' } as const;
-export type KeyStatus = (typeof KEY_STATUSES)[keyof typeof KEY_STATUSES];
+export type KeyStatus = 'in_flight' | 'succeeded' | 'failed';
 
 export const OPERATIONS = { refund: 'refund' } as const;
 export type Operation = (typeof OPERATIONS)[keyof typeof OPERATIONS];

@@ -35,7 +35,10 @@ async function kafkaModules() {
     if (role === undefined) throw usageError(`--topic must be one of ${DLQ_TOPIC_CHOICES}, got "${name}"`);
     return role;
   };
-  return { ...events, ...access, ...reader, ...letters, roleOf };
+  const { kafkaAccess, kafkaFailure } = access;
+  const { readDeadLetters } = reader;
+  const { deadLetterView, originalHeaders } = letters;
+  return { ...events, kafkaAccess, kafkaFailure, readDeadLetters, deadLetterView, originalHeaders, roleOf };
 }
 
 function readTimeoutMs(env: Env): number {

@@ -2,7 +2,7 @@
  * Optimal string alignment distance: insertions, deletions, substitutions and swaps of two
  * neighbours each cost 1, so `PREFXI` is one edit from `PREFIX`.
  */
-export function editDistance(a: string, b: string): number {
+function editDistance(a: string, b: string): number {
   const rows = a.length + 1;
   const cols = b.length + 1;
   const d: number[] = new Array<number>(rows * cols).fill(0);

@@ -17,7 +17,7 @@ export type EventsVariableName =
   | KafkaAccessVariableName;
 
 /** The names that say how a program reaches the brokers: who it is and whether over TLS. */
-export type KafkaAccessVariableName = 'KAFKA_SASL_MECHANISM' | 'KAFKA_SASL_USERNAME' | 'KAFKA_SASL_PASSWORD' | 'KAFKA_SSL';
+type KafkaAccessVariableName = 'KAFKA_SASL_MECHANISM' | 'KAFKA_SASL_USERNAME' | 'KAFKA_SASL_PASSWORD' | 'KAFKA_SSL';
 
 /**
  * The SASL credentials and TLS choice. A mechanism needs a username and a password, and either of

@@ -66,7 +66,7 @@ function refundOf(value: unknown): Body | undefined {
  * The order as the model may see it. The service also returns `customer_ref` and
  * `payment_reference` to trusted callers; they never enter the view.
  */
-export function orderView(b: Body): Body | undefined {
+function orderView(b: Body): Body | undefined {
   const refunds = Array.isArray(b['refunds']) ? b['refunds'].slice(0, MAX_REFUNDS).map(refundOf) : undefined;
   const id = readString(b['order_id']);
   const total = readMoney(b['total']);
