@@ -48,11 +48,19 @@ export async function proveWrite(write: KeyedWrite): Promise<Proof> {
       ),
     );
   }
-  if ((await deps.approvals.consume(authorized.approval.approval_id, key)) === 'already_consumed') {
-    return refused(write, toolError('PROPOSAL_CONSUMED', 'This approval was already used'));
+  // A record that left its store since it was read (its TTL ran out in between) is not there to
+  // be used: the write is refused as if it had been missing from the start, never run unconsumed.
+  const approvalTaken = await deps.approvals.consume(authorized.approval.approval_id, key);
+  if (approvalTaken === 'already_consumed') return refused(write, toolError('PROPOSAL_CONSUMED', 'This approval was already used'));
+  if (approvalTaken === 'missing') {
+    return refused(write, toolError('APPROVAL_NOT_FOUND', 'The approval this write names left the approval store before it was used'));
   }
-  if (order.proposal_id !== null && (await deps.proposals.consume(order.proposal_id, key)) === 'already_consumed') {
-    return refused(write, toolError('PROPOSAL_CONSUMED', `Proposal ${order.proposal_id} was already used`));
+  if (order.proposal_id !== null) {
+    const proposalTaken = await deps.proposals.consume(order.proposal_id, key);
+    if (proposalTaken === 'already_consumed') {
+      return refused(write, toolError('PROPOSAL_CONSUMED', `Proposal ${order.proposal_id} was already used`));
+    }
+    if (proposalTaken === 'missing') return refused(write, toolError('PROPOSAL_NOT_FOUND', `Proposal ${order.proposal_id} is gone`));
   }
   return { ok: true, args: stored.value };
 }

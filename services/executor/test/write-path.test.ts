@@ -353,6 +353,34 @@ describe('the write path: proving the write', () => {
     expect(w.idempotency.records.has(KEY)).toBe(false);
     expect(sor.runs).toEqual([]);
   });
+
+  it('refuses APPROVAL_NOT_FOUND, running nothing, when the approval left its store between its check and its use', async () => {
+    const w = world();
+    const sor = systemOfRecord();
+    // The approval's TTL runs out after authorize() read it and before consume() takes it.
+    w.approvals.consume = (approvalId) => {
+      w.approvals.records.delete(approvalId);
+      return Promise.resolve('missing');
+    };
+    const result = only(await write(w, sor));
+    expect(result.error).toMatchObject({ code: 'APPROVAL_NOT_FOUND', retryable: false });
+    expect(sor.runs).toEqual([]);
+    expect(w.proposals.records.get('p_1')?.state).toBe('open');
+    expect(w.idempotency.records.has(KEY)).toBe(false);
+  });
+
+  it('refuses PROPOSAL_NOT_FOUND, running nothing, when the proposal left its store between its check and its use', async () => {
+    const w = world();
+    const sor = systemOfRecord();
+    w.proposals.consume = (proposalId) => {
+      w.proposals.records.delete(proposalId);
+      return Promise.resolve('missing');
+    };
+    const result = only(await write(w, sor));
+    expect(result.error).toMatchObject({ code: 'PROPOSAL_NOT_FOUND', message: 'Proposal p_1 is gone', retryable: false });
+    expect(sor.runs).toEqual([]);
+    expect(w.idempotency.records.has(KEY)).toBe(false);
+  });
 });
 
 describe('the write path: slots and the resource lock', () => {
