@@ -15,8 +15,10 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
  * Asks the tool's status query what happened under the key. A few asks a short pause apart, since
  * a write still in flight at the service can land after the first ask. Each ask gets a live deadline
  * of its own (the tool's timeout): the write's signal may have fired already — that is often why we
- * ask — and a status query that honours its signal must still be able to answer. Nothing is
- * invented: when the service cannot tell (or cannot be asked), the outcome is unknown.
+ * ask — and a status query that honours its signal must still be able to answer. One that is still
+ * running at its deadline is abandoned and counts as a failed ask: a query that ignores its signal
+ * must not hold the write, its slots and its resource's lock for ever. Nothing is invented: when the
+ * service cannot tell (or cannot be asked), the outcome is unknown.
  */
 export async function askStatusQuery(
   implementation: ToolImplementation,
@@ -30,7 +32,7 @@ export async function askStatusQuery(
   for (let ask = 0; ask < ASKS; ask += 1) {
     if (ask > 0) await sleep(PAUSE_MS);
     try {
-      const answer = await implementation.status(key, { ...context, signal: AbortSignal.timeout(implementation.contract.timeoutMs) });
+      const answer = await askOnce(implementation, key, context);
       statusDown = false;
       if (answer.state === 'succeeded') {
         const valid = catalog.validateOutput(implementation.contract, answer.result);
@@ -45,4 +47,23 @@ export async function askStatusQuery(
     }
   }
   return { kind: 'unknown', statusDown, detail };
+}
+
+/** One ask, under the tool's timeout: its signal fires then, and an ask still running is abandoned. */
+async function askOnce(implementation: ToolImplementation, key: string, context: Omit<ExecutionContext, 'signal'>) {
+  if (implementation.status === undefined) throw new Error('the tool has no status query');
+  const timeoutMs = implementation.contract.timeoutMs;
+  const controller = new AbortController();
+  let timer: NodeJS.Timeout | undefined;
+  const abandoned = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      controller.abort();
+      reject(new Error(`no answer within ${timeoutMs} ms`));
+    }, timeoutMs);
+  });
+  try {
+    return await Promise.race([implementation.status(key, { ...context, signal: controller.signal }), abandoned]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

@@ -481,6 +481,25 @@ describe('the write path: the handler’s answer', () => {
     expect(stateOf(w)).toBe('succeeded');
   });
 
+  it('abandons a status ask that ignores its signal at the tool timeout, and hands the write over, freeing slots and lock', async () => {
+    const w = world();
+    const sor = systemOfRecord();
+    sor.run = () => Promise.reject(new Error('socket hang up'));
+    sor.status = () => new Promise(() => undefined); // never answers, never looks at its signal
+    const result = only(await write(w, sor));
+    expect(result.error?.code).toBe('OUTCOME_UNKNOWN');
+    expect(sor.asks).toEqual([KEY, KEY, KEY]);
+    expect(w.events.of('operator')).toMatchObject([
+      {
+        reason: 'status_unavailable',
+        last_error: 'update_ticket.v1 failed unexpectedly; status query: the status query failed: no answer within 150 ms',
+      },
+    ]);
+    expect(stateOf(w)).toBe('unknown');
+    expect(w.slots.held.size).toBe(0);
+    expect(w.locks.holders.size).toBe(0);
+  });
+
   it('hands a timed-out write the status query cannot settle to an operator, reason timeout', async () => {
     const w = world();
     const sor = systemOfRecord();
