@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import type { GatehouseMetrics, Logger } from '@gatehouse/telemetry';
 import type { Approver } from './approvers.js';
+import { WITHDRAWN_REASON } from './decision-events.js';
 import type { DecisionPublisher } from './decision-publisher.js';
 import { ids } from './decision-publisher.js';
 import type { ApprovalState, Decider, RequestRepository, StoredRequest } from './request-repository.js';
-import { WITHDRAWN_REASON } from './sweeper.js';
 import type { RunIsActive } from './sweeper.js';
 
 /** A refusal of an approver's action, as the HTTP API answers it. */

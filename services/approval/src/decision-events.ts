@@ -5,6 +5,9 @@ import { idempotencyKeyOf } from '@gatehouse/governance';
 import type { ApprovalRecord } from '@gatehouse/state';
 import type { StoredRequest } from './request-repository.js';
 
+/** Why a withdrawn request was rejected: shown in the console and in the agent's answer. */
+export const WITHDRAWN_REASON = 'withdrawn: the run was stopped (or expired) before anyone decided';
+
 /** The events a decision causes, built from the stored canonical request only. */
 
 function required<T>(value: T | null, what: string, proposalId: string): T {

@@ -4,9 +4,8 @@ import type { EventPublisher, ExecutionOrder } from '@gatehouse/events';
 import type { ApprovalStore } from '@gatehouse/state';
 import { sentAtOf, traceIdOf } from '@gatehouse/telemetry';
 import type { CarriedHeaders, GatehouseMetrics, Logger } from '@gatehouse/telemetry';
-import { approvalRecord, decisionEvent, executionOrder, refusalResult } from './decision-events.js';
+import { approvalRecord, decisionEvent, executionOrder, refusalResult, WITHDRAWN_REASON } from './decision-events.js';
 import type { RequestRepository, StoredRequest } from './request-repository.js';
-import { WITHDRAWN_REASON } from './sweeper.js';
 import { eventOf } from './webhooks.js';
 import type { WebhookOutbox } from './webhooks.js';
 

@@ -1,13 +1,11 @@
 import type { GatehouseMetrics, Logger } from '@gatehouse/telemetry';
 import type { DecisionPublisher } from './decision-publisher.js';
 import { ids } from './decision-publisher.js';
+import { WITHDRAWN_REASON } from './decision-events.js';
 import type { RequestRepository, StoredRequest } from './request-repository.js';
 
 /** Whether a run may still make calls; the sweeper withdraws the pending requests of one that may not. */
 export type RunIsActive = (runId: string) => Promise<boolean>;
-
-/** Why a withdrawn request was rejected: shown in the console and in the agent's answer. */
-export const WITHDRAWN_REASON = 'withdrawn: the run was stopped (or expired) before anyone decided';
 
 export interface SweeperOptions {
   readonly repository: RequestRepository;
