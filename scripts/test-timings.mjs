@@ -25,3 +25,28 @@ export function timingTable(reportPath, title) {
     lines.push(`${f.seconds.toFixed(1).padStart(5)}  ${String(f.tests).padStart(5)}  ${String(f.status).padEnd(6)}  ${f.path}`);
   return lines.join('\n');
 }
+
+/**
+ * The tests of one run that failed, a line each with the first line of what failed: `npm test`
+ * prints them last, after the stack is down, so that the tail of a long log names them.
+ */
+export function failureLines(reportPath) {
+  if (!existsSync(reportPath)) return [];
+  const report = JSON.parse(readFileSync(reportPath, 'utf8'));
+  const lines = [];
+  for (const file of report.testResults ?? []) {
+    const failed = (file.assertionResults ?? []).filter((test) => test.status === 'failed');
+    const path = relative(root, file.name);
+    // A file that failed outside its tests (a hook, an import) has no failed test to name.
+    if (failed.length === 0 && file.status === 'failed') lines.push(`${path}: ${firstLine(file.message)}`);
+    for (const test of failed) lines.push(`${path} > ${test.fullName ?? test.title}: ${firstLine(test.failureMessages?.[0])}`);
+  }
+  return lines;
+}
+
+const firstLine = (text) =>
+  String(text ?? '(no message)')
+    .split('\n')
+    .find((line) => line.trim() !== '')
+    ?.trim()
+    .slice(0, 300) ?? '(no message)';

@@ -4,7 +4,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { NODE22, requirePrerequisites } from './prerequisites.mjs';
 import { stackDown, stackUp } from './stack-lifecycle.mjs';
-import { timingTable } from './test-timings.mjs';
+import { failureLines, timingTable } from './test-timings.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
 
@@ -18,6 +18,8 @@ function step(title, command, args, options = {}) {
 }
 
 let runs = 0;
+/** Every failed test of this `npm test`, printed last. */
+const failures = [];
 /** Runs vitest; afterwards prints how long each of its files took (from its JSON report). */
 function runVitest(title, args, node = process.execPath) {
   const report = `${root}test-artifacts/vitest-timings-${(runs += 1)}.json`;
@@ -27,6 +29,7 @@ function runVitest(title, args, node = process.execPath) {
     const child = spawn(node, ['node_modules/vitest/vitest.mjs', 'run', ...reporters, ...args], { cwd: root, stdio: 'inherit' });
     child.on('exit', (code) => {
       process.stderr.write(`\n${timingTable(report, title)}\n`);
+      failures.push(...failureLines(report).map((line) => `${title}: ${line}`));
       resolve(code === 0);
     });
   });
@@ -74,4 +77,6 @@ if (ok) {
   }
   stackDown(started);
 }
+if (failures.length > 0)
+  process.stderr.write(`\n✖ failed tests (${failures.length}):\n${failures.map((line) => `  ${line}`).join('\n')}\n`);
 process.exit(ok ? 0 : 1);
