@@ -116,6 +116,10 @@ async function callbackListener(): Promise<{ url: string; next: () => Promise<UR
   };
 }
 
+/** When a JWT expires, in ms. */
+const expiryOf = (jwt: string): number =>
+  (JSON.parse(Buffer.from(jwt.split('.')[1] ?? '', 'base64url').toString('utf8')) as { exp: number }).exp * 1000;
+
 const rpc = (token: string | undefined, method = 'tools/list'): Promise<Response> =>
   fetch(RESOURCE, {
     method: 'POST',
@@ -248,6 +252,27 @@ describe('MCP clients that sign their person in: the front door as an OAuth reso
     const legacy = await connectHttp(RESOURCE, { mcp_token: token } as RunWithToken);
     expect((await legacy.listTools()).tools.map((t) => t.name).sort()).toEqual(tools);
     await legacy.close();
+    // The run lives no longer than the session's tokens: it expires with the token it came with, and
+    // a newer token of the same session (the client refreshing it) moves that later.
+    expect(run?.expires_at).toBe(expiryOf(token));
+    const newer = await pollUntil(
+      async () => {
+        const answer = await fetch(`${ISSUER}/protocol/openid-connect/token`, {
+          method: 'POST',
+          body: new URLSearchParams({
+            grant_type: 'refresh_token',
+            refresh_token: provider.saved?.refresh_token ?? '',
+            client_id: provider.client?.client_id ?? '',
+          }),
+        });
+        const access = ((await answer.json()) as { access_token?: string }).access_token;
+        return access !== undefined && expiryOf(access) > expiryOf(token) ? access : undefined;
+      },
+      10_000,
+      'a newer token of the same session',
+    );
+    expect((await rpc(newer)).status).toBe(200);
+    expect((await new RunRegistry(g.redis, g.keys).get(runId ?? ''))?.expires_at).toBe(expiryOf(newer));
     // Stopping the run ends what any token of that sign-in may do.
     const stopped = await fetch(`${g.policies[0]?.url ?? ''}/runs/${run?.run_id ?? ''}/stop`, {
       method: 'POST',

@@ -104,6 +104,25 @@ describe.each(BACKENDS)('state on $backend', ({ url }) => {
       expect(isActive(run({ expires_at: Date.now() - 1 }))).toBe(false);
     });
 
+    it("moves a run's expiry later, never earlier, and never for a stopped run", async () => {
+      const space = keys();
+      const runs = new RunRegistry(a, space);
+      const now = Date.now();
+      const lapsed = run({ expires_at: now - 1_000 });
+      await runs.create(lapsed);
+      expect(await runs.extend(lapsed, now - 5_000)).toBe('unchanged');
+      expect(await runs.extend(lapsed, now + 120_000)).toBe('extended');
+      const moved = await runs.get(lapsed.run_id);
+      expect(moved).toEqual({ ...lapsed, expires_at: now + 120_000 });
+      expect(moved && isActive(moved)).toBe(true);
+      expect((await runs.list('acme')).map((r) => r.run_id)).toEqual([lapsed.run_id]);
+      expect(await a.pttl(space.run(lapsed.run_id))).toBeGreaterThan(120_000);
+      expect(await runs.stop(lapsed.run_id)).toBe('stopped');
+      expect(await runs.extend(lapsed, now + 240_000)).toBe('stopped');
+      expect((await runs.get(lapsed.run_id))?.expires_at).toBe(now + 120_000);
+      expect(await runs.extend(run(), now + 240_000)).toBe('not_found');
+    });
+
     it('keeps a stopped run granted no tools a run with none, as Redis re-encodes it', async () => {
       const runs = new RunRegistry(a, keys());
       const r = run({ capabilities: [] });

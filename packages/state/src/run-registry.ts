@@ -58,6 +58,21 @@ redis.call('SET', KEYS[1], cjson.encode(run), 'KEEPTTL')
 return 1
 `);
 
+// KEYS[1] the run record; ARGV[1] the new expiry (ms), ARGV[2] now (ms), ARGV[3] how long the record
+// outlives its expiry (ms). Moves a run's expiry later, never earlier, and never for a stopped run.
+// Returns 1 moved, 2 stopped, 3 already as late, 0 no record.
+const EXTEND = new LuaScript(`
+local raw = redis.call('GET', KEYS[1])
+if not raw then return 0 end
+local run = cjson.decode(raw)
+if run.stopped_at ~= cjson.null and run.stopped_at ~= nil then return 2 end
+local untilMs = tonumber(ARGV[1])
+if untilMs <= run.expires_at then return 3 end
+run.expires_at = untilMs
+redis.call('SET', KEYS[1], cjson.encode(run), 'PX', math.max(1, untilMs - tonumber(ARGV[2]) + tonumber(ARGV[3])))
+return 1
+`);
+
 /**
  * A stored run record. `STOP` re-encodes a run with Redis' cjson, which writes an empty array as
  * `{}`: a run granted no tools reads back with none, not with an object.
@@ -73,7 +88,7 @@ export class RunRegistry {
     private readonly keys: Keyspace,
   ) {}
 
-  /** Registers a run; false when the id is taken (runs are immutable, never overwritten). */
+  /** Registers a run; false when the id is taken (a run is never overwritten: only stopped, or its expiry moved later). */
   async create(run: Run): Promise<boolean> {
     const ttl = Math.max(1, run.expires_at - Date.now() + KEEP_AFTER_EXPIRY_MS);
     const stored = await this.redis.set(this.keys.run(run.run_id), JSON.stringify(run), 'PX', ttl, 'NX');
@@ -99,6 +114,23 @@ export class RunRegistry {
   async stop(runId: string, now = Date.now()): Promise<'stopped' | 'already_stopped' | 'not_found'> {
     const result = (await STOP.run(this.redis, 1, this.keys.run(runId), String(now))) as number;
     return result === 1 ? 'stopped' : result === 2 ? 'already_stopped' : 'not_found';
+  }
+
+  /**
+   * Moves a run's expiry later, to `until`: a run whose lifetime follows something outside it (a
+   * person's sign-in session) lives on while that does. A stopped run stays stopped.
+   */
+  async extend(run: Run, until: number, now = Date.now()): Promise<'extended' | 'stopped' | 'unchanged' | 'not_found'> {
+    const result = (await EXTEND.run(
+      this.redis,
+      1,
+      this.keys.run(run.run_id),
+      String(until),
+      String(now),
+      String(KEEP_AFTER_EXPIRY_MS),
+    )) as number;
+    if (result === 1) await this.redis.zadd(this.keys.runsOfTenant(run.tenant), until, run.run_id);
+    return result === 1 ? 'extended' : result === 2 ? 'stopped' : result === 3 ? 'unchanged' : 'not_found';
   }
 }
 

@@ -75,7 +75,12 @@ export class AgentPolicyError extends Error {
 
 /** What a person's verified token maps to: the run to act in, or why there is none. */
 export type AgentOf =
-  | { readonly ok: true; readonly run: Run }
+  | {
+      readonly ok: true;
+      readonly run: Run;
+      /** The longest the run may live from its sign-in, whatever tokens come: the rule's `run_ttl_ms`, within the bound. */
+      readonly lifetimeMs: number;
+    }
   | { readonly ok: false; readonly code: 'NOT_AN_AGENT_OWNER' | 'NO_TENANT'; readonly message: string };
 
 /** The live tools of each role, as the pack defines them. */
@@ -85,7 +90,8 @@ export type RoleTools = Readonly<Record<string, readonly string[]>>;
  * Who may have an MCP client act for them, from their claims at the identity provider. A person
  * signed in through an MCP client gets one run per sign-in session (issuer, subject and `sid`):
  * every instance computes the same run id, and a run an operator stopped stays stopped for that
- * session.
+ * session. The run lives no longer than the session's tokens: it expires with the token it was
+ * registered with, and each newer token of the session moves that later, never past `run_ttl_ms`.
  */
 export class AgentPolicy {
   private constructor(
@@ -151,8 +157,10 @@ export class AgentPolicy {
     const session = typeof claims['sid'] === 'string' ? claims['sid'] : `auth_time:${authTime ?? 0}`;
     const id = createHash('sha256').update(`${claims.iss}\n${claims.sub}\n${session}`).digest('hex').slice(0, 32);
     const tools = this.roles[rule.role] ?? [];
+    const lifetimeMs = Math.min(rule.run_ttl_ms, this.maxRunTtlMs);
     return {
       ok: true,
+      lifetimeMs,
       run: {
         run_id: `run_mcp_${id}`,
         tenant,
@@ -163,7 +171,7 @@ export class AgentPolicy {
         capabilities: [...(rule.capabilities ?? tools)].sort(),
         environment: rule.environment ?? 'production',
         created_at: now,
-        expires_at: now + Math.min(rule.run_ttl_ms, this.maxRunTtlMs),
+        expires_at: Math.min(now + lifetimeMs, claims.exp * 1000),
         stopped_at: null,
       },
     };

@@ -76,7 +76,8 @@ export class McpAuth {
     await this.keepSubjectToken(agent.run.run_id, token, verified.claims);
     const existing = await this.runs.get(agent.run.run_id);
     if (existing !== undefined) {
-      if (isActive(existing)) return { ok: true, run: existing, via: 'sign_in' };
+      const run = await this.followSession(existing, verified.claims.exp * 1000, agent.lifetimeMs);
+      if (isActive(run)) return { ok: true, run, via: 'sign_in' };
       return {
         ok: false,
         status: 401,
@@ -108,6 +109,21 @@ export class McpAuth {
       message: 'the run of this sign-in has ended: sign in again',
       error: 'invalid_token',
     };
+  }
+
+  /**
+   * A sign-in's run lives while its session gives out tokens: a token that expires later than the
+   * run moves the run's expiry to its own, never past the run's lifetime from the sign-in. When the
+   * session ends at the IdP (sign-out, an administrator, its own timeout), no newer token comes and
+   * the run expires with the last one. A stopped run stays stopped.
+   */
+  private async followSession(run: Run, tokenExpiresAt: number, lifetimeMs: number): Promise<Run> {
+    const until = Math.min(run.created_at + lifetimeMs, tokenExpiresAt);
+    if (run.stopped_at !== null || until <= run.expires_at) return run;
+    const moved = await this.runs.extend(run, until);
+    if (moved === 'extended') return { ...run, expires_at: until };
+    // Stopped or moved meanwhile by another instance: the record says which.
+    return (await this.runs.get(run.run_id)) ?? run;
   }
 
   /** Keeps the person's token for token exchange when it names the executors' client, and is newer than the one kept. */

@@ -42,6 +42,18 @@ describe('the agent policy: which people an MCP client may act for', () => {
     expect(otherSession.run.run_id).not.toBe(first.run.run_id);
   });
 
+  it("registers a sign-in's run to expire with the token it came with, and bounds its lifetime by run_ttl_ms", () => {
+    const policy = AgentPolicy.parse({ rules: [RULE] }, ROLES, 86_400_000);
+    const now = 1_900_000_000_000;
+    const shortToken = claims({ groups: ['agent-owners'], tenant: ['acme'], sid: 's-1', exp: now / 1000 + 300 });
+    const agent = policy.agentOf(shortToken, 'gatehouse-mcp', now);
+    if (!agent.ok) throw new Error('expected a run');
+    expect(agent.run.expires_at).toBe(now + 300_000);
+    expect(agent.lifetimeMs).toBe(3_600_000);
+    const longToken = policy.agentOf({ ...shortToken, exp: now / 1000 + 7_200 }, 'gatehouse-mcp', now);
+    expect(longToken.ok && longToken.run.expires_at).toBe(now + 3_600_000);
+  });
+
   it('refuses a person no rule matches, and one whose tenant claim names none or several', () => {
     const policy = AgentPolicy.parse({ rules: [RULE] }, ROLES, 86_400_000);
     expect(policy.agentOf(claims({ groups: ['viewers'], tenant: ['acme'] }), 'gatehouse-mcp')).toMatchObject({
