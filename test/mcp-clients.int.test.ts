@@ -7,6 +7,8 @@ import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MCPServerStreamableHttp } from '@openai/agents';
+import { Client as ModernClient } from '@modelcontextprotocol/client';
+import { StdioClientTransport as ModernStdioTransport } from '@modelcontextprotocol/client/stdio';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult, Progress, Tool } from '@modelcontextprotocol/sdk/types.js';
@@ -15,6 +17,7 @@ import { redisUrlFromEnv } from '@gatehouse/state';
 import { CONTROL_TOKEN, startGatehouse } from './support/gatehouse.js';
 import type { Gatehouse } from './support/gatehouse.js';
 import { approveAsLead, createRunWithToken, startFrontDoor } from './support/mcp.js';
+import { MODERN } from './support/mcp-modern.js';
 import type { RunWithToken } from './support/mcp.js';
 import { PUBLIC_KEYS_ENV } from './support/signing.js';
 import { config, eventually } from './support/stack.js';
@@ -334,6 +337,44 @@ describe("off-the-shelf MCP clients call a run's tools through the front door", 
       expect(committed.isError ?? false, JSON.stringify(committed)).toBe(false);
       expect(committed.structuredContent).toMatchObject({ new_version: expect.any(Number) as number });
       expect(committed._meta?.['gatehouse/status']).not.toBe('pending_approval');
+    } catch (error) {
+      throw new Error(`${String(error)}\nstdio front door stderr:\n${stderr}`, { cause: error });
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('the SDK 2.x stdio client opens on 2026-07-28: lists and reads; once the run is stopped its next request is refused', async () => {
+    const reader = await createRunWithToken(g, 'support-readonly');
+    const transport = new ModernStdioTransport({
+      command: process.execPath,
+      args: [MCP_MAIN, '--stdio'],
+      env: stdioEnv(reader.mcp_token),
+      cwd: ROOT,
+      stderr: 'pipe',
+    });
+    let stderr = '';
+    transport.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    const client = new ModernClient(
+      { name: 'gatehouse-stdio-modern', version: '1.0.0' },
+      { versionNegotiation: { mode: { pin: MODERN } } },
+    );
+    try {
+      await client.connect(transport);
+      const { tools } = await client.listTools();
+      expect(tools.map((t) => t.name).sort()).toEqual(reader.capabilities.map(toolName).sort());
+      const read = await client.callTool({ name: 'get_customer_v1', arguments: { customer_id: 'C-1842' } });
+      expect(read.isError ?? false).toBe(false);
+      expect(read.structuredContent).toMatchObject({ customer_id: 'C-1842' });
+      const stopped = await fetch(`${g.policies[0]?.url ?? ''}/runs/${reader.run_id}/stop`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${CONTROL_TOKEN}` },
+      });
+      expect(stopped.status).toBe(200);
+      // A call, not tools/list, whose answer the client may keep for its ttlMs.
+      await expect(client.callTool({ name: 'get_customer_v1', arguments: { customer_id: 'C-1842' } })).rejects.toThrow(
+        /the run has expired or was stopped/,
+      );
     } catch (error) {
       throw new Error(`${String(error)}\nstdio front door stderr:\n${stderr}`, { cause: error });
     } finally {

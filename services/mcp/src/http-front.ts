@@ -3,8 +3,12 @@ import type { IncomingMessage, Server as HttpServer, ServerResponse } from 'node
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { createMcpHandler, isLegacyRequest, PROTOCOL_VERSION_META_KEY } from '@modelcontextprotocol/server';
+import {
+  createMcpHandler,
+  isLegacyRequest,
+  PROTOCOL_VERSION_META_KEY,
+  WebStandardStreamableHTTPServerTransport,
+} from '@modelcontextprotocol/server';
 import type { McpHttpHandler } from '@modelcontextprotocol/server';
 import { opsReply } from '@gatehouse/runtime';
 import type { Health } from '@gatehouse/runtime';
@@ -13,7 +17,7 @@ import type { GatehouseMetrics, Logger } from '@gatehouse/telemetry';
 import type { McpAuth } from './mcp-auth.js';
 import { createModernRunServer } from './modern-server.js';
 import { answerPlainCall, plainCallResult, plainModernToolCall, plainToolCall } from './plain-call.js';
-import { createRunServer } from './run-server.js';
+import { createLegacyRunServer } from './legacy-server.js';
 import type { FrontDoor } from './run-server.js';
 
 export interface HttpFrontOptions {
@@ -324,8 +328,9 @@ async function serveMcp(
   res: ServerResponse,
   body: unknown,
 ): Promise<number> {
-  // One endpoint, two revisions: a request carrying the 2026-07-28 envelope is served per request
-  // by the current SDK; a 2025-11-25 one (an initialize handshake, no envelope) as before.
+  // One endpoint, two revisions, both on the current SDK: a request carrying the 2026-07-28
+  // envelope goes to its per-request handler; a 2025-11-25 one (an initialize handshake, no
+  // envelope) to a stateless server of that revision.
   const abort = new AbortController();
   res.once('close', () => {
     if (!res.writableFinished) abort.abort();
@@ -341,8 +346,8 @@ async function serveMcp(
     send(res, 200, { jsonrpc: '2.0', id: plain.id, result: plainCallResult(plain, options.door, answer) });
     return 200;
   }
-  const request = maybeModern ? webRequestOf(req, `${served.base}${MCP_PATH}`, abort.signal) : undefined;
-  if (request !== undefined && !(await isLegacyRequest(request, body))) {
+  const request = webRequestOf(req, `${served.base}${MCP_PATH}`, abort.signal);
+  if (maybeModern && !(await isLegacyRequest(request, body))) {
     const response = await modern.fetch(request, {
       parsedBody: body,
       authInfo: { token, clientId: run.run_id, scopes: [], extra: { run } },
@@ -350,15 +355,23 @@ async function serveMcp(
     await sendWeb(res, response);
     return response.status;
   }
-  const server = createRunServer(run, options.door);
-  // No sessionIdGenerator: stateless. A request that can be told of progress gets an SSE stream;
-  // any other is answered with plain JSON, which costs a client less to read.
-  const transport = new StreamableHTTPServerTransport({ enableJsonResponse: !wantsStream(body) });
-  res.on('close', () => {
+  return serveLegacy(options, run, request, res, body);
+}
+
+/**
+ * A 2025-11-25 request, served by a server made for that run and that request, without a session.
+ * A request that can be told of progress gets an SSE stream; any other is answered with plain JSON,
+ * which costs a client less to read.
+ */
+async function serveLegacy(options: HttpFrontOptions, run: Run, request: Request, res: ServerResponse, body: unknown): Promise<number> {
+  const server = createLegacyRunServer(run, options.door);
+  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !wantsStream(body) });
+  res.once('close', () => {
     void transport.close();
     void server.close();
   });
   await server.connect(transport);
-  await transport.handleRequest(req, res, body);
-  return res.statusCode;
+  const response = await transport.handleRequest(request, { parsedBody: body });
+  await sendWeb(res, response);
+  return response.status;
 }

@@ -5,7 +5,7 @@ import {
   ProtocolErrorCode,
   Server,
 } from '@modelcontextprotocol/server';
-import type { CallToolResult, ServerContext, Tool as ModernTool } from '@modelcontextprotocol/server';
+import type { CallToolResult, ServerContext } from '@modelcontextprotocol/server';
 import * as z from 'zod/v4';
 import { toMcpToolResult } from '@gatehouse/client';
 import type { CallResult, McpToolResult, PendingNotice } from '@gatehouse/client';
@@ -170,7 +170,7 @@ export function createModernRunServer(run: Run, door: FrontDoor, info: ModernReq
   // The run's tools change only with the pack (a new deployment) and the run (it ends): a client may
   // keep the list until the run ends, within the configured bound. The list is the run's own.
   server.setRequestHandler('tools/list', () => ({
-    tools: runTools(run, door.catalog, 'modern') as unknown as ModernTool[],
+    tools: runTools(run, door.catalog, 'modern'),
     ttlMs: Math.max(0, Math.min(door.listTtlMs, run.expires_at - Date.now())),
     cacheScope: 'private' as const,
   }));

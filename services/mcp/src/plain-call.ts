@@ -1,12 +1,12 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js';
-import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import {
   CLIENT_CAPABILITIES_META_KEY,
   CLIENT_INFO_META_KEY,
   classifyInboundRequest,
+  isJsonContentType,
   PROTOCOL_VERSION_META_KEY,
   SERVER_INFO_META_KEY,
+  SUPPORTED_PROTOCOL_VERSIONS,
 } from '@modelcontextprotocol/server';
 import type { McpToolResult } from '@gatehouse/client';
 import { toolNameFromMcp } from '@gatehouse/contracts';

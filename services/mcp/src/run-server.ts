@@ -1,12 +1,8 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import type { Server as ModernServer } from '@modelcontextprotocol/server';
-import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
-import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import type { CallToolResult, CreateTaskResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Server, Tool } from '@modelcontextprotocol/server';
 import { toMcpPendingResult, toMcpToolResult, toModelError } from '@gatehouse/client';
 import type { CallResult, GatehouseClient, McpToolResult, PendingNotice } from '@gatehouse/client';
-import { toMcpTool, toolError, toolNameFromMcp } from '@gatehouse/contracts';
+import { toMcpTool, toolError } from '@gatehouse/contracts';
 import type { Catalog } from '@gatehouse/contracts';
 import type { Keyspace, Redis, Run } from '@gatehouse/state';
 import type { Logger } from '@gatehouse/telemetry';
@@ -15,7 +11,7 @@ import type { TaskCall } from './task-store.js';
 import type { TaskWaits } from './task-waits.js';
 
 /** What the 2026-07-28 SDK's server takes as its JSON Schema validator (kept opaque here). */
-type JsonSchemaValidatorLike = NonNullable<NonNullable<ConstructorParameters<typeof ModernServer>[1]>['jsonSchemaValidator']>;
+type JsonSchemaValidatorLike = NonNullable<NonNullable<ConstructorParameters<typeof Server>[1]>['jsonSchemaValidator']>;
 
 /** What every run's server shares: the one Kafka client of this instance, the catalog, Redis. */
 export interface FrontDoor {
@@ -34,7 +30,10 @@ export interface FrontDoor {
   readonly listTtlMs: number;
   /** The waits for tasks' results this instance holds. */
   readonly waits: TaskWaits;
-  /** One JSON Schema validator for every 2026-07-28 server made per request. */
+  /**
+   * One JSON Schema validator for every server made per request: left to itself each would build its
+   * own Ajv instance (a large share of a call's CPU, measured by the bench's MCP arm).
+   */
   readonly jsonSchemaValidator: JsonSchemaValidatorLike;
   readonly version: string;
 }
@@ -45,10 +44,6 @@ export interface RequestChannel {
   readonly notify: (progress: { progressToken: string | number; progress: number; message: string }) => Promise<void>;
   readonly signal: AbortSignal;
 }
-
-// A Server is made per request; left to itself each would build its own Ajv instance (a large share
-// of a call's CPU, measured by the bench's MCP arm). One serves them all.
-const SHARED_VALIDATOR = new AjvJsonSchemaValidator();
 
 /** Who answers, as every revision's server names itself. */
 export const serverInfoOf = (door: FrontDoor): { name: string; title: string; version: string } => ({
@@ -87,81 +82,18 @@ export function localError(code: 'TOOL_NOT_FOUND' | 'OPERATION_CANCELLED', messa
   };
 }
 
-const asCallToolResult = (result: McpToolResult): CallToolResult => result;
-
 export function pendingMessage(notice: PendingNotice): string {
   return `Waiting for approval of proposal ${notice.proposal_id} by a ${notice.approver_role} until ${new Date(notice.expires_at).toISOString()}.`;
 }
 
 /** A W3C traceparent the client put in the request's _meta, so its trace continues through Gatehouse. */
-function traceparentOf(meta: Record<string, unknown> | undefined): string | undefined {
+export function traceparentOf(meta: Record<string, unknown> | undefined): string | undefined {
   const value = meta?.['traceparent'];
   return isTraceparent(value) ? value : undefined;
 }
 
 export const isTraceparent = (value: unknown): value is string =>
   typeof value === 'string' && /^[\da-f]{2}-[\da-f]{32}-[\da-f]{16}-[\da-f]{2}$/.test(value);
-
-/**
- * An MCP server for one run, made per request (Streamable HTTP without sessions) or once (stdio).
- * Tenant and principal come only from the run; tools/call publishes a ToolCommand and answers with
- * its ToolResult.
- */
-export function createRunServer(run: Run, door: FrontDoor): Server {
-  const taskStore = runTaskStore(run, door);
-  const server = new Server(serverInfoOf(door), {
-    capabilities: {
-      tools: { listChanged: false },
-      tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } },
-    },
-    instructions: INSTRUCTIONS,
-    taskStore,
-    jsonSchemaValidator: SHARED_VALIDATOR,
-  });
-  const log = door.logger.child({ run_id: run.run_id, tenant: run.tenant });
-
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: runTools(run, door.catalog) }));
-
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult | CreateTaskResult> => {
-    const name = request.params.name;
-    const address = toolNameFromMcp(name);
-    if (address === undefined) {
-      return asCallToolResult(
-        localError('TOOL_NOT_FOUND', `${name} is not a Gatehouse tool name (name_vN); tools/list names the run's tools`),
-      );
-    }
-    const rawArguments = JSON.stringify(request.params.arguments ?? {});
-    const traceparent = traceparentOf(request.params._meta);
-    const call = callerOf(run, door, address, rawArguments, traceparent);
-
-    if (request.params.task !== undefined && extra.taskStore !== undefined) {
-      const task = await taskStore.createCallTask(
-        { ttl: request.params.task.ttl ?? door.taskTtlMs },
-        { tool: address, arguments: rawArguments, traceparent },
-      );
-      log.info({ tool: address, task_id: task.taskId }, 'tools/call runs as a task');
-      // The wait outlives this request: it ends with the result, the run's expiry, or the task's.
-      const abort = new AbortController();
-      const waiting = call(
-        taskDeadline(run, door),
-        (notice) => {
-          taskStore.updateTaskStatus(task.taskId, 'working', pendingMessage(notice)).catch(() => undefined);
-        },
-        abort.signal,
-      );
-      door.waits.hold(run.run_id, task.taskId, waiting, abort, storeResultOf(taskStore, task.taskId));
-      return { task };
-    }
-    const channel: RequestChannel = {
-      progressToken: extra._meta?.progressToken,
-      notify: (params) => extra.sendNotification({ method: 'notifications/progress', params }),
-      signal: extra.signal,
-    };
-    return asCallToolResult(await waitInRequest(name, call, channel, door));
-  });
-
-  return server;
-}
 
 /**
  * The run's tasks, as this instance waits for them: a task still working whose waiter is gone is
@@ -223,10 +155,10 @@ export const taskDeadline = (run: Run, door: FrontDoor): number =>
   Math.max(1_000, Math.min(run.expires_at, Date.now() + door.taskTtlMs) - Date.now());
 
 /** Stores a call's outcome as its task's final state: completed with the tool's result, ok or not. */
-const storeResultOf =
+export const storeResultOf =
   (taskStore: RunTaskStore, taskId: string) =>
   (result: CallResult): Promise<void> =>
-    taskStore.storeTaskResult(taskId, result.ok ? 'completed' : 'failed', asCallToolResult(toMcpToolResult(result)));
+    taskStore.storeTaskResult(taskId, result.ok ? 'completed' : 'failed', toMcpToolResult(result));
 
 /**
  * A call answered within the request: the result, or — when a commit is still waiting for a person

@@ -98,12 +98,7 @@ export async function startMcpService(options: McpServiceOptions): Promise<Runni
     };
     const transport = options.transport;
     if (transport.kind === 'stdio') {
-      const stdio = await startStdioFront(
-        stdioRun ?? (await requireLiveToken(runTokens, transport.token)),
-        transport.token,
-        runTokens,
-        door,
-      );
+      const stdio = startStdioFront(stdioRun ?? (await requireLiveToken(runTokens, transport.token)), transport.token, runTokens, door);
       teardown.add(stdio.stop);
       return { url: 'stdio', stop: () => teardown.close() };
     }

@@ -1,7 +1,8 @@
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { serveStdio, StdioServerTransport } from '@modelcontextprotocol/server/stdio';
+import type { JSONRPCMessage, MessageExtraInfo, Transport } from '@modelcontextprotocol/server';
 import type { Run, RunTokens } from '@gatehouse/state';
-import { createRunServer } from './run-server.js';
+import { createLegacyRunServer } from './legacy-server.js';
+import { createModernRunServer } from './modern-server.js';
 import type { FrontDoor } from './run-server.js';
 
 export class StdioTokenError extends Error {
@@ -23,39 +24,55 @@ export async function requireLiveToken(runTokens: RunTokens, token: string): Pro
 }
 
 /**
- * One run on stdin and stdout, for a desktop client that starts the front door as a subprocess. The
- * token was checked at start (`requireLiveToken`, which gave `run`) and is checked again on every
- * request, so stopping the run ends what it may do.
+ * stdio, with every request checked against the run as it is now: a stopped run's request gets a
+ * JSON-RPC error and reaches no server. Messages are handed on in the order they came.
  */
-export async function startStdioFront(
-  run: Run,
-  token: string,
-  runTokens: RunTokens,
-  door: FrontDoor,
-): Promise<{ stop: () => Promise<void> }> {
-  const server = createRunServer(run, door);
-  const transport = new StdioServerTransport();
-  await server.connect(transport);
-  // Every request is checked against the run as it is now (a stopped run gets a JSON-RPC error);
-  // messages are handed on in the order they came.
-  const serve = transport.onmessage;
-  let order = Promise.resolve();
-  transport.onmessage = (message: JSONRPCMessage) => {
-    order = order
-      .then(async () => {
-        if ('id' in message && 'method' in message && !(await runTokens.check(token)).ok) {
-          await transport.send({
-            jsonrpc: '2.0',
-            id: message.id,
-            error: { code: -32001, message: 'Unauthorized: the run has expired or was stopped' },
-          });
-          return;
-        }
-        serve?.(message);
-      })
-      .catch(() => undefined);
-  };
+class CheckedStdio implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: <T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => void;
+  private order = Promise.resolve();
+
+  constructor(
+    private readonly inner: StdioServerTransport,
+    private readonly live: () => Promise<boolean>,
+  ) {
+    inner.onclose = () => this.onclose?.();
+    inner.onerror = (error) => this.onerror?.(error);
+    inner.onmessage = (message) => {
+      this.order = this.order.then(() => this.pass(message)).catch(() => undefined);
+    };
+  }
+
+  private async pass(message: JSONRPCMessage): Promise<void> {
+    if ('id' in message && 'method' in message && !(await this.live())) {
+      await this.inner.send({
+        jsonrpc: '2.0',
+        id: message.id,
+        error: { code: -32001, message: 'Unauthorized: the run has expired or was stopped' },
+      });
+      return;
+    }
+    this.onmessage?.(message);
+  }
+
+  start = (): Promise<void> => this.inner.start();
+  send = (message: JSONRPCMessage): Promise<void> => this.inner.send(message);
+  close = (): Promise<void> => this.inner.close();
+}
+
+/**
+ * One run on stdin and stdout, for a desktop client that starts the front door as a subprocess, on
+ * whichever revision the client opens with. The token was checked at start (`requireLiveToken`,
+ * which gave `run`) and is checked again on every request, so stopping the run ends what it may do.
+ */
+export function startStdioFront(run: Run, token: string, runTokens: RunTokens, door: FrontDoor): { stop: () => Promise<void> } {
+  const transport = new CheckedStdio(new StdioServerTransport(), async () => (await runTokens.check(token)).ok);
+  const handle = serveStdio(
+    (ctx) => (ctx.era === 'modern' ? createModernRunServer(run, door, { traceparentHeader: undefined }) : createLegacyRunServer(run, door)),
+    { transport, onerror: (error) => door.logger.debug({ err: error }, 'MCP stdio message refused or failed') },
+  );
   // The client closing our stdin is how a desktop client ends the session: stop as on SIGTERM.
   process.stdin.once('end', () => process.kill(process.pid, 'SIGTERM'));
-  return { stop: () => server.close() };
+  return { stop: () => handle.close() };
 }

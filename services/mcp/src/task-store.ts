@@ -1,6 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import type { CreateTaskOptions, TaskStore } from '@modelcontextprotocol/sdk/experimental/tasks/interfaces.js';
-import type { Result, Task } from '@modelcontextprotocol/sdk/types.js';
 import { LuaScript } from '@gatehouse/state';
 import type { Keyspace, Redis } from '@gatehouse/state';
 
@@ -13,9 +11,30 @@ export interface TaskCall {
   readonly traceparent?: string | undefined;
 }
 
+/** A task as protocol 2025-11-25 shows it; 2026-07-28 renames two fields when it answers (`detailedTask`). */
+export interface Task {
+  readonly taskId: string;
+  status: 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';
+  /** How long the task is kept, in ms. */
+  readonly ttl: number | null;
+  readonly createdAt: string;
+  lastUpdatedAt: string;
+  readonly pollInterval?: number;
+  statusMessage?: string;
+}
+
+/** A tool's result as the task keeps it: the tools/call answer it would have had. */
+export type TaskResult = Record<string, unknown>;
+
+/** What a client may ask of a new task: how long to keep it, and how often to be asked. */
+export interface CreateTaskOptions {
+  readonly ttl?: number | undefined;
+  readonly pollInterval?: number | undefined;
+}
+
 export interface StoredTask {
   task: Task;
-  result?: Result;
+  result?: TaskResult;
   call?: TaskCall;
 }
 
@@ -58,7 +77,7 @@ const PAGE_SIZE = 50;
  * tasks/result, tasks/list and tasks/cancel for a task another instance created, and a run never
  * sees another run's tasks (the store is made per request for the run the token names).
  */
-export class RunTaskStore implements TaskStore {
+export class RunTaskStore {
   constructor(
     private readonly redis: Redis,
     private readonly keys: Keyspace,
@@ -68,10 +87,6 @@ export class RunTaskStore implements TaskStore {
     private readonly pollIntervalMs = 1_000,
     private readonly waiter: TaskWaiter | undefined = undefined,
   ) {}
-
-  createTask(params: CreateTaskOptions): Promise<Task> {
-    return this.createCallTask(params, undefined);
-  }
 
   /** A new task, with what it calls, so that another instance can take it over, and what it waits for. */
   async createCallTask(params: CreateTaskOptions, call: TaskCall | undefined, statusMessage?: string): Promise<Task> {
@@ -121,7 +136,7 @@ export class RunTaskStore implements TaskStore {
     taskId: string,
     status: Task['status'],
     statusMessage: string | undefined,
-    result: Result | undefined,
+    result: TaskResult | undefined,
   ): Promise<void> {
     const stored = await this.read(taskId);
     if (stored === undefined) throw new Error(`Task ${taskId} not found`);
@@ -151,11 +166,11 @@ export class RunTaskStore implements TaskStore {
     }
   }
 
-  async storeTaskResult(taskId: string, status: 'completed' | 'failed', result: Result): Promise<void> {
+  async storeTaskResult(taskId: string, status: 'completed' | 'failed', result: TaskResult): Promise<void> {
     await this.transition(taskId, status, undefined, result);
   }
 
-  async getTaskResult(taskId: string): Promise<Result> {
+  async getTaskResult(taskId: string): Promise<TaskResult> {
     const stored = await this.read(taskId);
     if (stored?.result === undefined) throw new Error(`Task ${taskId} has no result`);
     return stored.result;
