@@ -138,6 +138,30 @@ describe("the MCP front door: any MCP client calls a run's tools, approvals incl
     }
   });
 
+  it("carries the client's trace context from _meta into the Kafka command on the SDK's path too", async () => {
+    const client = await connect(agent);
+    const commands = await collect(g, 'commands');
+    try {
+      const traceId = '5af92f3577b34da6a3ce929d0e0e4737';
+      const progress: Progress[] = [];
+      // A progress token sends the call through the SDK's server, not the plain path.
+      const read = (await client.callTool(
+        { name: 'get_customer_v1', arguments: { customer_id: 'C-1842' }, _meta: { traceparent: `00-${traceId}-00f067aa0ba902b7-01` } },
+        undefined,
+        { onprogress: (p) => progress.push(p) },
+      )) as CallToolResult;
+      const commandId = read._meta?.['gatehouse/command_id'];
+      const command = await pollUntil(
+        async () => Promise.resolve(commands.events.find((c) => c.command_id === commandId)),
+        20_000,
+        'the command',
+      );
+      expect(String(commands.headersOf(command)?.['traceparent'])).toContain(traceId);
+    } finally {
+      await commands.stop();
+    }
+  });
+
   it('refuses a request without a valid token with 401 and WWW-Authenticate, and a foreign Host or Origin with 403', async () => {
     const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} });
     const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };

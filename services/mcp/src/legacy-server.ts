@@ -18,6 +18,7 @@ import {
   waitInRequest,
 } from './run-server.js';
 import type { FrontDoor, RequestChannel } from './run-server.js';
+import { startFrontDoorSpan } from './front-door-span.js';
 import { isTerminal } from './task-store.js';
 import type { RunTaskStore, Task } from './task-store.js';
 
@@ -48,17 +49,23 @@ const notFound = (taskId: string): ProtocolError => new ProtocolError(ProtocolEr
 /** A tools/call: its result within the request, or (when the client asks for one) a task that waits on. */
 async function callTool(run: Run, door: FrontDoor, taskStore: RunTaskStore, request: JSONRPCRequest, ctx: ServerContext): Promise<Result> {
   const params = paramsOf(CallParams, request);
+  const span = startFrontDoorSpan('tools/call', params.name, {
+    traceparent: traceparentOf(params._meta) ?? ctx.http?.req?.headers.get('traceparent'),
+    // The revision the client negotiated, as its requests name it in their header.
+    protocolVersion: ctx.http?.req?.headers.get('mcp-protocol-version') ?? undefined,
+    requestId: request.id,
+  });
   const address = toolNameFromMcp(params.name);
   if (address === undefined) {
+    span.end('TOOL_NOT_FOUND');
     return localError('TOOL_NOT_FOUND', `${params.name} is not a Gatehouse tool name (name_vN); tools/list names the run's tools`);
   }
   const rawArguments = JSON.stringify(params.arguments ?? {});
-  const traceparent = traceparentOf(params._meta);
-  const call = callerOf(run, door, address, rawArguments, traceparent);
+  const call = callerOf(run, door, address, rawArguments, span.traceparent);
   if (params.task !== undefined) {
     const task = await taskStore.createCallTask(
       { ttl: params.task.ttl ?? door.taskTtlMs },
-      { tool: address, arguments: rawArguments, traceparent },
+      { tool: address, arguments: rawArguments, traceparent: span.traceparent },
     );
     door.logger.info({ run_id: run.run_id, tenant: run.tenant, tool: address, task_id: task.taskId }, 'tools/call runs as a task');
     // The wait outlives this request: it ends with the result, the run's expiry, or the task's.
@@ -69,6 +76,7 @@ async function callTool(run: Run, door: FrontDoor, taskStore: RunTaskStore, requ
       abort.signal,
     );
     door.waits.hold(run.run_id, task.taskId, waiting, abort, storeResultOf(taskStore, task.taskId));
+    span.end();
     return { task };
   }
   const progressToken = params._meta?.['progressToken'];
@@ -77,7 +85,9 @@ async function callTool(run: Run, door: FrontDoor, taskStore: RunTaskStore, requ
     notify: (progress) => ctx.mcpReq.notify({ method: 'notifications/progress', params: progress }),
     signal: ctx.mcpReq.signal,
   };
-  return waitInRequest(params.name, call, channel, door);
+  const answer = await waitInRequest(params.name, call, channel, door);
+  span.end((answer._meta['gatehouse/error'] as { code?: string } | undefined)?.code);
+  return answer;
 }
 
 /** The task as it is now; one still working whose waiter is gone is taken over by this instance. */
