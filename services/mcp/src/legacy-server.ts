@@ -2,12 +2,9 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { ProtocolError, ProtocolErrorCode, RELATED_TASK_META_KEY, Server } from '@modelcontextprotocol/server';
 import type { JSONRPCRequest, Result, ServerContext } from '@modelcontextprotocol/server';
 import * as z from 'zod/v4';
-import { toolNameFromMcp } from '@gatehouse/contracts';
 import type { Run } from '@gatehouse/state';
 import {
-  callerOf,
   INSTRUCTIONS,
-  localError,
   pendingMessage,
   runTaskStore,
   runTools,
@@ -17,10 +14,10 @@ import {
   traceparentOf,
   waitInRequest,
 } from './run-server.js';
-import type { FrontDoor, RequestChannel } from './run-server.js';
-import { startFrontDoorSpan } from './front-door-span.js';
+import type { FrontDoor } from './run-server.js';
 import { isTerminal } from './task-store.js';
 import type { RunTaskStore, Task } from './task-store.js';
+import { errorCodeOf, openToolCall, progressChannelOf } from './tool-call.js';
 
 // Protocol 2025-11-25 carries tasks in its core: a tools/call may ask to run as one (`params.task`),
 // and tasks/get, tasks/result, tasks/list and tasks/cancel read and end it. The current SDK keeps
@@ -49,19 +46,14 @@ const notFound = (taskId: string): ProtocolError => new ProtocolError(ProtocolEr
 /** A tools/call: its result within the request, or (when the client asks for one) a task that waits on. */
 async function callTool(run: Run, door: FrontDoor, taskStore: RunTaskStore, request: JSONRPCRequest, ctx: ServerContext): Promise<Result> {
   const params = paramsOf(CallParams, request);
-  const span = startFrontDoorSpan('tools/call', params.name, {
+  const opening = openToolCall(run, door, params.name, params.arguments, {
     traceparent: traceparentOf(params._meta) ?? ctx.http?.req?.headers.get('traceparent'),
     // The revision the client negotiated, as its requests name it in their header.
     protocolVersion: ctx.http?.req?.headers.get('mcp-protocol-version') ?? undefined,
     requestId: request.id,
   });
-  const address = toolNameFromMcp(params.name);
-  if (address === undefined) {
-    span.end('TOOL_NOT_FOUND');
-    return localError('TOOL_NOT_FOUND', `${params.name} is not a Gatehouse tool name (name_vN); tools/list names the run's tools`);
-  }
-  const rawArguments = JSON.stringify(params.arguments ?? {});
-  const call = callerOf(run, door, address, rawArguments, span.traceparent);
+  if ('refusal' in opening) return opening.refusal;
+  const { span, address, rawArguments, call } = opening.opened;
   if (params.task !== undefined) {
     const task = await taskStore.createCallTask(
       { ttl: params.task.ttl ?? door.taskTtlMs },
@@ -79,14 +71,13 @@ async function callTool(run: Run, door: FrontDoor, taskStore: RunTaskStore, requ
     span.end();
     return { task };
   }
-  const progressToken = params._meta?.['progressToken'];
-  const channel: RequestChannel = {
-    progressToken: typeof progressToken === 'string' || typeof progressToken === 'number' ? progressToken : undefined,
-    notify: (progress) => ctx.mcpReq.notify({ method: 'notifications/progress', params: progress }),
-    signal: ctx.mcpReq.signal,
-  };
+  const channel = progressChannelOf(
+    params._meta,
+    (progress) => ctx.mcpReq.notify({ method: 'notifications/progress', params: progress }),
+    ctx.mcpReq.signal,
+  );
   const answer = await waitInRequest(params.name, call, channel, door);
-  span.end((answer._meta['gatehouse/error'] as { code?: string } | undefined)?.code);
+  span.end(errorCodeOf(answer));
   return answer;
 }
 

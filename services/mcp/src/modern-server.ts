@@ -9,10 +9,8 @@ import type { CallToolResult, ServerContext } from '@modelcontextprotocol/server
 import * as z from 'zod/v4';
 import { toMcpToolResult } from '@gatehouse/client';
 import type { CallResult, McpToolResult, PendingNotice } from '@gatehouse/client';
-import { toolNameFromMcp } from '@gatehouse/contracts';
 import type { Run } from '@gatehouse/state';
 import {
-  callerOf,
   INSTRUCTIONS,
   localError,
   pendingMessage,
@@ -24,7 +22,7 @@ import {
 } from './run-server.js';
 import type { Caller, FrontDoor, RequestChannel } from './run-server.js';
 import type { RunTaskStore, StoredTask } from './task-store.js';
-import { startFrontDoorSpan } from './front-door-span.js';
+import { errorCodeOf, openToolCall, progressChannelOf } from './tool-call.js';
 
 /** The Tasks extension of protocol revision 2026-07-28 (SEP-2663). */
 const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
@@ -178,32 +176,18 @@ export function createModernRunServer(run: Run, door: FrontDoor, info: ModernReq
   server.setRequestHandler('tools/call', async (request, ctx) => {
     const name = request.params.name;
     const meta = request.params._meta as Record<string, unknown> | undefined;
-    const span = startFrontDoorSpan('tools/call', name, {
+    const opening = openToolCall(run, door, name, request.params.arguments, {
       traceparent: meta?.['traceparent'] ?? info.traceparentHeader,
       protocolVersion: (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[PROTOCOL_VERSION_META_KEY],
       requestId: ctx.mcpReq.id,
     });
-    const address = toolNameFromMcp(name);
-    if (address === undefined) {
-      span.end('TOOL_NOT_FOUND');
-      return localError('TOOL_NOT_FOUND', `${name} is not a Gatehouse tool name (name_vN); tools/list names the run's tools`);
-    }
-    const rawArguments = JSON.stringify(request.params.arguments ?? {});
-    const call = callerOf(run, door, address, rawArguments, span.traceparent);
-    const progressToken = meta?.['progressToken'];
-    const channel: RequestChannel = {
-      progressToken: typeof progressToken === 'string' || typeof progressToken === 'number' ? progressToken : undefined,
-      notify: (params) => ctx.mcpReq.notify({ method: 'notifications/progress', params }),
-      signal: ctx.mcpReq.signal,
-    };
-    let answer: McpToolResult | Record<string, unknown>;
-    if (declaresTasks(ctx)) answer = await answerOrTask(run, door, address, rawArguments, span.traceparent, call, channel);
-    else answer = await waitInRequest(name, call, channel, door);
-    span.end(
-      answer['resultType'] === 'task'
-        ? undefined
-        : ((answer as McpToolResult)._meta['gatehouse/error'] as { code?: string } | undefined)?.code,
-    );
+    if ('refusal' in opening) return opening.refusal;
+    const { span, address, rawArguments, call } = opening.opened;
+    const channel = progressChannelOf(meta, (params) => ctx.mcpReq.notify({ method: 'notifications/progress', params }), ctx.mcpReq.signal);
+    const answer = declaresTasks(ctx)
+      ? await answerOrTask(run, door, address, rawArguments, span.traceparent, call, channel)
+      : await waitInRequest(name, call, channel, door);
+    span.end(errorCodeOf(answer));
     return answer as CallToolResult;
   });
 

@@ -9,12 +9,11 @@ import {
   SUPPORTED_PROTOCOL_VERSIONS,
 } from '@modelcontextprotocol/server';
 import type { McpToolResult } from '@gatehouse/client';
-import { toolNameFromMcp } from '@gatehouse/contracts';
 import type { Run } from '@gatehouse/state';
-import { startFrontDoorSpan } from './front-door-span.js';
 import { answerOrTask, envelopeDeclaresTasks } from './modern-server.js';
-import { callerOf, localError, serverInfoOf, waitInRequest } from './run-server.js';
+import { serverInfoOf, waitInRequest } from './run-server.js';
 import type { FrontDoor } from './run-server.js';
+import { errorCodeOf, openToolCall } from './tool-call.js';
 
 /**
  * The one request most traffic is, on either revision: a lone `tools/call` answered with plain JSON
@@ -168,24 +167,18 @@ export async function answerPlainCall(
   traceparentHeader: string | undefined,
   signal: AbortSignal,
 ): Promise<McpToolResult | Record<string, unknown>> {
-  const span = startFrontDoorSpan('tools/call', call.name, {
+  const opening = openToolCall(run, door, call.name, call.arguments, {
     traceparent: call.meta?.['traceparent'] ?? traceparentHeader,
     protocolVersion: call.protocolVersion,
     requestId: call.id,
   });
-  const address = toolNameFromMcp(call.name);
-  if (address === undefined) {
-    span.end('TOOL_NOT_FOUND');
-    return localError('TOOL_NOT_FOUND', `${call.name} is not a Gatehouse tool name (name_vN); tools/list names the run's tools`);
-  }
-  const rawArguments = JSON.stringify(call.arguments ?? {});
-  const caller = callerOf(run, door, address, rawArguments, span.traceparent);
+  if ('refusal' in opening) return opening.refusal;
+  const { span, address, rawArguments, call: caller } = opening.opened;
   const channel = { progressToken: undefined, notify: () => Promise.resolve(), signal };
   const answer =
     call.era === 'modern' && envelopeDeclaresTasks(call.meta)
       ? await answerOrTask(run, door, address, rawArguments, span.traceparent, caller, channel)
       : await waitInRequest(call.name, caller, channel, door);
-  const meta = answer['_meta'] as Record<string, unknown> | undefined;
-  span.end(answer['resultType'] === 'task' ? undefined : (meta?.['gatehouse/error'] as { code?: string } | undefined)?.code);
+  span.end(errorCodeOf(answer));
   return answer;
 }
