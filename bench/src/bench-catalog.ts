@@ -10,7 +10,7 @@ export const BENCH_ROLE = 'bench-agent';
 const BENCH_WRITE_RULE = 'bench-write';
 
 /** The arguments every bench tool takes: a correlation number and a padding string sized by the bench. */
-const PAYLOAD_INPUT = {
+export const PAYLOAD_INPUT = {
   type: 'object',
   additionalProperties: false,
   required: ['seq', 'payload'],

@@ -26,6 +26,13 @@ interface Request {
 type Response =
   { readonly id: number; readonly ok: true; readonly value: unknown } | { readonly id: number; readonly ok: false; readonly error: string };
 
+/**
+ * The session timeout of every consumer group member in a stopped setup's processes (the services'
+ * and the driver's): a setup waits, stopped (SIGSTOP), while the others' arms run, up to a round
+ * of the bench, and keeps its partitions because the broker has not given up on it by then.
+ */
+export const PAUSE_SESSION_TIMEOUT_MS = 600_000;
+
 const STOP_GRACE_MS = 10_000;
 
 /** The main process's handle on one child: ask it things, sample it, stop it. */
@@ -70,6 +77,15 @@ export class Child {
 
   get pid(): number | undefined {
     return this.process.pid;
+  }
+
+  /**
+   * Stops the process where it stands (SIGSTOP) or lets it go on (SIGCONT): a stopped process
+   * costs the machine nothing while another setup is measured. Its group memberships outlive the
+   * stop because the bench's consumers run with PAUSE_SESSION_TIMEOUT_MS.
+   */
+  signal(signal: 'SIGSTOP' | 'SIGCONT'): void {
+    if (!this.exited) this.process.kill(signal);
   }
 
   ask(op: string, body?: unknown): Promise<unknown> {

@@ -4,9 +4,10 @@ import { serveParent } from './child-process.js';
 import { Driver } from './driver.js';
 import type { LoadReport, LoadSpec } from './driver.js';
 import type { DriverSetup } from './driver-protocol.js';
+import { HttpDriver } from './http-driver.js';
 import { McpDriver } from './mcp-driver.js';
 
-/** A load generator: over Kafka (every arm but m) or through the MCP front door (arm m). */
+/** A load generator: over Kafka, through the MCP front door (arms m, m′), or over HTTP to an anchor. */
 interface LoadGenerator {
   run(spec: LoadSpec): Promise<LoadReport>;
   stop(): Promise<void>;
@@ -18,7 +19,8 @@ serveParent(
     switch (op) {
       case 'start': {
         const setup = body as DriverSetup;
-        driver = setup.kind === 'mcp' ? await McpDriver.start(setup) : await Driver.start(setup);
+        driver =
+          setup.kind === 'mcp' ? await McpDriver.start(setup) : setup.kind === 'http' ? new HttpDriver(setup) : await Driver.start(setup);
         return null;
       }
       case 'run':

@@ -1,8 +1,9 @@
 import { Child } from './child-process.js';
 import type { KafkaDriverSetup, LoadReport, LoadSpec } from './driver.js';
+import type { HttpDriverSetup } from './http-driver.js';
 import type { McpDriverSetup } from './mcp-driver.js';
 
-export type DriverSetup = KafkaDriverSetup | McpDriverSetup;
+export type DriverSetup = KafkaDriverSetup | McpDriverSetup | HttpDriverSetup;
 
 /** The main process's handle on one driver process (`driver-process.ts`), the load generator of one setup. */
 export class DriverProcess {

@@ -3,6 +3,7 @@ import { createKafka, EventSerde, topicNames } from '@gatehouse/events';
 import type { EventsConfig, ToolCommand } from '@gatehouse/events';
 import { createLogger } from '@gatehouse/telemetry';
 import type { Consumer, Kafka, Message, Producer } from 'kafkajs';
+import { PAUSE_SESSION_TIMEOUT_MS } from './child-process.js';
 import { median, summarize } from './stats.js';
 import type { LatencySummary } from './stats.js';
 
@@ -127,7 +128,12 @@ export class Driver {
     await serde.registerAll();
     const producer = kafka.producer({ allowAutoTopicCreation: false });
     await producer.connect();
-    const consumer = kafka.consumer({ groupId: `bench-driver-${randomUUID()}`, allowAutoTopicCreation: false, maxWaitTimeInMs: 50 });
+    const consumer = kafka.consumer({
+      groupId: `bench-driver-${randomUUID()}`,
+      allowAutoTopicCreation: false,
+      maxWaitTimeInMs: 50,
+      sessionTimeout: PAUSE_SESSION_TIMEOUT_MS,
+    });
     const driver = new Driver(setup, serde, producer, consumer, randomUUID().slice(0, 8));
     let onJoin: () => void = () => undefined;
     const joined = new Promise<void>((resolve) => (onJoin = resolve));

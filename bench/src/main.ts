@@ -15,9 +15,10 @@ import type { Setup } from './plan.js';
 import { unavailableClients } from './relay-clients.js';
 import { describeWindow, RedisCounter } from './redis-stats.js';
 import type { RedisWindow } from './redis-stats.js';
+import { anchorTargets } from './anchor-report.js';
 import { renderTable, resultOf, targetsOf } from './report.js';
 import type { TracingFigures } from './report.js';
-import { deleteKeys, deleteTopics, provisionSetup, startSetup } from './setups.js';
+import { deleteKeys, deleteTopics, isAnchor, provisionSetup, startAnchorSetup, startSetup } from './setups.js';
 import type { RunningSetup } from './setups.js';
 import { benchKafka, benchRedis, config } from './stack.js';
 
@@ -31,7 +32,8 @@ process.env['KAFKAJS_NO_PARTITIONER_WARNING'] = '1';
 
 const settings = settingsOf(process.argv.slice(2));
 const variants = variantsOf(settings);
-if (variants.length === 0) throw new Error('no arm selected (--only takes a comma list of a, a2, b, c, t, m, m2, d, e, open, s)');
+if (variants.length === 0)
+  throw new Error('no arm selected (--only takes a comma list of a, a2, b, c, t, m, m2, d, e, open, s, restate, dbos)');
 // Arm (a′) measures the clients it can install; it names the others and why.
 const unavailable = variants.some((v) => v.arm === 'a2') ? unavailableClients() : [];
 for (const u of unavailable) say(`(a′) ${u.client}: ${u.reason}`);
@@ -51,7 +53,11 @@ let cleaning: Promise<void> | undefined;
 /** Stops every process the bench started and deletes its topics and keys; once, whoever asks first. */
 const cleanUp = (): Promise<void> =>
   (cleaning ??= (async () => {
-    for (const setup of setups.values()) await setup.stop().catch((error: unknown) => say(`stopping ${setup.setup}: ${String(error)}`));
+    for (const setup of setups.values()) {
+      // A stopped process cannot answer the request to stop.
+      setup.resume();
+      await setup.stop().catch((error: unknown) => say(`stopping ${setup.setup}: ${String(error)}`));
+    }
     await deleteTopics(kafka, topicPrefixes).catch((error: unknown) => say(`deleting topics: ${String(error)}`));
     await deleteKeys(
       redis,
@@ -73,6 +79,7 @@ try {
   say(`creating the topics of ${wanted.join(', ')}`);
   const arms = [];
   for (const setup of wanted) {
+    if (isAnchor(setup)) continue;
     const topics = await provisionSetup(setup, kafka);
     topicPrefixes.push(topics.prefix);
     arms.push({ setup, topics });
@@ -80,14 +87,20 @@ try {
   // Then together: starting is mostly waiting (group joins, executor processes).
   say('starting the services and drivers');
   // Each kept as soon as it runs, so a stop (a failure, a signal) stops it.
-  const starting = await Promise.allSettled(
-    arms.map(async (a) => {
+  const starting = await Promise.allSettled([
+    ...arms.map(async (a) => {
       const running = await startSetup(a.setup, a.topics, { kafka, redis, settings, sink });
       setups.set(running.setup, running);
     }),
-  );
+    // The anchors, one after the other: each starts a server and registers its endpoint with it.
+    (async () => {
+      for (const setup of wanted.filter(isAnchor)) setups.set(setup, await startAnchorSetup(setup));
+    })(),
+  ]);
   const failed = starting.find((o) => o.status === 'rejected');
   if (failed !== undefined) throw failed.reason;
+  // From here on, only the setup being measured runs.
+  for (const setup of setups.values()) setup.pause();
 
   // Nothing in flight: what Redis runs that no call causes (any window holds it too); 0 expected.
   const redisIdle = await redisCounter.idle(1_000);
@@ -107,6 +120,9 @@ try {
     for (const variant of variants) {
       const running = setups.get(variant.setup);
       if (running === undefined) throw new Error(`${variant.setup} is not running`);
+      for (const other of setups.values()) if (other !== running) other.pause();
+      // Back from a stop: a short discarded load lets its timers and connections catch up first.
+      if (running.resume()) await running.driver.run({ ...variant.spec, durationMs: settings.resumeWarmupMs });
       const spec = warmup ? { ...variant.spec, durationMs: settings.warmupMs } : variant.spec;
       const before = warmup ? undefined : await redisCounter.mark();
       const sampledBefore = warmup ? undefined : await sampleSetup(running.services);
@@ -146,7 +162,7 @@ try {
   const rss = [...setups.values()].filter((s) => s.setup.startsWith('scale-')).flatMap((s) => s.executorPeakRssMiB());
   const peakRssMiB = rss.length === 0 ? null : Math.max(...rss);
   const results = variants.map((v) => resultOf(v, reps.get(v.id) ?? [], redisWindows.get(v.id) ?? [], cpuWindows.get(v.id) ?? []));
-  const targets = targetsOf(results, peakRssMiB);
+  const targets = [...targetsOf(results, peakRssMiB), ...anchorTargets(results)];
 
   const table = renderTable(results, targets, settings.repetitions, unavailable, redisIdle, tracing);
   process.stdout.write(`\n${table}\n`);

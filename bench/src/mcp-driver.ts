@@ -2,9 +2,9 @@ import { Client as ModernClient, StreamableHTTPClientTransport as ModernTranspor
 import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { parseToolAddress } from '@gatehouse/contracts';
-import { argumentPadding, cpuMark, cpuSince } from './driver.js';
+import { closedLoop } from './closed-loop.js';
+import { argumentPadding } from './driver.js';
 import type { LoadReport, LoadSpec } from './driver.js';
-import { summarize } from './stats.js';
 
 /** Arms (m) and (m′): the MCP front door's endpoint and one bearer token per run. */
 export interface McpDriverSetup {
@@ -57,13 +57,6 @@ function errorCodeOf(meta: unknown): string {
   return typeof code === 'string' ? code : 'tool_error';
 }
 
-/** Resolves when `work` settles or after `ms`, whichever is first. */
-function within(work: Promise<unknown>, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const bound = new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.max(0, ms))));
-  return Promise.race([work.then(() => undefined), bound]).finally(() => clearTimeout(timer));
-}
-
 /**
  * The load generator of arms (m) and (m′): an official MCP SDK client over Streamable HTTP, one client per
  * run (a token names one run). A closed loop of `inFlight` calls is spread over the clients; each
@@ -101,78 +94,24 @@ export class McpDriver {
     }
   }
 
-  async run(spec: LoadSpec): Promise<LoadReport> {
+  run(spec: LoadSpec): Promise<LoadReport> {
     if (spec.mode.kind !== 'closed') throw new Error('the MCP arm runs closed loops only');
     const name = mcpName(spec.tool);
     if (!this.listed.has(name)) throw new Error(`the front door does not list ${name}`);
     const payload = argumentPadding(spec.argumentBytes);
-    const latencies: number[] = [];
-    const errors: Record<string, number> = {};
-    let ok = 0;
-    let lastOkAt = 0;
-    let sent = 0;
-    let lastSentAt = 0;
-    let inFlight = 0;
-    let counting = true;
-
-    const cpuAtStart = cpuMark();
-    const started = Date.now();
-    const end = started + spec.durationMs;
-    const call = async (client: Client): Promise<void> => {
+    // Each lane keeps to one client, as an agent's calls keep to its session.
+    return closedLoop(spec, spec.mode.inFlight, async (lane) => {
+      const client = this.clients[lane % this.clients.length] as Client;
       const seq = this.seq++;
-      const sentAt = Date.now();
-      sent += 1;
-      lastSentAt = sentAt;
-      inFlight += 1;
-      let code: string | undefined;
       try {
         const result = (await client.callTool({ name, arguments: { seq, payload } })) as { isError?: boolean; _meta?: unknown };
-        if (result.isError === true) code = errorCodeOf(result._meta);
+        return result.isError === true ? errorCodeOf(result._meta) : undefined;
       } catch (error) {
         // Never the arguments: a protocol error by its JSON-RPC code, anything else as the transport's.
         const rpc = rpcCodeOf(error);
-        code = rpc === undefined ? 'transport' : `mcp_${rpc}`;
+        return rpc === undefined ? 'transport' : `mcp_${rpc}`;
       }
-      inFlight -= 1;
-      const arrived = Date.now();
-      if (!counting) return;
-      latencies.push(arrived - sentAt);
-      if (code === undefined) {
-        ok += 1;
-        lastOkAt = arrived;
-      } else {
-        errors[code] = (errors[code] ?? 0) + 1;
-      }
-    };
-    // One chain per call kept in flight: each answer releases the next call until the window ends.
-    const chain = async (client: Client): Promise<void> => {
-      do {
-        await call(client);
-      } while (Date.now() < end);
-    };
-    const everything = Promise.all(
-      Array.from({ length: spec.mode.inFlight }, (_, i) => chain(this.clients[i % this.clients.length] as Client)),
-    );
-
-    await within(everything, end + spec.drainMs - Date.now());
-    const cpu = cpuSince(cpuAtStart, latencies.length);
-    const unanswered = inFlight;
-    for (let i = 0; i < unanswered; i += 1) latencies.push(Number.POSITIVE_INFINITY);
-    // Counted as never answered; still waited for (bounded), so the next load starts on an idle system.
-    counting = false;
-    await within(everything, spec.settleMs);
-    return {
-      sent,
-      saturated: false,
-      ok,
-      errors,
-      unanswered,
-      windowMs: Math.max(0, lastSentAt - started),
-      throughput: ok === 0 ? 0 : (ok * 1000) / Math.max(1, lastOkAt - started),
-      latencyMs: summarize(latencies),
-      stageMediansMs: null,
-      cpu,
-    };
+    });
   }
 
   async stop(): Promise<void> {

@@ -16,11 +16,28 @@ export const Setup = {
   scale1: 'scale-1',
   scale2: 'scale-2',
   scale3: 'scale-3',
+  /** The anchors: what a platform team would run instead, doing the same governed call. */
+  restate: 'anchor-restate',
+  dbos: 'anchor-dbos',
 } as const;
 export type Setup = (typeof Setup)[keyof typeof Setup];
 
 /** The arms of the issue, by letter; a2 is (a′), arm (a) with another Kafka client; m2 is (m′), (m) on protocol 2026-07-28. */
-const Arm = { a: 'a', a2: 'a2', b: 'b', c: 'c', t: 't', m: 'm', m2: 'm2', d: 'd', e: 'e', open: 'open', s: 's' } as const;
+const Arm = {
+  a: 'a',
+  a2: 'a2',
+  b: 'b',
+  c: 'c',
+  t: 't',
+  m: 'm',
+  m2: 'm2',
+  d: 'd',
+  e: 'e',
+  open: 'open',
+  s: 's',
+  restate: 'restate',
+  dbos: 'dbos',
+} as const;
 type Arm = (typeof Arm)[keyof typeof Arm];
 
 const ARM_TITLES: Readonly<Record<Arm, string>> = {
@@ -35,6 +52,8 @@ const ARM_TITLES: Readonly<Record<Arm, string>> = {
   e: '(e) executors, 10 ms I/O',
   open: 'open loop, read',
   s: '(s) one call at a time',
+  restate: 'Restate',
+  dbos: 'DBOS',
 };
 
 /** One measured configuration: an arm on its setup with one tool, size and load shape. */
@@ -55,6 +74,8 @@ export interface BenchSettings {
   readonly repetitions: number;
   readonly durationMs: number;
   readonly warmupMs: number;
+  /** The discarded load that opens a setup's turn after it was paused for another's. */
+  readonly resumeWarmupMs: number;
   readonly drainMs: number;
   readonly settleMs: number;
   readonly inFlight: number;
@@ -92,6 +113,7 @@ export function settingsOf(argv: readonly string[]): BenchSettings {
     repetitions: quick ? 2 : 5,
     durationMs: quick ? 1_500 : 3_000,
     warmupMs: quick ? 1_500 : 2_000,
+    resumeWarmupMs: 1_000,
     drainMs: 5_000,
     settleMs: 15_000,
     inFlight: 256,
@@ -235,5 +257,33 @@ export function variantsOf(settings: BenchSettings): Variant[] {
       },
     });
   }
+  variants.push(...anchorVariants(settings.sizes[0] ?? 256, (tool, bytes) => closed(tool, bytes)));
   return settings.only.length === 0 ? variants : variants.filter((v) => settings.only.includes(v.arm));
+}
+
+/**
+ * The anchors, at (c)'s and (d)'s concurrency and smallest payload: the read validates its
+ * arguments against the bench tools' schema under an idempotency key, the write also runs one
+ * durable step. Their figures stand beside (c) and (d) in the same run.
+ */
+function anchorVariants(size: number, closed: (tool: string, argumentBytes: number) => LoadSpec): Variant[] {
+  const anchors = [
+    { arm: 'restate', setup: Setup.restate },
+    { arm: 'dbos', setup: Setup.dbos },
+  ] as const;
+  return anchors.flatMap(({ arm, setup }) =>
+    (
+      [
+        ['read', benchNoop.address],
+        ['write', benchWrite.address],
+      ] as const
+    ).map(([what, tool]) => ({
+      id: `${arm}-${what}-${size}`,
+      arm,
+      setup,
+      label: `${ARM_TITLES[arm]} ${what}, ${sizeLabel(size)}`,
+      argumentBytes: size,
+      spec: closed(tool, size),
+    })),
+  );
 }

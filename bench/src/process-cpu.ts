@@ -20,6 +20,8 @@ export interface CpuWindow {
   readonly policyMs: number | null;
   /** Each executor process. */
   readonly executorMs: readonly number[];
+  /** An anchor's processes together; null for Gatehouse and the relays. */
+  readonly anchorMs: number | null;
 }
 
 /** A variant's CPU per 1,000 answered calls by process: medians over its repetitions. */
@@ -31,6 +33,8 @@ export interface CpuPer1000 {
   readonly executors: readonly Spread[];
   /** The executors together (the median of each window's sum). */
   readonly executorsSum: Spread | null;
+  /** An anchor's processes together; null for Gatehouse and the relays. */
+  readonly anchor: Spread | null;
   /** Every process of the arm together. */
   readonly total: Spread;
 }
@@ -68,6 +72,7 @@ export function cpuWindow(
     benchMs: cpuMs(after.bench, before.bench),
     policyMs: policy === -1 ? null : ms(policy),
     executorMs: services.flatMap((s, i) => (s.role === 'executor' ? [ms(i)] : [])),
+    anchorMs: services.some((s) => s.role === 'anchor') ? services.reduce((n, s, i) => (s.role === 'anchor' ? n + ms(i) : n), 0) : null,
   };
 }
 
@@ -99,6 +104,7 @@ export function cpuPer1000Of(windows: readonly CpuWindow[]): CpuPer1000 | null {
     policy: counted.every((w) => w.policyMs !== null) ? per((w) => w.policyMs ?? 0) : null,
     executors: Array.from({ length: executors }, (_, i) => per((w) => w.executorMs[i] ?? 0)),
     executorsSum: executors === 0 ? null : per(sum),
-    total: per((w) => w.driverMs + w.benchMs + (w.policyMs ?? 0) + sum(w)),
+    anchor: counted.every((w) => w.anchorMs !== null) ? per((w) => w.anchorMs ?? 0) : null,
+    total: per((w) => w.driverMs + w.benchMs + (w.policyMs ?? 0) + sum(w) + (w.anchorMs ?? 0)),
   };
 }

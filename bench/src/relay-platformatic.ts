@@ -28,6 +28,8 @@ export async function startPlatformaticRelay(topics: Topics, label: string): Pro
   ]);
   return {
     joined: Promise.all(hops.map((h) => h.joined)).then(() => undefined),
+    pause: () => hops.forEach((h) => h.pause()),
+    resume: () => hops.forEach((h) => h.resume()),
     stop: async () => {
       await Promise.all(hops.map((h) => h.stop()));
     },
@@ -98,6 +100,8 @@ async function startHop(groupId: string, from: string, to: string): Promise<Runn
 
   return {
     joined,
+    pause: () => stream.pause(),
+    resume: () => stream.resume(),
     stop: async () => {
       await stream.close();
       await consumer.close();

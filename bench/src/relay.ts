@@ -9,6 +9,9 @@ export type RelayMode = (typeof RelayMode)[keyof typeof RelayMode];
 
 export interface RunningRelay {
   readonly joined: Promise<void>;
+  /** Stops fetching (the group membership stays) while another setup is measured; `resume` undoes it. */
+  pause(): void;
+  resume(): void;
   stop(): Promise<void>;
 }
 
@@ -45,6 +48,8 @@ export async function startRelay(kafka: Kafka, serde: EventSerde, mode: RelayMod
   ]);
   return {
     joined: Promise.all(hops.map((h) => h.joined)).then(() => undefined),
+    pause: () => hops.forEach((h) => h.pause()),
+    resume: () => hops.forEach((h) => h.resume()),
     stop: async () => {
       await Promise.all(hops.map((h) => h.stop()));
     },
@@ -70,6 +75,8 @@ async function startHop(kafka: Kafka, groupId: string, from: string, to: string,
   });
   return {
     joined,
+    pause: () => consumer.pause([{ topic: from }]),
+    resume: () => consumer.resume([{ topic: from }]),
     stop: async () => {
       await consumer.disconnect();
       await producer.disconnect();

@@ -6,6 +6,8 @@ import type { CpuPer1000, CpuWindow } from './process-cpu.js';
 import { redisPerCallOf } from './redis-stats.js';
 import type { RedisPerCall, RedisWindow } from './redis-stats.js';
 import type { UnavailableClient } from './relay-clients.js';
+import { anchorSection } from './anchor-report.js';
+import { against, cpuAgainst, fmt, pad, padLeft, servicesOf } from './report-format.js';
 import { spreadOf } from './stats.js';
 import type { Spread } from './stats.js';
 
@@ -77,8 +79,6 @@ export interface Target {
   readonly met: boolean | null;
 }
 
-const fmt = (n: number, digits = 0): string => (Number.isFinite(n) ? n.toFixed(digits) : n > 0 ? 'never' : '–');
-
 export function targetsOf(results: readonly VariantResult[], peakRssMiB: number | null): Target[] {
   const by = (id: string) => results.find((r) => r.id === id);
   const targets: Target[] = [];
@@ -125,6 +125,14 @@ export function targetsOf(results: readonly VariantResult[], peakRssMiB: number 
     const sent = redis.sent.median;
     targets.push({ name, goal: `≤ ${goal}`, value: sent, shown: `${fmt(sent, 2)} (${fmt(redis.ran.median, 1)} ran)`, met: sent <= goal });
   };
+  // CPU per call of every process of the arm, the driver's included.
+  const cpu = (name: string, id: string, goal: number) => {
+    const total = by(id)?.cpuPer1000?.total.median;
+    if (total === undefined) return;
+    targets.push({ name, goal: `≤ ${goal} µs`, value: total, shown: `${fmt(total)} µs`, met: total <= goal });
+  };
+  cpu('CPU per read, all processes, 256 B (c)', 'c-256', 500);
+  cpu('CPU per write, all processes, 256 B (d)', 'd-256', 650);
   commands('Redis commands sent per read, 256 B (c)', 'c-256', 2);
   commands('Redis commands sent per write, 256 B (d)', 'd-256', 4);
   if (peakRssMiB !== null) {
@@ -137,32 +145,6 @@ export function targetsOf(results: readonly VariantResult[], peakRssMiB: number 
     });
   }
   return targets;
-}
-
-const pad = (text: string, width: number) => (text.length >= width ? text : text + ' '.repeat(width - text.length));
-const padLeft = (text: string, width: number) => (text.length >= width ? text : ' '.repeat(width - text.length) + text);
-
-const signed = (n: number, digits = 0) => `${n >= 0 ? '+' : '−'}${fmt(Math.abs(n), digits)}`;
-
-/** A CPU figure per 1,000 calls against another: `1.20× (c) (+310 ms)`. */
-function cpuAgainst(mine: Spread | null | undefined, theirs: Spread | null | undefined, name: string): string {
-  if (mine === null || mine === undefined || theirs === null || theirs === undefined) return '–';
-  return `${fmt(mine.median / theirs.median, 2)}× ${name} (${signed(mine.median - theirs.median)} ms)`;
-}
-
-/** The services' CPU per 1,000 calls: every process but the driver (the bench process holds the relay or the front door). */
-function servicesOf(cpu: CpuPer1000 | null): Spread | null {
-  if (cpu === null) return null;
-  const values = cpu.total.values.map((t, i) => t - (cpu.driver.values[i] ?? 0));
-  return spreadOf(values);
-}
-
-/** `calls/s 93% of (c)   p50 +2 ms   p99 +5 ms`. */
-function against(mine: VariantResult, theirs: VariantResult, name: string): string {
-  return (
-    `calls/s ${fmt((mine.throughput.median / theirs.throughput.median) * 100, 0)}% of ${name}` +
-    `   p50 ${signed(mine.p50Ms.median - theirs.p50Ms.median)} ms   p99 ${signed(mine.p99Ms.median - theirs.p99Ms.median)} ms`
-  );
 }
 
 /** What the MCP front door adds: (m) and (m′) against (c) at each size both ran, in the same run. */
@@ -255,6 +237,7 @@ function cpuTable(results: readonly VariantResult[], repetitions: number): strin
       padLeft('bench', 8),
       padLeft('policy', 8),
       padLeft('executor', 9),
+      padLeft('anchor', 8),
       padLeft('total', 8),
       '  each executor',
     ].join(' '),
@@ -268,6 +251,7 @@ function cpuTable(results: readonly VariantResult[], repetitions: number): strin
         cell(cpu.bench),
         cell(cpu.policy),
         cell(cpu.executorsSum, 9),
+        cell(cpu.anchor),
         cell(cpu.total),
         cpu.executors.length > 1 ? `  ${cpu.executors.map((e) => fmt(e.median)).join(' + ')}` : '',
       ].join(' '),
@@ -276,11 +260,10 @@ function cpuTable(results: readonly VariantResult[], repetitions: number): strin
   lines.push(
     "  driver: the load generator's process, first send to end of drain. bench: the bench's main process — the relay in (a), (a′), (b),",
   );
+  lines.push("  the MCP front door in (m), the OTLP sink in (t); other arms' relays are paused. policy, executor: the Gatehouse services,");
   lines.push(
-    '  the MCP front door in (m), the OTLP sink in (t), and the idle relays of other arms. policy, executor: the Gatehouse services,',
-  );
-  lines.push(
-    '  a process each (executor: their sum in (e)). Each process of an arm is sampled over IPC as the load starts and as it ends.',
+    '  a process each (executor: their sum in (e)), sampled over IPC as the load starts and as it ends. anchor: its processes,',
+    "  from /proc. Every other setup's processes are stopped (SIGSTOP) while an arm runs.",
   );
   return lines;
 }
@@ -386,6 +369,7 @@ export function renderTable(
     lines.push(...tracingAgainstRead(results, tracing));
     lines.push(...mcpAgainstRead(results));
     lines.push(...clientsAgainstRelay(results, unavailable));
+    lines.push(...anchorSection(results));
   }
   const open = results.filter((r) => r.rate !== null);
   if (open.length > 0) {

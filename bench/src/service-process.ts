@@ -12,7 +12,7 @@ import { createRedis, redisUrlFromEnv } from '@gatehouse/state';
 import { startTracing } from '@gatehouse/telemetry';
 import type { Tracing } from '@gatehouse/telemetry';
 import { benchCatalog } from './bench-catalog.js';
-import { serveParent } from './child-process.js';
+import { PAUSE_SESSION_TIMEOUT_MS, serveParent } from './child-process.js';
 import { EXECUTOR_SETTINGS, POLICY_SETTINGS } from './gatehouse.js';
 import type { ServiceStart } from './gatehouse.js';
 import { countSends } from './redis-stats.js';
@@ -46,6 +46,7 @@ async function start(s: ServiceStart): Promise<void> {
       groupId: s.groupId,
       concurrency: POLICY_SETTINGS.concurrency,
       instanceId: s.name,
+      sessionTimeoutMs: PAUSE_SESSION_TIMEOUT_MS,
     });
     stop = () => policy.stop();
     await policy.joined;
@@ -69,6 +70,7 @@ async function start(s: ServiceStart): Promise<void> {
     leaseMs: EXECUTOR_SETTINGS.leaseMs,
     proposalTtlMs: EXECUTOR_SETTINGS.proposalTtlMs,
     limits: EXECUTOR_SETTINGS.limits,
+    sessionTimeoutMs: PAUSE_SESSION_TIMEOUT_MS,
   });
   stop = () => executor.stop({ drainTimeoutMs: 2_000 });
   await executor.joined;

@@ -2,7 +2,10 @@ import type { Redis } from '@gatehouse/state';
 import type { Kafka } from 'kafkajs';
 import { benchCatalog } from './bench-catalog.js';
 import type { Child } from './child-process.js';
+import { startDbosAnchor } from './anchors/dbos.js';
+import { startRestateAnchor } from './anchors/restate.js';
 import { DriverProcess } from './driver-protocol.js';
+import { commandOf, ForeignProcess } from './foreign-process.js';
 import type { DriverSetup } from './driver-protocol.js';
 import { issueMcpTokens, startBenchFrontDoor } from './front-door.js';
 import { startBenchGatehouse } from './gatehouse.js';
@@ -16,8 +19,9 @@ import type { ArmTopics, BenchRun } from './stack.js';
 
 /** A service process of a setup, sampled around each measured window. */
 export interface ServiceProcess {
-  readonly role: 'policy' | 'executor';
-  readonly child: Child;
+  /** A Gatehouse service, or one of an anchor's processes (its server, its SDK's endpoint, its database's backends). */
+  readonly role: 'policy' | 'executor' | 'anchor';
+  readonly child: Pick<Child, 'sample' | 'signal'>;
 }
 
 /** A system under test, started once and kept running across rounds, with its driver process. */
@@ -30,7 +34,40 @@ export interface RunningSetup {
   readonly services: readonly ServiceProcess[];
   /** Peak resident set of each executor process so far (VmHWM), in MiB. */
   executorPeakRssMiB(): number[];
+  /**
+   * Stops the setup's processes (SIGSTOP) and its in-process consumers while another setup is
+   * measured, so an arm's figures do not depend on which other arms exist.
+   */
+  pause(): void;
+  /** Lets it go on; true when it was paused (the caller then warms it up again). */
+  resume(): boolean;
   stop(): Promise<void>;
+}
+
+/**
+ * Pausing for a setup: its child processes stopped and continued by signal, plus what runs in the
+ * bench process (a relay's consumers) paused and resumed in place.
+ */
+function pausing(
+  children: () => readonly Pick<Child, 'signal'>[],
+  inProcess?: { pause(): void; resume(): void },
+): Pick<RunningSetup, 'pause' | 'resume'> {
+  let paused = false;
+  return {
+    pause: () => {
+      if (paused) return;
+      paused = true;
+      inProcess?.pause();
+      for (const child of children()) child.signal('SIGSTOP');
+    },
+    resume: () => {
+      if (!paused) return false;
+      paused = false;
+      for (const child of children()) child.signal('SIGCONT');
+      inProcess?.resume();
+      return true;
+    },
+  };
 }
 
 /** What every setup is started with. */
@@ -76,6 +113,37 @@ async function startDriver(
   }
 }
 
+/** Whether a setup is an anchor: no topics, no Gatehouse, its own processes. */
+export function isAnchor(setup: Setup): setup is typeof Setup.restate | typeof Setup.dbos {
+  return setup === Setup.restate || setup === Setup.dbos;
+}
+
+/**
+ * An anchor and its driver (over HTTP). The anchor's processes are sampled from /proc; all are
+ * paused between its turns but a database's own backends, which sit idle when nothing calls.
+ */
+export async function startAnchorSetup(setup: typeof Setup.restate | typeof Setup.dbos): Promise<RunningSetup> {
+  const anchor = setup === Setup.restate ? await startRestateAnchor() : await startDbosAnchor();
+  const processes = anchor.pids.map((pid) => {
+    const command = commandOf(pid);
+    return new ForeignProcess(`${anchor.name} ${command}`, pid, command !== 'postgres');
+  });
+  const driver = await startDriver(setup, { kind: 'http', readUrl: anchor.readUrl, writeUrl: anchor.writeUrl }, {}, () => anchor.stop());
+  return {
+    setup,
+    topicPrefix: '',
+    redisPrefix: undefined,
+    driver,
+    services: processes.map((child) => ({ role: 'anchor', child })),
+    executorPeakRssMiB: () => [],
+    ...pausing(() => [driver.child, ...processes]),
+    stop: async () => {
+      await driver.stop();
+      await anchor.stop();
+    },
+  };
+}
+
 export async function startSetup(setup: Setup, arm: ArmTopics, context: SetupContext): Promise<RunningSetup> {
   const { kafka, redis, settings, sink } = context;
   const capabilities = benchCatalog()
@@ -106,6 +174,7 @@ export async function startSetup(setup: Setup, arm: ArmTopics, context: SetupCon
       driver,
       services: [],
       executorPeakRssMiB: () => [],
+      ...pausing(() => [driver.child], relay),
       stop: async () => {
         await driver.stop();
         await relay.stop();
@@ -162,6 +231,8 @@ export async function startSetup(setup: Setup, arm: ArmTopics, context: SetupCon
     return {
       ...common,
       driver,
+      // The front door runs in the bench process and is not paused: idle, it only waits on its reply consumer's fetch.
+      ...pausing(() => [driver.child, ...services.map((s) => s.child)]),
       stop: async () => {
         await driver.stop();
         await stopServices();
@@ -175,6 +246,7 @@ export async function startSetup(setup: Setup, arm: ArmTopics, context: SetupCon
   return {
     ...common,
     driver,
+    ...pausing(() => [driver.child, ...services.map((s) => s.child)]),
     stop: async () => {
       await driver.stop();
       await gatehouse.stop();
