@@ -100,10 +100,9 @@ describe('a publisher whose send failed', () => {
     await admin.disconnect();
   });
 
-  // kafkajs gives a partition's sequence numbers back when a produce request throws, even when the
-  // broker appended the batch before the connection dropped; a later batch under the same numbers
-  // is then acknowledged as that batch's retry and dropped. So no send follows a failed one on the
-  // same producer.
+  // A produce request that throws may still have been appended (the connection dropped after the
+  // append); a later batch under the same sequence numbers would be acknowledged as its retry and
+  // dropped. So no send follows a failed one under the same producer id.
   it('sends its next batch on a new producer, and that batch lands', async () => {
     await expect(publisher.sendRaw(topic, [{ key: 'k', value: Buffer.alloc(8 * 1024, 1) }])).rejects.toThrow();
     expect(publisher.replacements).toBe(0);

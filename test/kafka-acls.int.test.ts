@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AclOperationTypes, AclPermissionTypes, AclResourceTypes, ResourcePatternTypes } from 'kafkajs';
-import type { Admin, Consumer, Kafka, Producer } from 'kafkajs';
+import type { Admin, Consumer, Producer } from 'kafkajs';
 import { createClient } from '@gatehouse/client';
 import {
   createKafka,
@@ -16,12 +16,12 @@ import {
   TOPIC_ROLES,
   topicNames,
 } from '@gatehouse/events';
-import type { EventsConfig, TopicSettings } from '@gatehouse/events';
+import type { EventsConfig, TopicSettings, KafkaConnection } from '@gatehouse/events';
 import { createLogger } from '@gatehouse/telemetry';
 import { pollUntil } from './support/poll.js';
 import { TEST_KEY_RING } from './support/signing.js';
 
-// Kafka's own layer of trust (docs/kafka-security.md), checked on real software: a throwaway broker
+// KafkaConnection's own layer of trust (docs/kafka-security.md), checked on real software: a throwaway broker
 // configured as docker-compose.yml's (deploy/local/kafka-secure.mjs, on 19092-19094; the stack's
 // broker is not touched), its grants made for a topic prefix of this run, each principal signing in
 // with SCRAM-SHA-512 through createKafka as every Gatehouse program does. The agent runtime's client
@@ -64,7 +64,7 @@ function configAs(principal: string, password = passwords[principal]): EventsCon
   });
 }
 
-const kafkaAs = (principal: string, password?: string): Kafka =>
+const kafkaAs = (principal: string, password?: string): KafkaConnection =>
   createKafka(configAs(principal, password), `acl-test-${principal}`, logger);
 
 async function connected<T extends Admin | Producer | Consumer>(client: T): Promise<T> {
@@ -157,7 +157,7 @@ const keyOf = (values: Record<string, string | number>, value: number): string =
 /** kafkajs' DESCRIBE_CONFIGS as kafka-acls.sh's DescribeConfigs. */
 const operationName = (key: string): string => key.toLowerCase().replace(/(^|_)([a-z])/g, (_, __: string, c: string) => c.toUpperCase());
 
-describe('Kafka ACLs of a broker configured like compose', () => {
+describe('KafkaConnection ACLs of a broker configured like compose', () => {
   beforeAll(async () => {
     const { stdout } = await run(process.execPath, [SCRIPT, 'up', '--topic-prefix', prefix, '--json'], { cwd: ROOT, timeout: 80_000 });
     node = JSON.parse(stdout) as SecureNode;

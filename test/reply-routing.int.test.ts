@@ -111,7 +111,7 @@ describe('answers go to the instance that asked', () => {
     const garbage = Buffer.from('not an Avro result');
     const publisher = await EventPublisher.connect(g.kafka, g.serde);
     try {
-      await publisher.producer.send({ topic: g.topics.results, acks: -1, messages: [{ partition: mine, key: 'x', value: garbage }] });
+      await publisher.sendRaw(g.topics.results, [{ partition: mine, key: 'x', value: garbage }]);
     } finally {
       await publisher.disconnect();
     }

@@ -3,7 +3,7 @@ import { createClient } from '@gatehouse/client';
 import type { GatehouseClient } from '@gatehouse/client';
 import type { Catalog, ToolImplementation } from '@gatehouse/contracts';
 import { createKafka, DeadLetters, EventPublisher, EventSerde, provisionTopics, topicNames } from '@gatehouse/events';
-import type { ExecutionOrder, Topics } from '@gatehouse/events';
+import type { ExecutionOrder, Topics, KafkaConnection } from '@gatehouse/events';
 import { startExecutor } from '@gatehouse/executor';
 import type { RunningExecutor, SlotLimits } from '@gatehouse/executor';
 import { loadRoles, PolicyTable } from '@gatehouse/governance';
@@ -13,7 +13,6 @@ import type { Roles, RunningPolicyService } from '@gatehouse/policy';
 import { customerSupportCatalog, customerSupportImplementations } from '@gatehouse/example-customer-support';
 import { createRedis, Keyspace, redisUrlFromEnv } from '@gatehouse/state';
 import type { Redis, Run } from '@gatehouse/state';
-import type { Kafka } from 'kafkajs';
 import { startApprovalService } from '@gatehouse/approval';
 import type { RunningApprovalService } from '@gatehouse/approval';
 import { startTestService } from '../customers-harness.js';
@@ -58,7 +57,7 @@ export interface Gatehouse {
   /** Prefix of every Redis key of this Gatehouse (GATEHOUSE_REDIS_PREFIX). */
   readonly redisPrefix: string;
   readonly topics: Topics;
-  readonly kafka: Kafka;
+  readonly kafka: KafkaConnection;
   readonly serde: EventSerde;
   readonly redis: Redis;
   readonly keys: Keyspace;

@@ -19,11 +19,11 @@ import { readPackConfig, toolsOf, validatePack } from '@gatehouse/sdk';
 import type { ConfigSpec, Env, ToolPack, ValidatedPack } from '@gatehouse/sdk';
 import { createRedis, Keyspace, redisUrlFromEnv } from '@gatehouse/state';
 import type { Redis, Run } from '@gatehouse/state';
-import type { Kafka } from 'kafkajs';
 import { DATABASE_URL } from './approval.js';
 import { pollUntil } from './poll.js';
 import { config, eventually, freshTopics, logger } from './stack.js';
 import { TEST_ASSERTION_SETTINGS, TEST_KEY_RING, TEST_SIGNING_KEYS } from './signing.js';
+import type { KafkaConnection } from '@gatehouse/events';
 
 const CONTROL_TOKEN = `test-control-${randomUUID()}`;
 
@@ -49,7 +49,7 @@ interface PendingCommit {
 export interface PackGatehouse {
   readonly label: string;
   readonly topics: Topics;
-  readonly kafka: Kafka;
+  readonly kafka: KafkaConnection;
   readonly serde: EventSerde;
   readonly redis: Redis;
   readonly keys: Keyspace;

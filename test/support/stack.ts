@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import type { Kafka, KafkaMessage } from 'kafkajs';
+import type { KafkaMessage } from 'kafkajs';
 import { createKafka, eventsConfigFromEnv, EventSerde, provisionTopics, topicNames } from '@gatehouse/events';
-import type { EventsConfig, Topics } from '@gatehouse/events';
+import type { EventsConfig, Topics, KafkaConnection } from '@gatehouse/events';
 import { createLogger } from '@gatehouse/telemetry';
 import { inject } from 'vitest';
 import { TEST_TOPIC_PREFIX } from './topic-cleanup.js';
@@ -15,12 +15,12 @@ export function uniquePrefix(label: string): string {
   return `${TEST_TOPIC_PREFIX}${inject('topicRun') ?? 'adhoc'}-${label}-${randomUUID().slice(0, 8)}.`;
 }
 
-export function kafkaFor(label: string): Kafka {
+export function kafkaFor(label: string): KafkaConnection {
   return createKafka(config, `gatehouse-test-${label}`, logger);
 }
 
 export interface TestTopics {
-  readonly kafka: Kafka;
+  readonly kafka: KafkaConnection;
   readonly topics: Topics;
   readonly serde: EventSerde;
 }
@@ -53,7 +53,7 @@ export async function eventually<T>(check: () => T | undefined, timeoutMs = 20_0
 }
 
 /** Reads raw records of a topic from the beginning until `count` have arrived (bounded by `timeoutMs`). */
-export async function readRaw(kafka: Kafka, topic: string, count: number, timeoutMs = 20_000): Promise<KafkaMessage[]> {
+export async function readRaw(kafka: KafkaConnection, topic: string, count: number, timeoutMs = 20_000): Promise<KafkaMessage[]> {
   const consumer = kafka.consumer({ groupId: `reader-${randomUUID()}` });
   const seen: KafkaMessage[] = [];
   await consumer.connect();

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { EventByRole, EventSerde, TopicRole } from '@gatehouse/events';
-import type { Consumer, IHeaders, Kafka } from 'kafkajs';
+import type { Consumer, IHeaders } from 'kafkajs';
 import { pollUntil } from './poll.js';
+import type { KafkaConnection } from '@gatehouse/events';
 
 /** One record of a topic as it sits in the log. */
 interface LoggedRecord<T> {
@@ -29,7 +30,7 @@ export interface TopicLedger<T> {
 }
 
 export async function openLedger<T>(
-  kafka: Kafka,
+  kafka: KafkaConnection,
   topic: string,
   decode: (value: Buffer | null) => Promise<T | undefined>,
   label = 'ledger',
@@ -93,7 +94,7 @@ export async function openLedger<T>(
 
 /** A ledger of one Gatehouse topic, decoded with its schema. */
 export function openEventLedger<R extends TopicRole>(
-  g: { readonly kafka: Kafka; readonly serde: EventSerde; readonly label: string },
+  g: { readonly kafka: KafkaConnection; readonly serde: EventSerde; readonly label: string },
   role: R,
 ): Promise<TopicLedger<EventByRole[R]>> {
   return openLedger(

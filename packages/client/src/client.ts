@@ -357,6 +357,7 @@ export class GatehouseClient {
 
 // Broker answers that the same command will get again however often it is sent.
 const PERMANENT = new Set([
+  'SASL_AUTHENTICATION_FAILED',
   'TOPIC_AUTHORIZATION_FAILED',
   'CLUSTER_AUTHORIZATION_FAILED',
   'MESSAGE_TOO_LARGE',
@@ -365,12 +366,20 @@ const PERMANENT = new Set([
   'INVALID_REQUIRED_ACKS',
 ]);
 
-/** The type of a kafkajs error or of any error it wraps, if one is permanent. */
+/** The broker's error code of a Kafka client's error (kafkajs' `type`, @platformatic/kafka's `apiId`) or of any it wraps, if one is permanent. */
 function permanentType(error: unknown, depth = 0): string | undefined {
   if (typeof error !== 'object' || error === null || depth > 5) return undefined;
-  const e = error as { type?: unknown; name?: unknown; cause?: unknown; originalError?: unknown; errors?: unknown };
-  if (typeof e.type === 'string' && PERMANENT.has(e.type)) return e.type;
-  if (e.name === 'KafkaJSSASLAuthenticationError') return 'SASL_AUTHENTICATION_FAILED';
+  const e = error as {
+    type?: unknown;
+    apiId?: unknown;
+    name?: unknown;
+    code?: unknown;
+    cause?: unknown;
+    originalError?: unknown;
+    errors?: unknown;
+  };
+  for (const code of [e.type, e.apiId]) if (typeof code === 'string' && PERMANENT.has(code)) return code;
+  if (e.name === 'KafkaJSSASLAuthenticationError' || e.code === 'PLT_KFK_AUTHENTICATION') return 'SASL_AUTHENTICATION_FAILED';
   for (const inner of [e.cause, e.originalError, ...(Array.isArray(e.errors) ? (e.errors as unknown[]) : [])]) {
     const found = permanentType(inner, depth + 1);
     if (found !== undefined) return found;
@@ -378,13 +387,19 @@ function permanentType(error: unknown, depth = 0): string | undefined {
   return undefined;
 }
 
+/** An error a Kafka client raised: kafkajs names all of its errors KafkaJS…, @platformatic/kafka codes them PLT_KFK_…. */
+function kafkaClientError(error: Error): boolean {
+  const code = (error as { code?: unknown }).code;
+  return error.name.startsWith('KafkaJS') || (typeof code === 'string' && code.startsWith('PLT_KFK_'));
+}
+
 /**
- * A failure of the broker or the way to it (kafkajs names all of its errors so), which a later
- * attempt may not meet — as opposed to a command that cannot be encoded or that the broker refuses
- * for good (an ACL, the size limit, the credentials).
+ * A failure of the broker or the way to it, which a later attempt may not meet — as opposed to a
+ * command that cannot be encoded or that the broker refuses for good (an ACL, the size limit, the
+ * credentials).
  */
 function transientKafkaError(error: unknown): boolean {
-  return error instanceof Error && error.name.startsWith('KafkaJS') && permanentType(error) === undefined;
+  return error instanceof Error && kafkaClientError(error) && permanentType(error) === undefined;
 }
 
 export function createClient(options: ClientOptions = {}): Promise<GatehouseClient> {

@@ -1,6 +1,5 @@
 import { DeadLetters, EventPublisher, startEventConsumer } from '@gatehouse/events';
-import type { ConsumedRecord, EventSerde, KeyRing, RunningConsumer, ToolResult } from '@gatehouse/events';
-import type { Kafka } from 'kafkajs';
+import type { ConsumedRecord, EventSerde, KafkaConnection, KeyRing, RunningConsumer, ToolResult } from '@gatehouse/events';
 import type { Logger } from '@gatehouse/telemetry';
 import { resultKeysFromEnv } from './result-keys.js';
 
@@ -16,7 +15,8 @@ export interface ResultSubscription {
  * agents (`resultKeys`, default GATEHOUSE_POLICY_KEYS, GATEHOUSE_APPROVAL_KEYS, GATEHOUSE_EXECUTOR_KEYS).
  */
 export async function subscribeResults(options: {
-  readonly kafka: Kafka;
+  /** `createKafka(eventsConfigFromEnv(), clientId, logger)` of @gatehouse/events. */
+  readonly kafka: KafkaConnection;
   readonly serde: EventSerde;
   readonly groupId: string;
   readonly logger: Logger;

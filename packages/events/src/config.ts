@@ -16,7 +16,7 @@ export interface TopicSettings {
 
 /** The SASL mechanisms a client can authenticate with (kafkajs' names). */
 const SASL_MECHANISMS = ['scram-sha-256', 'scram-sha-512', 'plain'] as const;
-type SaslMechanism = (typeof SASL_MECHANISMS)[number];
+export type SaslMechanism = (typeof SASL_MECHANISMS)[number];
 
 /** Who a client is to the brokers: each Gatehouse service has a principal of its own (docs/kafka-security.md). */
 export interface KafkaSasl {

@@ -28,7 +28,7 @@ export function originOf(topic: string, partition: number, message: KafkaMessage
   return { topic, partition, offset, timestamp, key, value, headers };
 }
 
-/** Where dead letters are written: a service's EventPublisher (which replaces a broken producer), or a bare producer. */
+/** Where dead letters are written: a service's EventPublisher (its batches, its recovery after a failed send), or a bare kafkajs producer. */
 export type DeadLetterSink = Producer | { sendRaw(topic: string, messages: Message[]): Promise<void> };
 
 /** Routes records a consumer cannot use to `<topic>.dlq`, byte for byte, with the reason in headers. */

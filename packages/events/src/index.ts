@@ -31,12 +31,12 @@ export type {
   ToolResult,
 } from './event-types.js';
 export { EventsError, EventsErrorCode } from './events-error.js';
-export { createKafka } from './kafka-client.js';
+export { createKafka, KafkaConnection } from './kafka-client.js';
 export { provisionTopics } from './provisioning.js';
 export type { ProvisionResult } from './provisioning.js';
 export { awaitTopicsServed, topicOffsets } from './topic-readiness.js';
 export type { PartitionOffsets } from './topic-readiness.js';
-export { EventPublisher, PARTITION_KEY_HEADER, producerStateLost, replyAwarePartitioner } from './publisher.js';
+export { EventPublisher, PARTITION_KEY_HEADER, partitionFor, producerStateLost } from './publisher.js';
 export { addressOf, errorResult, okResult, pendingResult, toErrorEvent } from './results.js';
 export type { ResultAddress } from './results.js';
 export type { Outgoing } from './publisher.js';

@@ -1,6 +1,8 @@
-import { Partitioners } from 'kafkajs';
-import type { ICustomPartitioner, IHeaders, Kafka, Message, Producer, TopicMessages } from 'kafkajs';
+import { murmur2, ProduceAcks, Producer } from '@platformatic/kafka';
+import type { MessageToProduce } from '@platformatic/kafka';
+import type { IHeaders, Message } from 'kafkajs';
 import { replyPartitionOf } from '@gatehouse/telemetry';
+import type { KafkaConnection } from './kafka-client.js';
 import { payloadFor } from './event-signing.js';
 import type { EventSigner } from './event-signing.js';
 import type { EventSerde } from './serde.js';
@@ -22,15 +24,14 @@ interface Pending {
   readonly reject: (error: unknown) => void;
 }
 
-// An idempotent kafkajs producer has one request in flight per broker: one record per request
-// capped a service at ~1 event per round trip (≈1.2 ms idle, 3–5 ms loaded). Publishes that
-// arrive while a request is in flight now share the next one.
+// Publishes that arrive while a produce request is in flight share the next one: one request per
+// broker at a time, so batches grow with the load instead of the round trips.
 const MAX_BATCH_ENTRIES = 1_000;
 const MAX_BATCH_BYTES = 900 * 1024;
 
 // Errors after which an idempotent producer's sequence numbers no longer match the broker's (a
-// broker restart can leave a batch half-acknowledged): every later send fails the same way until
-// the producer is replaced, which gets a new producer id from the broker.
+// broker restart can leave a batch half-acknowledged): the same batch is sent again under a new
+// producer id, at most SEND_ATTEMPTS times.
 const PRODUCER_STATE_LOST = new Set([
   'OUT_OF_ORDER_SEQUENCE_NUMBER',
   'UNKNOWN_PRODUCER_ID',
@@ -39,12 +40,9 @@ const PRODUCER_STATE_LOST = new Set([
 ]);
 const SEND_ATTEMPTS = 3;
 
-// kafkajs rolls a partition's sequence number back whenever a produce request throws, even when the
-// broker did append it (the connection lost after the append, a timeout, an error on another
-// partition of the same request). A later, different batch then goes out under the same sequence
-// numbers, and a broker that holds a batch with the same first and last sequence takes it for a
-// retry of that one: it acknowledges it with the old offsets and drops it. So a producer whose send
-// failed sends nothing more: the next send first replaces it (a new producer id, new sequences).
+// A failed produce request may still have been appended (the connection lost after the append, a
+// timeout, an error on another partition of the same request). Its sequence numbers are therefore
+// never given to another batch: the send after a failed one goes under a new producer id.
 
 // What the signature headers add to a signed record at most (a signature, a key id and a path of
 // six hashes), counted against MAX_BATCH_BYTES before they exist.
@@ -53,8 +51,8 @@ const SIGNATURE_HEADER_BYTES = 400;
 /** True when `error` (or one it wraps) says the producer's idempotence state is gone. */
 export function producerStateLost(error: unknown, depth = 0): boolean {
   if (typeof error !== 'object' || error === null || depth > 5) return false;
-  const e = error as { type?: unknown; cause?: unknown; originalError?: unknown; errors?: unknown };
-  if (typeof e.type === 'string' && PRODUCER_STATE_LOST.has(e.type)) return true;
+  const e = error as { type?: unknown; apiId?: unknown; cause?: unknown; originalError?: unknown; errors?: unknown };
+  for (const code of [e.type, e.apiId]) if (typeof code === 'string' && PRODUCER_STATE_LOST.has(code)) return true;
   const wrapped = [e.cause, e.originalError, ...(Array.isArray(e.errors) ? (e.errors as unknown[]) : [])];
   return wrapped.some((inner) => producerStateLost(inner, depth + 1));
 }
@@ -78,70 +76,89 @@ function headerText(value: IHeaders[string]): string | undefined {
   return typeof first === 'string' ? first : first.toString('utf8');
 }
 
+/** A record as the wire client takes it. */
+type WireRecord = MessageToProduce<Buffer, Buffer, Buffer, Buffer>;
+
 /**
- * Kafka's default partitioner (Java-compatible murmur2), over the record's partition key header
- * when it has one and its key otherwise, except for results that carry a reply partition: those go
- * to the partition the asking agent-runtime instance reads, so each instance reads its own answers
- * rather than everyone's. A reply partition the topic does not have is ignored (the key decides),
- * so a hostile or stale header can only cost reads, never an answer.
+ * The partition of a record on `topic` (of `partitions`): Kafka's default partitioner
+ * (Java-compatible murmur2) over the record's partition key header when it has one and its key
+ * otherwise, except for results that carry a reply partition: those go to the partition the asking
+ * agent-runtime instance reads, so each instance reads its own answers rather than everyone's. A
+ * reply partition the topic does not have is ignored (the key decides), so a hostile or stale
+ * header can only cost reads, never an answer. Undefined for a record with no key at all: the
+ * client then goes round the partitions.
  */
-export function replyAwarePartitioner(resultsTopic: string): ICustomPartitioner {
-  return () => {
-    const byKey = Partitioners.DefaultPartitioner();
-    return (args) => {
-      if (args.topic === resultsTopic) {
-        const partition = replyPartitionOf(args.message.headers);
-        if (partition !== undefined && args.partitionMetadata.some((p) => p.partitionId === partition)) return partition;
-      }
-      const spread = args.message.headers === undefined ? undefined : headerText(args.message.headers[PARTITION_KEY_HEADER]);
-      if (spread !== undefined && spread.length > 0) return byKey({ ...args, message: { ...args.message, key: spread } });
-      return byKey(args);
-    };
-  };
+export function partitionFor(
+  message: Pick<Message, 'key' | 'headers'>,
+  topic: string,
+  resultsTopic: string,
+  partitions: number,
+): number | undefined {
+  if (topic === resultsTopic) {
+    const reply = replyPartitionOf(message.headers);
+    if (reply !== undefined && reply < partitions) return reply;
+  }
+  const spread = message.headers === undefined ? undefined : headerText(message.headers[PARTITION_KEY_HEADER]);
+  const by = spread !== undefined && spread.length > 0 ? spread : message.key;
+  if (by === null || by === undefined || by.length === 0) return undefined;
+  return (murmur2(by) & 0x7fffffff) % partitions;
 }
+
+/** Header values as bytes, a repeated name repeated (distinct Buffer keys), as the broker stores them. */
+function wireHeaders(headers: IHeaders | undefined): Map<Buffer, Buffer> {
+  const wire = new Map<Buffer, Buffer>();
+  if (headers === undefined) return wire;
+  for (const name of Object.keys(headers)) {
+    const value: unknown = headers[name];
+    for (const one of Array.isArray(value) ? (value as unknown[]) : [value]) {
+      if (typeof one === 'string' || Buffer.isBuffer(one)) wire.set(Buffer.from(name), Buffer.isBuffer(one) ? one : Buffer.from(one));
+    }
+  }
+  return wire;
+}
+
+const bytesOf = (data: Buffer | string | null | undefined): Buffer | undefined =>
+  data === null || data === undefined ? undefined : Buffer.isBuffer(data) ? data : Buffer.from(data);
 
 /**
  * Typed, idempotent publishing of Gatehouse events (acks from all in-sync replicas). Every
- * publish resolves once its own records are acknowledged; concurrent publishes are batched. A
- * producer whose idempotence state the broker no longer accepts is replaced, and the batch sent
- * again (consumers of every Gatehouse topic tolerate the duplicate this can make).
+ * publish resolves once its own records are acknowledged; concurrent publishes are batched. A batch
+ * the broker refused for lost idempotence state is sent again under a new producer id (consumers of
+ * every Gatehouse topic tolerate the duplicate this can make).
  */
 export class EventPublisher {
   private queue: Pending[] = [];
   private flushing = false;
-  private current: Producer;
-  private replacing: Promise<void> | undefined;
-  /** The current producer's last send failed: its sequence numbers may be reused, so it is replaced before the next send. */
+  /** The last send failed: the next one first takes a new producer id. */
   private suspect = false;
-  /** How many times the producer was replaced (for logs and tests). */
+  /** How many times a new producer id was taken after a failed send (for logs and tests). */
   replacements = 0;
 
   private constructor(
-    private readonly kafka: Kafka,
-    producer: Producer,
+    private readonly current: Producer,
     private readonly serde: EventSerde,
     private readonly signer: EventSigner | undefined,
-  ) {
-    this.current = producer;
-  }
+  ) {}
 
   /**
    * `signer`: the publishing service's key. Every order, approval request, decision and result it
    * publishes is signed with it (with the headers it travels with), so readers can tell it from a forgery.
    */
-  static async connect(kafka: Kafka, serde: EventSerde, signer?: EventSigner): Promise<EventPublisher> {
-    const producer = EventPublisher.newProducer(kafka, serde.topics.results);
-    await producer.connect();
-    return new EventPublisher(kafka, producer, serde, signer);
-  }
-
-  private static newProducer(kafka: Kafka, resultsTopic: string): Producer {
-    return kafka.producer({ idempotent: true, allowAutoTopicCreation: false, createPartitioner: replyAwarePartitioner(resultsTopic) });
-  }
-
-  /** The producer in use now; it changes when one is replaced, so do not keep it. */
-  get producer(): Producer {
-    return this.current;
+  static async connect(kafka: KafkaConnection, serde: EventSerde, signer?: EventSigner): Promise<EventPublisher> {
+    const producer = new Producer({
+      ...kafka.wireOptions(),
+      idempotent: true,
+      acks: ProduceAcks.ALL,
+      autocreateTopics: false,
+    });
+    try {
+      // Fails here, not at the first publish, when the brokers cannot be reached or refuse the principal.
+      await producer.metadata({ topics: [] });
+    } catch (error) {
+      await producer.close().catch(() => undefined);
+      throw error;
+    }
+    return new EventPublisher(producer, serde, signer);
   }
 
   /** Sends records as they are (already encoded) through the same batches, e.g. to a DLQ. */
@@ -188,55 +205,61 @@ export class EventPublisher {
   }
 
   async disconnect(): Promise<void> {
-    await this.replacing?.catch(() => undefined);
-    await this.current.disconnect();
+    await this.current.close();
   }
 
-  private async send(topicMessages: TopicMessages[]): Promise<void> {
+  private async send(records: WireRecord[]): Promise<void> {
     for (let attempt = 1; ; attempt += 1) {
-      // Throws while the broker is away (the batch fails, its callers retry); stays suspect until replaced.
-      if (this.suspect) {
-        await this.replaceProducer();
-        this.suspect = false;
-      }
+      // Throws while the broker is away (the batch fails, its callers retry); stays suspect until it succeeds.
+      if (this.suspect) await this.newProducerId();
       try {
-        await this.current.sendBatch({ acks: -1, topicMessages });
+        await this.current.send({ messages: records });
         return;
       } catch (error) {
-        // Whatever the error, this batch may be in the log: never reuse its sequence numbers.
+        // Whatever the error, this batch may be in the log: never send another under its sequence numbers.
         this.suspect = true;
         if (attempt >= SEND_ATTEMPTS || !producerStateLost(error)) throw error;
       }
     }
   }
 
-  private replaceProducer(): Promise<void> {
-    this.replacing ??= (async () => {
-      const old = this.current;
-      const fresh = EventPublisher.newProducer(this.kafka, this.serde.topics.results);
-      await fresh.connect();
-      this.current = fresh;
-      this.replacements += 1;
-      await old.disconnect().catch(() => undefined);
-    })().finally(() => {
-      this.replacing = undefined;
+  /**
+   * Registers a new producer id with the broker, its sequences from zero. The client drops its id
+   * after a failed send anyway; asking for one here makes the rule hold whatever the client does.
+   */
+  private async newProducerId(): Promise<void> {
+    await this.current.initIdempotentProducer({});
+    this.suspect = false;
+    this.replacements += 1;
+  }
+
+  /** Each message of a batch as the wire client takes it, with the partition Gatehouse routes it to. */
+  private async wireRecords(batch: readonly Pending[]): Promise<WireRecord[]> {
+    // The client's cached metadata (it refreshes it as it ages and when a leader moves).
+    const metadata = await this.current.metadata({ topics: [...new Set(batch.map((p) => p.topic))] });
+    return batch.flatMap((pending) => {
+      const partitions = metadata.topics.get(pending.topic)?.partitionsCount ?? 1;
+      return pending.messages.map((m): WireRecord => {
+        const key = bytesOf(m.key);
+        const value = bytesOf(m.value);
+        const partition = m.partition ?? partitionFor(m, pending.topic, this.serde.topics.results, partitions);
+        return {
+          topic: pending.topic,
+          ...(key === undefined ? {} : { key }),
+          ...(value === undefined ? {} : { value }),
+          headers: wireHeaders(m.headers),
+          ...(partition === undefined ? {} : { partition }),
+        };
+      });
     });
-    return this.replacing;
   }
 
   private async flush(): Promise<void> {
     while (this.queue.length > 0) {
       const batch = this.takeBatch();
-      this.sign(batch);
-      const byTopic = new Map<string, Message[]>();
-      for (const pending of batch) {
-        const list = byTopic.get(pending.topic);
-        if (list === undefined) byTopic.set(pending.topic, [...pending.messages]);
-        else list.push(...pending.messages);
-      }
-      const topicMessages: TopicMessages[] = [...byTopic].map(([topic, messages]) => ({ topic, messages }));
       try {
-        await this.send(topicMessages);
+        this.sign(batch);
+        await this.send(await this.wireRecords(batch));
         for (const pending of batch) pending.resolve();
       } catch (error) {
         for (const pending of batch) pending.reject(error);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Partitioners } from 'kafkajs';
-import type { PartitionMetadata } from 'kafkajs';
-import { PARTITION_KEY_HEADER, replyAwarePartitioner } from '@gatehouse/events';
+import type { Message, PartitionMetadata } from 'kafkajs';
+import { PARTITION_KEY_HEADER, partitionFor } from '@gatehouse/events';
 
 const partitions = (n: number): PartitionMetadata[] =>
   Array.from({ length: n }, (_, partitionId) => ({
@@ -14,7 +14,9 @@ const partitions = (n: number): PartitionMetadata[] =>
   }));
 
 describe('the reply-aware partitioner', () => {
-  const choose = replyAwarePartitioner('gatehouse.results')();
+  // kafkajs' default partitioner, Java-compatible murmur2, is the reference the partitions must match.
+  const choose = (args: { topic: string; partitionMetadata: PartitionMetadata[]; message: Message }) =>
+    partitionFor(args.message, args.topic, 'gatehouse.results', args.partitionMetadata.length);
   const byKey = Partitioners.DefaultPartitioner();
   const message = (headers: Record<string, string>) => ({ key: 'run_1', value: 'v', headers });
 
@@ -58,6 +60,21 @@ describe('the reply-aware partitioner', () => {
     ).toBe(byKey({ topic: 'gatehouse.execute', partitionMetadata: partitions(6), message: { key: 'tenant-a', value: 'v' } }));
   });
 
+  it('puts a key in the partition Java clients and kafkajs put it in, for every partition count', () => {
+    for (const count of [1, 3, 6, 24, 100]) {
+      for (let i = 0; i < 500; i += 1) {
+        const key = `tenant-${i}-ü`;
+        expect(choose({ topic: 't', partitionMetadata: partitions(count), message: { key, value: 'v' } })).toBe(
+          byKey({ topic: 't', partitionMetadata: partitions(count), message: { key, value: 'v' } }),
+        );
+      }
+    }
+  });
+
+  it('leaves a record with no key to the client, which goes round the partitions', () => {
+    expect(choose({ topic: 't', partitionMetadata: partitions(6), message: { key: null, value: 'v' } })).toBeUndefined();
+  });
+
   it('spreads one tenant’s calls over every partition evenly', () => {
     const counts = new Array<number>(6).fill(0);
     for (let i = 0; i < 6_000; i += 1) {
@@ -66,6 +83,7 @@ describe('the reply-aware partitioner', () => {
         partitionMetadata: partitions(6),
         message: { key: 'tenant-a', value: 'v', headers: { [PARTITION_KEY_HEADER]: `cmd_${i}` } },
       });
+      if (p === undefined) throw new Error('a keyed record got no partition');
       counts[p] = (counts[p] ?? 0) + 1;
     }
     // An even share is 1,000; murmur2 over distinct ids keeps every partition within 10% of it.
