@@ -56,7 +56,14 @@ export class Child {
       if (value === undefined) delete merged[key];
       else merged[key] = value;
     }
-    this.process = fork(fileURLToPath(new URL(entry, import.meta.url)), [], { env: merged, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+    // BENCH_CPU_PROF_DIR: every child writes a V8 CPU profile there when it exits (one file per process).
+    const profileDir = process.env['BENCH_CPU_PROF_DIR'];
+    const execArgv = profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`];
+    this.process = fork(fileURLToPath(new URL(entry, import.meta.url)), [], {
+      env: merged,
+      execArgv,
+      stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+    });
     this.process.on('message', (response: Response) => {
       const waiter = this.waiting.get(response.id);
       this.waiting.delete(response.id);
