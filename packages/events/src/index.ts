@@ -39,7 +39,7 @@ export type { PartitionOffsets } from './topic-readiness.js';
 export { EventPublisher, PARTITION_KEY_HEADER, partitionFor, producerStateLost } from './publisher.js';
 export { addressOf, errorResult, okResult, pendingResult, toErrorEvent } from './results.js';
 export type { ResultAddress } from './results.js';
-export type { Outgoing } from './publisher.js';
+export type { KeyHash, Outgoing } from './publisher.js';
 export { defaultSchemasDir, loadEventSchemas } from './schema-files.js';
 export type { EventSchemas } from './schema-files.js';
 export { DecodeFailure, EventSerde } from './serde.js';

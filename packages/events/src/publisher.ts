@@ -1,5 +1,4 @@
-import { murmur2, ProduceAcks, Producer } from '@platformatic/kafka';
-import type { MessageToProduce } from '@platformatic/kafka';
+import type { MessageToProduce, Producer } from '@platformatic/kafka';
 import type { IHeaders, Message } from 'kafkajs';
 import { replyPartitionOf } from '@gatehouse/telemetry';
 import type { KafkaConnection } from './kafka-client.js';
@@ -7,6 +6,7 @@ import { payloadFor } from './event-signing.js';
 import type { EventSigner } from './event-signing.js';
 import type { EventSerde } from './serde.js';
 import type { EventByRole, TopicRole } from './topics.js';
+import { wireClient } from './wire-client.js';
 
 export interface Outgoing<R extends TopicRole> {
   readonly key: string;
@@ -76,6 +76,9 @@ function headerText(value: IHeaders[string]): string | undefined {
   return typeof first === 'string' ? first : first.toString('utf8');
 }
 
+/** Kafka's murmur2 over a key's bytes, as its Java client computes it. */
+export type KeyHash = (key: string | Buffer) => number;
+
 /** A record as the wire client takes it. */
 type WireRecord = MessageToProduce<Buffer, Buffer, Buffer, Buffer>;
 
@@ -93,6 +96,7 @@ export function partitionFor(
   topic: string,
   resultsTopic: string,
   partitions: number,
+  hash: KeyHash,
 ): number | undefined {
   if (topic === resultsTopic) {
     const reply = replyPartitionOf(message.headers);
@@ -101,7 +105,7 @@ export function partitionFor(
   const spread = message.headers === undefined ? undefined : headerText(message.headers[PARTITION_KEY_HEADER]);
   const by = spread !== undefined && spread.length > 0 ? spread : message.key;
   if (by === null || by === undefined || by.length === 0) return undefined;
-  return (murmur2(by) & 0x7fffffff) % partitions;
+  return (hash(by) & 0x7fffffff) % partitions;
 }
 
 /** Header values as bytes, a repeated name repeated (distinct Buffer keys), as the broker stores them. */
@@ -136,6 +140,7 @@ export class EventPublisher {
 
   private constructor(
     private readonly current: Producer,
+    private readonly hash: KeyHash,
     private readonly serde: EventSerde,
     private readonly signer: EventSigner | undefined,
   ) {}
@@ -145,6 +150,7 @@ export class EventPublisher {
    * publishes is signed with it (with the headers it travels with), so readers can tell it from a forgery.
    */
   static async connect(kafka: KafkaConnection, serde: EventSerde, signer?: EventSigner): Promise<EventPublisher> {
+    const { Producer, ProduceAcks, murmur2 } = await wireClient();
     const producer = new Producer({
       ...kafka.wireOptions(),
       idempotent: true,
@@ -158,7 +164,7 @@ export class EventPublisher {
       await producer.close().catch(() => undefined);
       throw error;
     }
-    return new EventPublisher(producer, serde, signer);
+    return new EventPublisher(producer, murmur2, serde, signer);
   }
 
   /** Sends records as they are (already encoded) through the same batches, e.g. to a DLQ. */
@@ -242,7 +248,7 @@ export class EventPublisher {
       return pending.messages.map((m): WireRecord => {
         const key = bytesOf(m.key);
         const value = bytesOf(m.value);
-        const partition = m.partition ?? partitionFor(m, pending.topic, this.serde.topics.results, partitions);
+        const partition = m.partition ?? partitionFor(m, pending.topic, this.serde.topics.results, partitions, this.hash);
         return {
           topic: pending.topic,
           ...(key === undefined ? {} : { key }),

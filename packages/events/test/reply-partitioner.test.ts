@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { murmur2 } from '@platformatic/kafka';
 import { Partitioners } from 'kafkajs';
 import type { Message, PartitionMetadata } from 'kafkajs';
 import { PARTITION_KEY_HEADER, partitionFor } from '@gatehouse/events';
@@ -16,7 +17,7 @@ const partitions = (n: number): PartitionMetadata[] =>
 describe('the reply-aware partitioner', () => {
   // kafkajs' default partitioner, Java-compatible murmur2, is the reference the partitions must match.
   const choose = (args: { topic: string; partitionMetadata: PartitionMetadata[]; message: Message }) =>
-    partitionFor(args.message, args.topic, 'gatehouse.results', args.partitionMetadata.length);
+    partitionFor(args.message, args.topic, 'gatehouse.results', args.partitionMetadata.length, murmur2);
   const byKey = Partitioners.DefaultPartitioner();
   const message = (headers: Record<string, string>) => ({ key: 'run_1', value: 'v', headers });
 
