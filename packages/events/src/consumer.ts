@@ -1,8 +1,8 @@
-import type { Consumer, IHeaders, Kafka, KafkaMessage } from 'kafkajs';
+import type { IHeaders } from 'kafkajs';
 import type { Logger } from '@gatehouse/telemetry';
-import { originOf } from './dead-letters.js';
 import type { DeadLetters, OriginRecord } from './dead-letters.js';
-import { deadLetterUntrusted } from './record-trust.js';
+import type { KafkaConnection } from './kafka-client.js';
+import { startParallelConsumer } from './parallel-consumer.js';
 import type { RecordTrust } from './record-trust.js';
 import type { EventSerde } from './serde.js';
 import type { EventByRole, TopicRole } from './topics.js';
@@ -21,7 +21,7 @@ export interface ConsumedRecord {
 export type EventHandler<R extends TopicRole> = (event: EventByRole[R], record: ConsumedRecord) => Promise<void>;
 
 export interface EventConsumerOptions<R extends TopicRole> {
-  readonly kafka: Kafka;
+  readonly kafka: KafkaConnection;
   readonly serde: EventSerde;
   readonly role: R;
   readonly groupId: string;
@@ -35,71 +35,19 @@ export interface EventConsumerOptions<R extends TopicRole> {
 }
 
 export interface RunningConsumer {
-  readonly consumer: Consumer;
   /** Settles when this member first receives its partition assignment. */
   readonly joined: Promise<void>;
   stop(): Promise<void>;
 }
 
 /**
- * Consumes one Gatehouse topic as a member of a consumer group. Each record is decoded against the
- * topic's schema; a record that does not decode goes to `<topic>.dlq` with its reason and the
- * consumer carries on. A handler error or an unreachable registry fails the batch, which kafkajs
- * retries from the last committed offset, so nothing is skipped.
+ * Consumes one Gatehouse topic as a member of a consumer group, one record at a time in the order
+ * fetched. Each record is decoded against the topic's schema; a record that does not decode goes to
+ * `<topic>.dlq` with its reason and the consumer carries on. A handler error or an unreachable
+ * registry is retried with backoff, and offsets are committed only past handled records, so nothing
+ * is skipped.
  */
 export async function startEventConsumer<R extends TopicRole>(options: EventConsumerOptions<R>): Promise<RunningConsumer> {
-  const { kafka, serde, role, handle, deadLetters } = options;
-  const topic = serde.topics[role];
-  const log = options.logger.child({ topic, groupId: options.groupId });
-  const consumer = kafka.consumer({
-    groupId: options.groupId,
-    allowAutoTopicCreation: false,
-    sessionTimeout: options.sessionTimeoutMs ?? 30_000,
-    heartbeatInterval: 3_000,
-  });
-  let onJoin: () => void = () => undefined;
-  const joined = new Promise<void>((resolve) => (onJoin = resolve));
-  consumer.on(consumer.events.GROUP_JOIN, () => onJoin());
-
-  const take = async (partition: number, message: KafkaMessage): Promise<void> => {
-    const origin = originOf(topic, partition, message);
-    const record: ConsumedRecord = {
-      topic,
-      partition,
-      offset: message.offset,
-      key: message.key === null ? null : message.key.toString('utf8'),
-      timestamp: message.timestamp,
-      headers: message.headers,
-      origin,
-    };
-    const decoded = await serde.decode(role, message.value);
-    if (decoded.ok) {
-      if (await deadLetterUntrusted(role, decoded.value, origin, options.trust, deadLetters, log)) return;
-      await handle(decoded.value, record);
-      return;
-    }
-    await deadLetters.send(origin, decoded.reason, decoded.message);
-    log.warn({ partition, offset: message.offset, reason: decoded.reason }, 'undecodable record sent to the DLQ');
-  };
-
-  await consumer.connect();
-  await consumer.subscribe({ topic, fromBeginning: options.fromBeginning ?? false });
-  await consumer.run({
-    eachBatchAutoResolve: false,
-    eachBatch: async (payload) => {
-      const { batch } = payload;
-      for (const message of batch.messages) {
-        if (!payload.isRunning() || payload.isStale()) break;
-        await take(batch.partition, message);
-        payload.resolveOffset(message.offset);
-        await payload.heartbeat();
-      }
-      await payload.commitOffsetsIfNecessary();
-    },
-  });
-  return {
-    consumer,
-    joined,
-    stop: () => consumer.disconnect(),
-  };
+  const running = await startParallelConsumer({ ...options, maxConcurrency: 1, maxPerKey: 1 });
+  return { joined: running.joined, stop: () => running.stop() };
 }

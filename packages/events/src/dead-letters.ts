@@ -1,4 +1,5 @@
-import type { IHeaders, KafkaMessage, Message, Producer } from 'kafkajs';
+import type { IHeaders, Message, Producer } from 'kafkajs';
+import type { ReadRecord } from './wire-record.js';
 import { dlqTopicOf } from './topics.js';
 
 /** Headers a DLQ record carries beside the original key, value and headers. */
@@ -23,7 +24,7 @@ export interface OriginRecord {
 }
 
 /** The record `message` of `topic`'s `partition`, as a dead letter names its origin. */
-export function originOf(topic: string, partition: number, message: KafkaMessage): OriginRecord {
+export function originOf(topic: string, partition: number, message: ReadRecord): OriginRecord {
   const { offset, timestamp, key, value, headers } = message;
   return { topic, partition, offset, timestamp, key, value, headers };
 }

@@ -1,17 +1,21 @@
-import type { Consumer, EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs';
 import type { Logger } from '@gatehouse/telemetry';
 import type { ConsumedRecord, EventHandler } from './consumer.js';
 import { originOf } from './dead-letters.js';
 import type { DeadLetters } from './dead-letters.js';
+import type { KafkaConnection } from './kafka-client.js';
 import { KeyScheduler } from './key-scheduler.js';
 import { OffsetTracker } from './offset-tracker.js';
 import { deadLetterUntrusted } from './record-trust.js';
 import type { RecordTrust } from './record-trust.js';
 import type { EventSerde } from './serde.js';
 import type { TopicRole } from './topics.js';
+import { openGroupLink } from './group-link.js';
+import type { GroupLink } from './group-link.js';
+import { readRecordOf } from './wire-record.js';
+import type { ReadRecord, WireMessageOf } from './wire-record.js';
 
 export interface ParallelConsumerOptions<R extends TopicRole> {
-  readonly kafka: Kafka;
+  readonly kafka: KafkaConnection;
   readonly serde: EventSerde;
   readonly role: R;
   readonly groupId: string;
@@ -40,7 +44,6 @@ export interface ParallelConsumerStats {
 }
 
 export interface RunningParallelConsumer {
-  readonly consumer: Consumer;
   /** Settles when this member first receives its partition assignment. */
   readonly joined: Promise<void>;
   stats(): ParallelConsumerStats;
@@ -57,12 +60,16 @@ interface MemberState {
   readonly scheduler: KeyScheduler;
   readonly maxBuffered: number;
   readonly trackers: Map<number, OffsetTracker>;
-  /** The partitions of the last assignment. */
+  /** The partitions of the last assignment; none while the member (re)joins. */
   assigned: Set<number>;
   stopping: boolean;
-  /** Wakes a batch that waits for the buffer to have room. */
-  capacityWaiter: (() => void) | undefined;
+  /** Fetching is paused until the buffer has room again. */
+  full: boolean;
+  /** Pauses or resumes fetching (set once the member has joined). */
+  backpressure: (full: boolean) => void;
 }
+
+type Work = (tracker: OffsetTracker, partition: number, record: ReadRecord) => Promise<void>;
 
 /**
  * A group member that works on many records of a partition at once. Fetching runs ahead of the
@@ -81,79 +88,84 @@ export async function startParallelConsumer<R extends TopicRole>(options: Parall
     trackers: new Map<number, OffsetTracker>(),
     assigned: new Set<number>(),
     stopping: false,
-    capacityWaiter: undefined,
+    full: false,
+    backpressure: () => undefined,
   };
   const { scheduler } = member;
-
-  const consumer = groupConsumer(options);
-  const joined = trackAssignment(consumer, member);
   const work = recordWorker(member, recordDecoder(options, member));
-  const commit = offsetCommitter(consumer, member);
+  const link = await openGroupLink({
+    kafka: options.kafka,
+    groupId: options.groupId,
+    topic,
+    log: member.log,
+    ...(options.sessionTimeoutMs === undefined ? {} : { sessionTimeoutMs: options.sessionTimeoutMs }),
+    start: (wire) => ({
+      mode: wire.MessagesStreamModes.COMMITTED,
+      fallbackMode: options.fromBeginning === true ? wire.MessagesStreamFallbackModes.EARLIEST : wire.MessagesStreamFallbackModes.LATEST,
+    }),
+    assigned: (partitions) => {
+      member.assigned = new Set(partitions);
+      forgetFinishedPartitions(member);
+    },
+    message: (message) => take(member, work, message),
+  });
+  member.backpressure = (full) => link.backpressure(full);
+  const commit = offsetCommitter(link, member);
   let committing = Promise.resolve();
   const timer = setInterval(() => {
     committing = committing.then(commit);
   }, options.commitIntervalMs ?? 200);
 
-  await consumer.connect();
-  await consumer.subscribe({ topic, fromBeginning: options.fromBeginning ?? false });
-  await consumer.run({
-    autoCommit: false,
-    eachBatchAutoResolve: false,
-    eachBatch: batchHandler(member, work),
-  });
-
   return {
-    consumer,
-    joined,
+    joined: link.joined,
     stats: () => ({ buffered: scheduler.size, running: scheduler.active, assigned: [...member.assigned].sort((a, b) => a - b) }),
     stop: async ({ drainTimeoutMs = 10_000 } = {}) => {
-      try {
-        consumer.pause([{ topic }]);
-      } catch {
-        // A consumer that crashed and is not running has nothing to pause; stopping goes on.
-      }
+      link.hold();
       await Promise.race([scheduler.idle(), sleep(drainTimeoutMs)]);
       clearInterval(timer);
       await committing;
       await commit();
       member.stopping = true;
-      member.capacityWaiter?.();
-      await consumer.disconnect();
+      await link.close();
     },
   };
 }
 
-function groupConsumer<R extends TopicRole>(options: ParallelConsumerOptions<R>): Consumer {
-  return options.kafka.consumer({
-    groupId: options.groupId,
-    allowAutoTopicCreation: false,
-    sessionTimeout: options.sessionTimeoutMs ?? 30_000,
-    // A member that died mid-rebalance is waited for this long; ours rejoin at once (batches return quickly).
-    rebalanceTimeout: (options.sessionTimeoutMs ?? 30_000) + 5_000,
-    heartbeatInterval: Math.min(3_000, Math.floor((options.sessionTimeoutMs ?? 30_000) / 3)),
-  });
+/** Forgets the trackers of partitions no longer assigned whose records have all finished. */
+function forgetFinishedPartitions(member: MemberState): void {
+  for (const [partition, tracker] of member.trackers) {
+    if (!member.assigned.has(partition) && tracker.unfinished === 0) member.trackers.delete(partition);
+  }
 }
 
-/** Keeps `assigned` to the member's latest assignment; settles when it first joins. */
-function trackAssignment(consumer: Consumer, member: MemberState): Promise<void> {
-  const { topic, trackers } = member;
-  let onJoin: () => void = () => undefined;
-  const joined = new Promise<void>((resolve) => (onJoin = resolve));
-  consumer.on(consumer.events.GROUP_JOIN, (event) => {
-    member.assigned = new Set(event.payload.memberAssignment[topic] ?? []);
-    for (const [partition, tracker] of trackers) {
-      if (!member.assigned.has(partition) && tracker.unfinished === 0) trackers.delete(partition);
-    }
-    onJoin();
-  });
-  return joined;
+/** Hands a fetched record to the scheduler, pausing the stream while `maxBuffered` records are unfinished. */
+function take(member: MemberState, work: Work, message: WireMessageOf): void {
+  const { partition } = message;
+  // Read before a rebalance moved its partition away (or while stopping): the next owner reads it
+  // from the committed offset.
+  if (member.stopping || !member.assigned.has(partition)) return;
+  let tracker = member.trackers.get(partition);
+  if (tracker === undefined) {
+    tracker = new OffsetTracker();
+    member.trackers.set(partition, tracker);
+  }
+  // After a rejoin the stream reads again from the committed offset: a record begun here before is skipped.
+  if (tracker.begin(Number(message.offset))) {
+    const owner = tracker;
+    const record = readRecordOf(message);
+    member.scheduler.submit(record.key === null ? '' : record.key.toString('utf8'), () => work(owner, partition, record));
+  }
+  if (member.scheduler.size >= member.maxBuffered && !member.full) {
+    member.full = true;
+    member.backpressure(true);
+  }
 }
 
 /** Decodes a record and hands it on: undecodable or untrusted records go to the DLQ instead. */
 function recordDecoder<R extends TopicRole>(options: ParallelConsumerOptions<R>, member: MemberState) {
   const { serde, role, handle, deadLetters } = options;
   const { topic, log } = member;
-  return async (partition: number, message: KafkaMessage): Promise<void> => {
+  return async (partition: number, message: ReadRecord): Promise<void> => {
     const origin = originOf(topic, partition, message);
     const decoded = await serde.decode(role, message.value);
     if (!decoded.ok) {
@@ -175,35 +187,36 @@ function recordDecoder<R extends TopicRole>(options: ParallelConsumerOptions<R>,
   };
 }
 
-/** Runs one record to success (retrying with backoff), marks it finished, and wakes a waiting fetch. */
-function recordWorker(member: MemberState, decodeAndHandle: (partition: number, message: KafkaMessage) => Promise<void>) {
+/** Runs one record to success (retrying with backoff), marks it finished, and resumes a paused fetch. */
+function recordWorker(member: MemberState, decodeAndHandle: (partition: number, message: ReadRecord) => Promise<void>): Work {
   const { log, scheduler, maxBuffered } = member;
-  return async (tracker: OffsetTracker, partition: number, message: KafkaMessage): Promise<void> => {
+  return async (tracker, partition, record) => {
     for (let backoff = 100; ; backoff = Math.min(backoff * 2, 5_000)) {
       try {
-        await decodeAndHandle(partition, message);
-        tracker.finish(Number(message.offset));
+        await decodeAndHandle(partition, record);
+        tracker.finish(Number(record.offset));
         break;
       } catch (error) {
         // Left unfinished, the record is not committed past and the next owner takes it again.
         if (member.stopping) return;
-        log.error({ err: error, partition, offset: message.offset }, 'record failed; retrying');
+        log.error({ err: error, partition, offset: record.offset }, 'record failed; retrying');
         await sleep(backoff);
       }
     }
-    if (scheduler.size < maxBuffered && member.capacityWaiter !== undefined) {
-      const wake = member.capacityWaiter;
-      member.capacityWaiter = undefined;
-      wake();
+    if (member.full && scheduler.size < maxBuffered) {
+      member.full = false;
+      member.backpressure(false);
     }
   };
 }
 
 /** Commits each assigned partition up to its lowest unfinished record; forgets finished partitions no longer assigned. */
-function offsetCommitter(consumer: Consumer, member: MemberState): () => Promise<void> {
+function offsetCommitter(link: GroupLink, member: MemberState): () => Promise<void> {
   const { topic, log, trackers } = member;
   return async (): Promise<void> => {
-    const offsets: { topic: string; partition: number; offset: string }[] = [];
+    const consumer = link.current();
+    if (consumer === undefined) return;
+    const offsets: { topic: string; partition: number; offset: bigint; leaderEpoch: number }[] = [];
     const marks: [OffsetTracker, number][] = [];
     for (const [partition, tracker] of trackers) {
       if (!member.assigned.has(partition)) {
@@ -212,45 +225,17 @@ function offsetCommitter(consumer: Consumer, member: MemberState): () => Promise
       }
       const next = tracker.committable();
       if (next === undefined) continue;
-      offsets.push({ topic, partition, offset: String(next) });
+      // No leader epoch (-1): the broker then does not fence the commit by epoch, as kafkajs commits.
+      offsets.push({ topic, partition, offset: BigInt(next), leaderEpoch: -1 });
       marks.push([tracker, next]);
     }
     if (offsets.length === 0) return;
     try {
-      await consumer.commitOffsets(offsets);
+      await consumer.commit({ offsets });
       for (const [tracker, next] of marks) tracker.markCommitted(next);
     } catch (error) {
       // A rebalance in progress refuses commits; the next tick (or the next owner) catches up.
       log.warn({ err: error }, 'offset commit refused; will retry');
     }
-  };
-}
-
-/** Hands a fetched batch's records to the scheduler, pausing while `maxBuffered` records are unfinished. */
-function batchHandler(member: MemberState, work: (tracker: OffsetTracker, partition: number, message: KafkaMessage) => Promise<void>) {
-  const { trackers, scheduler, maxBuffered } = member;
-  return async (payload: EachBatchPayload): Promise<void> => {
-    const { batch } = payload;
-    let tracker = trackers.get(batch.partition);
-    if (tracker === undefined) {
-      tracker = new OffsetTracker();
-      trackers.set(batch.partition, tracker);
-    }
-    for (const message of batch.messages) {
-      if (!payload.isRunning() || payload.isStale() || member.stopping) break;
-      while (scheduler.size >= maxBuffered && !member.stopping) {
-        await Promise.race([new Promise<void>((resolve) => (member.capacityWaiter = resolve)), sleep(1_000)]);
-        await payload.heartbeat();
-      }
-      if (member.stopping) break;
-      if (tracker.begin(Number(message.offset))) {
-        const key = message.key === null ? '' : message.key.toString('utf8');
-        const owner = tracker;
-        scheduler.submit(key, () => work(owner, batch.partition, message));
-      }
-      // Advances the fetch position only; what is committed comes from the tracker.
-      payload.resolveOffset(message.offset);
-    }
-    await payload.heartbeat();
   };
 }

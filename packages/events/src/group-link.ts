@@ -1,0 +1,143 @@
+import type { Consumer, ConsumerOptions, GroupPartitionsAssigner, MessagesStream, StreamOptions } from '@platformatic/kafka';
+import type { Logger } from '@gatehouse/telemetry';
+import type { KafkaConnection } from './kafka-client.js';
+import { wireClient } from './wire-client.js';
+import type { WireClient } from './wire-client.js';
+import type { WireMessageOf } from './wire-record.js';
+
+type WireConsumer = Consumer<Buffer, Buffer, Buffer, Buffer>;
+type WireStream = MessagesStream<Buffer, Buffer, Buffer, Buffer>;
+
+export interface GroupLinkOptions {
+  readonly kafka: KafkaConnection;
+  readonly groupId: string;
+  readonly topic: string;
+  readonly log: Logger;
+  readonly sessionTimeoutMs?: number;
+  /** Who reads what; default: the partitions spread round-robin over the members. */
+  readonly partitionAssigner?: GroupPartitionsAssigner;
+  /** Where a stream starts reading; asked again each time the member joins afresh. */
+  readonly start: (wire: WireClient) => Pick<StreamOptions, 'mode' | 'fallbackMode' | 'offsets'>;
+  /** The member's partitions of the topic after each join; none while it joins afresh. */
+  readonly assigned: (partitions: ReadonlySet<number>) => void;
+  readonly message: (message: WireMessageOf) => void;
+}
+
+/** A consumer group member's consumer and stream, rebuilt whole when either fails. */
+export interface GroupLink {
+  /** Settles when the member first receives its partition assignment. */
+  readonly joined: Promise<void>;
+  /** The consumer of the moment; undefined while it is being rebuilt. */
+  current(): WireConsumer | undefined;
+  /** Pauses fetching while the reader's buffer is full, and resumes it. */
+  backpressure(full: boolean): void;
+  /** Stops fetching for good (the member is stopping). */
+  hold(): void;
+  /** Closes the stream and leaves the group. */
+  close(): Promise<void>;
+}
+
+/**
+ * Joins the group and reads the topic. A stream or consumer that fails (its broker gone past its
+ * retries, a rejoin refused, heartbeats stalled past the rebalance timeout) is closed, and the
+ * member joins again with backoff, like a restarted process: it forgets its assignment, and the
+ * partitions it is given next start again where `start` says.
+ */
+export async function openGroupLink(options: GroupLinkOptions): Promise<GroupLink> {
+  const wire = await wireClient();
+  let onJoin: () => void = () => undefined;
+  const joined = new Promise<void>((resolve) => (onJoin = resolve));
+  let consumer: WireConsumer | undefined;
+  let stream: WireStream | undefined;
+  let held = false;
+  let full = false;
+  let rebuilding: Promise<void> | undefined;
+  const current = (): WireConsumer | undefined => consumer;
+  const paused = (): boolean => held || full;
+
+  const open = async (): Promise<void> => {
+    const next: WireConsumer = new wire.Consumer(memberOptions(options));
+    consumer = next;
+    next.on('consumer:group:join', (payload: { assignments?: { topic: string; partitions: number[] }[] }) => {
+      if (consumer !== next) return;
+      options.assigned(new Set(payload.assignments?.find((a) => a.topic === options.topic)?.partitions ?? []));
+      onJoin();
+    });
+    next.on('error', (error: Error) => fail(next, error));
+    next.on('consumer:heartbeat:stalled', (payload: { lastError?: unknown }) =>
+      fail(next, payload.lastError ?? new Error('heartbeats stalled')),
+    );
+    const opened = await next.consume({ topics: [options.topic], ...options.start(wire) });
+    stream = opened;
+    opened.on('data', options.message);
+    opened.on('error', (error: Error) => fail(next, error));
+    if (paused()) opened.pause();
+  };
+
+  const fail = (failed: WireConsumer, error: unknown): void => {
+    if (consumer !== failed || held || rebuilding !== undefined) return;
+    options.log.warn({ err: error }, 'consumer failed; joining the group again');
+    rebuilding = rebuild(failed).finally(() => (rebuilding = undefined));
+  };
+
+  const rebuild = async (failed: WireConsumer): Promise<void> => {
+    options.assigned(new Set());
+    consumer = undefined;
+    stream?.destroy();
+    stream = undefined;
+    await failed.close(true).catch(() => undefined);
+    for (let backoff = 200; !held; backoff = Math.min(backoff * 2, 5_000)) {
+      await sleep(backoff);
+      if (held) return;
+      try {
+        await open();
+        return;
+      } catch (error) {
+        options.log.warn({ err: error }, 'joining the group failed; trying again');
+        const left = current();
+        consumer = undefined;
+        await left?.close(true).catch(() => undefined);
+      }
+    }
+  };
+
+  await open();
+  return {
+    joined,
+    current,
+    backpressure: (isFull) => {
+      full = isFull;
+      if (paused()) stream?.pause();
+      else stream?.resume();
+    },
+    hold: () => {
+      held = true;
+      stream?.pause();
+    },
+    close: async () => {
+      held = true;
+      await rebuilding;
+      const closing = current();
+      consumer = undefined;
+      await stream?.close().catch(() => undefined);
+      await closing?.close().catch(() => closing.close(true));
+    },
+  };
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** The member's client options: manual commits, and the session it asked for. */
+function memberOptions(options: GroupLinkOptions): ConsumerOptions<Buffer, Buffer, Buffer, Buffer> {
+  const session = options.sessionTimeoutMs ?? 30_000;
+  return {
+    ...options.kafka.wireOptions(),
+    groupId: options.groupId,
+    autocommit: false,
+    sessionTimeout: session,
+    // A member that died mid-rebalance is waited for this long; ours rejoin at once.
+    rebalanceTimeout: session + 5_000,
+    heartbeatInterval: Math.min(3_000, Math.floor(session / 3)),
+    ...(options.partitionAssigner === undefined ? {} : { partitionAssigner: options.partitionAssigner }),
+  };
+}
