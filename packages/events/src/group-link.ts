@@ -1,4 +1,4 @@
-import type { Consumer, ConsumerOptions, GroupPartitionsAssigner, MessagesStream, StreamOptions } from '@platformatic/kafka';
+import type { Consumer, ConsumerOptions, MessagesStream, StreamOptions } from '@platformatic/kafka';
 import type { Logger } from '@gatehouse/telemetry';
 import type { KafkaConnection } from './kafka-client.js';
 import { wireClient } from './wire-client.js';
@@ -14,8 +14,12 @@ export interface GroupLinkOptions {
   readonly topic: string;
   readonly log: Logger;
   readonly sessionTimeoutMs?: number;
-  /** Who reads what; default: the partitions spread round-robin over the members. */
-  readonly partitionAssigner?: GroupPartitionsAssigner;
+  /**
+   * The one partition of the topic this member reads, for a group of one. The client gives a lone
+   * member every partition, whatever its assignor says, so the assignment is narrowed to this one
+   * as each join completes, before the stream reads by it.
+   */
+  readonly onlyPartition?: number;
   /** Where a stream starts reading; asked again each time the member joins afresh. */
   readonly start: (wire: WireClient) => Pick<StreamOptions, 'mode' | 'fallbackMode' | 'offsets'>;
   /** The member's partitions of the topic after each join; none while it joins afresh. */
@@ -58,15 +62,7 @@ export async function openGroupLink(options: GroupLinkOptions): Promise<GroupLin
   const open = async (): Promise<void> => {
     const next: WireConsumer = new wire.Consumer(memberOptions(options));
     consumer = next;
-    next.on('consumer:group:join', (payload: { assignments?: { topic: string; partitions: number[] }[] }) => {
-      if (consumer !== next) return;
-      options.assigned(new Set(payload.assignments?.find((a) => a.topic === options.topic)?.partitions ?? []));
-      onJoin();
-    });
-    next.on('error', (error: Error) => fail(next, error));
-    next.on('consumer:heartbeat:stalled', (payload: { lastError?: unknown }) =>
-      fail(next, payload.lastError ?? new Error('heartbeats stalled')),
-    );
+    watch(next, options, { current: () => consumer === next, joined: onJoin, failed: (error) => fail(next, error) });
     const opened = await next.consume({ topics: [options.topic], ...options.start(wire) });
     stream = opened;
     opened.on('data', options.message);
@@ -101,7 +97,16 @@ export async function openGroupLink(options: GroupLinkOptions): Promise<GroupLin
     }
   };
 
-  await open();
+  try {
+    await open();
+  } catch (error) {
+    // The first join fails its caller (a principal the group refuses, brokers out of reach).
+    held = true;
+    await current()
+      ?.close(true)
+      .catch(() => undefined);
+    throw error;
+  }
   return {
     joined,
     current,
@@ -125,6 +130,27 @@ export async function openGroupLink(options: GroupLinkOptions): Promise<GroupLin
   };
 }
 
+/** Passes the consumer's assignments on after each join, and reports it failed. */
+function watch(
+  consumer: WireConsumer,
+  options: GroupLinkOptions,
+  on: { readonly current: () => boolean; readonly joined: () => void; readonly failed: (error: unknown) => void },
+): void {
+  // The client sets `consumer.assignments` before it says the member joined.
+  consumer.on('consumer:group:join', () => {
+    if (!on.current()) return;
+    const { topic, onlyPartition } = options;
+    // The stream reads what `consumer.assignments` holds; its own join listener runs after this one.
+    if (onlyPartition !== undefined) consumer.assignments = [{ topic, partitions: [onlyPartition] }];
+    options.assigned(new Set(consumer.assignments?.find((a) => a.topic === topic)?.partitions ?? []));
+    on.joined();
+  });
+  consumer.on('error', on.failed);
+  consumer.on('consumer:heartbeat:stalled', (payload: { lastError?: unknown }) =>
+    on.failed(payload.lastError ?? new Error('heartbeats stalled')),
+  );
+}
+
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** The member's client options: manual commits, and the session it asked for. */
@@ -138,6 +164,5 @@ function memberOptions(options: GroupLinkOptions): ConsumerOptions<Buffer, Buffe
     // A member that died mid-rebalance is waited for this long; ours rejoin at once.
     rebalanceTimeout: session + 5_000,
     heartbeatInterval: Math.min(3_000, Math.floor(session / 3)),
-    ...(options.partitionAssigner === undefined ? {} : { partitionAssigner: options.partitionAssigner }),
   };
 }

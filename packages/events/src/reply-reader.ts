@@ -1,15 +1,18 @@
 import { randomUUID } from 'node:crypto';
-import { AssignerProtocol } from 'kafkajs';
-import type { Admin, Consumer, Kafka, PartitionAssigner } from 'kafkajs';
+import type { Admin } from 'kafkajs';
 import type { Logger } from '@gatehouse/telemetry';
 import { originOf } from './dead-letters.js';
 import type { DeadLetters } from './dead-letters.js';
 import type { ToolResult } from './event-types.js';
+import { openGroupLink } from './group-link.js';
+import type { KafkaConnection } from './kafka-client.js';
 import { deadLetterUntrusted } from './record-trust.js';
 import type { RecordTrust } from './record-trust.js';
 import type { EventSerde } from './serde.js';
 import { topicOffsets } from './topic-readiness.js';
 import type { PartitionOffsets } from './topic-readiness.js';
+import { readRecordOf } from './wire-record.js';
+import type { WireMessageOf } from './wire-record.js';
 
 /**
  * The consumer groups of agent-runtime instances, named after the results topic they read (so
@@ -21,7 +24,7 @@ export function replyGroupPrefix(resultsTopic: string): string {
 }
 
 export interface ReplyReaderOptions {
-  readonly kafka: Kafka;
+  readonly kafka: KafkaConnection;
   readonly serde: EventSerde;
   /** Where undecodable results go (`<results>.dlq`), byte for byte. */
   readonly deadLetters: DeadLetters;
@@ -48,100 +51,109 @@ export interface ReplyReader {
 /**
  * Reads one partition of the results topic for one agent-runtime instance: the answers to its own
  * commands (which carry the partition as their reply partition), not every tenant's. It is the only
- * member of a consumer group of its own whose assignor hands it that single partition; it commits
- * nothing, starts at the partition's end as it was before it joined and, after a rejoin, goes on
- * from the last record it read, so every answer published after it started is seen. A record that does not decode is dead-lettered and counted.
+ * member of a consumer group of its own, reading that single partition; it commits
+ * nothing, starts at the partition's end as it was before it joined and, whatever happens to its
+ * consumer, goes on after the last record it handled, so every answer published after it started
+ * is seen. A record that does not decode is dead-lettered and counted.
  */
 export async function startReplyReader(options: ReplyReaderOptions): Promise<ReplyReader> {
   const topic = options.serde.topics.results;
   const { partition, end } = await choosePartition(options, topic);
-
-  const groupId = `${replyGroupPrefix(topic)}${partition}-${randomUUID()}`;
   const log = options.logger.child({ replyPartition: partition });
-  const consumer: Consumer = options.kafka.consumer({
-    groupId,
-    allowAutoTopicCreation: false,
-    partitionAssigners: [onePartition(partition)],
+  const counts = { recordsRead: 0, deadLettered: 0, untrusted: 0 };
+  // Where reading goes on: the partition's end before joining, then past the last record handled.
+  // Nothing is committed: a reader that joins afresh (after its consumer failed) starts here again.
+  let next = BigInt(end.offset);
+  let stopped = false;
+  const queue: WireMessageOf[] = [];
+  let draining: Promise<void> | undefined;
+
+  const handleOne = async (message: WireMessageOf): Promise<void> => {
+    counts.recordsRead += 1;
+    // Another partition's (never asked for), or read again after the reader joined afresh.
+    if (message.partition !== partition || message.offset < next) return;
+    const record = readRecordOf(message);
+    const decoded = await options.serde.decode('results', record.value);
+    const dead = originOf(topic, message.partition, record);
+    if (decoded.ok) {
+      // A forged answer never reaches the agent: it could say "ok" for a write that never ran.
+      if (await deadLetterUntrusted('results', decoded.value, dead, options.trust, options.deadLetters, log)) counts.untrusted += 1;
+      else options.handle(decoded.value);
+    } else {
+      await options.deadLetters.send(dead, decoded.reason, decoded.message);
+      counts.deadLettered += 1;
+      log.warn({ partition: message.partition, offset: record.offset, reason: decoded.reason }, 'undecodable result sent to the DLQ');
+    }
+    next = message.offset + 1n;
+  };
+  const drain = async (): Promise<void> => {
+    for (let message = queue.shift(); message !== undefined && !stopped; message = queue.shift()) {
+      await untilHandled(
+        () => handleOne(message),
+        log,
+        () => stopped,
+      );
+      if (queue.length <= QUEUE_LOW) link.backpressure(false);
+    }
+    draining = undefined;
+  };
+
+  const link = await openGroupLink({
+    kafka: options.kafka,
+    groupId: `${replyGroupPrefix(topic)}${partition}-${randomUUID()}`,
+    topic,
+    log,
+    onlyPartition: partition,
+    start: (wire) => ({ mode: wire.MessagesStreamModes.MANUAL, offsets: [{ topic, partition, offset: next }] }),
+    assigned: () => undefined,
+    message: (message) => {
+      queue.push(message);
+      if (queue.length >= QUEUE_HIGH) link.backpressure(true);
+      draining ??= drain();
+    },
   });
-  let recordsRead = 0;
-  let deadLettered = 0;
-  let untrusted = 0;
-  // Where reading goes on: the partition's end before joining, then past the last record read.
-  // Nothing is committed, so after every (re)join — a broker restart makes one — the reader seeks
-  // here itself; otherwise it would resume at the partition's end and miss the answers published
-  // while it was away.
-  let next = end.offset;
-  let soughtBack: string | undefined;
-  let onJoin: () => void = () => undefined;
-  let onCrash: (error: Error) => void = () => undefined;
-  const joined = new Promise<void>((resolve, reject) => {
-    onJoin = resolve;
-    onCrash = reject;
-  });
-  consumer.on(consumer.events.GROUP_JOIN, () => {
-    consumer.seek({ topic, partition, offset: next });
-    onJoin();
-  });
-  // A reader that stops for good stops answering every call of this instance: say so loudly, and
-  // fail the start rather than wait forever for a join that will not come.
-  consumer.on(consumer.events.CRASH, ({ payload }) => {
-    if (payload.restart) return;
-    // The error's kind only: a consumer's error message can quote a record it was handling.
-    const { name, type } = payload.error as Error & { type?: unknown };
-    log.error(
-      { err: { name, type: typeof type === 'string' ? type : undefined } },
-      'the reader of the results topic stopped; this instance gets no more answers',
-    );
-    onCrash(payload.error);
-  });
-  await consumer.connect();
-  try {
-    await consumer.subscribe({ topic, fromBeginning: false });
-    await consumer.run({
-      autoCommit: false,
-      eachMessage: async ({ partition: from, message }) => {
-        recordsRead += 1;
-        const offset = BigInt(message.offset);
-        if (offset > BigInt(next) && soughtBack !== next) {
-          // Records before this one were skipped (a fetch that ran before the seek took effect):
-          // go back for them once; what comes twice is answered once.
-          soughtBack = next;
-          consumer.seek({ topic, partition, offset: next });
-        }
-        const decoded = await options.serde.decode('results', message.value);
-        const dead = originOf(topic, from, message);
-        if (decoded.ok) {
-          // A forged answer never reaches the agent: it could say "ok" for a write that never ran.
-          if (await deadLetterUntrusted('results', decoded.value, dead, options.trust, options.deadLetters, log)) untrusted += 1;
-          else options.handle(decoded.value);
-        } else {
-          await options.deadLetters.send(dead, decoded.reason, decoded.message);
-          deadLettered += 1;
-          log.warn({ partition: from, offset: message.offset, reason: decoded.reason }, 'undecodable result sent to the DLQ');
-        }
-        // Only now, once it is handled or dead-lettered: a record that failed (the registry away,
-        // the DLQ unwritable) is read again after kafkajs restarts the consumer and it rejoins.
-        if (offset >= BigInt(next)) next = (offset + 1n).toString();
-      },
-    });
-    await joined;
-  } catch (error) {
-    await consumer.disconnect().catch(() => undefined);
-    throw error;
-  }
   return {
     partition,
     get recordsRead() {
-      return recordsRead;
+      return counts.recordsRead;
     },
     get deadLettered() {
-      return deadLettered;
+      return counts.deadLettered;
     },
     get untrusted() {
-      return untrusted;
+      return counts.untrusted;
     },
-    stop: () => consumer.disconnect(),
+    stop: async () => {
+      stopped = true;
+      link.hold();
+      await draining;
+      await link.close();
+    },
   };
+}
+
+/** Records read ahead of the one being handled: fetching pauses above the high mark, resumes at the low one. */
+const QUEUE_HIGH = 1_024;
+const QUEUE_LOW = 128;
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Runs `handle` until it succeeds or the reader stops: a record that failed (the registry away, the
+ * DLQ unwritable) is handled again, never skipped.
+ */
+async function untilHandled(handle: () => Promise<void>, log: Logger, stopped: () => boolean): Promise<void> {
+  for (let backoff = 100; !stopped(); backoff = Math.min(backoff * 2, 5_000)) {
+    try {
+      await handle();
+      return;
+    } catch (error) {
+      // The error's kind only: a consumer's error message can quote a record it was handling.
+      const { name } = error as Error;
+      log.error({ err: { name } }, 'a result could not be handled; trying again');
+      await sleep(backoff);
+    }
+  }
 }
 
 /** The results partition to read (the configured one, or the least read) and its end before joining. */
@@ -193,28 +205,4 @@ async function leastReadPartition(admin: Admin, resultsTopic: string, partitions
   const fewest = Math.min(...readers);
   const least = readers.flatMap((count, index) => (count === fewest ? [index] : []));
   return least[Math.floor(Math.random() * least.length)] ?? 0;
-}
-
-/** An assignor for a group of one: its member reads `partition` of every subscribed topic, nothing else. */
-function onePartition(partition: number): PartitionAssigner {
-  const name = 'GatehouseReplyPartition';
-  return () => ({
-    name,
-    version: 1,
-    assign: ({ members, topics }) =>
-      Promise.resolve(
-        members.map((member) => ({
-          memberId: member.memberId,
-          memberAssignment: AssignerProtocol.MemberAssignment.encode({
-            version: 1,
-            assignment: Object.fromEntries(topics.map((t) => [t, [partition]])),
-            userData: Buffer.alloc(0),
-          }),
-        })),
-      ),
-    protocol: ({ topics }) => ({
-      name,
-      metadata: AssignerProtocol.MemberMetadata.encode({ version: 1, topics, userData: Buffer.alloc(0) }),
-    }),
-  });
 }
