@@ -7,6 +7,15 @@ export type StatusFinding =
   | { readonly kind: 'failed'; readonly error: ToolError }
   | { readonly kind: 'unknown'; readonly statusDown: boolean; readonly detail: string };
 
+/**
+ * Whether a write whose outcome the status query could not tell is sent again under its key: the
+ * system of record answered and does not know the key, and it honours the key, so a second send
+ * applies the write at most once (one still in flight there is waited for and its answer replayed).
+ */
+export function resendableUnderKey(implementation: ToolImplementation, finding: StatusFinding): boolean {
+  return finding.kind === 'unknown' && !finding.statusDown && implementation.contract.honoursIdempotencyKey === true;
+}
+
 const ASKS = 3;
 const PAUSE_MS = 250;
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

@@ -6,7 +6,7 @@ import { claimOrWait } from './claim-wait.js';
 import type { IdempotencyKeys } from './executor-ports.js';
 import { refusalOf } from './keyed-write.js';
 import type { KeyedWrite, Settlement } from './keyed-write.js';
-import { askStatusQuery } from './status-protocol.js';
+import { askStatusQuery, resendableUnderKey } from './status-protocol.js';
 import { settlementFromStatus } from './write-settlement.js';
 
 /** A claim that leaves the write's key with this delivery: a fresh key, or one whose owner stopped. */
@@ -93,8 +93,8 @@ export async function takeOverOrphanedWrite(
   }
   // A previous executor died mid-write: the system of record knows what happened, we do not.
   const finding = await askStatusQuery(write.implementation, key, write.statusContext, deps.catalog);
-  const resend = finding.kind === 'unknown' && !finding.statusDown && write.implementation.contract.honoursIdempotencyKey === true;
-  if (!resend) return settlementFromStatus(write, finding, `previous owner ${claim.previousOwner} stopped mid-write`, 'owner_lost');
+  if (!resendableUnderKey(write.implementation, finding))
+    return settlementFromStatus(write, finding, `previous owner ${claim.previousOwner} stopped mid-write`, 'owner_lost');
   // The system of record never saw the key and honours it: sending the write again under the
   // same key applies it at most once. It goes the whole way again, approval proof included.
   deps.logger.info(

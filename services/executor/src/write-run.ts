@@ -5,10 +5,17 @@ import { keepLease } from './claim-wait.js';
 import { writeExtras } from './keyed-write.js';
 import type { KeyedWrite, Settlement } from './keyed-write.js';
 import { runHandler } from './run-handler.js';
-import { askStatusQuery } from './status-protocol.js';
+import { askStatusQuery, resendableUnderKey } from './status-protocol.js';
 import { settlementFromStatus } from './write-settlement.js';
 
 const VERSION_CONFLICT = 'VERSION_CONFLICT';
+
+/**
+ * Sends of one write at most. A write that failed ambiguously (a timeout: the request may still be
+ * queued at the system of record) and whose key the system of record does not know yet is sent once
+ * more under the key before anyone is asked to settle it by hand.
+ */
+const SENDS = 2;
 
 /**
  * Runs a proven write under the tenant's and the run's slots and its resource's lock, and comes
@@ -58,15 +65,21 @@ async function runLocked(write: KeyedWrite, args: unknown): Promise<Settlement> 
     resource === undefined ? () => undefined : keepLease(() => deps.locks.renew(resource, operationId, deps.leaseMs), deps.leaseMs);
   const started = Date.now();
   try {
-    const raw = await runHandler(
-      implementation,
-      args,
-      { ...write.statusContext, credential: deps.credentials.forWrite(order, implementation, args) },
-      implementation.contract.timeoutMs,
-    );
-    return settlementOfAnswer(write, raw, started);
-  } catch (error) {
-    return await settlementOfFailure(write, error, started);
+    for (let send = 1; ; send += 1) {
+      try {
+        // Each send presents an assertion of its own.
+        const raw = await runHandler(
+          implementation,
+          args,
+          { ...write.statusContext, credential: deps.credentials.forWrite(order, implementation, args) },
+          implementation.contract.timeoutMs,
+        );
+        return settlementOfAnswer(write, raw, started);
+      } catch (error) {
+        const settled = await settlementOfFailure(write, error, started, send < SENDS);
+        if (settled !== 'resend') return settled;
+      }
+    }
   } finally {
     stopLockLease();
     if (resource !== undefined) await deps.locks.unlock(resource, operationId);
@@ -98,14 +111,22 @@ function settlementOfAnswer(write: KeyedWrite, raw: unknown, started: number): S
 
 /**
  * The handler failed. A failure that is not ambiguous says what the system of record did (nothing
- * applied); an ambiguous one (a timeout, a lost connection, an unexpected throw) goes to the status query.
+ * applied); an ambiguous one (a timeout, a lost connection, an unexpected throw) goes to the status
+ * query, and one the system of record turns out not to know is sent again (`resend`) while sends remain.
  */
-async function settlementOfFailure(write: KeyedWrite, error: unknown, started: number): Promise<Settlement> {
+async function settlementOfFailure(write: KeyedWrite, error: unknown, started: number, mayResend: boolean): Promise<Settlement | 'resend'> {
   const { deps, logContext, key } = write;
   const tool = write.implementation.contract;
   const failure = isToolFailure(error) ? error : new ToolFailure(toolError('UPSTREAM_ERROR', 'handler failed'), { ambiguous: true });
   if (failure.ambiguous) {
     const finding = await askStatusQuery(write.implementation, key, write.statusContext, deps.catalog);
+    if (mayResend && Date.now() < write.deadline && resendableUnderKey(write.implementation, finding)) {
+      deps.logger.info(
+        { ...logContext, idempotency_key: key, code: failure.error.code },
+        'ambiguous write unknown to its system of record; sending it again under its key',
+      );
+      return 'resend';
+    }
     return settlementFromStatus(
       write,
       finding,

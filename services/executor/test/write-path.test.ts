@@ -21,6 +21,14 @@ async function write(
   return results;
 }
 
+/** A write of the tool that honours its idempotency key, its proposal naming that tool, with time for a second send. */
+async function keyedWrite(w: World, sor: SystemOfRecord): Promise<ToolResult> {
+  const record = w.proposals.records.get('p_1')!;
+  Object.assign(record, { proposal: { ...record.proposal, tool: 'update_ticket_keyed.v1' } });
+  const overrides = { tool: 'update_ticket_keyed.v1', deadline_at: Date.now() + 10_000 };
+  return only(await write(w, sor, overrides, ticketWrite(sor, updateTicketKeyed)));
+}
+
 const only = (results: readonly ToolResult[]): ToolResult => {
   expect(results).toHaveLength(1);
   return results[0] as ToolResult;
@@ -516,6 +524,57 @@ describe('the write path: the handler’s answer', () => {
     expect(stateOf(w)).toBe('unknown');
     expect(w.proposals.records.get('p_1')?.state).toBe('consumed');
     expect(messages(w)).toContain('outcome unknown; handed to an operator');
+  });
+
+  it('sends a timed-out write its system of record does not know again under its key, with a credential of its own: applied, no handoff', async () => {
+    const w = world();
+    const sor = systemOfRecord();
+    let sends = 0;
+    sor.run = () => (++sends === 1 ? new Promise(() => undefined) : Promise.resolve({ change_id: 'chg-2' }));
+    sor.status = () => Promise.resolve({ state: 'unknown' });
+    const result = await keyedWrite(w, sor);
+    expect(result).toMatchObject({ status: 'ok', result: '{"change_id":"chg-2"}' });
+    expect(sor.runs).toHaveLength(2);
+    expect(w.events.of('operator')).toEqual([]);
+    expect(stateOf(w)).toBe('succeeded');
+    expect(messages(w)).toContain('ambiguous write unknown to its system of record; sending it again under its key');
+  });
+
+  it('sends a keyed write at most twice: one that times out again, its key still unknown, is handed over, reason timeout', async () => {
+    const w = world();
+    const sor = systemOfRecord();
+    sor.run = () => new Promise(() => undefined);
+    sor.status = () => Promise.resolve({ state: 'unknown' });
+    const result = await keyedWrite(w, sor);
+    expect(result.error?.code).toBe('OUTCOME_UNKNOWN');
+    expect(sor.runs).toHaveLength(2);
+    expect(w.events.of('operator')).toMatchObject([{ reason: 'timeout' }]);
+    expect(stateOf(w)).toBe('unknown');
+  });
+
+  it('never sends a keyed write again once the call’s deadline has passed: it is handed over', async () => {
+    const w = world();
+    const sor = systemOfRecord();
+    sor.run = () => new Promise(() => undefined);
+    sor.status = () => Promise.resolve({ state: 'unknown' });
+    const record = w.proposals.records.get('p_1')!;
+    Object.assign(record, { proposal: { ...record.proposal, tool: 'update_ticket_keyed.v1' } });
+    // The send times out at 150 ms and the status query asks for 500 ms more: past this deadline.
+    const overrides = { tool: 'update_ticket_keyed.v1', deadline_at: Date.now() + 400 };
+    const result = only(await write(w, sor, overrides, ticketWrite(sor, updateTicketKeyed)));
+    expect(result.error?.code).toBe('OUTCOME_UNKNOWN');
+    expect(sor.runs).toHaveLength(1);
+  });
+
+  it('never sends a write again when the status query could not be asked, even to a system that honours the key', async () => {
+    const w = world();
+    const sor = systemOfRecord();
+    sor.run = () => new Promise(() => undefined);
+    sor.status = () => Promise.reject(new Error('connection refused'));
+    const result = await keyedWrite(w, sor);
+    expect(result.error?.code).toBe('OUTCOME_UNKNOWN');
+    expect(sor.runs).toHaveLength(1);
+    expect(w.events.of('operator')).toMatchObject([{ reason: 'status_unavailable' }]);
   });
 
   it('hands an ambiguous answer of a tool without a status query to an operator, reason ambiguous_answer', async () => {
