@@ -126,4 +126,59 @@ describe('the parallel consumer', () => {
     await eventually(() => (secondDid.has('stuck') ? true : undefined), 30_000, 'the second member to take the unfinished record');
     expect(secondDid.has('stuck')).toBe(true);
   });
+
+  it('joins a group whose other member runs the previous release’s client (kafkajs), and takes its partitions when it leaves', async () => {
+    const env = await freshTopics('mixed', 2);
+    const publisher = await EventPublisher.connect(env.kafka, env.serde);
+    publishers.push(publisher);
+    const groupId = `mixed-${randomUUID()}`;
+    const previous = env.kafka.consumer({ groupId, sessionTimeout: 10_000, heartbeatInterval: 1_000 });
+    const byPrevious = new Set<string>();
+    let previousJoined: () => void = () => undefined;
+    const previousJoin = new Promise<void>((resolve) => (previousJoined = resolve));
+    previous.on(previous.events.GROUP_JOIN, () => previousJoined());
+    await previous.connect();
+    await previous.subscribe({ topic: env.topics.commands, fromBeginning: true });
+    await previous.run({
+      eachMessage: async ({ message }) => {
+        const decoded = await env.serde.decode('commands', message.value);
+        if (decoded.ok) byPrevious.add(decoded.value.command_id);
+      },
+    });
+    await previousJoin;
+
+    const byCurrent = new Set<string>();
+    const current = await startParallelConsumer({
+      kafka: env.kafka,
+      serde: env.serde,
+      role: 'commands',
+      groupId,
+      fromBeginning: true,
+      deadLetters: new DeadLetters(publisher),
+      logger,
+      handle: (event) => {
+        byCurrent.add(event.command_id);
+        return Promise.resolve();
+      },
+    });
+    running.push(current);
+    await current.joined;
+    await eventually(() => (current.stats().assigned.length === 1 ? true : undefined), 30_000, 'one partition each');
+
+    const batch = (prefix: string) =>
+      Array.from({ length: 20 }, (_, i) => ({ key: `tenant-${i}`, event: command(`tenant-${i}`, `${prefix}-${i}`) }));
+    await publisher.publishMany('commands', batch('both'));
+    await eventually(() => (byPrevious.size + byCurrent.size >= 20 ? true : undefined), 30_000, 'the first 20 records');
+    expect(byPrevious.size).toBeGreaterThan(0);
+    expect(byCurrent.size).toBeGreaterThan(0);
+
+    await previous.disconnect();
+    await eventually(() => (current.stats().assigned.length === 2 ? true : undefined), 30_000, 'both partitions');
+    await publisher.publishMany('commands', batch('after'));
+    await eventually(
+      () => (Array.from({ length: 20 }, (_, i) => `after-${i}`).every((id) => byCurrent.has(id)) ? true : undefined),
+      30_000,
+      'the next 20 records',
+    );
+  });
 });

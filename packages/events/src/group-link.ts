@@ -164,5 +164,12 @@ function memberOptions(options: GroupLinkOptions): ConsumerOptions<Buffer, Buffe
     // A member that died mid-rebalance is waited for this long; ours rejoin at once.
     rebalanceTimeout: session + 5_000,
     heartbeatInterval: Math.min(3_000, Math.floor(session / 3)),
+    // Round robin under both names: a group keeps working through a rolling upgrade from releases
+    // whose members ran kafkajs, which calls the same assignor RoundRobinAssigner (version 0). A
+    // group's members must share a protocol name, or the newcomers are refused.
+    protocols: [
+      { name: 'roundrobin', version: 1 },
+      { name: 'RoundRobinAssigner', version: 0 },
+    ],
   };
 }
