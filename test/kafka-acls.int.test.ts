@@ -11,6 +11,7 @@ import {
   createKafka,
   dlqTopicOf,
   eventsConfigFromEnv,
+  KafkaAdmin,
   provisionTopics,
   replyGroupPrefix,
   TOPIC_ROLES,
@@ -76,6 +77,12 @@ async function connected<T extends Admin | Producer | Consumer>(client: T): Prom
 const producerAs = (principal: string): Promise<Producer> =>
   connected(kafkaAs(principal).producer({ idempotent: true, allowAutoTopicCreation: false }));
 const adminAs = (principal: string): Promise<Admin> => connected(kafkaAs(principal).admin());
+/** Gatehouse's own admin (as the services and scripts/provision.mjs connect it), as `principal`. */
+const wireAdminAs = async (principal: string): Promise<KafkaAdmin> => {
+  const admin = await KafkaAdmin.connect(kafkaAs(principal));
+  opened.push({ disconnect: () => admin.close() });
+  return admin;
+};
 const consumerAs = (principal: string, groupId: string): Promise<Consumer> =>
   connected(kafkaAs(principal).consumer({ groupId, retry: { retries: 0 } }));
 
@@ -163,7 +170,7 @@ describe('KafkaConnection ACLs of a broker configured like compose', () => {
     node = JSON.parse(stdout) as SecureNode;
     passwords = JSON.parse(await readFile(node.credentials, 'utf8')) as Record<string, string>;
     // As scripts/provision.mjs does it, as its own principal: every topic and its DLQ.
-    await provisionTopics(await adminAs('gatehouse-provision'), topics, settings);
+    await provisionTopics(await wireAdminAs('gatehouse-provision'), topics, settings);
   }, 90_000);
 
   afterAll(async () => {
@@ -237,7 +244,7 @@ describe('KafkaConnection ACLs of a broker configured like compose', () => {
   it.each(['gatehouse-policy', 'gatehouse-approval', 'gatehouse-executor'])(
     'lets %s check every topic at start without creating any',
     async (principal) => {
-      const result = await provisionTopics(await adminAs(principal), topics, settings);
+      const result = await provisionTopics(await wireAdminAs(principal), topics, settings);
       expect(result.created).toEqual([]);
       expect(result.existing).toHaveLength(TOPIC_ROLES.length * 2);
     },

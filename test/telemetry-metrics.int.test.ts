@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PendingNotice } from '@gatehouse/client';
+import { KafkaAdmin } from '@gatehouse/events';
 import { GatehouseMetrics, startConsumerLag } from '@gatehouse/telemetry';
 import type { Run } from '@gatehouse/state';
 import { TOKENS } from './support/approval.js';
@@ -200,10 +201,9 @@ describe('every service serves /metrics whose counters move with bounded labels'
       );
       expect(lags.map((s) => s.labels['partition']).sort(), service).toEqual(['0', '1', '2']);
     }
-    const admin = g.kafka.admin();
-    await admin.connect();
+    const admin = await KafkaAdmin.connect(g.kafka);
     try {
-      const high = (await admin.fetchTopicOffsets(g.topics.commands)).reduce((sum, p) => sum + Number(p.high) - Number(p.low), 0);
+      const high = (await admin.topicOffsets(g.topics.commands)).reduce((sum, p) => sum + Number(p.high) - Number(p.low), 0);
       expect(high).toBeGreaterThanOrEqual(6);
       const lagOf = async (groupId: string): Promise<number> => {
         const metrics = new GatehouseMetrics();
@@ -222,7 +222,7 @@ describe('every service serves /metrics whose counters move with bounded labels'
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
     } finally {
-      await admin.disconnect();
+      await admin.close();
     }
   });
 

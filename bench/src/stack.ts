@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { createKafka, eventsConfigFromEnv, EventSerde, provisionTopics, topicNames } from '@gatehouse/events';
-import type { EventsConfig, Topics } from '@gatehouse/events';
+import { createKafka, eventsConfigFromEnv, EventSerde, KafkaAdmin, provisionTopics, topicNames } from '@gatehouse/events';
+import type { EventsConfig, KafkaConnection, Topics } from '@gatehouse/events';
 import { createRedis, Keyspace, redisUrlFromEnv, RunRegistry } from '@gatehouse/state';
 import type { Redis } from '@gatehouse/state';
 import { createLogger } from '@gatehouse/telemetry';
@@ -33,7 +33,7 @@ export const serviceLogger: Logger = createLogger('bench', {
  */
 const benchLogger: Logger = createLogger('bench', { level: 'fatal' });
 
-export function benchKafka(clientId: string): Kafka {
+export function benchKafka(clientId: string): KafkaConnection {
   return createKafka(config, clientId, benchLogger);
 }
 
@@ -49,15 +49,14 @@ export interface ArmTopics {
   readonly serde: EventSerde;
 }
 
-export async function freshTopics(kafka: Kafka, label: string): Promise<ArmTopics> {
+export async function freshTopics(kafka: KafkaConnection, label: string): Promise<ArmTopics> {
   const prefix = `bench-${label}-${randomUUID().slice(0, 8)}.`;
   const topics = topicNames(prefix);
-  const admin = kafka.admin();
-  await admin.connect();
+  const admin = await KafkaAdmin.connect(kafka);
   try {
     await provisionTopics(admin, topics, config.topicSettings);
   } finally {
-    await admin.disconnect();
+    await admin.close();
   }
   const serde = new EventSerde({ registryUrl: config.registryUrl, topics });
   await serde.registerAll();

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { KafkaMessage } from 'kafkajs';
-import { createKafka, eventsConfigFromEnv, EventSerde, provisionTopics, topicNames } from '@gatehouse/events';
+import { createKafka, eventsConfigFromEnv, EventSerde, KafkaAdmin, provisionTopics, topicNames } from '@gatehouse/events';
 import type { EventsConfig, Topics, KafkaConnection } from '@gatehouse/events';
 import { createLogger } from '@gatehouse/telemetry';
 import { inject } from 'vitest';
@@ -29,12 +29,11 @@ export interface TestTopics {
 export async function freshTopics(label: string, partitions = 3): Promise<TestTopics> {
   const kafka = kafkaFor(label);
   const topics = topicNames(uniquePrefix(label));
-  const admin = kafka.admin();
-  await admin.connect();
+  const admin = await KafkaAdmin.connect(kafka);
   try {
     await provisionTopics(admin, topics, { ...config.topicSettings, partitions, replicationFactor: 1 });
   } finally {
-    await admin.disconnect();
+    await admin.close();
   }
   const serde = new EventSerde({ registryUrl: config.registryUrl, topics });
   await serde.registerAll();

@@ -1,7 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { toolAddress, toolError } from '@gatehouse/contracts';
 import type { ToolArgs, ToolContract, ToolResultOf } from '@gatehouse/contracts';
-import { createKafka, DeadLetters, eventsConfigFromEnv, EventPublisher, EventSerde, startReplyReader, topicNames } from '@gatehouse/events';
+import {
+  createKafka,
+  DeadLetters,
+  eventsConfigFromEnv,
+  EventPublisher,
+  EventSerde,
+  kafkaErrorCodes,
+  startReplyReader,
+  topicNames,
+} from '@gatehouse/events';
 import type { EventsConfig, KeyRing, ReplyReader, ToolCommand, ToolResult, Topics } from '@gatehouse/events';
 import {
   contextOf,
@@ -366,25 +375,9 @@ const PERMANENT = new Set([
   'INVALID_REQUIRED_ACKS',
 ]);
 
-/** The broker's error code of a Kafka client's error (kafkajs' `type`, @platformatic/kafka's `apiId`) or of any it wraps, if one is permanent. */
-function permanentType(error: unknown, depth = 0): string | undefined {
-  if (typeof error !== 'object' || error === null || depth > 5) return undefined;
-  const e = error as {
-    type?: unknown;
-    apiId?: unknown;
-    name?: unknown;
-    code?: unknown;
-    cause?: unknown;
-    originalError?: unknown;
-    errors?: unknown;
-  };
-  for (const code of [e.type, e.apiId]) if (typeof code === 'string' && PERMANENT.has(code)) return code;
-  if (e.name === 'KafkaJSSASLAuthenticationError' || e.code === 'PLT_KFK_AUTHENTICATION') return 'SASL_AUTHENTICATION_FAILED';
-  for (const inner of [e.cause, e.originalError, ...(Array.isArray(e.errors) ? (e.errors as unknown[]) : [])]) {
-    const found = permanentType(inner, depth + 1);
-    if (found !== undefined) return found;
-  }
-  return undefined;
+/** The broker's error code of a Kafka client's error, or of any it wraps, if one is permanent. */
+function permanentType(error: unknown): string | undefined {
+  return kafkaErrorCodes(error).find((code) => PERMANENT.has(code));
 }
 
 /** An error a Kafka client raised: kafkajs names all of its errors KafkaJS…, @platformatic/kafka codes them PLT_KFK_…. */

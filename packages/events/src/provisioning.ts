@@ -1,4 +1,5 @@
-import type { Admin, ITopicConfig } from 'kafkajs';
+import type { KafkaAdmin, TopicSpec } from './kafka-admin.js';
+import { kafkaErrorCodes } from './kafka-errors.js';
 import type { TopicSettings } from './config.js';
 import { awaitTopicsServed } from './topic-readiness.js';
 import { dlqTopicOf, TOPIC_ROLES } from './topics.js';
@@ -14,8 +15,8 @@ export interface ProvisionResult {
  * they are), and resolves once every partition of all of them is served by its leader — also those
  * another process created a moment ago — so whatever runs next can use them at once.
  */
-export async function provisionTopics(admin: Admin, topics: Topics, settings: TopicSettings): Promise<ProvisionResult> {
-  const wanted: ITopicConfig[] = [];
+export async function provisionTopics(admin: KafkaAdmin, topics: Topics, settings: TopicSettings): Promise<ProvisionResult> {
+  const wanted: TopicSpec[] = [];
   for (const role of TOPIC_ROLES) {
     const topic = topics[role];
     const partitions = role === 'results' ? (settings.resultsPartitions ?? settings.partitions) : settings.partitions;
@@ -35,12 +36,12 @@ export async function provisionTopics(admin: Admin, topics: Topics, settings: To
   };
 }
 
-function topicConfig(topic: string, settings: TopicSettings, retentionMs: number): ITopicConfig {
+function topicConfig(topic: string, settings: TopicSettings, retentionMs: number): TopicSpec {
   return {
     topic,
-    numPartitions: settings.partitions,
+    partitions: settings.partitions,
     replicationFactor: settings.replicationFactor,
-    configEntries: [
+    configs: [
       { name: 'retention.ms', value: String(retentionMs) },
       { name: 'max.message.bytes', value: String(settings.maxMessageBytes) },
     ],
@@ -48,17 +49,18 @@ function topicConfig(topic: string, settings: TopicSettings, retentionMs: number
 }
 
 /**
- * Creates topics and waits for their leaders. Right after creation the broker can still answer
- * UNKNOWN_TOPIC_OR_PARTITION for the new partitions; that passes within moments, so ask again.
+ * Creates topics. Another process may create some of them at the same moment, and right after a
+ * creation the broker can still answer UNKNOWN_TOPIC_OR_PARTITION or LEADER_NOT_AVAILABLE: those
+ * pass within moments, so the topics still missing are asked for again.
  */
-async function createWithRetry(admin: Admin, topics: ITopicConfig[]): Promise<void> {
+async function createWithRetry(admin: KafkaAdmin, topics: TopicSpec[]): Promise<void> {
   for (let attempt = 1; ; attempt += 1) {
     try {
-      await admin.createTopics({ topics, waitForLeaders: true });
+      await admin.createTopics(topics);
       return;
     } catch (error) {
-      const type = (error as { type?: string }).type;
-      if (attempt >= 5 || (type !== 'UNKNOWN_TOPIC_OR_PARTITION' && type !== 'LEADER_NOT_AVAILABLE')) throw error;
+      const passing = kafkaErrorCodes(error).some((code) => PASSING.has(code));
+      if (attempt >= 5 || !passing) throw error;
       await new Promise((resolve) => setTimeout(resolve, 200 * attempt));
       const present = new Set(await admin.listTopics());
       topics = topics.filter((t) => !present.has(t.topic));
@@ -66,3 +68,5 @@ async function createWithRetry(admin: Admin, topics: ITopicConfig[]): Promise<vo
     }
   }
 }
+
+const PASSING = new Set(['UNKNOWN_TOPIC_OR_PARTITION', 'LEADER_NOT_AVAILABLE', 'TOPIC_ALREADY_EXISTS']);

@@ -6,6 +6,7 @@ import { payloadFor } from './event-signing.js';
 import type { EventSigner } from './event-signing.js';
 import type { EventSerde } from './serde.js';
 import type { EventByRole, TopicRole } from './topics.js';
+import { kafkaErrorCodes } from './kafka-errors.js';
 import { wireClient } from './wire-client.js';
 
 export interface Outgoing<R extends TopicRole> {
@@ -49,12 +50,8 @@ const SEND_ATTEMPTS = 3;
 const SIGNATURE_HEADER_BYTES = 400;
 
 /** True when `error` (or one it wraps) says the producer's idempotence state is gone. */
-export function producerStateLost(error: unknown, depth = 0): boolean {
-  if (typeof error !== 'object' || error === null || depth > 5) return false;
-  const e = error as { type?: unknown; apiId?: unknown; cause?: unknown; originalError?: unknown; errors?: unknown };
-  for (const code of [e.type, e.apiId]) if (typeof code === 'string' && PRODUCER_STATE_LOST.has(code)) return true;
-  const wrapped = [e.cause, e.originalError, ...(Array.isArray(e.errors) ? (e.errors as unknown[]) : [])];
-  return wrapped.some((inner) => producerStateLost(inner, depth + 1));
+export function producerStateLost(error: unknown): boolean {
+  return kafkaErrorCodes(error).some((code) => PRODUCER_STATE_LOST.has(code));
 }
 
 /**

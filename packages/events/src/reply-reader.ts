@@ -1,16 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import type { Admin } from 'kafkajs';
 import type { Logger } from '@gatehouse/telemetry';
 import { originOf } from './dead-letters.js';
 import type { DeadLetters } from './dead-letters.js';
 import type { ToolResult } from './event-types.js';
 import { openGroupLink } from './group-link.js';
+import { KafkaAdmin } from './kafka-admin.js';
 import type { KafkaConnection } from './kafka-client.js';
 import { deadLetterUntrusted } from './record-trust.js';
 import type { RecordTrust } from './record-trust.js';
 import type { EventSerde } from './serde.js';
 import { topicOffsets } from './topic-readiness.js';
-import type { PartitionOffsets } from './topic-readiness.js';
+import type { PartitionOffsets } from './kafka-admin.js';
 import { readRecordOf } from './wire-record.js';
 import type { WireMessageOf } from './wire-record.js';
 
@@ -161,8 +161,7 @@ async function choosePartition(
   options: ReplyReaderOptions,
   topic: string,
 ): Promise<{ readonly partition: number; readonly end: PartitionOffsets }> {
-  const admin = options.kafka.admin();
-  await admin.connect();
+  const admin = await KafkaAdmin.connect(options.kafka);
   let ends: Awaited<ReturnType<typeof topicOffsets>>;
   let partition: number;
   try {
@@ -178,7 +177,7 @@ async function choosePartition(
         return Math.floor(Math.random() * ends.length);
       }));
   } finally {
-    await admin.disconnect();
+    await admin.close();
   }
   const end = ends.find((e) => e.partition === partition);
   if (end === undefined) throw new RangeError(`the results topic ${topic} has no partition ${partition} (it has ${ends.length})`);
@@ -191,12 +190,12 @@ async function choosePartition(
  * at random, so instances that start at the same moment rarely pick the same one; when they do,
  * both only read more.
  */
-async function leastReadPartition(admin: Admin, resultsTopic: string, partitions: number): Promise<number> {
+async function leastReadPartition(admin: KafkaAdmin, resultsTopic: string, partitions: number): Promise<number> {
   const readers = new Array<number>(partitions).fill(0);
   const prefix = replyGroupPrefix(resultsTopic);
-  const { groups } = await admin.listGroups();
-  const candidates = groups.map((g) => g.groupId).filter((id) => id.startsWith(prefix));
-  const live = candidates.length === 0 ? [] : (await admin.describeGroups(candidates)).groups.filter((g) => g.members.length > 0);
+  const candidates = (await admin.listGroups()).filter((id) => id.startsWith(prefix));
+  const members = candidates.length === 0 ? new Map<string, number>() : await admin.groupMembers(candidates);
+  const live = [...members].flatMap(([groupId, count]) => (count > 0 ? [{ groupId }] : []));
   for (const { groupId } of live) {
     const match = /^(\d{1,5})-/.exec(groupId.slice(prefix.length));
     const index = match === null ? -1 : Number(match[1]);

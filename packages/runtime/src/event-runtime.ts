@@ -1,11 +1,10 @@
-import { createKafka, EventPublisher, EventSerde, EventSigner, provisionTopics } from '@gatehouse/events';
+import { createKafka, EventPublisher, EventSerde, EventSigner, KafkaAdmin, provisionTopics } from '@gatehouse/events';
 import type { EventsConfig, SigningKey, Topics } from '@gatehouse/events';
 import type { Logger } from '@gatehouse/telemetry';
 import { withTeardown } from './teardown.js';
 
 // Named through @gatehouse/events, the one package that touches the Kafka client.
 type Kafka = ReturnType<typeof createKafka>;
-type Admin = ReturnType<Kafka['admin']>;
 
 export interface EventRuntimeOptions {
   readonly events: EventsConfig;
@@ -23,7 +22,7 @@ export interface EventRuntime {
   readonly topics: Topics;
   readonly kafka: Kafka;
   /** Connected for the service's lifetime: it measures consumer lag and answers readiness. */
-  readonly admin: Admin;
+  readonly admin: KafkaAdmin;
   readonly serde: EventSerde;
   readonly publisher: EventPublisher;
   /** Disconnects the publisher, then the admin. */
@@ -62,9 +61,8 @@ export async function startEventRuntime(options: EventRuntimeOptions): Promise<E
   return withTeardown(async (teardown) => {
     const log = options.logger;
     const kafka = createKafka(options.events, options.clientId, options.logger);
-    const admin = kafka.admin();
-    await startStep(log, 'kafka admin connected', () => admin.connect());
-    teardown.add(() => admin.disconnect());
+    const admin = await startStep(log, 'kafka admin connected', () => KafkaAdmin.connect(kafka));
+    teardown.add(() => admin.close());
     await startStep(log, 'topics served', () => provisionTopics(admin, options.topics, options.events.topicSettings));
     const serde = new EventSerde({ registryUrl: options.events.registryUrl, topics: options.topics });
     await startStep(log, 'schemas registered', () => serde.registerAll());

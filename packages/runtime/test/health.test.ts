@@ -5,7 +5,7 @@ import { consumerChecks, healthOf, kafkaReady, postgresReady, redisReady, regist
 import type { ClusterAdmin } from '@gatehouse/runtime';
 
 const admin = (brokers: number): ClusterAdmin => ({
-  describeCluster: () => Promise.resolve({ brokers: Array.from({ length: brokers }, (_, nodeId) => ({ nodeId })) }),
+  brokerCount: () => Promise.resolve(brokers),
 });
 const member = (joined: boolean) => ({ hasJoined: () => joined });
 

@@ -1,15 +1,13 @@
 import type { Logger } from './logger.js';
 import type { GatehouseMetrics } from './metrics.js';
 
-/** The two admin calls the lag needs; a connected kafkajs `Admin` is one. */
+/** The two admin calls the lag needs; a connected `KafkaAdmin` of @gatehouse/events is one. */
 export interface LagAdmin {
-  fetchTopicOffsets(topic: string): Promise<readonly { readonly partition: number; readonly high: string; readonly low: string }[]>;
-  fetchOffsets(options: {
-    groupId: string;
-    topics: string[];
-  }): Promise<
-    readonly { readonly topic: string; readonly partitions: readonly { readonly partition: number; readonly offset: string }[] }[]
-  >;
+  topicOffsets(topic: string): Promise<readonly { readonly partition: number; readonly high: string; readonly low: string }[]>;
+  committedOffsets(
+    groupId: string,
+    topics: readonly string[],
+  ): Promise<readonly { readonly topic: string; readonly partition: number; readonly offset: string }[]>;
 }
 
 export interface ConsumerLagOptions {
@@ -40,12 +38,10 @@ export function startConsumerLag(options: ConsumerLagOptions): RunningConsumerLa
 
   const measure = async (): Promise<void> => {
     try {
-      const committed = await admin.fetchOffsets({ groupId, topics: [...options.topics] });
+      const committed = await admin.committedOffsets(groupId, options.topics);
       for (const topic of options.topics) {
-        const byPartition = new Map(
-          (committed.find((c) => c.topic === topic)?.partitions ?? []).map((p) => [p.partition, Number(p.offset)]),
-        );
-        for (const { partition, high, low } of await admin.fetchTopicOffsets(topic)) {
+        const byPartition = new Map(committed.filter((c) => c.topic === topic).map((c) => [c.partition, Number(c.offset)]));
+        for (const { partition, high, low } of await admin.topicOffsets(topic)) {
           const offset = byPartition.get(partition) ?? -1;
           const from = offset < 0 ? Number(low) : offset;
           metrics.consumerLag(groupId, topic, partition, Math.max(0, Number(high) - from));

@@ -21,11 +21,11 @@ async function write(
   return results;
 }
 
-/** A write of the tool that honours its idempotency key, its proposal naming that tool, with time for a second send. */
-async function keyedWrite(w: World, sor: SystemOfRecord): Promise<ToolResult> {
+/** A write of the tool that honours its idempotency key, its proposal naming that tool, due `dueInMs` from now. */
+async function keyedWrite(w: World, sor: SystemOfRecord, dueInMs = 10_000): Promise<ToolResult> {
   const record = w.proposals.records.get('p_1')!;
   Object.assign(record, { proposal: { ...record.proposal, tool: 'update_ticket_keyed.v1' } });
-  const overrides = { tool: 'update_ticket_keyed.v1', deadline_at: Date.now() + 10_000 };
+  const overrides = { tool: 'update_ticket_keyed.v1', deadline_at: Date.now() + dueInMs };
   return only(await write(w, sor, overrides, ticketWrite(sor, updateTicketKeyed)));
 }
 
@@ -557,11 +557,8 @@ describe('the write path: the handler’s answer', () => {
     const sor = systemOfRecord();
     sor.run = () => new Promise(() => undefined);
     sor.status = () => Promise.resolve({ state: 'unknown' });
-    const record = w.proposals.records.get('p_1')!;
-    Object.assign(record, { proposal: { ...record.proposal, tool: 'update_ticket_keyed.v1' } });
     // The send times out at 150 ms and the status query asks for 500 ms more: past this deadline.
-    const overrides = { tool: 'update_ticket_keyed.v1', deadline_at: Date.now() + 400 };
-    const result = only(await write(w, sor, overrides, ticketWrite(sor, updateTicketKeyed)));
+    const result = await keyedWrite(w, sor, 400);
     expect(result.error?.code).toBe('OUTCOME_UNKNOWN');
     expect(sor.runs).toHaveLength(1);
   });
