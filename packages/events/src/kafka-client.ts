@@ -23,8 +23,9 @@ function saslOptions(sasl: KafkaSasl): SASLOptions {
 
 /**
  * A connection to the configured brokers, authenticating as the configured principal over TLS when
- * asked, whose own logs go through the component's pino logger. Its consumers and admin are
- * kafkajs'; publishers take their @platformatic/kafka producers from `wireOptions`.
+ * asked. Gatehouse's publishers, consumers and admin are @platformatic/kafka clients built from
+ * `wireOptions`; the kafkajs client it still is serves the operators' CLI and the trace reader,
+ * its logs going through the component's pino logger.
  */
 export class KafkaConnection extends Kafka {
   constructor(
