@@ -1,6 +1,8 @@
 import type { Consumer, ConsumerOptions, MessagesStream, StreamOptions } from '@platformatic/kafka';
 import type { Logger } from '@gatehouse/telemetry';
 import type { KafkaConnection } from './kafka-client.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { untilSucceeds } from './retry.js';
 import { wireClient } from './wire-client.js';
 import type { WireClient } from './wire-client.js';
 import type { WireMessageOf } from './wire-record.js';
@@ -82,19 +84,25 @@ export async function openGroupLink(options: GroupLinkOptions): Promise<GroupLin
     stream?.destroy();
     stream = undefined;
     await failed.close(true).catch(() => undefined);
-    for (let backoff = 200; !held; backoff = Math.min(backoff * 2, 5_000)) {
-      await sleep(backoff);
-      if (held) return;
-      try {
-        await open();
-        return;
-      } catch (error) {
-        options.log.warn({ err: error }, 'joining the group failed; trying again');
-        const left = current();
-        consumer = undefined;
-        await left?.close(true).catch(() => undefined);
-      }
-    }
+    await sleep(200);
+    if (held) return;
+    await untilSucceeds(
+      async () => {
+        try {
+          await open();
+        } catch (error) {
+          const left = current();
+          consumer = undefined;
+          await left?.close(true).catch(() => undefined);
+          throw error;
+        }
+      },
+      {
+        firstDelayMs: 400,
+        stopped: () => held,
+        failed: (error) => options.log.warn({ err: error }, 'joining the group failed; trying again'),
+      },
+    );
   };
 
   try {
@@ -150,8 +158,6 @@ function watch(
     on.failed(payload.lastError ?? new Error('heartbeats stalled')),
   );
 }
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** The member's client options: manual commits, and the session it asked for. */
 function memberOptions(options: GroupLinkOptions): ConsumerOptions<Buffer, Buffer, Buffer, Buffer> {

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '@gatehouse/telemetry';
 import type { ConsumedRecord, EventHandler } from './consumer.js';
 import { originOf } from './dead-letters.js';
@@ -11,6 +12,7 @@ import type { EventSerde } from './serde.js';
 import type { TopicRole } from './topics.js';
 import { openGroupLink } from './group-link.js';
 import type { GroupLink } from './group-link.js';
+import { untilSucceeds } from './retry.js';
 import { readRecordOf } from './wire-record.js';
 import type { ReadRecord, WireMessageOf } from './wire-record.js';
 
@@ -50,8 +52,6 @@ export interface RunningParallelConsumer {
   /** Stops fetching, lets running records finish (bounded), commits what finished, and leaves the group. */
   stop(options?: { readonly drainTimeoutMs?: number }): Promise<void>;
 }
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** What the steps of one member share: its partitions, their trackers, and whether it is stopping. */
 interface MemberState {
@@ -191,18 +191,13 @@ function recordDecoder<R extends TopicRole>(options: ParallelConsumerOptions<R>,
 function recordWorker(member: MemberState, decodeAndHandle: (partition: number, message: ReadRecord) => Promise<void>): Work {
   const { log, scheduler, maxBuffered } = member;
   return async (tracker, partition, record) => {
-    for (let backoff = 100; ; backoff = Math.min(backoff * 2, 5_000)) {
-      try {
-        await decodeAndHandle(partition, record);
-        tracker.finish(Number(record.offset));
-        break;
-      } catch (error) {
-        // Left unfinished, the record is not committed past and the next owner takes it again.
-        if (member.stopping) return;
-        log.error({ err: error, partition, offset: record.offset }, 'record failed; retrying');
-        await sleep(backoff);
-      }
-    }
+    // Left unfinished when the consumer stops, the record is not committed past and the next owner takes it again.
+    const handled = await untilSucceeds(() => decodeAndHandle(partition, record), {
+      firstDelayMs: 100,
+      stopped: () => member.stopping,
+      failed: (error) => log.error({ err: error, partition, offset: record.offset }, 'record failed; retrying'),
+    });
+    if (handled) tracker.finish(Number(record.offset));
     if (member.full && scheduler.size < maxBuffered) {
       member.full = false;
       member.backpressure(false);

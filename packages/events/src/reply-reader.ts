@@ -11,6 +11,7 @@ import type { RecordTrust } from './record-trust.js';
 import type { EventSerde } from './serde.js';
 import { topicOffsets } from './topic-readiness.js';
 import type { PartitionOffsets } from './kafka-admin.js';
+import { untilSucceeds } from './retry.js';
 import { readRecordOf } from './wire-record.js';
 import type { WireMessageOf } from './wire-record.js';
 
@@ -136,24 +137,18 @@ export async function startReplyReader(options: ReplyReaderOptions): Promise<Rep
 const QUEUE_HIGH = 1_024;
 const QUEUE_LOW = 128;
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
 /**
  * Runs `handle` until it succeeds or the reader stops: a record that failed (the registry away, the
  * DLQ unwritable) is handled again, never skipped.
  */
 async function untilHandled(handle: () => Promise<void>, log: Logger, stopped: () => boolean): Promise<void> {
-  for (let backoff = 100; !stopped(); backoff = Math.min(backoff * 2, 5_000)) {
-    try {
-      await handle();
-      return;
-    } catch (error) {
-      // The error's kind only: a consumer's error message can quote a record it was handling.
-      const { name } = error as Error;
-      log.error({ err: { name } }, 'a result could not be handled; trying again');
-      await sleep(backoff);
-    }
-  }
+  if (stopped()) return;
+  await untilSucceeds(handle, {
+    firstDelayMs: 100,
+    stopped,
+    // The error's kind only: a consumer's error message can quote a record it was handling.
+    failed: (error) => log.error({ err: { name: (error as Error).name } }, 'a result could not be handled; trying again'),
+  });
 }
 
 /** The results partition to read (the configured one, or the least read) and its end before joining. */
