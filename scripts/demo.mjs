@@ -126,7 +126,7 @@ async function main() {
     });
 
     const handoffs = [];
-    const kafka = createKafka(config, 'demo-operator-desk', logger);
+    const kafka = createKafka(config, 'demo-operator-desk');
     const serde = new EventSerde({ registryUrl: config.registryUrl, topics });
     await serde.registerAll();
     const publisher = await EventPublisher.connect(kafka, serde);

@@ -6,7 +6,7 @@ import { createLogger } from '@gatehouse/telemetry';
 const logger = createLogger('provision');
 const config = eventsConfigFromEnv();
 const topics = topicNames(config.topicPrefix);
-const kafka = createKafka(config, 'gatehouse-provision', logger);
+const kafka = createKafka(config, 'gatehouse-provision');
 const admin = await KafkaAdmin.connect(kafka);
 try {
   const { created, existing } = await provisionTopics(admin, topics, config.topicSettings);

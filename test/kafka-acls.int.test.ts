@@ -7,25 +7,19 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AclOperationTypes, AclPermissionTypes, AclResourceTypes, ResourcePatternTypes } from 'kafkajs';
 import type { Admin, Consumer, Producer } from 'kafkajs';
 import { createClient } from '@gatehouse/client';
-import {
-  createKafka,
-  dlqTopicOf,
-  eventsConfigFromEnv,
-  KafkaAdmin,
-  provisionTopics,
-  replyGroupPrefix,
-  TOPIC_ROLES,
-  topicNames,
-} from '@gatehouse/events';
-import type { EventsConfig, TopicSettings, KafkaConnection } from '@gatehouse/events';
+import { dlqTopicOf, eventsConfigFromEnv, KafkaAdmin, provisionTopics, replyGroupPrefix, TOPIC_ROLES, topicNames } from '@gatehouse/events';
+import type { EventsConfig, TopicSettings } from '@gatehouse/events';
 import { createLogger } from '@gatehouse/telemetry';
+import { testKafka } from './support/kafkajs.js';
+import type { TestKafka } from './support/kafkajs.js';
 import { pollUntil } from './support/poll.js';
 import { TEST_KEY_RING } from './support/signing.js';
 
 // KafkaConnection's own layer of trust (docs/kafka-security.md), checked on real software: a throwaway broker
 // configured as docker-compose.yml's (deploy/local/kafka-secure.mjs, on 19092-19094; the stack's
 // broker is not touched), its grants made for a topic prefix of this run, each principal signing in
-// with SCRAM-SHA-512 through createKafka as every Gatehouse program does. The agent runtime's client
+// with SCRAM-SHA-512 from the settings every Gatehouse program reads: through Gatehouse's own client
+// (its admin, the agent runtime) and through kafkajs, an independent one. The agent runtime's client
 // also needs the schema registry: the stack's, under this run's subjects.
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const SCRIPT = 'deploy/local/kafka-secure.mjs';
@@ -65,8 +59,7 @@ function configAs(principal: string, password = passwords[principal]): EventsCon
   });
 }
 
-const kafkaAs = (principal: string, password?: string): KafkaConnection =>
-  createKafka(configAs(principal, password), `acl-test-${principal}`, logger);
+const kafkaAs = (principal: string, password?: string): TestKafka => testKafka(configAs(principal, password), `acl-test-${principal}`);
 
 async function connected<T extends Admin | Producer | Consumer>(client: T): Promise<T> {
   opened.push(client);

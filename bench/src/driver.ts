@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { createKafka, EventSerde, topicNames } from '@gatehouse/events';
+import { EventSerde, topicNames } from '@gatehouse/events';
 import type { EventsConfig, ToolCommand } from '@gatehouse/events';
 import { createLogger } from '@gatehouse/telemetry';
 import type { Consumer, Kafka, Message, Producer } from 'kafkajs';
 import { PAUSE_SESSION_TIMEOUT_MS } from './child-process.js';
+import { kafkajsClient } from './kafkajs-client.js';
 import { median, summarize } from './stats.js';
 import type { LatencySummary } from './stats.js';
 
@@ -123,7 +124,7 @@ export class Driver {
 
   static async start(setup: KafkaDriverSetup): Promise<Driver> {
     const topics = topicNames(setup.topicPrefix);
-    const kafka: Kafka = createKafka(setup.config, `bench-driver-${randomUUID().slice(0, 8)}`, logger);
+    const kafka: Kafka = kafkajsClient(setup.config, `bench-driver-${randomUUID().slice(0, 8)}`);
     const serde = new EventSerde({ registryUrl: setup.config.registryUrl, topics });
     await serde.registerAll();
     const producer = kafka.producer({ allowAutoTopicCreation: false });

@@ -1,5 +1,4 @@
 import type { Redis } from '@gatehouse/state';
-import type { KafkaConnection } from '@gatehouse/events';
 import { benchCatalog } from './bench-catalog.js';
 import type { Child } from './child-process.js';
 import { startDbosAnchor } from './anchors/dbos.js';
@@ -16,6 +15,7 @@ import { startPlatformaticRelay } from './relay-platformatic.js';
 import { startRelay } from './relay.js';
 import { config, freshTopics, registerRuns } from './stack.js';
 import type { ArmTopics, BenchRun } from './stack.js';
+import type { BenchKafka } from './kafkajs-client.js';
 
 /** A service process of a setup, sampled around each measured window. */
 export interface ServiceProcess {
@@ -72,7 +72,7 @@ function pausing(
 
 /** What every setup is started with. */
 export interface SetupContext {
-  readonly kafka: KafkaConnection;
+  readonly kafka: BenchKafka;
   /** The bench process's services connection (arm m's front door uses it). */
   readonly redis: Redis;
   readonly settings: BenchSettings;
@@ -86,7 +86,7 @@ function relayRuns(count: number): BenchRun[] {
 }
 
 /** Provisions the setup's fresh topics; one setup at a time, as concurrent creations trip kafkajs' metadata. */
-export async function provisionSetup(setup: Setup, kafka: KafkaConnection): Promise<ArmTopics> {
+export async function provisionSetup(setup: Setup, kafka: BenchKafka): Promise<ArmTopics> {
   return freshTopics(kafka, setup);
 }
 
@@ -255,7 +255,7 @@ export async function startSetup(setup: Setup, arm: ArmTopics, context: SetupCon
 }
 
 /** Deletes the topics of the bench's setups, so runs do not accumulate on the broker. */
-export async function deleteTopics(kafka: KafkaConnection, prefixes: readonly string[]): Promise<void> {
+export async function deleteTopics(kafka: BenchKafka, prefixes: readonly string[]): Promise<void> {
   const admin = kafka.admin();
   await admin.connect();
   try {

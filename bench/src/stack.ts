@@ -1,11 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { createKafka, eventsConfigFromEnv, EventSerde, KafkaAdmin, provisionTopics, topicNames } from '@gatehouse/events';
+import { eventsConfigFromEnv, EventSerde, KafkaAdmin, provisionTopics, topicNames } from '@gatehouse/events';
 import type { EventsConfig, KafkaConnection, Topics } from '@gatehouse/events';
 import { createRedis, Keyspace, redisUrlFromEnv, RunRegistry } from '@gatehouse/state';
 import type { Redis } from '@gatehouse/state';
 import { createLogger } from '@gatehouse/telemetry';
 import type { Logger } from '@gatehouse/telemetry';
 import type { Kafka } from 'kafkajs';
+import { kafkajsClient } from './kafkajs-client.js';
+import type { BenchKafka } from './kafkajs-client.js';
 
 /** Partitions of every bench topic: divisible by 1, 2 and 3 executors. */
 export const PARTITIONS = 6;
@@ -27,14 +29,8 @@ export const serviceLogger: Logger = createLogger('bench', {
   destination: process.env['BENCH_SERVICE_LOGS'] === 'stderr' ? process.stderr : { write: () => undefined },
 });
 
-/**
- * The bench's own kafkajs clients: silent but for fatal errors. kafkajs logs the retriable errors of
- * topic creation and metadata refreshes as errors; a real failure surfaces as an exception.
- */
-const benchLogger: Logger = createLogger('bench', { level: 'fatal' });
-
-export function benchKafka(clientId: string): KafkaConnection {
-  return createKafka(config, clientId, benchLogger);
+export function benchKafka(clientId: string): BenchKafka {
+  return kafkajsClient(config, clientId);
 }
 
 export function benchRedis(name: string): Redis {

@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { createClient } from '@gatehouse/client';
 import type { GatehouseClient } from '@gatehouse/client';
 import type { Catalog, ToolImplementation } from '@gatehouse/contracts';
-import { createKafka, DeadLetters, EventPublisher, EventSerde, KafkaAdmin, provisionTopics, topicNames } from '@gatehouse/events';
-import type { ExecutionOrder, Topics, KafkaConnection } from '@gatehouse/events';
+import { DeadLetters, EventPublisher, EventSerde, KafkaAdmin, provisionTopics, topicNames } from '@gatehouse/events';
+import type { ExecutionOrder, Topics } from '@gatehouse/events';
 import { startExecutor } from '@gatehouse/executor';
 import type { RunningExecutor, SlotLimits } from '@gatehouse/executor';
 import { loadRoles, PolicyTable } from '@gatehouse/governance';
@@ -18,6 +18,8 @@ import type { RunningApprovalService } from '@gatehouse/approval';
 import { startTestService } from '../customers-harness.js';
 import { DATABASE_URL, testApprovers } from './approval.js';
 import type { TestService } from '../customers-harness.js';
+import { testKafka } from './kafkajs.js';
+import type { TestKafka } from './kafkajs.js';
 import { config, logger, uniquePrefix } from './stack.js';
 import { TEST_ASSERTION_SETTINGS, TEST_KEY_RING, TEST_SIGNING_KEYS } from './signing.js';
 import { orchestratorIdentity, stackExchange, stackIdentity, subjectTokenVerifier } from './identity.js';
@@ -57,7 +59,7 @@ export interface Gatehouse {
   /** Prefix of every Redis key of this Gatehouse (GATEHOUSE_REDIS_PREFIX). */
   readonly redisPrefix: string;
   readonly topics: Topics;
-  readonly kafka: KafkaConnection;
+  readonly kafka: TestKafka;
   readonly serde: EventSerde;
   readonly redis: Redis;
   readonly keys: Keyspace;
@@ -88,7 +90,7 @@ export async function startGatehouse(label: string, options: GatehouseOptions = 
   const topics = topicNames(topicPrefix);
   const redisPrefix = `t-${label}-${randomUUID().slice(0, 8)}:`;
   const redis = createRedis(redisUrlFromEnv(), `test-${label}`);
-  const kafka = createKafka(config, `test-${label}`, logger);
+  const kafka = testKafka(config, `test-${label}`);
   const admin = await KafkaAdmin.connect(kafka);
   await provisionTopics(admin, topics, { ...config.topicSettings, partitions: options.partitions ?? 3 });
   await admin.close();

@@ -1,5 +1,6 @@
 import { DLQ_HEADER, dlqTopicOf } from '@gatehouse/events';
-import type { EventSerde, TopicRole, KafkaConnection } from '@gatehouse/events';
+import type { EventSerde, TopicRole } from '@gatehouse/events';
+import type { TestKafka } from './kafkajs.js';
 import { openLedger } from './topic-ledger.js';
 
 /** Where a command the audit counts lost got to: the records that name it on each topic on its way. */
@@ -21,7 +22,7 @@ const ON_THE_WAY = ['commands', 'execute', 'results'] as const satisfies readonl
  * that dropped it (never published, never ordered, ordered but never answered, dead-lettered).
  */
 export async function lostTrail(
-  g: { readonly kafka: KafkaConnection; readonly serde: EventSerde; readonly label: string },
+  g: { readonly kafka: TestKafka; readonly serde: EventSerde; readonly label: string },
   commandIds: readonly string[],
 ): Promise<LostTrail[]> {
   if (commandIds.length === 0) return [];

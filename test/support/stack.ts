@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { KafkaMessage } from 'kafkajs';
-import { createKafka, eventsConfigFromEnv, EventSerde, KafkaAdmin, provisionTopics, topicNames } from '@gatehouse/events';
-import type { EventsConfig, Topics, KafkaConnection } from '@gatehouse/events';
+import { eventsConfigFromEnv, EventSerde, KafkaAdmin, provisionTopics, topicNames } from '@gatehouse/events';
+import type { EventsConfig, Topics } from '@gatehouse/events';
 import { createLogger } from '@gatehouse/telemetry';
 import { inject } from 'vitest';
+import { testKafka } from './kafkajs.js';
+import type { TestKafka } from './kafkajs.js';
 import { TEST_TOPIC_PREFIX } from './topic-cleanup.js';
 
 export const config: EventsConfig = eventsConfigFromEnv();
@@ -15,12 +17,12 @@ export function uniquePrefix(label: string): string {
   return `${TEST_TOPIC_PREFIX}${inject('topicRun') ?? 'adhoc'}-${label}-${randomUUID().slice(0, 8)}.`;
 }
 
-export function kafkaFor(label: string): KafkaConnection {
-  return createKafka(config, `gatehouse-test-${label}`, logger);
+export function kafkaFor(label: string): TestKafka {
+  return testKafka(config, `gatehouse-test-${label}`);
 }
 
 export interface TestTopics {
-  readonly kafka: KafkaConnection;
+  readonly kafka: TestKafka;
   readonly topics: Topics;
   readonly serde: EventSerde;
 }
@@ -52,7 +54,7 @@ export async function eventually<T>(check: () => T | undefined, timeoutMs = 20_0
 }
 
 /** Reads raw records of a topic from the beginning until `count` have arrived (bounded by `timeoutMs`). */
-export async function readRaw(kafka: KafkaConnection, topic: string, count: number, timeoutMs = 20_000): Promise<KafkaMessage[]> {
+export async function readRaw(kafka: TestKafka, topic: string, count: number, timeoutMs = 20_000): Promise<KafkaMessage[]> {
   const consumer = kafka.consumer({ groupId: `reader-${randomUUID()}` });
   const seen: KafkaMessage[] = [];
   await consumer.connect();

@@ -4,8 +4,8 @@
 // runs side by side on one cluster never delete each other's topics.
 import { randomBytes } from 'node:crypto';
 import type { TestProject } from 'vitest/node';
-import { createKafka, eventsConfigFromEnv } from '@gatehouse/events';
-import { createLogger } from '@gatehouse/telemetry';
+import { eventsConfigFromEnv } from '@gatehouse/events';
+import { testKafka } from './kafkajs.js';
 
 export const TEST_TOPIC_PREFIX = 't-';
 const BATCH = 100;
@@ -26,7 +26,7 @@ export function setup(project: TestProject): void {
 
 export async function teardown(): Promise<void> {
   if (run === '') return;
-  const admin = createKafka(eventsConfigFromEnv(), 'gatehouse-test-cleanup', createLogger('test-cleanup', { level: 'silent' })).admin();
+  const admin = testKafka(eventsConfigFromEnv(), 'gatehouse-test-cleanup').admin();
   await admin.connect();
   try {
     const mine = (await admin.listTopics()).filter((t) => t.startsWith(`${TEST_TOPIC_PREFIX}${run}-`));

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { EventByRole, EventSerde, TopicRole } from '@gatehouse/events';
 import type { Consumer, IHeaders } from 'kafkajs';
 import { pollUntil } from './poll.js';
-import type { KafkaConnection } from '@gatehouse/events';
+import type { TestKafka } from './kafkajs.js';
 
 /** One record of a topic as it sits in the log. */
 interface LoggedRecord<T> {
@@ -30,7 +30,7 @@ export interface TopicLedger<T> {
 }
 
 export async function openLedger<T>(
-  kafka: KafkaConnection,
+  kafka: TestKafka,
   topic: string,
   decode: (value: Buffer | null) => Promise<T | undefined>,
   label = 'ledger',
@@ -94,7 +94,7 @@ export async function openLedger<T>(
 
 /** A ledger of one Gatehouse topic, decoded with its schema. */
 export function openEventLedger<R extends TopicRole>(
-  g: { readonly kafka: KafkaConnection; readonly serde: EventSerde; readonly label: string },
+  g: { readonly kafka: TestKafka; readonly serde: EventSerde; readonly label: string },
   role: R,
 ): Promise<TopicLedger<EventByRole[R]>> {
   return openLedger(

@@ -1,5 +1,5 @@
 import { DLQ_HEADER } from '@gatehouse/events';
-import type { IHeaders, KafkaMessage } from 'kafkajs';
+import type { ReadRecord, RecordHeaders } from '@gatehouse/events';
 
 /** One record of a `<topic>.dlq`, with what DeadLetters wrote in its headers. */
 export interface DeadLetter {
@@ -10,7 +10,7 @@ export interface DeadLetter {
   readonly timestamp: number;
   readonly key: Buffer | null;
   readonly value: Buffer | null;
-  readonly headers: IHeaders;
+  readonly headers: RecordHeaders;
   readonly reason: string | null;
   readonly message: string | null;
   readonly originTopic: string | null;
@@ -22,7 +22,7 @@ export interface DeadLetter {
 /** Every DeadLetters header starts so; a replay strips them and keeps the record's own headers. */
 const DLQ_HEADER_PREFIX = 'gatehouse-dlq-';
 
-function text(value: IHeaders[string]): string | null {
+function text(value: RecordHeaders[string]): string | null {
   const first = Array.isArray(value) ? value[0] : value;
   if (first === undefined) return null;
   return Buffer.isBuffer(first) ? first.toString('utf8') : first;
@@ -33,7 +33,7 @@ function int(value: string | null): number | null {
   return Number.isSafeInteger(n) ? n : null;
 }
 
-export function deadLetterOf(dlqTopic: string, partition: number, message: KafkaMessage): DeadLetter {
+export function deadLetterOf(dlqTopic: string, partition: number, message: ReadRecord): DeadLetter {
   const headers = message.headers ?? {};
   return {
     dlqTopic,
@@ -53,7 +53,7 @@ export function deadLetterOf(dlqTopic: string, partition: number, message: Kafka
 }
 
 /** The headers the record had before it was dead-lettered. */
-export function originalHeaders(record: DeadLetter): IHeaders {
+export function originalHeaders(record: DeadLetter): RecordHeaders {
   return Object.fromEntries(Object.entries(record.headers).filter(([name]) => !name.startsWith(DLQ_HEADER_PREFIX)));
 }
 

@@ -25,7 +25,6 @@ const ENVIRONMENT: readonly (readonly [string, string])[] = [
   ['GATEHOUSE_OPERATOR', 'who resolves operations when --by is not given'],
   ['GATEHOUSE_CLI_TIMEOUT_MS', 'HTTP timeout; default 10000'],
   ['GATEHOUSE_DLQ_READ_TIMEOUT_MS', 'bound on reading a DLQ; default 60000'],
-  ['LOG_LEVEL', 'kafkajs logs on stderr (e.g. warn); default silent'],
 ];
 
 const EXIT_CODES = 'Exit codes: 0 ok · 1 refused or failed (401, 403, 404, 409, 422…) · 2 usage error · 3 service or stack unreachable';

@@ -135,7 +135,7 @@ export class GatehouseClient {
     // already exports (a service hosting a client, the runtime's own SDK) keeps its provider.
     // First: a malformed endpoint is refused before anything is connected.
     const tracing = startTracing({ serviceName: 'gatehouse-client', endpoint: options.otlpEndpoint });
-    const kafka = createKafka(config, options.clientId ?? 'gatehouse-client', logger);
+    const kafka = createKafka(config, options.clientId ?? 'gatehouse-client');
     const serde = new EventSerde({ registryUrl: config.registryUrl, topics });
     let publisher: EventPublisher;
     try {
@@ -380,10 +380,10 @@ function permanentType(error: unknown): string | undefined {
   return kafkaErrorCodes(error).find((code) => PERMANENT.has(code));
 }
 
-/** An error a Kafka client raised: kafkajs names all of its errors KafkaJS…, @platformatic/kafka codes them PLT_KFK_…. */
+/** An error the Kafka client raised: @platformatic/kafka codes all of its errors PLT_KFK_…. */
 function kafkaClientError(error: Error): boolean {
   const code = (error as { code?: unknown }).code;
-  return error.name.startsWith('KafkaJS') || (typeof code === 'string' && code.startsWith('PLT_KFK_'));
+  return typeof code === 'string' && code.startsWith('PLT_KFK_');
 }
 
 /**

@@ -15,7 +15,7 @@ export interface ResultSubscription {
  * agents (`resultKeys`, default GATEHOUSE_POLICY_KEYS, GATEHOUSE_APPROVAL_KEYS, GATEHOUSE_EXECUTOR_KEYS).
  */
 export async function subscribeResults(options: {
-  /** `createKafka(eventsConfigFromEnv(), clientId, logger)` of @gatehouse/events. */
+  /** `createKafka(eventsConfigFromEnv(), clientId)` of @gatehouse/events. */
   readonly kafka: KafkaConnection;
   readonly serde: EventSerde;
   readonly groupId: string;

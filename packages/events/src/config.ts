@@ -14,12 +14,12 @@ export interface TopicSettings {
   readonly maxMessageBytes: number;
 }
 
-/** The SASL mechanisms a client can authenticate with (kafkajs' names). */
+/** The SASL mechanisms a client can authenticate with, as KAFKA_SASL_MECHANISM names them. */
 const SASL_MECHANISMS = ['scram-sha-256', 'scram-sha-512', 'plain'] as const;
 export type SaslMechanism = (typeof SASL_MECHANISMS)[number];
 
 /** Who a client is to the brokers: each Gatehouse service has a principal of its own (docs/kafka-security.md). */
-export interface KafkaSasl {
+interface KafkaSasl {
   readonly mechanism: SaslMechanism;
   readonly username: string;
   /** Never logged, never echoed in a refusal. */

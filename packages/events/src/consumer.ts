@@ -1,4 +1,3 @@
-import type { IHeaders } from 'kafkajs';
 import type { Logger } from '@gatehouse/telemetry';
 import type { DeadLetters, OriginRecord } from './dead-letters.js';
 import type { KafkaConnection } from './kafka-client.js';
@@ -6,6 +5,7 @@ import { startParallelConsumer } from './parallel-consumer.js';
 import type { RecordTrust } from './record-trust.js';
 import type { EventSerde } from './serde.js';
 import type { EventByRole, TopicRole } from './topics.js';
+import type { RecordHeaders } from './wire-record.js';
 
 export interface ConsumedRecord {
   readonly topic: string;
@@ -13,7 +13,7 @@ export interface ConsumedRecord {
   readonly offset: string;
   readonly key: string | null;
   readonly timestamp: string;
-  readonly headers: IHeaders | undefined;
+  readonly headers: RecordHeaders | undefined;
   /** The record as it arrived, for a handler that dead-letters an event it decoded but will not act on. */
   readonly origin?: OriginRecord;
 }

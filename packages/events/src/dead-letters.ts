@@ -1,5 +1,4 @@
-import type { IHeaders, Message, Producer } from 'kafkajs';
-import type { ReadRecord } from './wire-record.js';
+import type { OutboundRecord, ReadRecord, RecordHeaders } from './wire-record.js';
 import { dlqTopicOf } from './topics.js';
 
 /** Headers a DLQ record carries beside the original key, value and headers. */
@@ -20,7 +19,7 @@ export interface OriginRecord {
   readonly timestamp: string;
   readonly key: Buffer | null;
   readonly value: Buffer | null;
-  readonly headers: IHeaders | undefined;
+  readonly headers: RecordHeaders | undefined;
 }
 
 /** The record `message` of `topic`'s `partition`, as a dead letter names its origin. */
@@ -29,8 +28,10 @@ export function originOf(topic: string, partition: number, message: ReadRecord):
   return { topic, partition, offset, timestamp, key, value, headers };
 }
 
-/** Where dead letters are written: a service's EventPublisher (its batches, its recovery after a failed send), or a bare kafkajs producer. */
-export type DeadLetterSink = Producer | { sendRaw(topic: string, messages: Message[]): Promise<void> };
+/** Where dead letters are written: a service's EventPublisher (its batches, its recovery after a failed send). */
+export interface DeadLetterSink {
+  sendRaw(topic: string, messages: OutboundRecord[]): Promise<void>;
+}
 
 /** Routes records a consumer cannot use to `<topic>.dlq`, byte for byte, with the reason in headers. */
 export class DeadLetters {
@@ -38,7 +39,7 @@ export class DeadLetters {
 
   async send(origin: OriginRecord, reason: string, message: string): Promise<void> {
     const topic = dlqTopicOf(origin.topic);
-    const messages: Message[] = [
+    const messages: OutboundRecord[] = [
       {
         key: origin.key,
         value: origin.value,
@@ -54,8 +55,7 @@ export class DeadLetters {
         },
       },
     ];
-    if ('sendRaw' in this.sink) await this.sink.sendRaw(topic, messages);
-    else await this.sink.send({ topic, acks: -1, messages });
+    await this.sink.sendRaw(topic, messages);
   }
 }
 
@@ -64,8 +64,8 @@ export class DeadLetters {
  * name a header `__proto__` or `constructor`; decoded into a plain object such a name drags in an
  * inherited function, which would make the DLQ send itself fail and the record retry forever.
  */
-function originalHeaders(headers: IHeaders | undefined): IHeaders {
-  const kept = Object.create(null) as IHeaders;
+function originalHeaders(headers: RecordHeaders | undefined): RecordHeaders {
+  const kept = Object.create(null) as RecordHeaders;
   if (headers === undefined) return kept;
   for (const name of Object.keys(headers)) {
     const value: unknown = headers[name];

@@ -15,7 +15,6 @@
  */
 
 import { sign, verify } from 'node:crypto';
-import type { IHeaders } from 'kafkajs';
 import { canonicalJson, sha256Hex } from '@gatehouse/contracts';
 import { replyPartitionOf } from '@gatehouse/telemetry';
 import {
@@ -39,6 +38,7 @@ import type {
 import { KEY_ID, strictBase64 } from './signing-keys.js';
 import type { KeyRing, KeyRole, SigningKey } from './signing-keys.js';
 import type { EventByRole, TopicRole } from './topics.js';
+import type { RecordHeaders } from './wire-record.js';
 
 export const SIGNATURE_HEADER = 'gatehouse-signature';
 export const KEY_ID_HEADER = 'gatehouse-key-id';
@@ -79,8 +79,8 @@ export type SignatureCheck =
   | { readonly ok: true; readonly keyId: string; readonly role: KeyRole }
   | { readonly ok: false; readonly reason: SignatureRefusal; readonly detail: string };
 
-/** Headers as a kafkajs consumer hands them over (Buffers, possibly repeated), or plain strings. */
-export type SignedHeaders = Readonly<IHeaders>;
+/** Headers as a consumer hands them over (Buffers, possibly repeated), or plain strings. */
+export type SignedHeaders = Readonly<RecordHeaders>;
 
 // The grant's fields are picked one by one, as the order's are: a field a later schema adds must
 // not change what an older reader verifies until both sides sign it on purpose (a new prefix).
@@ -332,7 +332,7 @@ type HeaderValue =
   { readonly kind: 'absent' } | { readonly kind: 'conflicting'; readonly count: number } | { readonly kind: 'one'; readonly text: string };
 
 /**
- * One header's value as text. Kafka allows a header name to repeat (kafkajs then gives an array):
+ * One header's value as text. Kafka allows a header name to repeat (its values then come as an array):
  * identical repeats are harmless, differing ones are refused rather than picking one of them.
  * Own properties only: a hostile record may name a header `__proto__` or `constructor`.
  */

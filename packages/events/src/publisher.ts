@@ -1,5 +1,4 @@
 import type { MessageToProduce, Producer } from '@platformatic/kafka';
-import type { IHeaders, Message } from 'kafkajs';
 import { replyPartitionOf } from '@gatehouse/telemetry';
 import type { KafkaConnection } from './kafka-client.js';
 import { payloadFor } from './event-signing.js';
@@ -8,16 +7,17 @@ import type { EventSerde } from './serde.js';
 import type { EventByRole, TopicRole } from './topics.js';
 import { kafkaErrorCodes } from './kafka-errors.js';
 import { wireClient } from './wire-client.js';
+import type { OutboundRecord, RecordHeaders } from './wire-record.js';
 
 export interface Outgoing<R extends TopicRole> {
   readonly key: string;
   readonly event: EventByRole[R];
-  readonly headers?: IHeaders;
+  readonly headers?: RecordHeaders;
 }
 
 interface Pending {
   readonly topic: string;
-  readonly messages: Message[];
+  readonly messages: OutboundRecord[];
   /** Each message's signing payload, signed when its batch is sent; absent when nothing is signed. */
   readonly payloads?: readonly Buffer[];
   readonly bytes: number;
@@ -67,7 +67,7 @@ function partitionKeyOf<R extends TopicRole>(role: R, event: EventByRole[R]): st
   return role === 'execute' ? (event as EventByRole['execute']).command_id : undefined;
 }
 
-function headerText(value: IHeaders[string]): string | undefined {
+function headerText(value: RecordHeaders[string]): string | undefined {
   const first = Array.isArray(value) ? value[0] : value;
   if (first === undefined) return undefined;
   return typeof first === 'string' ? first : first.toString('utf8');
@@ -89,7 +89,7 @@ type WireRecord = MessageToProduce<Buffer, Buffer, Buffer, Buffer>;
  * client then goes round the partitions.
  */
 export function partitionFor(
-  message: Pick<Message, 'key' | 'headers'>,
+  message: Pick<OutboundRecord, 'key' | 'headers'>,
   topic: string,
   resultsTopic: string,
   partitions: number,
@@ -106,7 +106,7 @@ export function partitionFor(
 }
 
 /** Header values as bytes, a repeated name repeated (distinct Buffer keys), as the broker stores them. */
-function wireHeaders(headers: IHeaders | undefined): Map<Buffer, Buffer> {
+function wireHeaders(headers: RecordHeaders | undefined): Map<Buffer, Buffer> {
   const wire = new Map<Buffer, Buffer>();
   if (headers === undefined) return wire;
   for (const name of Object.keys(headers)) {
@@ -165,14 +165,14 @@ export class EventPublisher {
   }
 
   /** Sends records as they are (already encoded) through the same batches, e.g. to a DLQ. */
-  async sendRaw(topic: string, messages: Message[]): Promise<void> {
+  async sendRaw(topic: string, messages: OutboundRecord[]): Promise<void> {
     if (messages.length === 0) return;
     let bytes = 0;
     for (const m of messages) bytes += m.value === null ? 0 : Buffer.byteLength(m.value);
     await this.enqueue(topic, messages, bytes);
   }
 
-  async publish<R extends TopicRole>(role: R, key: string, event: EventByRole[R], headers?: IHeaders): Promise<void> {
+  async publish<R extends TopicRole>(role: R, key: string, event: EventByRole[R], headers?: RecordHeaders): Promise<void> {
     await this.publishMany(role, [headers === undefined ? { key, event } : { key, event, headers }]);
   }
 
@@ -197,7 +197,7 @@ export class EventPublisher {
     await this.enqueue(this.serde.topics[role], messages, bytes, payloads.length === 0 ? undefined : payloads);
   }
 
-  private enqueue(topic: string, messages: Message[], bytes: number, payloads?: readonly Buffer[]): Promise<void> {
+  private enqueue(topic: string, messages: OutboundRecord[], bytes: number, payloads?: readonly Buffer[]): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       this.queue.push({ topic, messages, bytes, ...(payloads === undefined ? {} : { payloads }), resolve, reject });
       if (!this.flushing) {
@@ -278,7 +278,7 @@ export class EventPublisher {
   private sign(batch: readonly Pending[]): void {
     if (this.signer === undefined) return;
     const payloads: Buffer[] = [];
-    const messages: Message[] = [];
+    const messages: OutboundRecord[] = [];
     for (const pending of batch) {
       if (pending.payloads === undefined) continue;
       payloads.push(...pending.payloads);
@@ -286,7 +286,7 @@ export class EventPublisher {
     }
     if (payloads.length === 0) return;
     const headers = this.signer.headersForBatch(payloads);
-    messages.forEach((message, i) => Object.assign(message.headers as IHeaders, headers[i]));
+    messages.forEach((message, i) => Object.assign(message.headers as RecordHeaders, headers[i]));
   }
 
   private takeBatch(): Pending[] {

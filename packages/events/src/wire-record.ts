@@ -1,5 +1,21 @@
 import type { Message as WireMessage } from '@platformatic/kafka';
-import type { IHeaders } from 'kafkajs';
+
+/**
+ * A record's headers by name: a value as bytes or as text, or, for a name the record repeats, every
+ * value in order.
+ */
+export interface RecordHeaders {
+  [name: string]: Buffer | string | (Buffer | string)[] | undefined;
+}
+
+/** A record to produce: its key, value and headers. */
+export interface OutboundRecord {
+  readonly key?: Buffer | string | null;
+  readonly value: Buffer | string | null;
+  readonly headers?: RecordHeaders;
+  /** The partition to write to; when absent, the publisher's partitioner chooses. */
+  readonly partition?: number;
+}
 
 /** A record as the wire client hands it over: key, value and header names and values as bytes. */
 export type WireMessageOf = WireMessage<Buffer, Buffer, Buffer, Buffer>;
@@ -11,7 +27,7 @@ export type WireMessageOf = WireMessage<Buffer, Buffer, Buffer, Buffer>;
 export interface ReadRecord {
   readonly key: Buffer | null;
   readonly value: Buffer | null;
-  readonly headers?: IHeaders;
+  readonly headers?: RecordHeaders;
   readonly offset: string;
   readonly timestamp: string;
 }
@@ -20,8 +36,8 @@ export interface ReadRecord {
  * Headers by name. The object has no prototype: a hostile record can name a header `__proto__` or
  * `constructor`, which on a plain object would set its prototype or shadow an inherited function.
  */
-function headersByName(entries: Iterable<readonly [Buffer, Buffer]>): IHeaders {
-  const headers = Object.create(null) as IHeaders;
+function headersByName(entries: Iterable<readonly [Buffer, Buffer]>): RecordHeaders {
+  const headers = Object.create(null) as RecordHeaders;
   for (const [rawName, value] of entries) {
     const name = rawName.toString('utf8');
     const seen = headers[name];

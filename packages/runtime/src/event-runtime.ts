@@ -60,7 +60,7 @@ async function startStep<T>(logger: Logger, step: string, run: () => Promise<T>)
 export async function startEventRuntime(options: EventRuntimeOptions): Promise<EventRuntime> {
   return withTeardown(async (teardown) => {
     const log = options.logger;
-    const kafka = createKafka(options.events, options.clientId, options.logger);
+    const kafka = createKafka(options.events, options.clientId);
     const admin = await startStep(log, 'kafka admin connected', () => KafkaAdmin.connect(kafka));
     teardown.add(() => admin.close());
     await startStep(log, 'topics served', () => provisionTopics(admin, options.topics, options.events.topicSettings));

@@ -3,7 +3,7 @@ import { isSpanContextValid, ROOT_CONTEXT, trace, TraceFlags } from '@openteleme
 import type { Context, TextMapGetter, TextMapSetter } from '@opentelemetry/api';
 import { parseTraceParent, W3CTraceContextPropagator } from '@opentelemetry/core';
 
-/** Kafka record headers as kafkajs types them (`IHeaders`), without depending on kafkajs. */
+/** Kafka record headers by name, as @gatehouse/events reads them, without depending on it. */
 export type RecordHeaders = Readonly<Record<string, Buffer | string | readonly (Buffer | string)[] | undefined>>;
 
 /** Headers a service copies from the record it handles to every event that record causes. */

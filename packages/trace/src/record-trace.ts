@@ -1,8 +1,6 @@
-import { randomUUID } from 'node:crypto';
 import type { Catalog } from '@gatehouse/contracts';
-import { isSignedRole, verifyEvent } from '@gatehouse/events';
-import type { EventByRole, EventSerde, KeyRing, Topics } from '@gatehouse/events';
-import type { IHeaders, Kafka } from 'kafkajs';
+import { isSignedRole, KafkaAdmin, readRanges, verifyEvent } from '@gatehouse/events';
+import type { EventByRole, EventSerde, KafkaConnection, KeyRing, PartitionRange, RecordHeaders, Topics } from '@gatehouse/events';
 import { buildTrace } from './build-trace.js';
 import type { RunEvents } from './build-trace.js';
 import { TraceError } from './trace-error.js';
@@ -15,7 +13,7 @@ type Role = (typeof ROLES)[number];
 const DEFAULT_MAX_MS = 60_000;
 
 export interface RecordTraceOptions {
-  readonly kafka: Kafka;
+  readonly kafka: KafkaConnection;
   readonly serde: EventSerde;
   readonly topics: Topics;
   readonly runId: string;
@@ -37,25 +35,40 @@ export interface RecordTraceOptions {
   readonly keys: KeyRing;
 }
 
-type Ends = ReadonlyMap<string, bigint>;
+/** Each partition's first record and end (the next record's offset), by `topic:partition`. */
+type Ends = ReadonlyMap<string, { readonly low: bigint; readonly high: bigint }>;
 
-async function endsOf(kafka: Kafka, topics: Topics): Promise<Ends> {
-  const admin = kafka.admin();
-  await admin.connect();
+async function endsOf(kafka: KafkaConnection, topics: Topics): Promise<Ends> {
+  const admin = await KafkaAdmin.connect(kafka);
   try {
-    const ends = new Map<string, bigint>();
+    const ends = new Map<string, { low: bigint; high: bigint }>();
     for (const role of ROLES) {
-      for (const p of await admin.fetchTopicOffsets(topics[role])) {
-        if (BigInt(p.high) > BigInt(p.low)) ends.set(`${topics[role]}:${p.partition}`, BigInt(p.high));
+      for (const p of await admin.topicOffsets(topics[role])) {
+        const [low, high] = [BigInt(p.low), BigInt(p.high)];
+        if (high > low) ends.set(`${topics[role]}:${p.partition}`, { low, high });
       }
     }
     return ends;
   } finally {
-    await admin.disconnect();
+    await admin.close();
   }
 }
 
-const sameEnds = (a: Ends, b: Ends): boolean => a.size === b.size && [...a].every(([key, end]) => b.get(key) === end);
+const sameEnds = (a: Ends, b: Ends): boolean => a.size === b.size && [...a].every(([key, end]) => b.get(key)?.high === end.high);
+
+/** What is left to read: from past what was read (the partition's first record before that) to its end in `ends`. */
+function rangesTo(ends: Ends, read: ReadonlyMap<string, bigint>): PartitionRange[] {
+  return [...ends].map(([key, { low, high }]) => {
+    const at = key.lastIndexOf(':');
+    const past = read.get(key);
+    return {
+      topic: key.slice(0, at),
+      partition: Number(key.slice(at + 1)),
+      start: past !== undefined && past > low ? past : low,
+      end: high,
+    };
+  });
+}
 
 /**
  * Reads the run's events from the beginning of its topics with a throwaway consumer group that
@@ -79,72 +92,52 @@ async function readRunEvents(options: RecordTraceOptions): Promise<RunEvents> {
   const deadline = Date.now() + maxMs;
   const roleOf = new Map<string, Role>(ROLES.map((role) => [topics[role], role]));
   const sink: { [R in Role]: EventByRole[R][] } = { commands: [], results: [], approvalsRequested: [], approvalsDecided: [], execute: [] };
-  const next = new Map<string, bigint>();
-  let failure: TraceError | undefined;
-  let wake: () => void = () => undefined;
+  // Where each partition's next read starts: past what was read, from the start of its log before that.
+  const read = new Map<string, bigint>();
 
   // The signature and the arguments' hash; an order past its deadline was still issued.
-  const vouchedFor = <R extends Role>(role: R, event: EventByRole[R], headers: IHeaders | undefined): boolean =>
+  const vouchedFor = <R extends Role>(role: R, event: EventByRole[R], headers: RecordHeaders | undefined): boolean =>
     !isSignedRole(role) || verifyEvent(role, event as EventByRole[typeof role], headers, options.keys).ok;
-  const take = async <R extends Role>(role: R, value: Buffer | null, headers: IHeaders | undefined): Promise<void> => {
-    const decoded = await serde.decode(role, value);
+  const take = async (topic: string, partition: number, value: Buffer | null, headers: RecordHeaders | undefined, offset: string) => {
+    const role = roleOf.get(topic);
+    read.set(`${topic}:${partition}`, BigInt(offset) + 1n);
+    if (role === undefined) return;
+    let decoded;
+    try {
+      decoded = await serde.decode(role, value);
+    } catch (cause) {
+      throw new TraceError('READ_FAILED', `a record of ${topic} could not be decoded`, { cause });
+    }
     // Undecodable records are the DLQ's business; they belong to no run.
-    if (decoded.ok && decoded.value.run_id === runId && vouchedFor(role, decoded.value, headers)) sink[role].push(decoded.value);
+    if (decoded.ok && decoded.value.run_id === runId && vouchedFor(role, decoded.value, headers)) {
+      (sink[role] as EventByRole[typeof role][]).push(decoded.value);
+    }
+  };
+  const readUpTo = async (ends: Ends): Promise<void> => {
+    const timeout = new AbortController();
+    const timer = setTimeout(
+      () => timeout.abort(new TraceError('RECORD_TIMEOUT', `topics of run ${runId} were not read to their ends within ${maxMs} ms`)),
+      Math.max(0, deadline - Date.now()),
+    );
+    try {
+      await readRanges(kafka, rangesTo(ends, read), {
+        groupPrefix: 'gatehouse-trace-',
+        signal: timeout.signal,
+        record: (topic, partition, record) => take(topic, partition, record.value, record.headers, record.offset),
+      });
+    } finally {
+      clearTimeout(timer);
+    }
   };
 
-  const groupId = `gatehouse-trace-${randomUUID()}`;
-  const consumer = kafka.consumer({ groupId, allowAutoTopicCreation: false });
-  await consumer.connect();
-  try {
-    await consumer.subscribe({ topics: ROLES.map((role) => topics[role]), fromBeginning: true });
-    await consumer.run({
-      autoCommit: false,
-      eachMessage: async ({ topic, partition, message }) => {
-        const role = roleOf.get(topic);
-        try {
-          if (role !== undefined) await take(role, message.value, message.headers);
-        } catch (cause) {
-          failure ??= new TraceError('READ_FAILED', `a record of ${topic} could not be decoded`, { cause });
-        }
-        const key = `${topic}:${partition}`;
-        const after = BigInt(message.offset) + 1n;
-        if ((next.get(key) ?? -1n) < after) next.set(key, after);
-        wake();
-      },
-    });
-
-    const reached = (ends: Ends): boolean => [...ends].every(([key, end]) => (next.get(key) ?? -1n) >= end);
-    const readUpTo = (ends: Ends): Promise<void> =>
-      new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(
-          () => {
-            wake = () => undefined;
-            reject(new TraceError('RECORD_TIMEOUT', `topics of run ${runId} were not read to their ends within ${maxMs} ms`));
-          },
-          Math.max(0, deadline - Date.now()),
-        );
-        wake = () => {
-          if (failure === undefined && !reached(ends)) return;
-          clearTimeout(timer);
-          wake = () => undefined;
-          if (failure === undefined) resolve();
-          else reject(failure);
-        };
-        wake();
-      });
-
-    let ends = await endsOf(kafka, topics);
+  let ends = await endsOf(kafka, topics);
+  await readUpTo(ends);
+  while (idleMs > 0 && Date.now() + idleMs < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, idleMs));
+    const later = await endsOf(kafka, topics);
+    if (sameEnds(later, ends)) break;
+    ends = later;
     await readUpTo(ends);
-    while (idleMs > 0 && Date.now() + idleMs < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, idleMs));
-      const later = await endsOf(kafka, topics);
-      if (sameEnds(later, ends)) break;
-      ends = later;
-      await readUpTo(ends);
-    }
-  } finally {
-    await consumer.disconnect();
-    await deleteGroup(kafka, groupId);
   }
   return {
     commands: sink.commands,
@@ -153,17 +146,4 @@ async function readRunEvents(options: RecordTraceOptions): Promise<RunEvents> {
     approvalsDecided: sink.approvalsDecided,
     orders: sink.execute,
   };
-}
-
-/** Best effort: the group committed nothing, and an undeleted one expires with the broker's retention. */
-async function deleteGroup(kafka: Kafka, groupId: string): Promise<void> {
-  const admin = kafka.admin();
-  try {
-    await admin.connect();
-    await admin.deleteGroups([groupId]);
-  } catch {
-    // Left to expire.
-  } finally {
-    await admin.disconnect();
-  }
 }

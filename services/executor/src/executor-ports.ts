@@ -1,7 +1,6 @@
 import type { ToolImplementation } from '@gatehouse/contracts';
-import type { EventByRole, ExecutionOrder, ToolResult, TopicRole } from '@gatehouse/events';
+import type { EventByRole, ExecutionOrder, OutboundRecord, RecordHeaders, ToolResult, TopicRole } from '@gatehouse/events';
 import type { ApprovalRecord, Claim, Proposal, Run, SlotScope, Staging, StoredProposal } from '@gatehouse/state';
-import type { IHeaders, Message } from 'kafkajs';
 import type { Credential } from './call-credentials.js';
 
 // The stores the executor works with, as the executor needs them: each port names what it calls and
@@ -67,8 +66,8 @@ export interface ResourceLocks {
 
 /** Port: the topics the executor writes (`EventPublisher`): results, operator handoffs, and dead letters as they came. */
 export interface EventSink {
-  publish<R extends TopicRole>(role: R, key: string, event: EventByRole[R], headers?: IHeaders): Promise<void>;
-  sendRaw(topic: string, messages: Message[]): Promise<void>;
+  publish<R extends TopicRole>(role: R, key: string, event: EventByRole[R], headers?: RecordHeaders): Promise<void>;
+  sendRaw(topic: string, messages: OutboundRecord[]): Promise<void>;
 }
 
 /** Port: what handlers present to their systems of record (`CallCredentials`). */

@@ -1,10 +1,9 @@
 import { sha256Hex } from '@gatehouse/contracts';
 import type { Catalog, ExecutionContext, ToolError, ToolImplementation } from '@gatehouse/contracts';
 import { errorResult } from '@gatehouse/events';
-import type { ExecutionOrder, ResultAddress, ToolResult } from '@gatehouse/events';
+import type { ExecutionOrder, RecordHeaders, ResultAddress, ToolResult } from '@gatehouse/events';
 import { traceIdOf } from '@gatehouse/telemetry';
 import type { GatehouseMetrics, Logger, Span } from '@gatehouse/telemetry';
-import type { IHeaders } from 'kafkajs';
 import { ownerToken } from './claim-wait.js';
 import type {
   Answer,
@@ -43,7 +42,7 @@ export interface WritePathDeps {
 
 /** The record a write's order came in: `span`, the execution's, records how the write was answered. */
 export interface WriteRecord {
-  readonly headers: IHeaders | undefined;
+  readonly headers: RecordHeaders | undefined;
   readonly origin: string;
   readonly span?: Span;
 }

@@ -4,9 +4,8 @@
 import { Catalog, defineTool, implement, sha256Hex } from '@gatehouse/contracts';
 import type { JSONSchema, StatusAnswer } from '@gatehouse/contracts';
 import type { ApprovalRecord, Claim, Proposal, Run, SlotScope, Staging, StoredProposal } from '@gatehouse/state';
-import type { ExecutionOrder, ToolResult, TopicRole } from '@gatehouse/events';
+import type { ExecutionOrder, OutboundRecord, RecordHeaders, ToolResult, TopicRole } from '@gatehouse/events';
 import { createLogger, GatehouseMetrics } from '@gatehouse/telemetry';
-import type { IHeaders, Message } from 'kafkajs';
 import type {
   Answer,
   ApprovalRecords,
@@ -202,18 +201,18 @@ interface Published {
   readonly role: TopicRole;
   readonly key: string;
   readonly event: unknown;
-  readonly headers: IHeaders | undefined;
+  readonly headers: RecordHeaders | undefined;
 }
 
 /** `EventPublisher` that keeps what it was given. */
 class FakeEventSink implements EventSink {
   readonly published: Published[] = [];
-  readonly raw: { readonly topic: string; readonly messages: Message[] }[] = [];
-  publish(role: TopicRole, key: string, event: unknown, headers?: IHeaders): Promise<void> {
+  readonly raw: { readonly topic: string; readonly messages: OutboundRecord[] }[] = [];
+  publish(role: TopicRole, key: string, event: unknown, headers?: RecordHeaders): Promise<void> {
     this.published.push({ role, key, event, headers });
     return Promise.resolve();
   }
-  sendRaw(topic: string, messages: Message[]): Promise<void> {
+  sendRaw(topic: string, messages: OutboundRecord[]): Promise<void> {
     this.raw.push({ topic, messages });
     return Promise.resolve();
   }

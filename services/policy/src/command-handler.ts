@@ -1,9 +1,16 @@
 import { createHash } from 'node:crypto';
 import { addressOf, DeadLetters, errorResult, pendingResult } from '@gatehouse/events';
-import type { ApprovalRequest, ConsumedRecord, EventPublisher, ExecutionOrder, ToolCommand, ToolResult } from '@gatehouse/events';
+import type {
+  ApprovalRequest,
+  ConsumedRecord,
+  EventPublisher,
+  ExecutionOrder,
+  RecordHeaders,
+  ToolCommand,
+  ToolResult,
+} from '@gatehouse/events';
 import { parseRun } from '@gatehouse/state';
 import type { CommandClaims } from '@gatehouse/state';
-import type { IHeaders } from 'kafkajs';
 import {
   annotateSpan,
   carriedHeaders as carryContext,
@@ -23,7 +30,7 @@ import type { DecideDeps } from './decide.js';
  * policy service's span when `trace` holds it), the reply partition of the asking instance, and the
  * command's `sent_at` for the end-to-end latency measured where its result is published.
  */
-function carriedHeaders(headers: IHeaders | undefined, sentAt?: number, trace?: TraceContext): IHeaders | undefined {
+function carriedHeaders(headers: RecordHeaders | undefined, sentAt?: number, trace?: TraceContext): RecordHeaders | undefined {
   return carryContext(headers, sentAt, trace);
 }
 
@@ -48,7 +55,7 @@ interface Publication {
   readonly role: 'execute' | 'approvalsRequested' | 'results';
   readonly key: string;
   readonly event: ExecutionOrder | ApprovalRequest | ToolResult;
-  readonly headers: IHeaders | undefined;
+  readonly headers: RecordHeaders | undefined;
 }
 
 /** What handling one command needs: the stores it decides with, where it publishes and reports. */

@@ -1,5 +1,4 @@
-import type { TopicRole } from '@gatehouse/events';
-import type { Message } from 'kafkajs';
+import type { EventPublisher, OutboundRecord, TopicRole } from '@gatehouse/events';
 import type { CommandGroup } from '../command.js';
 import type { DeadLetter } from '../dead-letter.js';
 import { CliError, ExitCode, usageError } from '../exit-code.js';
@@ -117,7 +116,7 @@ export const dlq: CommandGroup = {
         const limit = parsePositiveInt(options.string('limit') ?? String(DEFAULT_LIMIT), '--limit');
         const k = await kafkaModules();
         const roles = topic === undefined ? k.TOPIC_ROLES : [k.roleOf(topic)];
-        const access = k.kafkaAccess(io.env, io.stderr);
+        const access = k.kafkaAccess(io.env);
         const records = (
           await read(
             k,
@@ -154,7 +153,7 @@ export const dlq: CommandGroup = {
         const role = k.roleOf(options.required('topic'));
         const reason = options.string('reason');
         const dryRun = options.flag('dry-run');
-        const access = k.kafkaAccess(io.env, io.stderr);
+        const access = k.kafkaAccess(io.env);
         const origin = access.topics[role];
         const dlqTopic = k.dlqTopicOf(origin);
         const selected = (await read(k, access, out, io.env, [dlqTopic])).filter((r) => reason === undefined || r.reason === reason);
@@ -176,15 +175,19 @@ export const dlq: CommandGroup = {
           return;
         }
         // The origin is the DLQ's own topic by construction; records keep the order they had per partition.
-        const producer = access.kafka.producer({ idempotent: true, allowAutoTopicCreation: false });
         const progress = out.progress(`replaying to ${origin}`);
         let replayed = 0;
+        let publisher: EventPublisher | undefined;
         try {
-          await producer.connect();
+          // The serde is not used to encode (records go as they are), only to know the topics.
+          publisher = await k.EventPublisher.connect(
+            access.kafka,
+            new k.EventSerde({ registryUrl: access.registryUrl, topics: access.topics }),
+          );
           for (let i = 0; i < selected.length; i += REPLAY_BATCH) {
             const batch = selected.slice(i, i + REPLAY_BATCH);
-            const messages: Message[] = batch.map((r) => ({ key: r.key, value: r.value, headers: k.originalHeaders(r) }));
-            await producer.send({ topic: origin, acks: -1, messages });
+            const messages: OutboundRecord[] = batch.map((r) => ({ key: r.key, value: r.value, headers: k.originalHeaders(r) }));
+            await publisher.sendRaw(origin, messages);
             replayed += batch.length;
             progress.update(replayed, selected.length);
           }
@@ -192,7 +195,7 @@ export const dlq: CommandGroup = {
           throw k.kafkaFailure(error, `replaying (${replayed} of ${selected.length} published before the failure)`, access.brokers);
         } finally {
           progress.finish();
-          await producer.disconnect().catch(() => undefined);
+          await publisher?.disconnect().catch(() => undefined);
         }
         out.result(summary(replayed), () => `replayed ${replayed} record(s) from ${dlqTopic} to ${origin}\n`);
       },

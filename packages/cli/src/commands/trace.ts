@@ -53,13 +53,12 @@ export const trace: CommandGroup = {
         // The pack first: a missing or broken pack is reported before anything is contacted.
         const { catalog } = await hostChosen(context);
         const { recordTrace, traceJson } = await import('@gatehouse/trace');
-        const { EventSerde, eventsConfigFromEnv } = await import('@gatehouse/events');
+        const { EventSerde } = await import('@gatehouse/events');
         // Before anything is contacted: a trace of what no one can vouch for is refused, not recorded.
         const keys = await traceKeys(io.env);
-        const access = kafkaAccess(io.env, io.stderr);
+        const access = kafkaAccess(io.env);
         await access.probe();
-        const config = eventsConfigFromEnv(io.env);
-        const serde = new EventSerde({ registryUrl: config.registryUrl, topics: access.topics });
+        const serde = new EventSerde({ registryUrl: access.registryUrl, topics: access.topics });
         io.stderr.write(`recording run ${arg('run_id')} from ${access.brokers}…\n`);
         let recorded;
         try {
