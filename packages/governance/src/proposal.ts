@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { canonicalArguments, canonicalJson } from '@gatehouse/contracts';
 import type { CanonicalArguments, Proposal, ProposalDraft, ProposalPerson, ToolContract } from '@gatehouse/contracts';
 
@@ -19,6 +19,20 @@ export function idempotencyKeyOf(runId: string, proposalId: string): string {
 }
 
 const newProposalId = (): string => `p_${randomBytes(12).toString('hex')}`;
+
+/**
+ * The proposal id of a write with no preview, derived from the run, the command, the tool and its
+ * arguments: the policy deciding the same command again (after a crash, or a claim Redis lost in
+ * a failover) makes the same proposal, so the write keeps its idempotency key and the system of
+ * record can tell the second send from a new write. A command id reused with other arguments gets
+ * another id.
+ */
+function implicitProposalId(runId: string, commandId: string, tool: string, argumentsSha256: string): string {
+  const digest = createHash('sha256')
+    .update(JSON.stringify([runId, commandId, tool, argumentsSha256]))
+    .digest('hex');
+  return `p_${digest.slice(0, 24)}`;
+}
 
 const json = (value: unknown): string | null => (value === null || value === undefined ? null : canonicalJson(value));
 
@@ -55,7 +69,7 @@ export function buildProposal(draft: ProposalDraft, commitTool: string, origin: 
 /**
  * A write that is not a preview/commit pair runs its validated arguments: they become its proposal,
  * targeted at the call itself, one record, no recipients or amount; irreversible when the tool acts
- * outside the tenant. Lives `ttlMs` from `now`.
+ * outside the tenant. Lives `ttlMs` from `now`. Its id is the same each time the same command is decided.
  */
 export function implicitProposal(
   commandId: string,
@@ -68,7 +82,7 @@ export function implicitProposal(
 ): Proposal {
   const fields = typeof args === 'object' && args !== null ? Object.entries(args as Record<string, unknown>) : [];
   return {
-    proposal_id: newProposalId(),
+    proposal_id: implicitProposalId(origin.run_id, commandId, tool.address, canonical.sha256),
     tool: tool.address,
     arguments: canonical.canonical,
     arguments_sha256: canonical.sha256,

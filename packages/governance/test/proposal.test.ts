@@ -100,6 +100,23 @@ describe('the proposal of a write with no preview', () => {
   });
 });
 
+describe('the id of a write with no preview', () => {
+  const propose = (commandId: string, args: Record<string, unknown>, at = NOW) =>
+    implicitProposal(commandId, run(), startExport, args, canonicalArguments(args), at, 900_000).proposal_id;
+
+  it('is the same each time the same command is decided, so the write keeps its idempotency key', () => {
+    const first = propose('cmd_7', { account_id: 'A-1' });
+    expect(first).toMatch(/^p_[0-9a-f]{24}$/);
+    expect(propose('cmd_7', { account_id: 'A-1' }, NOW + 60_000)).toBe(first);
+  });
+
+  it('differs for another command, and for the same command id with other arguments', () => {
+    const first = propose('cmd_7', { account_id: 'A-1' });
+    expect(propose('cmd_8', { account_id: 'A-1' })).not.toBe(first);
+    expect(propose('cmd_7', { account_id: 'A-2' })).not.toBe(first);
+  });
+});
+
 describe('the idempotency key of a write', () => {
   it('is run, proposal and operation, made by trusted code', () => {
     expect(idempotencyKeyOf('run_1', 'p_2')).toBe('run_1:p_2:commit');
