@@ -572,6 +572,19 @@ describe('a three-node Redis Cluster', () => {
     expect(held.every((n) => n > 0)).toBe(true);
   });
 
+  it('runs the scripts of one turn whose keys live on different nodes, each on its own node', async () => {
+    const space = keys();
+    const bump = new LuaScript(`return redis.call('INCR', KEYS[1])`);
+    // Two calls per key, all made in one turn: the batcher sends one EVALSHA per hash slot.
+    const counters = Array.from({ length: 24 }, (_, i) => space.run(`turn-${i}`));
+    const replies = await Promise.all([...counters, ...counters].map((key) => bump.run(cluster, 1, key)));
+    expect(replies).toEqual([...counters.map(() => 1), ...counters.map(() => 2)]);
+    const slotOf = async (key: string): Promise<number> => (await cluster.call('CLUSTER', 'KEYSLOT', key)) as number;
+    const slots = await Promise.all(counters.map(slotOf));
+    // The keys spread over the cluster, so the turn did cross nodes.
+    expect(new Set(slots.map((slot) => (cluster instanceof Cluster ? cluster.slots[slot]?.join(',') : ''))).size).toBe(3);
+  });
+
   it('hashes a write’s tenant and run slot sets to one slot, and a task with its index', async () => {
     const space = keys();
     const slotOf = async (key: string): Promise<number> => (await cluster.call('CLUSTER', 'KEYSLOT', key)) as number;

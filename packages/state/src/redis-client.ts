@@ -108,9 +108,9 @@ const ERROR_LOG_INTERVAL_MS = 10_000;
 
 /**
  * A Redis connection for one component: to one server, or to a Redis Cluster when the URL has a
- * `cluster` parameter (see RedisTarget). Auto-pipelining batches the commands issued in one tick
- * into one round trip (per node, on a cluster), which is how per-message decisions share a network
- * write under load. While Redis is away the client reconnects on its own; the loss is logged at
+ * `cluster` parameter (see RedisTarget). On one server, auto-pipelining batches the commands issued
+ * in one tick into one round trip, which is how per-message decisions share a network write under
+ * load; on a cluster, the script batcher's one EVALSHA per hash slot and turn does that. While Redis is away the client reconnects on its own; the loss is logged at
  * most every 10 s (readiness reports it too), never left to print as an unhandled error event.
  */
 export function createRedis(url: string, connectionName: string, log?: RedisErrorLog): Redis {
@@ -123,7 +123,12 @@ export function createRedis(url: string, connectionName: string, log?: RedisErro
       : new Cluster(
           target.seeds.map((seed) => ({ host: seed.host, port: seed.port })),
           {
-            enableAutoPipelining: true,
+            // ioredis groups a tick's commands into one pipeline per node by the slot of each
+            // command's first argument, which for EVALSHA is the script's digest, not a key: scripts
+            // whose keys live on different nodes would share a pipeline, and the client refuses that
+            // whole pipeline. The script batcher already sends one EVALSHA per hash slot per turn,
+            // which the cluster client routes by its keys.
+            enableAutoPipelining: false,
             lazyConnect: false,
             redisOptions: {
               connectionName,
