@@ -1,5 +1,7 @@
 // Kafka component of the local stack: Apache Kafka 4.4.0, single-node KRaft (broker+controller),
 // jars resolved from Maven Central into the cache, data and config under <repo>/.stack/kafka.
+// The jars, the storage format and the admin client are shared with the three-node cluster of
+// stack-kafka-cluster.mjs, which runs from the same classpath.
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, readFile, writeFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -25,7 +27,7 @@ import {
   mvn,
 } from './stack-lib.mjs';
 
-const VERSION = '4.4.0';
+export const VERSION = '4.4.0';
 const POM = join(HERE, 'kafka', 'pom.xml');
 const LOG4J = join(HERE, 'kafka', 'log4j2.properties');
 const LIBS = join(CACHE, `kafka-${VERSION}`, 'libs');
@@ -58,10 +60,30 @@ auto.create.topics.enable=false
 num.recovery.threads.per.data.dir=2
 `;
 
-const javaArgs = (...rest) => [`-Dlog4j2.configurationFile=${LOG4J}`, `-Dgatehouse.logs.dir=${LOGS}`, '-cp', `${LIBS}/*`, ...rest];
+/** JVM arguments that run `rest` on Kafka's classpath, log4j writing to <LOGS>/<logName>.log. */
+export const kafkaJavaArgs = (logName, ...rest) => [
+  `-Dlog4j2.configurationFile=${LOG4J}`,
+  `-Dgatehouse.logs.dir=${LOGS}`,
+  `-Dgatehouse.logs.name=${logName}`,
+  '-cp',
+  `${LIBS}/*`,
+  ...rest,
+];
+const javaArgs = (...rest) => kafkaJavaArgs('kafka', ...rest);
 
-/** Copy Kafka's runtime jars into the cache once (re-done when the pom changes). */
-async function ensureLibs(note) {
+let libsReady = null;
+
+/**
+ * Copy Kafka's runtime jars into the cache once (re-done when the pom changes). The single broker
+ * and the cluster may start in one run: they share one resolution, so neither empties the
+ * directory under the other's running JVM.
+ */
+export function ensureLibs(note) {
+  libsReady ??= resolveLibs(note);
+  return libsReady;
+}
+
+async function resolveLibs(note) {
   const pomHash = createHash('sha256')
     .update(await readFile(POM))
     .digest('hex');
@@ -74,20 +96,28 @@ async function ensureLibs(note) {
 }
 
 /** Kafka cluster ids are 16 random bytes, base64url, not starting with '-' (as StorageTool random-uuid). */
-function clusterId() {
+export function clusterId() {
   for (;;) {
     const id = randomBytes(16).toString('base64url');
     if (!id.startsWith('-')) return id;
   }
 }
 
-async function formatStorageOnce(java) {
-  if (await exists(join(DATA, 'meta.properties'))) return;
-  const fmt = await run(java, javaArgs('kafka.tools.StorageTool', 'format', '-t', clusterId(), '-c', PROPS));
+/**
+ * Formats a log dir for KRaft, once: storage that has a meta.properties keeps it (and its cluster
+ * id), so a node started again rejoins the cluster it belongs to.
+ */
+export async function formatStorageOnce(java, { data = DATA, props = PROPS, id = clusterId(), logName = 'kafka', jvm = [] } = {}) {
+  if (await exists(join(data, 'meta.properties'))) return;
+  const fmt = await run(java, [...jvm, ...kafkaJavaArgs(logName, 'kafka.tools.StorageTool', 'format', '-t', id, '-c', props)]);
   if (fmt.code !== 0) throw new StackError(`kafka-storage format failed:\n${(fmt.stdout + fmt.stderr).trim()}`);
 }
 
-async function withAdmin(brokers, fn) {
+/**
+ * Runs `fn` with a kafkajs admin on `brokers` (comma-separated). kafkajs tries the listed brokers
+ * in order, one more per retry: where one of them may be down, give `retry` as many retries.
+ */
+export async function withAdmin(brokers, fn, retry = { retries: 0 }) {
   const { Kafka, logLevel } = loadKafkajs();
   const kafka = new Kafka({
     clientId: 'gatehouse-stack',
@@ -95,7 +125,7 @@ async function withAdmin(brokers, fn) {
     logLevel: logLevel.NOTHING,
     connectionTimeout: 2000,
     requestTimeout: 10_000,
-    retry: { retries: 0 },
+    retry,
   });
   const admin = kafka.admin();
   try {

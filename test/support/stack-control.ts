@@ -28,7 +28,8 @@ async function stackStatus(): Promise<Record<string, ComponentStatus>> {
   return (JSON.parse(last) as { components?: Record<string, ComponentStatus> }).components ?? {};
 }
 
-async function stack(...args: string[]): Promise<string> {
+/** Runs the stack script with `args`; resolves its stdout and stderr, rejects when it exits non-zero. */
+export async function stack(...args: string[]): Promise<string> {
   const { stdout, stderr } = await run(process.execPath, [STACK_SCRIPT, ...args], { cwd: REPO_ROOT, timeout: 150_000 });
   return `${stdout}${stderr}`;
 }
@@ -41,7 +42,7 @@ const REDIS_AOF_URL = process.env['REDIS_AOF_URL'] || 'redis://127.0.0.1:6380';
 export const REDIS_CLUSTER_URL = process.env['REDIS_CLUSTER_URL'] || 'redis://127.0.0.1:7000?cluster=127.0.0.1:7001,127.0.0.1:7002';
 
 /** Runs `work` and puts .stack/started.json back as it was: a test runner reads it to stop what it started. */
-async function keepingStartedFile<T>(work: () => Promise<T>): Promise<T> {
+export async function keepingStartedFile<T>(work: () => Promise<T>): Promise<T> {
   const before = await readFile(STARTED_FILE, 'utf8').catch(() => undefined);
   try {
     return await work();
