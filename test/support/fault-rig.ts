@@ -1,4 +1,4 @@
-import type { OperatorHandoff, ToolResult } from '@gatehouse/events';
+import type { EventsConfig, OperatorHandoff, ToolResult } from '@gatehouse/events';
 import { customerSupportCatalog } from '@gatehouse/example-customer-support';
 import type { Run } from '@gatehouse/state';
 import { ExecutorFleet, seedCustomers } from './fleet.js';
@@ -23,6 +23,8 @@ export interface FaultRigOptions {
   readonly policyProcesses?: number;
   /** The Redis every part of the rig uses (its REDIS_URL while the rig runs), in place of the environment's. */
   readonly redisUrl?: string;
+  /** The Kafka cluster and topic settings of the rig, in place of the environment's. */
+  readonly events?: EventsConfig;
 }
 
 /**
@@ -85,6 +87,7 @@ async function startRig(label: string, options: FaultRigOptions): Promise<FaultR
     catalog,
     table: sandboxAllowsWrites(catalog),
     leaseMs: RIG.leaseMs,
+    ...(options.events === undefined ? {} : { events: options.events }),
   });
   const executors = new ExecutorFleet(
     g,

@@ -3,7 +3,6 @@ import { redisUrlFromEnv } from '@gatehouse/state';
 import type { Gatehouse } from './gatehouse.js';
 import { awaitGroup, EXECUTOR_MAIN, spawnService } from './processes.js';
 import type { ServiceProcess } from './processes.js';
-import { config } from './stack.js';
 
 /** Executors as OS processes, members of the harness's executor group. */
 export class ExecutorFleet {
@@ -34,8 +33,9 @@ export class ExecutorFleet {
 
   spawn(id: string): ServiceProcess {
     const process = spawnService(id, EXECUTOR_MAIN, {
-      KAFKA_BROKERS: config.brokers.join(','),
-      SCHEMA_REGISTRY_URL: config.registryUrl,
+      KAFKA_BROKERS: this.g.events.brokers.join(','),
+      SCHEMA_REGISTRY_URL: this.g.events.registryUrl,
+      GATEHOUSE_TOPIC_REPLICATION: String(this.g.events.topicSettings.replicationFactor),
       REDIS_URL: redisUrlFromEnv(),
       GATEHOUSE_TOPIC_PREFIX: this.g.topicPrefix,
       GATEHOUSE_TOPIC_PARTITIONS: String(this.partitions),

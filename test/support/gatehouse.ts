@@ -3,7 +3,7 @@ import { createClient } from '@gatehouse/client';
 import type { GatehouseClient } from '@gatehouse/client';
 import type { Catalog, ToolImplementation } from '@gatehouse/contracts';
 import { DeadLetters, EventPublisher, EventSerde, KafkaAdmin, provisionTopics, topicNames } from '@gatehouse/events';
-import type { ExecutionOrder, Topics } from '@gatehouse/events';
+import type { EventsConfig, ExecutionOrder, Topics } from '@gatehouse/events';
 import { startExecutor } from '@gatehouse/executor';
 import type { RunningExecutor, SlotLimits } from '@gatehouse/executor';
 import { loadRoles, PolicyTable } from '@gatehouse/governance';
@@ -49,6 +49,8 @@ export interface GatehouseOptions {
   readonly identity?: boolean;
   /** Token exchange at the stack's IdP: executors exchange, the control API takes people's tokens. */
   readonly exchange?: boolean;
+  /** The Kafka cluster and topic settings, in place of the environment's (a fault test's own cluster). */
+  readonly events?: EventsConfig;
 }
 
 /** A whole Gatehouse in this process over the real stack: its own topics, Redis prefix and customers schema. */
@@ -59,6 +61,8 @@ export interface Gatehouse {
   /** Prefix of every Redis key of this Gatehouse (GATEHOUSE_REDIS_PREFIX). */
   readonly redisPrefix: string;
   readonly topics: Topics;
+  /** The Kafka cluster and topic settings this Gatehouse runs on (its processes get the same). */
+  readonly events: EventsConfig;
   readonly kafka: TestKafka;
   readonly serde: EventSerde;
   readonly redis: Redis;
@@ -86,20 +90,21 @@ export async function startGatehouse(label: string, options: GatehouseOptions = 
     ...(options.exportStepMs === undefined ? {} : { exportStepMs: options.exportStepMs }),
   });
   process.env['CUSTOMERS_URL'] = customers.url;
+  const eventSettings = options.events ?? config;
   const topicPrefix = uniquePrefix(label);
   const topics = topicNames(topicPrefix);
   const redisPrefix = `t-${label}-${randomUUID().slice(0, 8)}:`;
   const redis = createRedis(redisUrlFromEnv(), `test-${label}`);
-  const kafka = testKafka(config, `test-${label}`);
+  const kafka = testKafka(eventSettings, `test-${label}`);
   const admin = await KafkaAdmin.connect(kafka);
-  await provisionTopics(admin, topics, { ...config.topicSettings, partitions: options.partitions ?? 3 });
+  await provisionTopics(admin, topics, { ...eventSettings.topicSettings, partitions: options.partitions ?? 3 });
   await admin.close();
-  const serde = new EventSerde({ registryUrl: config.registryUrl, topics });
+  const serde = new EventSerde({ registryUrl: eventSettings.registryUrl, topics });
   await serde.registerAll();
   const catalog = options.catalog ?? customerSupportCatalog();
   const implementations = options.implementations ?? customerSupportImplementations;
   const roles = options.roles ?? loadRoles(REFERENCE_ROLES_FILE, catalog);
-  const events = { ...config, topicSettings: { ...config.topicSettings, partitions: options.partitions ?? 3 } };
+  const events = { ...eventSettings, topicSettings: { ...eventSettings.topicSettings, partitions: options.partitions ?? 3 } };
 
   const callerIdentity = options.identity === true ? await orchestratorIdentity() : undefined;
   const subjectTokens = options.exchange === true ? await subjectTokenVerifier() : undefined;
@@ -187,7 +192,7 @@ export async function startGatehouse(label: string, options: GatehouseOptions = 
   await Promise.all([...policies.map((p) => p.joined), ...executors.map((e) => e.joined)]);
   const controlUrl = policies[0]?.url ?? '';
   const client = await createClient({
-    config,
+    config: eventSettings,
     topics,
     controlUrl,
     clientId: `test-${label}`,
@@ -198,6 +203,7 @@ export async function startGatehouse(label: string, options: GatehouseOptions = 
 
   return {
     label,
+    events,
     topicPrefix,
     redisPrefix,
     topics,

@@ -27,6 +27,10 @@ export interface LoadCall {
   readonly tool: string;
   readonly customer: Customer;
   readonly runId: string;
+  /** When the client was asked (ms since the epoch). */
+  readonly startedAt: number;
+  /** When the client's call settled. */
+  settledAt?: number;
   outcome: CallOutcome;
   answer?: CallResult;
   publishError?: string;
@@ -117,6 +121,15 @@ export class MixedLoad {
     await Promise.all(Array.from({ length: inFlight }, () => worker()));
   }
 
+  /** The p99 of the client's latency (ms) over the calls that settled between `from` and `to`, or undefined when none did. */
+  p99Between(from: number, to: number): number | undefined {
+    const latencies = [...this.calls.values()]
+      .filter((c) => c.settledAt !== undefined && c.settledAt >= from && c.settledAt <= to)
+      .map((c) => (c.settledAt as number) - c.startedAt)
+      .sort((a, b) => a - b);
+    return latencies.length === 0 ? undefined : latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * 0.99))];
+  }
+
   /** The calls of one kind. */
   of(kind: CallKind): LoadCall[] {
     return [...this.calls.values()].filter((c) => c.kind === kind);
@@ -130,7 +143,7 @@ export class MixedLoad {
 
   private async call(kind: CallKind, tool: string, customer: Customer, run: Run, args: unknown): Promise<CallResult | undefined> {
     const commandId = `${this.g.label}-${kind}-${this.sent++}-${customer.id}`;
-    const call: LoadCall = { commandId, kind, tool, customer, runId: run.run_id, outcome: CallOutcome.pending };
+    const call: LoadCall = { commandId, kind, tool, customer, runId: run.run_id, startedAt: Date.now(), outcome: CallOutcome.pending };
     this.calls.set(commandId, call);
     if (kind === CallKind.commit) this.commitOf.set(customer.id, commandId);
     try {
@@ -148,6 +161,7 @@ export class MixedLoad {
       call.publishError = error instanceof Error ? error.message : String(error);
       return undefined;
     } finally {
+      call.settledAt = Date.now();
       this.settled += 1;
     }
   }

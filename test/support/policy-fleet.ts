@@ -12,7 +12,6 @@ import type { Gatehouse } from './gatehouse.js';
 import { pollUntil } from './poll.js';
 import { awaitGroup, spawnService } from './processes.js';
 import type { ServiceProcess } from './processes.js';
-import { config } from './stack.js';
 
 /** The built entrypoint of the policy service (build before running tests). */
 const POLICY_MAIN = fileURLToPath(new URL('../../services/policy/dist/main.js', import.meta.url));
@@ -85,8 +84,9 @@ export class PolicyFleet {
     const port = await freePort();
     const process = spawnService(id, POLICY_MAIN, {
       GATEHOUSE_CONTROL_TOKEN: CONTROL_TOKEN,
-      KAFKA_BROKERS: config.brokers.join(','),
-      SCHEMA_REGISTRY_URL: config.registryUrl,
+      KAFKA_BROKERS: this.g.events.brokers.join(','),
+      SCHEMA_REGISTRY_URL: this.g.events.registryUrl,
+      GATEHOUSE_TOPIC_REPLICATION: String(this.g.events.topicSettings.replicationFactor),
       REDIS_URL: redisUrlFromEnv(),
       GATEHOUSE_TOPIC_PREFIX: this.g.topicPrefix,
       GATEHOUSE_TOPIC_PARTITIONS: String(this.partitions),

@@ -1,0 +1,128 @@
+import { expect } from 'vitest';
+import { isErrorCode } from '@gatehouse/contracts';
+import type { Run } from '@gatehouse/state';
+import { RIG, slotScopes } from './fault-rig.js';
+import type { FaultRig } from './fault-rig.js';
+import { auditLoad, awaitLateAnswers, slotsHeld, summaryLine } from './load-audit.js';
+import type { LoadAudit } from './load-audit.js';
+import { lostTrail } from './lost-trail.js';
+import { MixedLoad } from './mixed-load.js';
+import { eventually } from './stack.js';
+
+export interface FaultRunOptions {
+  /** Names the run in its log lines. */
+  readonly name: string;
+  readonly calls?: number;
+  /** The client's deadline for each call. */
+  readonly timeoutMs?: number;
+  /** The share of the calls settled before the fault begins. */
+  readonly faultAfter?: number;
+  /** Makes the fault and heals it, with the load running; returns what to report about it. */
+  readonly fault: (load: MixedLoad, phase: (name: string) => void) => Promise<Record<string, unknown>>;
+}
+
+export interface FaultRunOutcome extends LoadAudit {
+  readonly calls: number;
+  /** The client's p99 latency over the calls that settled while the fault lasted. */
+  readonly p99DuringFaultMs: number | undefined;
+  readonly publishErrors: readonly string[];
+  /** Results on the topic that could not be decoded. */
+  readonly undecodable: number;
+}
+
+/**
+ * Runs a mixed load of reads and approved writes through the rig, makes the fault once a share of
+ * it has settled, waits for every answer, and audits what the topics, the customers service and
+ * Redis hold afterwards. A line every 10 s shows where a run that stalls stands.
+ */
+export async function runUnderFault(rig: FaultRig, options: FaultRunOptions): Promise<FaultRunOutcome> {
+  const { g } = rig;
+  const calls = options.calls ?? 5_000;
+  const load = new MixedLoad(g, {
+    calls,
+    customers: rig.customers,
+    inFlight: 200,
+    timeoutMs: options.timeoutMs ?? 60_000,
+    runOf: (t) => rig.runs.get(t) as Run,
+  });
+  const started = Date.now();
+  let phase = 'before the fault';
+  const progress = setInterval(() => {
+    const seconds = Math.round((Date.now() - started) / 1000);
+    console.info(`${options.name}: ${phase}, ${load.settled}/${calls} settled, ${rig.results.records.length} results, ${seconds} s`);
+  }, 10_000);
+  const loading = load.run();
+  let facts: Record<string, unknown>;
+  let from: number;
+  let to: number;
+  try {
+    const share = options.faultAfter ?? 0.3;
+    await eventually(() => (load.settled >= calls * share ? true : undefined), 180_000, `${calls * share} settled calls`);
+    from = Date.now();
+    facts = { 'fault after': `${load.settled} settled`, ...(await options.fault(load, (name) => (phase = name))) };
+    to = Date.now();
+    phase = 'after the fault';
+    await loading;
+  } finally {
+    clearInterval(progress);
+  }
+  const loadMs = Date.now() - started;
+  await awaitLateAnswers(load, rig.results, 60_000);
+  await rig.results.caughtUp(60_000);
+  await rig.handoffs.caughtUp(60_000);
+  const slotsInUse = await slotsHeld(g, slotScopes(rig), RIG.leaseMs + 2_000);
+  const audit = await auditLoad(g, load, rig.customers, rig.results, rig.handoffs, slotsInUse);
+  const publishErrors = [
+    ...new Set([...load.calls.values()].flatMap((c) => (c.publishError === undefined ? [] : [c.publishError.slice(0, 120)]))),
+  ];
+  const p99DuringFaultMs = load.p99Between(from, to);
+  console.info(
+    summaryLine(options.name, audit.figures, {
+      ...facts,
+      'fault lasted ms': to - from,
+      "client's p99 during the fault ms": p99DuringFaultMs,
+      'load ms': loadMs,
+      'publish errors': publishErrors,
+      'publishes sent again': g.client.stats().publishRetries,
+    }),
+  );
+  // Where any lost command got to, so a failure names the stage that dropped it.
+  if (audit.examples.lost.length > 0) {
+    const trail = await lostTrail(
+      g,
+      audit.examples.lost.map((e) => e.split(' ')[0] ?? e),
+    ).catch((error: unknown) => `unavailable: ${String(error)}`);
+    console.info(`${options.name}: lost commands' trail ${JSON.stringify(trail)}`);
+  }
+  return { ...audit, calls, p99DuringFaultMs, publishErrors, undecodable: rig.results.undecodable };
+}
+
+/**
+ * What every fault must leave intact: each call published and answered exactly once (or handed to
+ * a person), no write applied twice, no answer contradicting the topic, no slot left held.
+ */
+export function expectNothingLostOrTwice(outcome: FaultRunOutcome): void {
+  const { figures, examples, calls, publishErrors } = outcome;
+  expect(figures.commands).toBe(calls);
+  expect(figures.accepted + figures.notAccepted).toBe(calls);
+  // The client sends a command again under its command_id until the broker takes it (within the
+  // call's deadline), and the boundary answers that id once: no call is left unpublished.
+  expect(figures.notAccepted, `calls whose publish failed for good: ${publishErrors.join('; ')}`).toBe(0);
+  expect(figures.clientTimeouts, 'calls the client stopped waiting for').toBe(0);
+  expect(examples.lost, 'accepted commands with no terminal result and no handoff').toEqual([]);
+  expect(examples.conflicting, 'commands with two different terminal results').toEqual([]);
+  expect(examples.repeatedPreviews, 'previews that made a second proposal').toEqual([]);
+  expect(examples.answerMismatches, 'client answers that differ from the topic').toEqual([]);
+  expect(examples.appliedTwice, 'customers changed twice').toEqual([]);
+  // Every call reached the customers service with a valid assertion of its own, a re-sent write too.
+  expect(examples.refusedCalls, 'calls the system of record refused').toEqual([]);
+  expect(examples.reusedAssertions, 'writes re-sent with an assertion already presented').toEqual([]);
+  expect(examples.contradictions, 'customers whose version contradicts the answer').toEqual([]);
+  expect(figures.applied).toBe(figures.appliedKeys);
+  expect(figures.applied).toBeGreaterThan(0);
+  // Answers are successes or typed refusals (a tool may time out under load); never anything else.
+  expect(Object.keys(figures.codes).filter((c) => c !== 'ok' && !isErrorCode(c))).toEqual([]);
+  expect(figures.handoffs).toBeGreaterThanOrEqual(figures.codes['OUTCOME_UNKNOWN'] ?? 0);
+  expect(figures.slotsInUse).toBe(0);
+  expect(outcome.undecodable).toBe(0);
+}
