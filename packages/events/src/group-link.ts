@@ -86,35 +86,26 @@ export async function openGroupLink(options: GroupLinkOptions): Promise<GroupLin
     await failed.close(true).catch(() => undefined);
     await sleep(200);
     if (held) return;
-    await untilSucceeds(
-      async () => {
-        try {
-          await open();
-        } catch (error) {
-          const left = current();
-          consumer = undefined;
-          await left?.close(true).catch(() => undefined);
-          throw error;
-        }
-      },
-      {
-        firstDelayMs: 400,
-        stopped: () => held,
-        failed: (error) => options.log.warn({ err: error }, 'joining the group failed; trying again'),
-      },
-    );
+    await untilSucceeds(() => open().catch(dropAndThrow), {
+      firstDelayMs: 400,
+      stopped: () => held,
+      failed: (error) => options.log.warn({ err: error }, 'joining the group failed; trying again'),
+    });
   };
 
-  try {
-    await open();
-  } catch (error) {
-    // The first join fails its caller (a principal the group refuses, brokers out of reach).
-    held = true;
-    await current()
-      ?.close(true)
-      .catch(() => undefined);
+  /** Closes the consumer a failed join left behind, and passes the failure on. */
+  const dropAndThrow = async (error: unknown): Promise<never> => {
+    const left = current();
+    consumer = undefined;
+    await left?.close(true).catch(() => undefined);
     throw error;
-  }
+  };
+
+  // The first join fails its caller (a principal the group refuses, brokers out of reach).
+  await open().catch((error: unknown) => {
+    held = true;
+    return dropAndThrow(error);
+  });
   return {
     joined,
     current,
