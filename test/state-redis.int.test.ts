@@ -202,8 +202,9 @@ describe.each(BACKENDS)('state on $backend', ({ url }) => {
         owner: 'dead-exec',
         commandId: 'c-1',
       });
-      expect(await store.stage('cmd:c-1', 'exec-2', '{"status":"ok"}')).toBe(false);
-      expect(await store.stage('cmd:c-1', 'dead-exec', '{"status":"ok"}')).toBe(true);
+      const terms = { argumentsSha256: 'h', leaseMs: 30, commandId: 'c-1' };
+      expect(await store.stage('cmd:c-1', 'exec-2', '{"status":"ok"}', terms)).toBe(false);
+      expect(await store.stage('cmd:c-1', 'dead-exec', '{"status":"ok"}', terms)).toBe(true);
       await new Promise((resolve) => setTimeout(resolve, 40));
       expect(await store.claim('cmd:c-1', 'h', 'exec-2', 5_000, 'c-1')).toEqual({
         kind: 'orphaned',
@@ -215,17 +216,32 @@ describe.each(BACKENDS)('state on $backend', ({ url }) => {
       expect(await store.claim('cmd:c-1', 'h', 'exec-3', 5_000, 'c-1')).toEqual({ kind: 'stored', state: 'succeeded', outcome: 'ok' });
     });
 
-    it('says why an answer was not staged: another owner holds the key, or the key is gone', async () => {
+    it('says why an answer was not staged, and makes again a key Redis lost, held by the stager with the answer staged', async () => {
       const space = keys();
       const store = new IdempotencyStore(a, space);
+      const terms = { argumentsSha256: 'h', leaseMs: 5_000, commandId: 'c-2' };
       expect(await store.claim('cmd:c-2', 'h', 'exec-1', 5_000, 'c-2')).toEqual({ kind: 'claimed' });
-      expect(await store.stageAnswer('cmd:c-2', 'exec-1', '{"status":"ok"}')).toBe('staged');
-      expect(await store.stageAnswer('cmd:c-2', 'exec-2', '{"status":"ok"}')).toBe('taken');
+      expect(await store.stageAnswer('cmd:c-2', 'exec-1', '{"status":"ok"}', terms)).toBe('staged');
+      expect(await store.stageAnswer('cmd:c-2', 'exec-2', '{"status":"ok"}', terms)).toBe('taken');
       expect(await store.finish('cmd:c-2', 'exec-1', 'succeeded', 'ok')).toBe(true);
-      expect(await store.stageAnswer('cmd:c-2', 'exec-1', '{"status":"ok"}')).toBe('taken');
-      // As after a restart of a Redis that keeps nothing on disk.
+      expect(await store.stageAnswer('cmd:c-2', 'exec-1', '{"status":"ok"}', terms)).toBe('taken');
+      // As after a restart of a Redis that keeps nothing on disk, or a failover that lost the claim.
       await a.del(space.idempotency('cmd:c-2'));
-      expect(await store.stageAnswer('cmd:c-2', 'exec-1', '{"status":"ok"}')).toBe('missing');
+      expect(await store.stageAnswer('cmd:c-2', 'exec-1', '{"status":"ok"}', terms)).toBe('staged');
+      expect(await a.pttl(space.idempotency('cmd:c-2'))).toBeGreaterThan(store.retentionMs - 60_000);
+      // Its owner's lease holds it; another copy of the command waits, and a copy with other arguments is refused.
+      expect(await store.claim('cmd:c-2', 'h', 'exec-2', 5_000, 'c-2')).toMatchObject({
+        kind: 'in_progress',
+        owner: 'exec-1',
+        commandId: 'c-2',
+      });
+      expect(await store.claim('cmd:c-2', 'other', 'exec-2', 5_000, 'c-2')).toEqual({ kind: 'reused' });
+      expect(await store.finish('cmd:c-2', 'exec-1', 'succeeded', '{"status":"ok"}')).toBe(true);
+      expect(await store.claim('cmd:c-2', 'h', 'exec-2', 5_000, 'c-2')).toEqual({
+        kind: 'stored',
+        state: 'succeeded',
+        outcome: '{"status":"ok"}',
+      });
     });
 
     it('keeps an unknown outcome until an operator resolves it', async () => {
@@ -233,9 +249,19 @@ describe.each(BACKENDS)('state on $backend', ({ url }) => {
       await store.claim('u', 'h', 'exec-1', 5_000);
       await store.finish('u', 'exec-1', 'unknown', '{"code":"OUTCOME_UNKNOWN"}');
       expect(await store.claim('u', 'h', 'exec-2', 5_000)).toEqual({ kind: 'unknown', outcome: '{"code":"OUTCOME_UNKNOWN"}' });
-      expect(await store.resolveUnknown('u', 'succeeded', '{"new_version":18}', 'ops@acme')).toBe('resolved');
-      expect(await store.resolveUnknown('u', 'failed', '{}', 'ops@acme')).toBe('not_unknown');
-      expect(await store.resolveUnknown('missing', 'failed', '{}', 'ops@acme')).toBe('not_found');
+      const resolution = { state: 'succeeded', outcome: '{"new_version":18}', by: 'ops@acme', fingerprint: 'r1' } as const;
+      expect(await store.resolveUnknown('u', resolution)).toEqual({ kind: 'resolved', outcome: '{"new_version":18}' });
+      // The same resolution again, its answer not yet out (a retry): the outcome it stored, never a second one.
+      expect(await store.resolveUnknown('u', { ...resolution, outcome: '{"new_version":19}' })).toEqual({
+        kind: 'resolved',
+        outcome: '{"new_version":18}',
+      });
+      expect(await store.resolveUnknown('u', { state: 'failed', outcome: '{}', by: 'ops@acme', fingerprint: 'r2' })).toEqual({
+        kind: 'not_unknown',
+      });
+      await store.resolutionPublished('u');
+      expect(await store.resolveUnknown('u', resolution)).toEqual({ kind: 'not_unknown' });
+      expect(await store.resolveUnknown('missing', { ...resolution, fingerprint: 'r3' })).toEqual({ kind: 'not_found' });
       expect(await store.claim('u', 'h', 'exec-2', 5_000)).toEqual({ kind: 'stored', state: 'succeeded', outcome: '{"new_version":18}' });
     });
 

@@ -98,16 +98,19 @@ describe('writes happen once and are reported honestly under faults', () => {
     const evidence = rows[0]?.response;
     expect(evidence).toMatchObject({ new_version: before + 1 });
     const control = g.policies[0]?.url ?? '';
-    const resolve = await fetch(`${control}/operations/${encodeURIComponent(key)}/resolve`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${CONTROL_TOKEN}`, 'content-type': 'application/json' },
-      body: JSON.stringify({
-        state: 'succeeded',
-        evidence: 'customers idempotency row shows the commit',
-        resolved_by: 'ops@acme.example',
-        result: evidence,
-      }),
-    });
+    const resolveAs = (body: Record<string, unknown>): Promise<Response> =>
+      fetch(`${control}/operations/${encodeURIComponent(key)}/resolve`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${CONTROL_TOKEN}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+    const resolution = {
+      state: 'succeeded',
+      evidence: 'customers idempotency row shows the commit',
+      resolved_by: 'ops@acme.example',
+      result: evidence,
+    };
+    const resolve = await resolveAs(resolution);
     expect(resolve.status).toBe(200);
     const final = await eventually(
       () => results.events.find((r: ToolResult) => r.command_id === unknownCommand && r.status === 'ok'),
@@ -122,12 +125,11 @@ describe('writes happen once and are reported honestly under faults', () => {
       reason: 'bad_signature',
     });
     expect((await new IdempotencyStore(g.redis, g.keys).get(key))?.state).toBe('succeeded');
-    const twice = await fetch(`${control}/operations/${encodeURIComponent(key)}/resolve`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${CONTROL_TOKEN}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ state: 'failed', evidence: 'second opinion', resolved_by: 'ops@acme.example' }),
-    });
+    const twice = await resolveAs({ state: 'failed', evidence: 'second opinion', resolved_by: 'ops@acme.example' });
     expect(twice.status).toBe(409);
+    // The same resolution again, once its answer is out, publishes nothing more either.
+    expect((await resolveAs(resolution)).status).toBe(409);
+    expect(results.events.filter((r: ToolResult) => r.command_id === unknownCommand && r.status === 'ok')).toHaveLength(1);
   });
 
   it('lets exactly one of two proposals against one version win; the other is a VERSION_CONFLICT and stays unconsumed', async () => {

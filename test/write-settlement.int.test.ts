@@ -46,6 +46,13 @@ function honouring(hangAfterWrite: { on: boolean }): readonly ToolImplementation
 // Every ambiguous path of a write, with a status query that honours its signal: each is settled by
 // the system of record, none is handed to an operator; a retryable refusal is really retryable; a
 // repeated answer is the same answer.
+/** The terms the executor claims an order's keys on: a stage on a key Redis lost makes it again with them. */
+const termsOf = (order: ExecutionOrder, leaseMs: number) => ({
+  argumentsSha256: order.arguments_sha256,
+  leaseMs,
+  commandId: order.command_id,
+});
+
 describe('ambiguous writes are settled whenever the system of record can tell', () => {
   let g: Gatehouse;
   let run: Run;
@@ -175,7 +182,7 @@ describe('ambiguous writes are settled whenever the system of record can tell', 
     const staged = stagedAnswer(order, before, 'op_staged_by_the_dead_owner');
     // The owner staged its answer, may have published it, and died before finishing.
     expect(await idempotency.claim(key, order.arguments_sha256, 'dead-executor/2', 1, order.command_id)).toEqual({ kind: 'claimed' });
-    expect(await idempotency.stage(key, 'dead-executor/2', toStoredOutcome(staged, 'execute:0:0'))).toBe(true);
+    expect(await idempotency.stage(key, 'dead-executor/2', toStoredOutcome(staged, 'execute:0:0'), termsOf(order, 1))).toBe(true);
     await send(order);
     const answer = await answerTo(order.command_id);
     expect({ status: answer.status, operation_id: answer.operation_id, result: answer.result }).toEqual({
@@ -200,9 +207,9 @@ describe('ambiguous writes are settled whenever the system of record can tell', 
     // settling the key: the command's redelivery answers from the claim and must settle the key too.
     const command = commandClaimKey(order.run_id, order.command_id);
     expect(await idempotency.claim(command, order.arguments_sha256, 'dead-executor/3', 1, order.command_id)).toEqual({ kind: 'claimed' });
-    expect(await idempotency.stage(command, 'dead-executor/3', outcome)).toBe(true);
+    expect(await idempotency.stage(command, 'dead-executor/3', outcome, termsOf(order, 1))).toBe(true);
     expect(await idempotency.claim(key, order.arguments_sha256, 'dead-executor/3', 1, order.command_id)).toEqual({ kind: 'claimed' });
-    expect(await idempotency.stage(key, 'dead-executor/3', outcome)).toBe(true);
+    expect(await idempotency.stage(key, 'dead-executor/3', outcome, termsOf(order, 1))).toBe(true);
     await send(order);
     const answer = await answerTo(order.command_id);
     expect({ status: answer.status, operation_id: answer.operation_id, result: answer.result, completed_at: answer.completed_at }).toEqual({

@@ -251,12 +251,22 @@ export async function redisMasters(): Promise<number[]> {
     .sort((a, b) => a - b);
 }
 
+/** The pid of redis-ha's node on `port`, refused unless the stack script started it. */
+function haNodePid(port: number): Promise<number> {
+  const node = haNode(port);
+  return ownedPid(
+    `redis-ha-${port}`,
+    // The server's title names its address; without a title, its arguments name the port.
+    (cmdline) => cmdline.includes('redis-server') && (new RegExp(`:${port}\\b`).test(cmdline) || cmdline.includes(`--port ${port} `)),
+    `redis-ha's node on ${node.host}:${port}`,
+  );
+}
+
 /** The replicas each killed master had, taken before the kill: after the failover nothing names them. */
 const replicasOfKilled = new Map<number, readonly number[]>();
 
 /** SIGKILL of the master on `port` (refused for a port that is not a master now), as a crash would stop it. */
 export async function killRedisMaster(port: number): Promise<void> {
-  const node = haNode(port);
   const view = await clusterView();
   const self = view.find((n) => n.port === port);
   if (self === undefined || !isLiveMaster(self))
@@ -266,12 +276,7 @@ export async function killRedisMaster(port: number): Promise<void> {
         .map((n) => n.port)
         .join(', ')})`,
     );
-  const pid = await ownedPid(
-    `redis-ha-${port}`,
-    // The server's title names its address; without a title, its arguments name the port.
-    (cmdline) => cmdline.includes('redis-server') && (new RegExp(`:${port}\\b`).test(cmdline) || cmdline.includes(`--port ${port} `)),
-    `redis-ha's node on ${node.host}:${port}`,
-  );
+  const pid = await haNodePid(port);
   replicasOfKilled.set(
     port,
     view.filter((n) => n.master === self.id).map((n) => n.port),
@@ -328,4 +333,40 @@ async function firstMaster(ports: readonly number[]): Promise<number | undefined
     if (role !== undefined && /^role:master/m.test(role)) return port;
   }
   return undefined;
+}
+
+/** The shard (master and replicas, by port) that holds `key` now. */
+export async function redisShardOf(key: string): Promise<{ readonly master: number; readonly replicas: readonly number[] }> {
+  const slot = Number(await ask(haNodes()[0] as RedisNode, 'CLUSTER', 'KEYSLOT', key));
+  const view = await clusterView();
+  const holds = (range: string): boolean => {
+    const [from = '', to = from] = range.split('-');
+    return slot >= Number(from) && slot <= Number(to);
+  };
+  const master = view.find((n) => isLiveMaster(n) && n.slots.some(holds));
+  if (master === undefined) throw new Error(`no live master of redis-ha serves slot ${slot}`);
+  return { master: master.port, replicas: view.filter((n) => n.master === master.id && !n.flags.includes('fail')).map((n) => n.port) };
+}
+
+/**
+ * Cuts the master on `port` off from its replicas, as a replica that falls behind would be: each
+ * replica the stack script started is stopped (SIGSTOP), then the master drops their links
+ * (CLIENT KILL TYPE replica), so what it acknowledges from now on reaches no replica — not even a
+ * socket buffer a resumed replica would still read. Resolves the function that resumes them
+ * (SIGCONT); they then reconnect and catch up, if their master is still there.
+ */
+export async function cutRedisReplicas(port: number): Promise<() => void> {
+  const view = await clusterView();
+  const self = view.find((n) => n.port === port);
+  if (self === undefined || !isLiveMaster(self)) throw new Error(`redis-ha's node on ${port} is not a master now`);
+  const pids = await Promise.all(view.filter((n) => n.master === self.id).map((n) => haNodePid(n.port)));
+  for (const pid of pids) process.kill(pid, 'SIGSTOP');
+  const resume = (): void => {
+    for (const pid of pids) process.kill(pid, 'SIGCONT');
+  };
+  if ((await ask(haNode(port), 'CLIENT', 'KILL', 'TYPE', 'replica')) === undefined) {
+    resume();
+    throw new Error(`redis-ha's master on ${port} did not drop its replicas' links`);
+  }
+  return resume;
 }

@@ -1,6 +1,6 @@
 import type { EventsConfig, OperatorHandoff, ToolResult } from '@gatehouse/events';
 import { customerSupportCatalog } from '@gatehouse/example-customer-support';
-import type { Run } from '@gatehouse/state';
+import type { ReplicaBarrier, Run } from '@gatehouse/state';
 import { ExecutorFleet, seedCustomers } from './fleet.js';
 import { startGatehouse } from './gatehouse.js';
 import type { Gatehouse } from './gatehouse.js';
@@ -25,6 +25,8 @@ export interface FaultRigOptions {
   readonly redisUrl?: string;
   /** The Kafka cluster and topic settings of the rig, in place of the environment's. */
   readonly events?: EventsConfig;
+  /** The replicas every service's durable Redis records wait for (GATEHOUSE_REDIS_WAIT_REPLICAS; none when unset). */
+  readonly redisBarrier?: ReplicaBarrier;
 }
 
 /**
@@ -88,6 +90,7 @@ async function startRig(label: string, options: FaultRigOptions): Promise<FaultR
     table: sandboxAllowsWrites(catalog),
     leaseMs: RIG.leaseMs,
     ...(options.events === undefined ? {} : { events: options.events }),
+    ...(options.redisBarrier === undefined ? {} : { redisBarrier: options.redisBarrier }),
   });
   const executors = new ExecutorFleet(
     g,
@@ -96,6 +99,12 @@ async function startRig(label: string, options: FaultRigOptions): Promise<FaultR
       GATEHOUSE_RUN_SLOTS: '8',
       EXECUTOR_LEASE_MS: String(RIG.leaseMs),
       EXECUTOR_SESSION_TIMEOUT_MS: String(RIG.executorSessionTimeoutMs),
+      ...(options.redisBarrier === undefined
+        ? {}
+        : {
+            GATEHOUSE_REDIS_WAIT_REPLICAS: String(options.redisBarrier.replicas),
+            GATEHOUSE_REDIS_WAIT_TIMEOUT_MS: String(options.redisBarrier.timeoutMs),
+          }),
     },
     RIG.partitions,
   );

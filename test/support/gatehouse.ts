@@ -12,6 +12,7 @@ import { REFERENCE_POLICY_TABLE_FILE, REFERENCE_ROLES_FILE } from './reference-p
 import type { Roles, RunningPolicyService } from '@gatehouse/policy';
 import { customerSupportCatalog, customerSupportImplementations } from '@gatehouse/example-customer-support';
 import { createRedis, Keyspace, redisUrlFromEnv } from '@gatehouse/state';
+import type { ReplicaBarrier } from '@gatehouse/state';
 import type { Redis, Run } from '@gatehouse/state';
 import { startApprovalService } from '@gatehouse/approval';
 import type { RunningApprovalService } from '@gatehouse/approval';
@@ -51,6 +52,8 @@ export interface GatehouseOptions {
   readonly exchange?: boolean;
   /** The Kafka cluster and topic settings, in place of the environment's (a fault test's own cluster). */
   readonly events?: EventsConfig;
+  /** The replicas the in-process services' durable Redis records wait for (GATEHOUSE_REDIS_WAIT_REPLICAS). */
+  readonly redisBarrier?: ReplicaBarrier;
 }
 
 /** A whole Gatehouse in this process over the real stack: its own topics, Redis prefix and customers schema. */
@@ -94,7 +97,7 @@ export async function startGatehouse(label: string, options: GatehouseOptions = 
   const topicPrefix = uniquePrefix(label);
   const topics = topicNames(topicPrefix);
   const redisPrefix = `t-${label}-${randomUUID().slice(0, 8)}:`;
-  const redis = createRedis(redisUrlFromEnv(), `test-${label}`);
+  const redis = createRedis(redisUrlFromEnv(), `test-${label}`, undefined, options.redisBarrier);
   const kafka = testKafka(eventSettings, `test-${label}`);
   const admin = await KafkaAdmin.connect(kafka);
   await provisionTopics(admin, topics, { ...eventSettings.topicSettings, partitions: options.partitions ?? 3 });

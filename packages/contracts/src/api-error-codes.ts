@@ -4,7 +4,7 @@
 // with the status named here. APPEND-ONLY, as the tool codes are: a client branches on `code`.
 
 interface ApiErrorCodeEntry {
-  readonly status: 400 | 409 | 422 | 500;
+  readonly status: 400 | 409 | 422 | 500 | 503;
   readonly meaning: string;
 }
 
@@ -37,6 +37,11 @@ export const ApiErrorCode = {
     status: 409,
     meaning:
       "The operation's outcome is already known (it succeeded or failed, or an operator resolved it meanwhile): there is nothing to resolve.",
+  },
+  STORE_UNCONFIRMED: {
+    status: 503,
+    meaning:
+      'Redis did not confirm the change on the replicas `GATEHOUSE_REDIS_WAIT_REPLICAS` asks for in time, so nothing was published; the same request again is safe and completes it.',
   },
 } as const satisfies Record<string, ApiErrorCodeEntry>;
 

@@ -20,6 +20,7 @@ const PINNED = [
   'NOT_PENDING',
   'NOT_UNKNOWN',
   'OUTCOME_ALREADY_KNOWN',
+  'STORE_UNCONFIRMED',
 ];
 
 /** The identity refusals (@gatehouse/identity's IDENTITY_REFUSALS), read from their source: contracts depends on nothing. */

@@ -116,6 +116,8 @@ const LEASE_MS_DEFAULT = 10_000;
  * stages its decision before publishing it, and marks it answered once published. Whoever takes
  * over a claim publishes the staged decision again rather than deciding anew, so a command never
  * gets two different answers (a second decision could differ: a deadline or a rate window passes).
+ * Claims and stages are durable (LuaScript.runDurable), so a failover never takes back a decision
+ * that went out; marking a command answered is not (losing it publishes the staged decision again).
  */
 export class CommandClaims {
   constructor(
@@ -130,7 +132,7 @@ export class CommandClaims {
     const ttl = Math.max(1, Math.ceil(ttlMs));
     const { claim, run } = this.keysOf(tenant, runId, commandId);
     const keys = run === undefined ? [claim] : [claim, run];
-    const [kind, decision, record] = (await CLAIM.run(
+    const [kind, decision, record] = (await CLAIM.runDurable(
       this.redis,
       keys.length,
       ...keys,
@@ -151,7 +153,7 @@ export class CommandClaims {
   async stage(tenant: string, runId: string, commandId: string, payloadSha256: string, decision: string, ttlMs: number): Promise<boolean> {
     const ttl = Math.max(1, Math.ceil(ttlMs));
     return (
-      ((await STAGE.run(
+      ((await STAGE.runDurable(
         this.redis,
         1,
         this.keysOf(tenant, runId, commandId).claim,

@@ -82,18 +82,33 @@ redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[4]))
 return 1
 `);
 
-// KEYS[1] the idempotency record; ARGV[1] owner id, ARGV[2] the answer to stage.
-// 1: staged; 0: the key is another owner's now, or settled; -1: there is no such key (Redis lost it).
-const STAGE = new LuaScript(`
+// KEYS[1] the idempotency record; ARGV[1] owner id, ARGV[2] the answer to stage, and what a record Redis lost (a
+// restart without persistence, a failover) is made again with: ARGV[3] arguments_sha256, ARGV[4] lease (ms),
+// ARGV[5] retention (ms, its TTL), ARGV[6] command id. 1: staged (on a record made again, in flight under this owner);
+// 0: the key is another owner's now, or settled.
+const STAGE = new LuaScript(`${NOW}
 local rec = redis.call('HMGET', KEYS[1], 'state', 'owner')
-if not rec[1] then return -1 end
+if not rec[1] then
+  redis.call('HSET', KEYS[1], 'state', 'in_flight', 'arguments_sha256', ARGV[3], 'owner', ARGV[1],
+    'lease_until', now + tonumber(ARGV[4]), 'created_at', now, 'updated_at', now, 'command_id', ARGV[6], 'staged', ARGV[2])
+  redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[5]))
+  return 1
+end
 if rec[1] ~= 'in_flight' or rec[2] ~= ARGV[1] then return 0 end
 redis.call('HSET', KEYS[1], 'staged', ARGV[2])
 return 1
 `);
 
-/** What staging an answer found: staged, the key taken over by another owner (or settled), or no key at all. */
-export type Staging = 'staged' | 'taken' | 'missing';
+/** What staging an answer found: staged, or the key taken over by another owner (or settled). */
+export type Staging = 'staged' | 'taken';
+
+/** The terms a key was claimed on: a record Redis lost is made again with them when its answer is staged. */
+export interface ClaimTerms {
+  readonly argumentsSha256: string;
+  readonly leaseMs: number;
+  /** The command the key was claimed for ('' when not given). */
+  readonly commandId: string;
+}
 
 // KEYS[1] the idempotency record; ARGV[1] owner id, ARGV[2] lease (ms, from now). Returns 1 renewed, 0 when the
 // record is not in flight under this owner.
@@ -114,13 +129,22 @@ return 1
 `);
 
 // KEYS[1] the idempotency record; ARGV[1] the resolved state ('succeeded' or 'failed'), ARGV[2] outcome, ARGV[3] who
-// resolved it. Returns 'resolved', else the record's state ('' when there is no record). The TTL is left as it was.
+// resolved it, ARGV[4] the resolution's fingerprint. Returns {'resolved', outcome}: an unknown outcome resolved now,
+// or the same resolution again (same fingerprint) while its answer is not yet marked published, with the outcome it
+// stored then. Otherwise {state} ('' when there is no record). The TTL is left as it was.
 const RESOLVE = new LuaScript(`${NOW}
-local state = redis.call('HGET', KEYS[1], 'state')
-if state ~= 'unknown' then return state or '' end
-redis.call('HSET', KEYS[1], 'state', ARGV[1], 'outcome', ARGV[2], 'updated_at', now, 'resolved_by', ARGV[3])
-return 'resolved'
+local rec = redis.call('HMGET', KEYS[1], 'state', 'outcome', 'resolution', 'published')
+local state = rec[1]
+if state ~= 'unknown' then
+  if state and rec[3] == ARGV[4] and not rec[4] then return {'resolved', rec[2]} end
+  return {state or ''}
+end
+redis.call('HSET', KEYS[1], 'state', ARGV[1], 'outcome', ARGV[2], 'updated_at', now, 'resolved_by', ARGV[3], 'resolution', ARGV[4])
+return {'resolved', ARGV[2]}
 `);
+
+/** What an operator's resolution found: resolved (now, or the same resolution before, unpublished), or why not. */
+export type Resolution = { readonly kind: 'resolved'; readonly outcome: string } | { readonly kind: 'not_unknown' | 'not_found' };
 
 export interface IdempotencyOptions {
   /** How long a finished record answers replays (default 24 h). */
@@ -130,6 +154,10 @@ export interface IdempotencyOptions {
 /**
  * The idempotency protocol in Redis: `key → {state, arguments_sha256, owner, lease, outcome}`, each
  * transition one atomic script. The outcome is opaque text (the caller's serialized result).
+ * Claims, staged answers and resolutions are durable (LuaScript.runDurable): on a connection that
+ * requires replicas they count only once the replicas hold them, so no failover takes back a key
+ * a write ran under or an answer that went out. Finishing, renewing and giving back are not: losing
+ * one leaves a key in flight, which the next owner settles from its staged answer or status query.
  */
 export class IdempotencyStore {
   readonly retentionMs: number;
@@ -144,7 +172,7 @@ export class IdempotencyStore {
 
   /** `commandId` names the command the key is claimed for, so a copy of that same command can tell it is waiting on itself. */
   async claim(key: string, argumentsSha256: string, owner: string, leaseMs: number, commandId = ''): Promise<Claim> {
-    const reply = (await CLAIM.run(
+    const reply = (await CLAIM.runDurable(
       this.redis,
       1,
       this.keys.idempotency(key),
@@ -182,17 +210,28 @@ export class IdempotencyStore {
    * Keeps the answer an owner is about to publish with its record, until finish() replaces it: if
    * the owner dies between publishing and finishing, the next owner answers with this one.
    */
-  async stage(key: string, owner: string, outcome: string): Promise<boolean> {
-    return (await this.stageAnswer(key, owner, outcome)) === 'staged';
+  async stage(key: string, owner: string, outcome: string, terms: ClaimTerms): Promise<boolean> {
+    return (await this.stageAnswer(key, owner, outcome, terms)) === 'staged';
   }
 
   /**
-   * As stage(), saying why not: `taken` when another owner holds the key (it answers instead),
-   * `missing` when the key is gone (a Redis that lost its data), where no one else can answer.
+   * As stage(), saying why not: `taken` when another owner holds the key (it answers instead). A
+   * key Redis lost is no one else's: it is made again from `terms`, in flight under this owner with
+   * the answer staged, so the answer never goes out without its record.
    */
-  async stageAnswer(key: string, owner: string, outcome: string): Promise<Staging> {
-    const reply = Number(await STAGE.run(this.redis, 1, this.keys.idempotency(key), owner, outcome));
-    return reply === 1 ? 'staged' : reply === -1 ? 'missing' : 'taken';
+  async stageAnswer(key: string, owner: string, outcome: string, terms: ClaimTerms): Promise<Staging> {
+    const reply = await STAGE.runDurable(
+      this.redis,
+      1,
+      this.keys.idempotency(key),
+      owner,
+      outcome,
+      terms.argumentsSha256,
+      String(terms.leaseMs),
+      String(this.retentionMs),
+      terms.commandId,
+    );
+    return Number(reply) === 1 ? 'staged' : 'taken';
   }
 
   /** Extends the lease of a running operation; false when this owner lost it. */
@@ -208,15 +247,32 @@ export class IdempotencyStore {
     return (await ABANDON.run(this.redis, 1, this.keys.idempotency(key), owner)) === 1;
   }
 
-  /** An operator's resolution of an unknown outcome. */
+  /**
+   * An operator's resolution of an unknown outcome. `fingerprint` names the resolution (its
+   * request): until resolutionPublished() marks its answer out, the same resolution again gets the
+   * outcome stored the first time, so a retry (after ReplicationUnconfirmed, or a lost reply)
+   * publishes that answer and no other.
+   */
   async resolveUnknown(
     key: string,
-    state: 'succeeded' | 'failed',
-    outcome: string,
-    resolvedBy: string,
-  ): Promise<'resolved' | 'not_unknown' | 'not_found'> {
-    const reply = (await RESOLVE.run(this.redis, 1, this.keys.idempotency(key), state, outcome, resolvedBy)) as string;
-    return reply === 'resolved' ? 'resolved' : reply === '' ? 'not_found' : 'not_unknown';
+    resolution: { readonly state: 'succeeded' | 'failed'; readonly outcome: string; readonly by: string; readonly fingerprint: string },
+  ): Promise<Resolution> {
+    const [reply, outcome] = (await RESOLVE.runDurable(
+      this.redis,
+      1,
+      this.keys.idempotency(key),
+      resolution.state,
+      resolution.outcome,
+      resolution.by,
+      resolution.fingerprint,
+    )) as [string, string?];
+    if (reply === 'resolved') return { kind: 'resolved', outcome: outcome ?? '' };
+    return { kind: reply === '' ? 'not_found' : 'not_unknown' };
+  }
+
+  /** Marks a resolution's answer published: the same resolution again is then refused as already known. */
+  async resolutionPublished(key: string): Promise<void> {
+    await this.redis.hset(this.keys.idempotency(key), 'published', '1');
   }
 
   async get(key: string): Promise<IdempotencyRecord | undefined> {

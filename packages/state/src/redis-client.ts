@@ -1,4 +1,6 @@
 import { Cluster, Redis as RedisServer } from 'ioredis';
+import { requireReplicas } from './lua-script.js';
+import type { ReplicaBarrier } from './lua-script.js';
 
 /**
  * A connection to Redis: one server, or a Redis Cluster. The stores run the same commands on
@@ -112,8 +114,9 @@ const ERROR_LOG_INTERVAL_MS = 10_000;
  * in one tick into one round trip, which is how per-message decisions share a network write under
  * load; on a cluster, the script batcher's one EVALSHA per hash slot and turn does that. While Redis is away the client reconnects on its own; the loss is logged at
  * most every 10 s (readiness reports it too), never left to print as an unhandled error event.
+ * `barrier`: how many replicas must hold the writes of its durable script calls (LuaScript.runDurable).
  */
-export function createRedis(url: string, connectionName: string, log?: RedisErrorLog): Redis {
+export function createRedis(url: string, connectionName: string, log?: RedisErrorLog, barrier?: ReplicaBarrier): Redis {
   const reading = readRedisUrl(url);
   if (!reading.ok) throw new Error(`REDIS_URL is refused: ${reading.reason}`);
   const { target } = reading;
@@ -146,5 +149,6 @@ export function createRedis(url: string, connectionName: string, log?: RedisErro
     lastLogged = now;
     log?.warn({ connection: connectionName, err: { message: error.message } }, 'Redis connection error; reconnecting');
   });
+  if (barrier !== undefined) requireReplicas(redis, barrier);
   return redis;
 }

@@ -3,7 +3,7 @@ import type { ConsumedRecord, DeadLetters, ExecutionOrder, ToolResult } from '@g
 import type { GatehouseMetrics, Logger } from '@gatehouse/telemetry';
 import { claimOrWait, ownerToken } from './claim-wait.js';
 import type { Answer, IdempotencyKeys } from './executor-ports.js';
-import { addressOf } from './keyed-write.js';
+import { addressOf, termsOf } from './keyed-write.js';
 import { settleKeyOfStagedAnswer } from './write-claim.js';
 
 // How long a copy waits for another owner of its command, beyond two leases, when the tool is not
@@ -111,14 +111,17 @@ async function repeatStagedAnswer(delivery: CommandDelivery, held: HeldCommand, 
  * repeat. A write stages and settles its key alongside (`keyed`): settled before the answer is out,
  * so whoever reads the answer and retries at once finds the stored outcome.
  */
-export function commandAnswer(delivery: CommandDelivery, held: HeldCommand, idempotency: IdempotencyKeys): Answer {
+export function commandAnswer(delivery: CommandDelivery, held: HeldCommand, idempotency: IdempotencyKeys, leaseMs: number): Answer {
   return async (result, keyed) => {
     const outcome = toStoredOutcome(result, delivery.origin);
-    const [, staging] = await Promise.all([keyed?.stage(), idempotency.stageAnswer(held.key, held.owner, outcome)]);
+    const [, staging] = await Promise.all([
+      keyed?.stage(),
+      idempotency.stageAnswer(held.key, held.owner, outcome, termsOf(delivery.order, leaseMs)),
+    ]);
     if (staging === 'taken') {
       // This owner's lease ran out and another owner took the command over (a stalled event
       // loop): that owner answers, so publishing here could give the command a second answer.
-      // (A claim Redis lost is no one else's: the answer still goes out.)
+      // (A claim Redis lost is no one else's: staging makes it again, and the answer goes out.)
       throw new Error(`command ${delivery.order.command_id} was taken over by another owner; it answers`);
     }
     await keyed?.settle();

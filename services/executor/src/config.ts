@@ -1,3 +1,4 @@
+import type { ReplicaBarrier } from '@gatehouse/state';
 import { hostname } from 'node:os';
 import { keyRing } from '@gatehouse/events';
 import type { EventsConfig, KeyRing, SigningKey } from '@gatehouse/events';
@@ -10,6 +11,8 @@ import type { SlotLimits } from './keyed-write.js';
 export interface ExecutorConfig {
   readonly events: EventsConfig;
   readonly redisUrl: string;
+  /** The replicas a durable Redis write waits for (GATEHOUSE_REDIS_WAIT_REPLICAS, _TIMEOUT_MS); 0 replicas: none. */
+  readonly redisBarrier: ReplicaBarrier;
   readonly redisPrefix: string;
   /** The tool pack to host (GATEHOUSE_TOOL_PACK). */
   readonly toolPack: string | undefined;
@@ -45,6 +48,7 @@ export function executorConfigFromEnv(env: Env = process.env): ExecutorConfig {
     exchange: exchangeSettings(c.GATEHOUSE_OIDC_ISSUER, c.GATEHOUSE_EXCHANGE_CLIENT_ID, c.GATEHOUSE_EXCHANGE_CLIENT_SECRET),
     events,
     redisUrl: c.REDIS_URL,
+    redisBarrier: { replicas: c.GATEHOUSE_REDIS_WAIT_REPLICAS, timeoutMs: c.GATEHOUSE_REDIS_WAIT_TIMEOUT_MS },
     redisPrefix: c.GATEHOUSE_REDIS_PREFIX,
     toolPack: c.GATEHOUSE_TOOL_PACK,
     executorId: c.EXECUTOR_ID ?? `${hostname()}-${process.pid}`,

@@ -40,7 +40,7 @@ export async function executorMain(
       const tracing = startTracing(config.tracing);
       teardown.add(() => tracing.shutdown());
       const { catalog, implementations } = await load(config);
-      const redis = createRedis(config.redisUrl, `gatehouse-executor-${config.executorId}`, logger);
+      const redis = createRedis(config.redisUrl, `gatehouse-executor-${config.executorId}`, logger, config.redisBarrier);
       teardown.add(() => redis.quit());
       const executor = await startExecutor({
         events: config.events,

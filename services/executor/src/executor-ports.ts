@@ -1,6 +1,6 @@
 import type { ToolImplementation } from '@gatehouse/contracts';
 import type { EventByRole, ExecutionOrder, OutboundRecord, RecordHeaders, ToolResult, TopicRole } from '@gatehouse/events';
-import type { ApprovalRecord, Claim, Proposal, Run, SlotScope, Staging, StoredProposal } from '@gatehouse/state';
+import type { ApprovalRecord, Claim, ClaimTerms, Proposal, Run, SlotScope, Staging, StoredProposal } from '@gatehouse/state';
 import type { Credential } from './call-credentials.js';
 
 // The stores the executor works with, as the executor needs them: each port names what it calls and
@@ -15,10 +15,13 @@ import type { Credential } from './call-credentials.js';
 export interface IdempotencyKeys {
   /** `commandId` names the command the key is claimed for, so a copy of that same command can tell it is waiting on itself. */
   claim(key: string, argumentsSha256: string, owner: string, leaseMs: number, commandId?: string): Promise<Claim>;
-  /** Keeps the answer about to go out beside the key; false when this owner no longer holds it. */
-  stage(key: string, owner: string, outcome: string): Promise<boolean>;
-  /** As `stage`, saying why not: `taken` by another owner (or settled), or `missing` (Redis lost it). */
-  stageAnswer(key: string, owner: string, outcome: string): Promise<Staging>;
+  /**
+   * Keeps the answer about to go out beside the key; false when this owner no longer holds it. A
+   * key Redis lost is made again from `terms`, held by this owner.
+   */
+  stage(key: string, owner: string, outcome: string, terms: ClaimTerms): Promise<boolean>;
+  /** As `stage`, saying why not: `taken` by another owner (or settled). */
+  stageAnswer(key: string, owner: string, outcome: string, terms: ClaimTerms): Promise<Staging>;
   /** Records the final state and answer; false when this owner no longer holds the key. */
   finish(key: string, owner: string, state: 'succeeded' | 'failed' | 'unknown', outcome: string): Promise<boolean>;
   renew(key: string, owner: string, leaseMs: number): Promise<boolean>;

@@ -2,6 +2,7 @@ import { sha256Hex } from '@gatehouse/contracts';
 import type { Catalog, ExecutionContext, ToolError, ToolImplementation } from '@gatehouse/contracts';
 import { errorResult } from '@gatehouse/events';
 import type { ExecutionOrder, RecordHeaders, ResultAddress, ToolResult } from '@gatehouse/events';
+import type { ClaimTerms } from '@gatehouse/state';
 import { traceIdOf } from '@gatehouse/telemetry';
 import type { GatehouseMetrics, Logger, Span } from '@gatehouse/telemetry';
 import { ownerToken } from './claim-wait.js';
@@ -138,6 +139,11 @@ export function orderContext(
     idempotencyKey,
     deadlineAt: order.deadline_at,
   };
+}
+
+/** The terms an order's keys are claimed on (its command's claim and its write's key alike). */
+export function termsOf(order: ExecutionOrder, leaseMs: number): ClaimTerms {
+  return { argumentsSha256: order.arguments_sha256, leaseMs, commandId: order.command_id };
 }
 
 export function addressOf(order: ExecutionOrder): ResultAddress {

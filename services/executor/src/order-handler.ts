@@ -81,7 +81,7 @@ export function orderHandler(deps: OrderHandlerDeps) {
     const hosted = deps.implementations.get(order.tool);
     const held = await claimCommand(delivery, hosted?.contract.timeoutMs, { ...deps, logger: log, deadLetters });
     if (held === undefined) return;
-    const answer = commandAnswer(delivery, held, deps.idempotency);
+    const answer = commandAnswer(delivery, held, deps.idempotency, deps.leaseMs);
     const stopRenewing = keepLease(() => deps.idempotency.renew(held.key, held.owner, deps.leaseMs), deps.leaseMs);
     try {
       if (hosted === undefined || hosted.contract.effect !== order.effect) {

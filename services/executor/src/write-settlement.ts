@@ -1,6 +1,6 @@
 import { errorResult, okResult, toStoredOutcome } from '@gatehouse/events';
 import type { ToolResult } from '@gatehouse/events';
-import { writeExtras } from './keyed-write.js';
+import { termsOf, writeExtras } from './keyed-write.js';
 import type { KeyedWrite, Settlement } from './keyed-write.js';
 import { handOffToOperator } from './operator-handoff.js';
 import type { StatusFinding } from './status-protocol.js';
@@ -26,7 +26,7 @@ async function answerUnderKey(write: KeyedWrite, result: ToolResult, state: 'suc
   // Staged with the claim before it goes out: an owner that dies before the key is settled leaves
   // the answer for the next owner of the key to repeat, never a second, different one.
   await write.answer(result, {
-    stage: () => deps.idempotency.stage(key, owner, outcome),
+    stage: () => deps.idempotency.stage(key, owner, outcome, termsOf(write.order, deps.leaseMs)),
     settle: () => deps.idempotency.finish(key, owner, state, outcome),
   });
   deps.metrics.handlerDuration(write.order.tool, result.duration_ms);

@@ -3,7 +3,7 @@
 // proposal, its approval, and a write whose system of record the test scripts.
 import { Catalog, defineTool, implement, sha256Hex } from '@gatehouse/contracts';
 import type { JSONSchema, StatusAnswer } from '@gatehouse/contracts';
-import type { ApprovalRecord, Claim, Proposal, Run, SlotScope, Staging, StoredProposal } from '@gatehouse/state';
+import type { ApprovalRecord, Claim, ClaimTerms, Proposal, Run, SlotScope, Staging, StoredProposal } from '@gatehouse/state';
 import type { ExecutionOrder, OutboundRecord, RecordHeaders, ToolResult, TopicRole } from '@gatehouse/events';
 import { createLogger, GatehouseMetrics } from '@gatehouse/telemetry';
 import type {
@@ -82,13 +82,25 @@ class FakeIdempotencyKeys implements IdempotencyKeys {
     return Promise.resolve(true);
   }
 
-  async stage(key: string, owner: string, outcome: string): Promise<boolean> {
-    return (await this.stageAnswer(key, owner, outcome)) === 'staged';
+  async stage(key: string, owner: string, outcome: string, terms: ClaimTerms): Promise<boolean> {
+    return (await this.stageAnswer(key, owner, outcome, terms)) === 'staged';
   }
 
-  stageAnswer(key: string, owner: string, outcome: string): Promise<Staging> {
+  stageAnswer(key: string, owner: string, outcome: string, terms: ClaimTerms): Promise<Staging> {
     this.calls.push(`stage ${key}`);
-    if (!this.records.has(key)) return Promise.resolve('missing');
+    if (!this.records.has(key)) {
+      // Redis lost it: made again, in flight under this owner, with the answer staged.
+      this.records.set(key, {
+        state: 'in_flight',
+        arguments_sha256: terms.argumentsSha256,
+        owner,
+        outcome: null,
+        lease_until: Date.now() + terms.leaseMs,
+        command_id: terms.commandId,
+        staged: outcome,
+      });
+      return Promise.resolve('staged');
+    }
     const rec = this.held(key, owner);
     if (rec === undefined) return Promise.resolve('taken');
     rec.staged = outcome;

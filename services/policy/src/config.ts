@@ -1,3 +1,4 @@
+import type { ReplicaBarrier } from '@gatehouse/state';
 import type { EventsConfig, SigningKey } from '@gatehouse/events';
 import { ConfigError, eventsConfigOf, readConfig, variablesReadBy } from '@gatehouse/runtime';
 import type { Env } from '@gatehouse/runtime';
@@ -6,6 +7,8 @@ import type { TracingOptions } from '@gatehouse/telemetry';
 export interface PolicyConfig {
   readonly events: EventsConfig;
   readonly redisUrl: string;
+  /** The replicas a durable Redis write waits for (GATEHOUSE_REDIS_WAIT_REPLICAS, _TIMEOUT_MS); 0 replicas: none. */
+  readonly redisBarrier: ReplicaBarrier;
   readonly redisPrefix: string;
   readonly host: string;
   readonly port: number;
@@ -50,6 +53,7 @@ export function policyConfigFromEnv(env: Env = process.env): PolicyConfig {
   return {
     events,
     redisUrl: c.REDIS_URL,
+    redisBarrier: { replicas: c.GATEHOUSE_REDIS_WAIT_REPLICAS, timeoutMs: c.GATEHOUSE_REDIS_WAIT_TIMEOUT_MS },
     redisPrefix: c.GATEHOUSE_REDIS_PREFIX,
     host: c.POLICY_HOST,
     port: c.POLICY_PORT,

@@ -21,7 +21,7 @@ await runMain({
       rolesFile: config.rolesFile,
       policyTableFile: config.policyTableFile,
     });
-    const redis = createRedis(config.redisUrl, 'gatehouse-policy', logger);
+    const redis = createRedis(config.redisUrl, 'gatehouse-policy', logger, config.redisBarrier);
     teardown.add(() => redis.quit());
     const service = await startPolicyService({
       events: config.events,

@@ -1,9 +1,10 @@
 import type { FastifyInstance } from 'fastify';
-import { canonicalJson, isErrorCode, toolError } from '@gatehouse/contracts';
+import { canonicalJson, isErrorCode, sha256Hex, toolError } from '@gatehouse/contracts';
 import type { Catalog } from '@gatehouse/contracts';
-import { errorResult, okResult, toStoredOutcome } from '@gatehouse/events';
-import type { StoredOutcome, ToolResult } from '@gatehouse/events';
-import type { IdempotencyStore } from '@gatehouse/state';
+import { errorResult, fromStoredOutcome, okResult, toStoredOutcome } from '@gatehouse/events';
+import type { ResultAddress, StoredOutcome, ToolResult } from '@gatehouse/events';
+import { ReplicationUnconfirmed } from '@gatehouse/state';
+import type { IdempotencyStore, Resolution } from '@gatehouse/state';
 
 export interface OperatorApiOptions {
   readonly idempotency: IdempotencyStore;
@@ -73,42 +74,28 @@ export function registerOperatorRoutes(app: FastifyInstance, options: OperatorAp
       const record = await options.idempotency.get(key);
       if (record === undefined || record.outcome === null)
         return reply.code(404).send({ error: { code: 'NOT_FOUND', message: 'no operation under this key' } });
-      if (record.state !== 'unknown')
-        return reply.code(409).send({ error: { code: 'OUTCOME_ALREADY_KNOWN', message: `the outcome is already ${record.state}` } });
       const stored = JSON.parse(record.outcome) as StoredOutcome;
-      const tool = options.catalog.get(stored.tool);
-      const address = { command_id: stored.command_id, run_id: stored.run_id, tenant: stored.tenant, tool: stored.tool };
-      const extras = { operationId: stored.operation_id, argumentsSha256: record.arguments_sha256 };
-      let final: ToolResult;
-      if (body.state === 'succeeded') {
-        if (tool === undefined || body.result === undefined) {
-          return reply
-            .code(422)
-            .send({ error: { code: 'INVALID_REQUEST', message: 'a success needs the result the system of record shows' } });
-        }
-        const valid = options.catalog.validateOutput(tool, body.result);
-        if (!valid.ok)
-          return reply.code(422).send({ error: { code: 'OUTPUT_INVALID', message: valid.error.message, field: valid.error.field } });
-        final = okResult(address, canonicalJson(valid.value), extras);
-      } else {
-        const code = body.error?.code ?? 'UPSTREAM_ERROR';
-        if (!isErrorCode(code)) return reply.code(422).send({ error: { code: 'INVALID_REQUEST', message: `unknown error code ${code}` } });
-        final = errorResult(
-          address,
-          toolError(code, body.error?.message ?? 'the write did not happen', { retryable: false, details: { evidence: body.evidence } }),
-          extras,
-        );
+      const final = finalResult(body, stored, record.arguments_sha256, options.catalog);
+      if ('refusal' in final) return reply.code(422).send({ error: final.refusal });
+      let resolved: Resolution;
+      try {
+        resolved = await options.idempotency.resolveUnknown(key, {
+          state: body.state,
+          // With the headers the command's events carried: the same trace, and the asking instance's partition.
+          outcome: toStoredOutcome(final.result, `operator:${body.resolved_by}`, stored.headers),
+          by: body.resolved_by,
+          fingerprint: sha256Hex(canonicalJson({ key, body })),
+        });
+      } catch (error) {
+        if (!(error instanceof ReplicationUnconfirmed)) throw error;
+        return reply.code(503).send({ error: { code: 'STORE_UNCONFIRMED', message: error.message } });
       }
-      const resolved = await options.idempotency.resolveUnknown(
-        key,
-        body.state,
-        toStoredOutcome(final, `operator:${body.resolved_by}`),
-        body.resolved_by,
-      );
-      if (resolved !== 'resolved')
-        return reply.code(409).send({ error: { code: 'OUTCOME_ALREADY_KNOWN', message: 'resolved meanwhile by someone else' } });
-      // With the headers the command's events carried: the same trace, and the asking instance's partition.
-      await options.publish(final, stored.headers);
+      if (resolved.kind !== 'resolved')
+        return reply.code(409).send({ error: { code: 'OUTCOME_ALREADY_KNOWN', message: `the outcome is already ${record.state}` } });
+      // The outcome stored by this resolution, or by the same resolution before whose answer did not go out.
+      const answer = fromStoredOutcome(resolved.outcome, addressOf(stored), record.arguments_sha256);
+      await options.publish(answer.result, answer.outcome.headers);
+      await options.idempotency.resolutionPublished(key);
       request.log.info(
         { idempotency_key: key, command_id: stored.command_id, state: body.state, resolved_by: body.resolved_by },
         'unknown outcome resolved by an operator',
@@ -116,4 +103,37 @@ export function registerOperatorRoutes(app: FastifyInstance, options: OperatorAp
       return { key, state: body.state, command_id: stored.command_id };
     },
   );
+}
+
+const addressOf = (stored: StoredOutcome): ResultAddress => ({
+  command_id: stored.command_id,
+  run_id: stored.run_id,
+  tenant: stored.tenant,
+  tool: stored.tool,
+});
+
+/** The result an operator's resolution publishes, or why the request cannot be one. */
+function finalResult(
+  body: ResolveBody,
+  stored: StoredOutcome,
+  argumentsSha256: string,
+  catalog: Catalog,
+): { readonly result: ToolResult } | { readonly refusal: { code: string; message: string; field?: string | undefined } } {
+  const address = addressOf(stored);
+  const extras = { operationId: stored.operation_id, argumentsSha256 };
+  if (body.state === 'succeeded') {
+    const tool = catalog.get(stored.tool);
+    if (tool === undefined || body.result === undefined)
+      return { refusal: { code: 'INVALID_REQUEST', message: 'a success needs the result the system of record shows' } };
+    const valid = catalog.validateOutput(tool, body.result);
+    if (!valid.ok) return { refusal: { code: 'OUTPUT_INVALID', message: valid.error.message, field: valid.error.field } };
+    return { result: okResult(address, canonicalJson(valid.value), extras) };
+  }
+  const code = body.error?.code ?? 'UPSTREAM_ERROR';
+  if (!isErrorCode(code)) return { refusal: { code: 'INVALID_REQUEST', message: `unknown error code ${code}` } };
+  const error = toolError(code, body.error?.message ?? 'the write did not happen', {
+    retryable: false,
+    details: { evidence: body.evidence },
+  });
+  return { result: errorResult(address, error, extras) };
 }

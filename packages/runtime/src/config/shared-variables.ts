@@ -26,6 +26,16 @@ export const SHARED_VARIABLES = {
     secret: true,
     doc: "Redis: runs, idempotency records, slots, proposals and approvals (may carry a password). With a `cluster` parameter, a Redis Cluster: the URL's host and the listed nodes are its seeds, its user, password and scheme apply to every node (`redis://:pw@10.0.0.1:6379?cluster=10.0.0.2:6379,10.0.0.3:6379`)",
   }),
+  GATEHOUSE_REDIS_WAIT_REPLICAS: variable(integer(0, 16), {
+    readers: ['policy', 'executor'],
+    default: '0',
+    doc: "how many replicas of a Redis master must hold a write-key claim, a staged answer or decision, or an operator's resolution before Gatehouse acts on it (Redis `WAIT`); `0` waits for none. Redis replicates asynchronously, so without it a failover can lose a record the master acknowledged and a retry can run a write, or answer a command, a second time. Set it to `1` when every master has a replica",
+  }),
+  GATEHOUSE_REDIS_WAIT_TIMEOUT_MS: variable(integer(1, 60_000), {
+    readers: ['policy', 'executor'],
+    default: '250',
+    doc: 'how long one of those writes waits for its replicas; past it the step fails as retryable, before anything is published or run',
+  }),
   GATEHOUSE_TOOL_PACK: variable(text(), {
     readers: [...SERVICES, 'cli'],
     unset: '*(required to start a service)*',
