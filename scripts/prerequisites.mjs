@@ -1,8 +1,8 @@
 // What the README's commands need from the machine, checked before anything starts: each missing
-// piece is one line saying how to get it. Debian's chromium and redis-server are installed here when
+// piece is one line saying how to get it. Debian's chromium, faketime and redis-server are installed here when
 // this process can (root with apt-get); nothing else is installed behind the user's back.
 //
-//   node scripts/prerequisites.mjs [--browser] [--node22]   exit 0 when everything is there, else 1
+//   node scripts/prerequisites.mjs [--browser] [--faketime] [--node22]   exit 0 when everything is there, else 1
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -79,21 +79,40 @@ function isRoot() {
   return typeof process.getuid === 'function' && process.getuid() === 0;
 }
 
+/** `apt-get update` and `apt-get install <pkg>`, quietly; the exit status of the step that failed, or 0. */
+function aptInstall(pkg, say, why) {
+  say(`prerequisites: installing Debian's ${pkg} with apt-get (${why})…`);
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  const update = spawnSync('apt-get', ['update', '-qq'], { stdio: ['ignore', 'ignore', 'inherit'], env });
+  if (update.status !== 0) return update.status ?? update.signal;
+  const install = spawnSync('apt-get', ['install', '-y', '-qq', pkg], { stdio: ['ignore', 'ignore', 'inherit'], env });
+  return install.status ?? install.signal;
+}
+
+const mayInstall = () => isRoot() && existsSync('/usr/bin/apt-get');
+
 /** Installs Debian's chromium when this process may; returns the problem line when it could not. */
 function ensureChromium(say) {
   if (existsSync(CHROMIUM)) return null;
   const how = "apt-get install chromium (Debian's package; the console test drives it), or set CHROMIUM_PATH";
   if (process.env.CHROMIUM_PATH) return `CHROMIUM_PATH=${CHROMIUM} does not exist: ${how}.`;
-  if (!isRoot() || !existsSync('/usr/bin/apt-get')) return `Chromium is not installed at ${CHROMIUM}: ${how}.`;
-  say("prerequisites: installing Debian's chromium with apt-get (the approval console test drives it)…");
-  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  const update = spawnSync('apt-get', ['update', '-qq'], { stdio: ['ignore', 'ignore', 'inherit'], env });
-  const install =
-    update.status === 0
-      ? spawnSync('apt-get', ['install', '-y', '-qq', 'chromium'], { stdio: ['ignore', 'ignore', 'inherit'], env })
-      : update;
-  if (install.status === 0 && existsSync(CHROMIUM)) return null;
-  return `Chromium could not be installed with apt-get (exit ${install.status ?? install.signal}): ${how}.`;
+  if (!mayInstall()) return `Chromium is not installed at ${CHROMIUM}: ${how}.`;
+  const status = aptInstall('chromium', say, 'the approval console test drives it');
+  if (status === 0 && existsSync(CHROMIUM)) return null;
+  return `Chromium could not be installed with apt-get (exit ${status}): ${how}.`;
+}
+
+/** libfaketime, which the clock-skew fault test runs an executor under (Debian's faketime package). */
+export const LIBFAKETIME = '/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1';
+
+/** Installs Debian's faketime (libfaketime) when this process may; returns the problem line when it could not. */
+function ensureFaketime(say) {
+  if (existsSync(LIBFAKETIME)) return null;
+  const how = "apt-get install faketime (Debian's libfaketime; the clock-skew fault test runs an executor 30 s off)";
+  if (!mayInstall()) return `libfaketime is not installed at ${LIBFAKETIME}: ${how}.`;
+  const status = aptInstall('faketime', say, 'the clock-skew fault test runs an executor 30 s off');
+  if (status === 0 && existsSync(LIBFAKETIME)) return null;
+  return `libfaketime could not be installed with apt-get (exit ${status}): ${how}.`;
 }
 
 /**
@@ -108,18 +127,11 @@ async function ensureRedisBinaries(say) {
   const before = await missing();
   if (before.length === 0) return null;
   const how = 'apt-get install redis-server (it brings redis-cli), or set REDIS_AOF_URL and REDIS_CLUSTER_URL to Redis servers of yours';
-  if (!isRoot() || !existsSync('/usr/bin/apt-get'))
-    return `${before.join(' and ')} not on PATH (the local stack runs its own durable Redis and Redis Cluster): ${how}.`;
-  say("prerequisites: installing Debian's redis-server with apt-get (the local stack runs its own durable Redis and Redis Cluster)…");
-  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  const update = spawnSync('apt-get', ['update', '-qq'], { stdio: ['ignore', 'ignore', 'inherit'], env });
-  const install =
-    update.status === 0
-      ? spawnSync('apt-get', ['install', '-y', '-qq', 'redis-server'], { stdio: ['ignore', 'ignore', 'inherit'], env })
-      : update;
+  if (!mayInstall()) return `${before.join(' and ')} not on PATH (the local stack runs its own durable Redis and Redis Cluster): ${how}.`;
+  const status = aptInstall('redis-server', say, 'the local stack runs its own durable Redis and Redis Cluster');
   const after = await missing();
-  if (install.status === 0 && after.length === 0) return null;
-  return `redis-server could not be installed with apt-get (exit ${install.status ?? install.signal}; still missing: ${after.join(', ')}): ${how}.`;
+  if (status === 0 && after.length === 0) return null;
+  return `redis-server could not be installed with apt-get (exit ${status}; still missing: ${after.join(', ')}): ${how}.`;
 }
 
 /** The Node 22 the MCP conformance suite and the unit tests' Node 22 run use (the project itself runs on Node 24). */
@@ -144,16 +156,22 @@ function ensureNode22(say) {
 
 /**
  * Checks what the local stack and the tests need. Returns the problems, one line each (empty when
- * all is there). `browser` adds Chromium, installing it when this process can; `node22` the pinned
- * Node 22 of the MCP conformance test, installed from the npm registry.
+ * all is there). `browser` adds Chromium and `faketime` libfaketime, installing each when this
+ * process can; `node22` the pinned Node 22 of the MCP conformance test, installed from the npm registry.
  */
-export async function checkPrerequisites({ browser = false, node22 = false, say = (line) => process.stderr.write(`${line}\n`) } = {}) {
+export async function checkPrerequisites({
+  browser = false,
+  faketime = false,
+  node22 = false,
+  say = (line) => process.stderr.write(`${line}\n`),
+} = {}) {
   const problems = [nodeCheck(), ...(await javaChecks()), await mavenCheck()];
   problems.push(await ensureRedisBinaries(say));
   problems.push(await serverCheck(redis, 'redis-server', 'apt-get install redis-server'));
   problems.push(await serverCheck(postgres, 'pg_ctlcluster', 'apt-get install postgresql'));
   if (!existsSync(join(root, 'node_modules'))) problems.push('The npm dependencies are not installed: run `npm install` first.');
   if (browser) problems.push(ensureChromium(say));
+  if (faketime) problems.push(ensureFaketime(say));
   if (node22) problems.push(ensureNode22(say));
   return problems.filter((p) => p !== null);
 }
@@ -167,6 +185,10 @@ export async function requirePrerequisites(options = {}) {
 }
 
 if (process.argv[1] === new URL(import.meta.url).pathname) {
-  await requirePrerequisites({ browser: process.argv.includes('--browser'), node22: process.argv.includes('--node22') });
+  await requirePrerequisites({
+    browser: process.argv.includes('--browser'),
+    faketime: process.argv.includes('--faketime'),
+    node22: process.argv.includes('--node22'),
+  });
   process.stdout.write('prerequisites: all present\n');
 }

@@ -45,7 +45,7 @@ process.on('SIGTERM', stop);
 
 // Every missing prerequisite is named before anything starts (Chromium and the Node 22 of the
 // conformance suite and the unit tests are installed when we can).
-await requirePrerequisites({ browser: true, node22: true });
+await requirePrerequisites({ browser: true, faketime: true, node22: true });
 const extra = process.argv.slice(2);
 let ok =
   step('typecheck', 'npm', ['run', '--silent', 'typecheck']) &&

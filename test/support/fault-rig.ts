@@ -27,6 +27,8 @@ export interface FaultRigOptions {
   readonly events?: EventsConfig;
   /** The replicas every service's durable Redis records wait for (GATEHOUSE_REDIS_WAIT_REPLICAS; none when unset). */
   readonly redisBarrier?: ReplicaBarrier;
+  /** What each of the two executor processes gets besides the rig's environment (a skewed clock, say). */
+  readonly executorEnv?: readonly [Readonly<Record<string, string>>, Readonly<Record<string, string>>];
 }
 
 /**
@@ -109,8 +111,8 @@ async function startRig(label: string, options: FaultRigOptions): Promise<FaultR
     RIG.partitions,
   );
   await executors.prepare();
-  executors.spawn(`${label}-exec-a`);
-  executors.spawn(`${label}-exec-b`);
+  executors.spawn(`${label}-exec-a`, options.executorEnv?.[0]);
+  executors.spawn(`${label}-exec-b`, options.executorEnv?.[1]);
   let policies: PolicyFleet | undefined;
   if (policyProcesses > 0) {
     policies = new PolicyFleet(g, RIG.partitions);

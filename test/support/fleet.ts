@@ -31,7 +31,8 @@ export class ExecutorFleet {
     });
   }
 
-  spawn(id: string): ServiceProcess {
+  /** Starts an executor process; `env` is added to the fleet's own (a skewed clock, say). */
+  spawn(id: string, env: Readonly<Record<string, string>> = {}): ServiceProcess {
     const process = spawnService(id, EXECUTOR_MAIN, {
       KAFKA_BROKERS: this.g.events.brokers.join(','),
       SCHEMA_REGISTRY_URL: this.g.events.registryUrl,
@@ -46,6 +47,7 @@ export class ExecutorFleet {
       EXECUTOR_PORT: '0',
       LOG_LEVEL: 'warn',
       ...this.env,
+      ...env,
     });
     this.processes.push(process);
     return process;

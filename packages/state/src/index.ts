@@ -15,6 +15,7 @@ export { RateLimiter } from './rate-limiter.js';
 export type { RateDecision, RateLimit } from './rate-limiter.js';
 export { createRedis, readRedisUrl, REDIS_URL_DEFAULT, redisUrlFromEnv } from './redis-client.js';
 export type { Redis, RedisErrorLog, RedisNodeAddress, RedisTarget, RedisUrlReading } from './redis-client.js';
+export { ReferenceClock } from './reference-clock.js';
 export { ResourceLock } from './resource-lock.js';
 export { isActive, parseRun, RunRegistry } from './run-registry.js';
 export type { PersonRef, Registrar, Run } from './run-registry.js';

@@ -29,6 +29,8 @@ export class CallCredentials {
   constructor(
     private readonly signer: CallAssertionSigner,
     private readonly executorId: string,
+    /** The time assertions are minted by (Redis' clock): their lifetime means the same to the system of record. */
+    private readonly clock: { now(): number },
     private readonly metrics?: GatehouseMetrics,
     private readonly exchanger?: TokenExchanger,
   ) {}
@@ -98,7 +100,7 @@ export class CallCredentials {
           ),
         );
       }
-      const now = Date.now();
+      const now = this.clock.now();
       let expiresAt = now + Math.min(tool.timeoutMs, ASSERTION_LIFETIME_MS) + ASSERTION_MARGIN_MS;
       // A status query settles what already happened: it outlives the call's deadline. A call does not.
       if (call !== 'status' && order.deadline_at !== null) expiresAt = Math.min(expiresAt, order.deadline_at);

@@ -73,6 +73,16 @@ export interface EventSink {
   sendRaw(topic: string, messages: OutboundRecord[]): Promise<void>;
 }
 
+/**
+ * Port: the time the executor decides by (`ReferenceClock`, Redis' clock), so a deadline, an expiry
+ * or an assertion's lifetime means the same here as where it was set and where it is checked, and
+ * how this machine's clock reads a moment of it (for waits it times itself).
+ */
+export interface DecisionClock {
+  now(): number;
+  local(at: number): number;
+}
+
 /** Port: what handlers present to their systems of record (`CallCredentials`). */
 export interface HandlerCredentials {
   forRead(order: ExecutionOrder, implementation: ToolImplementation): Credential;

@@ -9,6 +9,7 @@ import { ownerToken } from './claim-wait.js';
 import type {
   Answer,
   ApprovalRecords,
+  DecisionClock,
   EventSink,
   HandlerCredentials,
   IdempotencyKeys,
@@ -39,6 +40,7 @@ export interface WritePathDeps {
   readonly logger: Logger;
   readonly metrics: GatehouseMetrics;
   readonly credentials: HandlerCredentials;
+  readonly clock: DecisionClock;
 }
 
 /** The record a write's order came in: `span`, the execution's, records how the write was answered. */
@@ -56,7 +58,7 @@ export interface KeyedWrite {
   /** This delivery's owner token for the key. */
   readonly owner: string;
   readonly operationId: string;
-  /** How long the write may wait for its key, its slots and its resource. */
+  /** Until when (this machine's clock) the write may wait for its key, its slots and its resource. */
   readonly deadline: number;
   readonly address: ResultAddress;
   readonly logContext: Readonly<Record<string, unknown>>;
@@ -106,7 +108,8 @@ export function keyedWrite(
     key,
     owner: ownerToken(deps.executorId),
     operationId,
-    deadline: order.deadline_at ?? Date.now() + tool.timeoutMs * 4,
+    // As this machine's clock reads it: every wait of the write is timed by this machine.
+    deadline: order.deadline_at === null ? Date.now() + tool.timeoutMs * 4 : deps.clock.local(order.deadline_at),
     address: addressOf(order),
     logContext: {
       command_id: order.command_id,

@@ -32,7 +32,7 @@ export async function handOffToOperator(
     reason: finding.statusDown ? 'status_unavailable' : reason,
     last_error: `${lastError}; status query: ${finding.detail}`,
     executor: deps.executorId,
-    detected_at: Date.now(),
+    detected_at: deps.clock.now(),
   };
   await deps.publisher.publish('operator', order.tenant, handoff, write.record.headers);
   const unknown = errorResult(

@@ -6,7 +6,7 @@ import type { ExecutionOrder } from '@gatehouse/events';
 import { buildProposal } from '@gatehouse/governance';
 import type { Proposal } from '@gatehouse/state';
 import type { GatehouseMetrics, Logger } from '@gatehouse/telemetry';
-import type { Answer, HandlerCredentials, ProposalRecords, RunLookup } from './executor-ports.js';
+import type { Answer, DecisionClock, HandlerCredentials, ProposalRecords, RunLookup } from './executor-ports.js';
 import { addressOf, orderContext } from './keyed-write.js';
 import { runHandler } from './run-handler.js';
 import { runStoppedError } from './run-state.js';
@@ -25,6 +25,7 @@ export interface ReadPathDeps {
   readonly logger: Logger;
   readonly metrics: GatehouseMetrics;
   readonly credentials: HandlerCredentials;
+  readonly clock: DecisionClock;
 }
 
 /**
@@ -41,11 +42,11 @@ export async function answerRead(
 ): Promise<void> {
   const address = addressOf(order);
   const refuse = (error: ToolError) => answer(errorResult(address, error, { argumentsSha256: order.arguments_sha256 }));
-  if (order.deadline_at !== null && Date.now() > order.deadline_at) {
+  if (order.deadline_at !== null && deps.clock.now() > order.deadline_at) {
     await refuse(toolError('TIMEOUT', 'The call’s deadline passed before it could start', { retryable: false }));
     return;
   }
-  const stopped = await runStoppedError(deps.runs, order.run_id);
+  const stopped = await runStoppedError(deps.runs, order.run_id, deps.clock.now());
   if (stopped !== undefined) {
     await refuse(stopped);
     deps.logger.info({ ...logContext, code: stopped.code }, 'refused: the run is no longer active');
@@ -96,7 +97,7 @@ async function executeRead(
     } catch (error) {
       const failure = isToolFailure(error) ? error : new ToolFailure(toolError('UPSTREAM_ERROR', 'handler failed'));
       const backoff = RETRY_BACKOFF_MS[attempt];
-      const roomLeft = order.deadline_at === null || Date.now() + (backoff ?? 0) + tool.timeoutMs < order.deadline_at;
+      const roomLeft = order.deadline_at === null || deps.clock.now() + (backoff ?? 0) + tool.timeoutMs < order.deadline_at;
       if (!failure.error.retryable || attempt + 1 >= attempts || backoff === undefined || !roomLeft) {
         return { ok: false, error: failure.error, durationMs: Date.now() - started };
       }
@@ -110,7 +111,7 @@ async function executeRead(
   if (tool.commits !== undefined && implementation.propose !== undefined) {
     try {
       const draft = implementation.propose(args, raw, { ...context, signal: AbortSignal.abort() });
-      proposal = buildProposal(draft, tool.commits, order, deps.proposalTtlMs);
+      proposal = buildProposal(draft, tool.commits, order, deps.proposalTtlMs, deps.clock.now());
     } catch {
       deps.metrics.outputViolation(tool.address, 'OUTPUT_INVALID');
       return {

@@ -13,13 +13,14 @@ import {
   startOpsServer,
   withTeardown,
 } from '@gatehouse/runtime';
-import type { StopOptions } from '@gatehouse/runtime';
+import type { StopOptions, Teardown } from '@gatehouse/runtime';
 import {
   ApprovalStore,
   DelegationStore,
   IdempotencyStore,
   Keyspace,
   ProposalStore,
+  ReferenceClock,
   ResourceLock,
   RunRegistry,
   SlotPool,
@@ -28,6 +29,7 @@ import type { Redis } from '@gatehouse/state';
 import { GatehouseMetrics } from '@gatehouse/telemetry';
 import type { Logger } from '@gatehouse/telemetry';
 import { CallCredentials } from './call-credentials.js';
+import type { DecisionClock } from './executor-ports.js';
 import { orderHandler } from './order-handler.js';
 import type { SlotLimits } from './keyed-write.js';
 
@@ -59,6 +61,8 @@ export interface ExecutorServiceOptions {
   readonly perTenantConcurrency: number;
   readonly leaseMs: number;
   readonly proposalTtlMs: number;
+  /** The time it decides deadlines and expiries by; Redis' clock (ReferenceClock) when not given. */
+  readonly clock?: DecisionClock;
   readonly limits?: SlotLimits;
   /** How soon the group notices a dead executor (default 10 s). */
   readonly sessionTimeoutMs?: number;
@@ -143,6 +147,7 @@ export async function startExecutor(options: ExecutorServiceOptions): Promise<Ru
       signingKey: options.signingKey,
     });
     teardown.add(runtime.stop);
+    const clock = options.clock ?? (await referenceClock(options.redis, logger, teardown));
 
     const idempotency = new IdempotencyStore(options.redis, keys);
     const consumption = await startConsumption({
@@ -167,7 +172,8 @@ export async function startExecutor(options: ExecutorServiceOptions): Promise<Ru
         proposalTtlMs: options.proposalTtlMs,
         logger,
         metrics,
-        credentials: new CallCredentials(signer, options.executorId, metrics, exchanger),
+        credentials: new CallCredentials(signer, options.executorId, clock, metrics, exchanger),
+        clock,
       }),
       logger,
       metrics,
@@ -186,6 +192,17 @@ export async function startExecutor(options: ExecutorServiceOptions): Promise<Ru
     }
     return { joined: consumption.joined, url, stats: consumption.stats, stop: (stopOptions) => teardown.close(stopOptions) };
   });
+}
+
+/** Redis' clock, read again until the executor stops. */
+async function referenceClock(redis: Redis, logger: Logger, teardown: Teardown): Promise<DecisionClock> {
+  const clock = await ReferenceClock.start(redis, logger);
+  teardown.add(() => clock.stop());
+  // A machine's clock more than a second off is worth an operator's look (its NTP), though nothing here depends on it.
+  if (Math.abs(clock.offsetMs) > 1_000)
+    logger.warn({ offset_ms: clock.offsetMs }, "this machine's clock is off Redis' clock; deadlines and expiries are decided by Redis'");
+  else logger.info({ offset_ms: clock.offsetMs }, "deciding deadlines and expiries by Redis' clock");
+  return clock;
 }
 
 /**

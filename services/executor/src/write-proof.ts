@@ -24,13 +24,13 @@ export async function proveWrite(write: KeyedWrite): Promise<Proof> {
   const { order, deps, logContext, key } = write;
   const tool = write.implementation.contract;
   // A stopped run's write that has not started never starts (one that started finishes).
-  const stopped = await runStoppedError(deps.runs, order.run_id);
+  const stopped = await runStoppedError(deps.runs, order.run_id, deps.clock.now());
   if (stopped !== undefined) {
     return refused(write, stopped, () =>
       deps.logger.info({ ...logContext, code: stopped.code }, 'write refused: the run is no longer active'),
     );
   }
-  const authorized = await authorize(order, deps.approvals, deps.proposals, Date.now());
+  const authorized = await authorize(order, deps.approvals, deps.proposals, deps.clock.now());
   if (!authorized.ok) {
     // Nothing ran: give the key back so the legitimate order under it can still run.
     return refused(write, authorized.error, () =>

@@ -63,6 +63,7 @@ describe('the credentials an executor gives its handlers', () => {
     credentials = new CallCredentials(
       await CallAssertionSigner.create('urn:gatehouse:unit', parseSigningKey(generateSigningKey('unit-assertion').signingKey)),
       'executor-7',
+      { now: () => Date.now() },
     );
   });
 
@@ -115,5 +116,17 @@ describe('the credentials an executor gives its handlers', () => {
       .forWrite(order({ deadline_at: Date.now() + 200 }), withAudience, { id: 'T-1' })()
       .catch((error: unknown) => error);
     expect(isToolFailure(late) && late.error).toMatchObject({ code: 'TIMEOUT', retryable: false });
+  });
+
+  it('mints by the reference clock: on a machine 30 s behind it, the assertion is issued and expires by the reference', async () => {
+    const reference = () => Date.now() + 30_000;
+    const behind = new CallCredentials(
+      await CallAssertionSigner.create('urn:gatehouse:unit', parseSigningKey(generateSigningKey('unit-assertion').signingKey)),
+      'executor-7',
+      { now: reference },
+    );
+    const claims = claimsOf(await behind.forRead(order({ deadline_at: reference() + 10_000 }), withAudience)());
+    expect(Math.abs((claims['iat'] as number) * 1000 - reference())).toBeLessThan(2_000);
+    expect((claims['exp'] as number) * 1000).toBeGreaterThan(reference() + 5_000);
   });
 });

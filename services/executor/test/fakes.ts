@@ -174,7 +174,10 @@ class FakeSlots implements SlotLeases {
   free = true;
   readonly held = new Map<string, readonly SlotScope[]>();
   readonly released: string[] = [];
-  acquire(scopes: readonly SlotScope[], leaseId: string): Promise<boolean> {
+  /** The deadline of each acquire, as this machine's clock reads it. */
+  readonly deadlines: number[] = [];
+  acquire(scopes: readonly SlotScope[], leaseId: string, _leaseMs: number, deadline: number): Promise<boolean> {
+    this.deadlines.push(deadline);
     if (this.free) this.held.set(leaseId, scopes);
     return Promise.resolve(this.free);
   }
@@ -457,6 +460,19 @@ export interface World {
   readonly metrics: GatehouseMetrics;
   readonly lines: LogLine[];
   readonly logger: ReturnType<typeof createLogger>;
+  /** The time the executor decides by: this machine's, `skewMs` ahead of it (negative: behind). */
+  readonly clock: SkewedClock;
+}
+
+/** A reference clock `skewMs` ahead of this machine's (ReferenceClock's offset). */
+class SkewedClock {
+  skewMs = 0;
+  now(): number {
+    return Date.now() + this.skewMs;
+  }
+  local(at: number): number {
+    return at - this.skewMs;
+  }
 }
 
 export function world(): World {
@@ -468,6 +484,7 @@ export function world(): World {
     runs: new Map([['run_1', run()]]),
     slots: new FakeSlots(),
     locks: new FakeLocks(),
+    clock: new SkewedClock(),
     events: new FakeEventSink(),
     metrics: new GatehouseMetrics({ tools: catalog.tools() }),
     lines,
@@ -500,6 +517,7 @@ export function writeDeps(w: World): WritePathDeps {
     logger: w.logger,
     metrics: w.metrics,
     credentials,
+    clock: w.clock,
   };
 }
 

@@ -391,6 +391,48 @@ describe('the write path: proving the write', () => {
   });
 });
 
+describe('the write path on a machine whose clock is 30 s off', () => {
+  const expiringIn = (w: World, ms: number) =>
+    w.approvals.records.set('apr_1', {
+      record: { ...w.approvals.records.get('apr_1')!.record, expires_at: w.clock.now() + ms },
+      consumedBy: null,
+    });
+
+  it('refuses an approval expired by the reference clock though this machine’s clock, 30 s behind, says it is live', async () => {
+    const w = world();
+    const sor = systemOfRecord();
+    w.clock.skewMs = 30_000;
+    // 10 s before this machine's now: expired, by the clock the approval was issued by.
+    expiringIn(w, -20_000);
+    expect(Date.now()).toBeLessThan(w.approvals.records.get('apr_1')!.record.expires_at);
+    expect(codeOf(await write(w, sor))).toBe('APPROVAL_EXPIRED');
+    expect(sor.runs).toEqual([]);
+  });
+
+  it('runs a write whose approval is live by the reference clock though this machine’s clock, 30 s ahead, says it expired', async () => {
+    const w = world();
+    const sor = systemOfRecord();
+    w.clock.skewMs = -30_000;
+    expiringIn(w, 10_000);
+    w.runs.set('run_1', { ...w.runs.get('run_1')!, expires_at: w.clock.now() + 10_000 });
+    expect(Date.now()).toBeGreaterThan(w.approvals.records.get('apr_1')!.record.expires_at);
+    expect(only(await write(w, sor, { deadline_at: w.clock.now() + 10_000 })).status).toBe('ok');
+    expect(sor.runs).toHaveLength(1);
+  });
+
+  it('waits for a slot until the deadline by the reference clock, as this machine’s clock reads it', async () => {
+    const w = world();
+    const sor = systemOfRecord();
+    w.clock.skewMs = -30_000;
+    // Due in 5 s by the clock that set it; this machine's clock, 30 s ahead, would read it as long gone.
+    const asked = Date.now();
+    w.slots.free = false;
+    expect(codeOf(await write(w, sor, { deadline_at: w.clock.now() + 5_000 }))).toBe('TIMEOUT');
+    expect(w.slots.deadlines[0]! - asked).toBeGreaterThan(4_000);
+    expect(w.slots.deadlines[0]! - asked).toBeLessThanOrEqual(5_000);
+  });
+});
+
 describe('the write path: slots and the resource lock', () => {
   it('answers TIMEOUT when no slot freed up, gives the key back and reopens the proposal, so committing it again runs', async () => {
     const w = world();
