@@ -66,6 +66,7 @@ async function runLocked(write: KeyedWrite, args: unknown): Promise<Settlement> 
   const started = Date.now();
   try {
     for (let send = 1; ; send += 1) {
+      await fence(write);
       try {
         // Each send presents an assertion of its own.
         const raw = await runHandler(
@@ -84,6 +85,19 @@ async function runLocked(write: KeyedWrite, args: unknown): Promise<Settlement> 
     stopLockLease();
     if (resource !== undefined) await deps.locks.unlock(resource, operationId);
   }
+}
+
+/**
+ * Fencing: the key is still this delivery's right before anything is sent. A lease that ran out
+ * while this executor could not reach Redis (a partition, a stalled process) may have been taken
+ * over; its new owner settles the write and answers, and this delivery sends nothing and answers
+ * nothing: it fails, and its record comes back to find the new owner's answer. (A lease that ran
+ * out with no one taking it over is simply renewed.)
+ */
+async function fence(write: KeyedWrite): Promise<void> {
+  if (await write.deps.idempotency.renew(write.key, write.owner, write.deps.leaseMs)) return;
+  write.deps.logger.warn({ ...write.logContext, idempotency_key: write.key }, 'write not sent: its key was taken over by another owner');
+  throw new Error(`the key ${write.key} was taken over by another owner before the write was sent; that owner answers`);
 }
 
 /** The handler answered: the write happened. Its answer is checked against the contract before anything leaves. */

@@ -176,8 +176,11 @@ class FakeSlots implements SlotLeases {
   readonly released: string[] = [];
   /** The deadline of each acquire, as this machine's clock reads it. */
   readonly deadlines: number[] = [];
+  /** Runs when a slot is asked for: what happens meanwhile elsewhere (another owner taking the key over). */
+  onAcquire: () => void = () => undefined;
   acquire(scopes: readonly SlotScope[], leaseId: string, _leaseMs: number, deadline: number): Promise<boolean> {
     this.deadlines.push(deadline);
+    this.onAcquire();
     if (this.free) this.held.set(leaseId, scopes);
     return Promise.resolve(this.free);
   }

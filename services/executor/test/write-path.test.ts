@@ -474,6 +474,29 @@ describe('the write path: slots and the resource lock', () => {
   });
 });
 
+describe('the write path: fencing', () => {
+  it('sends nothing when its key was taken over while it waited (its lease ran out), and leaves the answer to the new owner', async () => {
+    const w = world();
+    const sor = systemOfRecord();
+    // Cut off from Redis past its lease: another executor took the key over meanwhile.
+    w.slots.onAcquire = () =>
+      Object.assign(w.idempotency.records.get(KEY)!, { owner: 'other-executor/2', lease_until: Date.now() + 60_000 });
+    await expect(write(w, sor)).rejects.toThrow(/taken over by another owner/);
+    expect(sor.runs).toEqual([]);
+    expect(w.idempotency.records.get(KEY)).toMatchObject({ state: 'in_flight', owner: 'other-executor/2' });
+    expect(messages(w)).toContain('write not sent: its key was taken over by another owner');
+    expect(w.slots.held.size).toBe(0);
+  });
+
+  it('renews a lease that ran out with no one taking it over, and sends', async () => {
+    const w = world();
+    const sor = systemOfRecord();
+    w.slots.onAcquire = () => Object.assign(w.idempotency.records.get(KEY)!, { lease_until: Date.now() - 1 });
+    expect(only(await write(w, sor)).status).toBe('ok');
+    expect(sor.runs).toHaveLength(1);
+  });
+});
+
 describe('the write path: the handler’s answer', () => {
   it('reports an answer outside the output contract OUTPUT_INVALID, never the raw answer, and keeps that on the key', async () => {
     const w = world();
