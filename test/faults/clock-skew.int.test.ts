@@ -32,7 +32,7 @@ describe('two executors whose clocks are 30 s off, one ahead and one behind, dur
   let rig: FaultRig;
 
   beforeAll(async () => {
-    rig = await startFaultRig('skew', { executorEnv: [clockOff(30), clockOff(-30)] });
+    rig = await startFaultRig('skew', { executors: () => Promise.resolve([{ env: clockOff(30) }, { env: clockOff(-30) }]) });
   }, 180_000);
   afterAll(async () => {
     await rig.stop();

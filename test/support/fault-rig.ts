@@ -27,8 +27,16 @@ export interface FaultRigOptions {
   readonly events?: EventsConfig;
   /** The replicas every service's durable Redis records wait for (GATEHOUSE_REDIS_WAIT_REPLICAS; none when unset). */
   readonly redisBarrier?: ReplicaBarrier;
-  /** What each of the two executor processes gets besides the rig's environment (a skewed clock, say). */
-  readonly executorEnv?: readonly [Readonly<Record<string, string>>, Readonly<Record<string, string>>];
+  /** How each of the two executor processes starts, once the rig's services are up. */
+  readonly executors?: (g: Gatehouse) => Promise<readonly [ExecutorSetup, ExecutorSetup]>;
+}
+
+/** What one executor process of the rig gets besides the rig's environment, and what it runs inside. */
+interface ExecutorSetup {
+  /** A skewed clock, say, or the addresses it reaches the stack at. */
+  readonly env?: Readonly<Record<string, string>>;
+  /** A command it runs under (a network namespace's `ip netns exec <name>`). */
+  readonly via?: readonly string[];
 }
 
 /**
@@ -111,8 +119,9 @@ async function startRig(label: string, options: FaultRigOptions): Promise<FaultR
     RIG.partitions,
   );
   await executors.prepare();
-  executors.spawn(`${label}-exec-a`, options.executorEnv?.[0]);
-  executors.spawn(`${label}-exec-b`, options.executorEnv?.[1]);
+  const [a, b] = (await options.executors?.(g)) ?? [{}, {}];
+  executors.spawn(`${label}-exec-a`, a.env, a.via);
+  executors.spawn(`${label}-exec-b`, b.env, b.via);
   let policies: PolicyFleet | undefined;
   if (policyProcesses > 0) {
     policies = new PolicyFleet(g, RIG.partitions);

@@ -4,6 +4,19 @@ import type { Gatehouse } from './gatehouse.js';
 import { awaitGroup, EXECUTOR_MAIN, spawnService } from './processes.js';
 import type { ServiceProcess } from './processes.js';
 
+/** Where a service process of the harness finds the stack, its topics and its keys. */
+export function stackEnvOf(g: Gatehouse, partitions: number): Record<string, string> {
+  return {
+    KAFKA_BROKERS: g.events.brokers.join(','),
+    SCHEMA_REGISTRY_URL: g.events.registryUrl,
+    GATEHOUSE_TOPIC_REPLICATION: String(g.events.topicSettings.replicationFactor),
+    REDIS_URL: redisUrlFromEnv(),
+    GATEHOUSE_TOPIC_PREFIX: g.topicPrefix,
+    GATEHOUSE_TOPIC_PARTITIONS: String(partitions),
+    GATEHOUSE_REDIS_PREFIX: g.redisPrefix,
+  };
+}
+
 /** Executors as OS processes, members of the harness's executor group. */
 export class ExecutorFleet {
   readonly processes: ServiceProcess[] = [];
@@ -31,24 +44,26 @@ export class ExecutorFleet {
     });
   }
 
-  /** Starts an executor process; `env` is added to the fleet's own (a skewed clock, say). */
-  spawn(id: string, env: Readonly<Record<string, string>> = {}): ServiceProcess {
-    const process = spawnService(id, EXECUTOR_MAIN, {
-      KAFKA_BROKERS: this.g.events.brokers.join(','),
-      SCHEMA_REGISTRY_URL: this.g.events.registryUrl,
-      GATEHOUSE_TOPIC_REPLICATION: String(this.g.events.topicSettings.replicationFactor),
-      REDIS_URL: redisUrlFromEnv(),
-      GATEHOUSE_TOPIC_PREFIX: this.g.topicPrefix,
-      GATEHOUSE_TOPIC_PARTITIONS: String(this.partitions),
-      GATEHOUSE_REDIS_PREFIX: this.g.redisPrefix,
-      EXECUTOR_GROUP_ID: this.groupId,
-      EXECUTOR_ID: id,
-      CUSTOMERS_URL: this.g.customers.url,
-      EXECUTOR_PORT: '0',
-      LOG_LEVEL: 'warn',
-      ...this.env,
-      ...env,
-    });
+  /**
+   * Starts an executor process; `env` is added to the fleet's own (a skewed clock, say), and `via`
+   * runs it inside something (a network namespace).
+   */
+  spawn(id: string, env: Readonly<Record<string, string>> = {}, via: readonly string[] = []): ServiceProcess {
+    const process = spawnService(
+      id,
+      EXECUTOR_MAIN,
+      {
+        ...stackEnvOf(this.g, this.partitions),
+        EXECUTOR_GROUP_ID: this.groupId,
+        EXECUTOR_ID: id,
+        CUSTOMERS_URL: this.g.customers.url,
+        EXECUTOR_PORT: '0',
+        LOG_LEVEL: 'warn',
+        ...this.env,
+        ...env,
+      },
+      via,
+    );
     this.processes.push(process);
     return process;
   }

@@ -4,9 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { REFERENCE_POLICY_TABLE_FILE } from './reference-pack.js';
-import { redisUrlFromEnv } from '@gatehouse/state';
 import type { Run } from '@gatehouse/state';
 import type { Admin } from 'kafkajs';
+import { stackEnvOf } from './fleet.js';
 import { CONTROL_TOKEN } from './gatehouse.js';
 import type { Gatehouse } from './gatehouse.js';
 import { pollUntil } from './poll.js';
@@ -84,13 +84,7 @@ export class PolicyFleet {
     const port = await freePort();
     const process = spawnService(id, POLICY_MAIN, {
       GATEHOUSE_CONTROL_TOKEN: CONTROL_TOKEN,
-      KAFKA_BROKERS: this.g.events.brokers.join(','),
-      SCHEMA_REGISTRY_URL: this.g.events.registryUrl,
-      GATEHOUSE_TOPIC_REPLICATION: String(this.g.events.topicSettings.replicationFactor),
-      REDIS_URL: redisUrlFromEnv(),
-      GATEHOUSE_TOPIC_PREFIX: this.g.topicPrefix,
-      GATEHOUSE_TOPIC_PARTITIONS: String(this.partitions),
-      GATEHOUSE_REDIS_PREFIX: this.g.redisPrefix,
+      ...stackEnvOf(this.g, this.partitions),
       GATEHOUSE_POLICY_TABLE_FILE: this.tableFile,
       POLICY_GROUP_ID: this.groupId,
       POLICY_HOST: '127.0.0.1',

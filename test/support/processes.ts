@@ -27,8 +27,15 @@ export interface ServiceProcess {
 }
 
 /** Starts `node <script>` from the repository root with exactly `env` added to PATH and HOME. */
-export function spawnService(name: string, script: string, env: Readonly<Record<string, string>>): ServiceProcess {
-  const child = spawn(process.execPath, [script], {
+export function spawnService(
+  name: string,
+  script: string,
+  env: Readonly<Record<string, string>>,
+  /** A command that runs the service inside something, such as a network namespace (`ip netns exec <name>`). */
+  via: readonly string[] = [],
+): ServiceProcess {
+  const [command = process.execPath, ...args] = [...via, process.execPath, script];
+  const child = spawn(command, args, {
     cwd: REPO_ROOT,
     // Services run as processes host the reference tool pack, as npm start does, unless told otherwise.
     // …and sign and trust with the test process's key pairs by role, as the in-process services do.
