@@ -63,6 +63,9 @@ describe('kill -9 of an executor and of a policy instance during 5,000 calls', (
       }),
     );
 
+    // Why any write went to a person: the reasons and the last errors the executors gave.
+    for (const handoff of rig.handoffs.records)
+      console.info(`process-kills handoff: ${handoff.value?.tool} ${handoff.value?.reason}: ${handoff.value?.last_error}`);
     expect(executorExit.signal).toBe('SIGKILL');
     expect((await policyVictim.exited).signal).toBe('SIGKILL');
     expect(figures.commands).toBe(CALLS);
