@@ -14,11 +14,7 @@ const hostPort = (url: string): { host: string; port: number } => {
 };
 
 /** `url` with its host and port replaced by `address` (host:port). */
-const through = (url: string, address: string): string => {
-  const parsed = new URL(url);
-  parsed.host = address;
-  return parsed.toString().replace(/\/$/, url.endsWith('/') ? '/' : '');
-};
+const through = (url: string, address: string): string => url.replace(new URL(url).host, address);
 
 // The second executor runs in a network namespace of the test's own, reaching Redis over one veth
 // link and Kafka, the registry and the system of record over another. A link set down is a
