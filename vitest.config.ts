@@ -34,6 +34,15 @@ export default defineConfig({
           hookTimeout: 180_000,
         },
       },
+      {
+        // The soak (`npm run soak`, scripts/soak.mjs): minutes of load and faults, outside `npm test`.
+        test: {
+          name: 'soak',
+          include: ['test/soak/**/*.test.ts'],
+          environment: 'node',
+          globalSetup: ['test/support/topic-cleanup.ts'],
+        },
+      },
     ],
   },
 });

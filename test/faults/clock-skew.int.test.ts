@@ -1,18 +1,8 @@
-import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFaultRig } from '../support/fault-rig.js';
 import type { FaultRig } from '../support/fault-rig.js';
 import { expectNothingLostOrTwice, runUnderFault } from '../support/fault-run.js';
-
-/** Where Debian's faketime package puts libfaketime (npm test installs it: scripts/prerequisites.mjs). */
-const LIBFAKETIME = '/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1';
-
-/** What runs a process with its clock `seconds` off (libfaketime, Debian's faketime package). */
-function clockOff(seconds: number): Record<string, string> {
-  if (!existsSync(LIBFAKETIME))
-    throw new Error(`libfaketime is not at ${LIBFAKETIME}: apt-get install faketime (npm test installs it as root)`);
-  return { LD_PRELOAD: LIBFAKETIME, FAKETIME: `${seconds > 0 ? '+' : ''}${seconds}s` };
-}
+import { clockOff } from '../support/skewed-clock.js';
 
 /** The offset to Redis' clock an executor said it found at start (its warning line), in ms. */
 function offsetSaid(output: string): number | undefined {

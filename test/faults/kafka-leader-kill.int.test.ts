@@ -1,10 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventsConfig } from '@gatehouse/events';
-import { kafkaClusterDown, kafkaClusterUp, killBroker, partitionState, startBroker } from '../support/cluster-control.js';
+import { deleteClusterTopics, kafkaClusterDown, kafkaClusterUp, killPartitionLeader, startBroker } from '../support/cluster-control.js';
 import { startFaultRig } from '../support/fault-rig.js';
 import type { FaultRig } from '../support/fault-rig.js';
 import { expectNothingLostOrTwice, runUnderFault } from '../support/fault-run.js';
-import { pollUntil } from '../support/poll.js';
 import { config, eventually } from '../support/stack.js';
 
 // The stack's opt-in three-node KRaft cluster (deploy/local/stack-kafka-cluster.mjs): every topic
@@ -28,15 +27,7 @@ describe.each(['execute', 'results'] as const)('kill -9 of the broker leading a 
   }, 180_000);
   afterAll(async () => {
     await rig.stop();
-    // The cluster keeps its data between runs: this run's topics go with it.
-    const admin = rig.g.kafka.admin();
-    await admin.connect();
-    try {
-      const mine = (await admin.listTopics()).filter((t) => t.startsWith(rig.g.topicPrefix));
-      await admin.deleteTopics({ topics: mine, timeout: 30_000 });
-    } finally {
-      await admin.disconnect();
-    }
+    await deleteClusterTopics(rig.g.kafka, rig.g.topicPrefix);
   }, 180_000);
 
   it('moves the partition to an in-sync replica, and loses, repeats and leaks nothing', async () => {
@@ -44,21 +35,9 @@ describe.each(['execute', 'results'] as const)('kill -9 of the broker leading a 
     const outcome = await runUnderFault(rig, {
       name: `kafka-leader-kill (${role})`,
       fault: async (load, phase) => {
-        const before = await partitionState(topic, 0);
+        phase(`killing the broker leading ${role}/0`);
+        const { before, after, electedMs } = await killPartitionLeader(topic, 0);
         expect(before.isr).toHaveLength(3);
-        phase(`killing broker ${before.leader}, leader of ${role}/0`);
-        const killedAt = Date.now();
-        await killBroker(before.leader);
-        const after = await pollUntil(
-          async () => {
-            const now = await partitionState(topic, 0).catch(() => undefined);
-            return now !== undefined && now.leader >= 0 && now.leader !== before.leader ? now : undefined;
-          },
-          60_000,
-          `a new leader of ${role}/0`,
-          250,
-        );
-        const electedMs = Date.now() - killedAt;
         // The load goes on with one broker down, then the broker comes back and catches up.
         const settledAtElection = load.settled;
         phase(`broker ${before.leader} down`);

@@ -154,6 +154,45 @@ export async function partitionState(topic: string, partition: number): Promise<
   return { leader: found.leader, replicas: found.replicas, isr: found.isr };
 }
 
+/**
+ * Deletes the topics of one harness (`prefix`) from the Kafka cluster, which keeps its data between
+ * runs where the stack's single broker's topics are cleaned by the test run.
+ */
+export async function deleteClusterTopics(kafka: Kafka, prefix: string): Promise<void> {
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    const mine = (await admin.listTopics()).filter((t) => t.startsWith(prefix));
+    await admin.deleteTopics({ topics: mine, timeout: 30_000 });
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+/** What killing a partition's leader came to: the partition before and after, and how long until another broker led it. */
+export interface LeaderKill {
+  readonly before: PartitionState;
+  readonly after: PartitionState;
+  readonly electedMs: number;
+}
+
+/** SIGKILL of the broker leading `topic`'s `partition`; resolves once another broker leads it. */
+export async function killPartitionLeader(topic: string, partition: number): Promise<LeaderKill> {
+  const before = await partitionState(topic, partition);
+  const killedAt = Date.now();
+  await killBroker(before.leader);
+  const after = await pollUntil(
+    async () => {
+      const now = await partitionState(topic, partition).catch(() => undefined);
+      return now !== undefined && now.leader >= 0 && now.leader !== before.leader ? now : undefined;
+    },
+    60_000,
+    `a new leader of ${topic}/${partition}`,
+    250,
+  );
+  return { before, after, electedMs: Date.now() - killedAt };
+}
+
 // ---------------------------------------------------------------- redis-ha
 
 interface RedisNode {

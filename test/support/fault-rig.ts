@@ -27,6 +27,8 @@ export interface FaultRigOptions {
   readonly events?: EventsConfig;
   /** The replicas every service's durable Redis records wait for (GATEHOUSE_REDIS_WAIT_REPLICAS; none when unset). */
   readonly redisBarrier?: ReplicaBarrier;
+  /** Customers seeded per tenant (RIG.customersPerTenant when unset); each takes one write of the load. */
+  readonly customersPerTenant?: number;
   /** How each of the two executor processes starts, once the rig's services are up. */
   readonly executors?: (g: Gatehouse) => Promise<readonly [ExecutorSetup, ExecutorSetup]>;
 }
@@ -132,7 +134,7 @@ async function startRig(label: string, options: FaultRigOptions): Promise<FaultR
   await executors.awaitMembers(2);
 
   const tenants = Array.from({ length: RIG.tenants }, (_, i) => `${label}-t${i}`);
-  const customers = await seedCustomers(g, tenants, RIG.customersPerTenant);
+  const customers = await seedCustomers(g, tenants, options.customersPerTenant ?? RIG.customersPerTenant);
   const runs = new Map<string, Run>();
   const runIds = new Set<string>();
   const renewRuns = async (): Promise<void> => {

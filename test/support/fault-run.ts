@@ -17,6 +17,8 @@ export interface FaultRunOptions {
   readonly timeoutMs?: number;
   /** The share of the calls settled before the fault begins. */
   readonly faultAfter?: number;
+  /** Sequences at once (200 when unset) and a pace in calls per second (none when unset). */
+  readonly load?: { readonly inFlight?: number; readonly ratePerSecond?: number };
   /** Makes the fault and heals it, with the load running; returns what to report about it. */
   readonly fault: (load: MixedLoad, phase: (name: string) => void) => Promise<Record<string, unknown>>;
 }
@@ -41,9 +43,10 @@ export async function runUnderFault(rig: FaultRig, options: FaultRunOptions): Pr
   const load = new MixedLoad(g, {
     calls,
     customers: rig.customers,
-    inFlight: 200,
+    inFlight: options.load?.inFlight ?? 200,
     timeoutMs: options.timeoutMs ?? 60_000,
     runOf: (t) => rig.runs.get(t) as Run,
+    ...(options.load?.ratePerSecond === undefined ? {} : { ratePerSecond: options.load.ratePerSecond }),
   });
   const started = Date.now();
   let phase = 'before the fault';

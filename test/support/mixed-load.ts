@@ -47,6 +47,8 @@ export interface MixedLoadOptions {
   readonly timeoutMs: number;
   /** The run a new sequence uses; asked at the start of each, so runs can be replaced mid-load. */
   readonly runOf: (tenant: string) => Run;
+  /** Calls sent per second at most, evenly spaced (as fast as the sequences go when unset). */
+  readonly ratePerSecond?: number;
 }
 
 /** A deterministic shuffle (mulberry32), so a failing run can be replayed in the same order. */
@@ -80,6 +82,9 @@ export class MixedLoad {
   readonly commitOf = new Map<string, string>();
   settled = 0;
   private sent = 0;
+  /** When the first call went out, and how many have taken a turn since, for the pace. */
+  private pacedFrom: number | undefined;
+  private paced = 0;
 
   constructor(
     private readonly g: Gatehouse,
@@ -141,7 +146,18 @@ export class MixedLoad {
       : this.call(CallKind.read, 'list_open_orders_for_customer.v1', customer, run, { customer_id: customer.id, page_size: 5 });
   }
 
+  /** Waits for this call's turn when the load is paced: the n-th call goes out n / rate seconds after the first. */
+  private async pace(): Promise<void> {
+    const rate = this.options.ratePerSecond;
+    if (rate === undefined) return;
+    this.pacedFrom ??= Date.now();
+    const due = this.pacedFrom + (this.paced++ * 1000) / rate;
+    const wait = due - Date.now();
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+  }
+
   private async call(kind: CallKind, tool: string, customer: Customer, run: Run, args: unknown): Promise<CallResult | undefined> {
+    await this.pace();
     const commandId = `${this.g.label}-${kind}-${this.sent++}-${customer.id}`;
     const call: LoadCall = { commandId, kind, tool, customer, runId: run.run_id, startedAt: Date.now(), outcome: CallOutcome.pending };
     this.calls.set(commandId, call);

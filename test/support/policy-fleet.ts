@@ -1,5 +1,4 @@
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -10,24 +9,11 @@ import { stackEnvOf } from './fleet.js';
 import { CONTROL_TOKEN } from './gatehouse.js';
 import type { Gatehouse } from './gatehouse.js';
 import { pollUntil } from './poll.js';
-import { awaitGroup, spawnService } from './processes.js';
+import { awaitGroup, freePort, spawnService } from './processes.js';
 import type { ServiceProcess } from './processes.js';
 
 /** The built entrypoint of the policy service (build before running tests). */
 const POLICY_MAIN = fileURLToPath(new URL('../../services/policy/dist/main.js', import.meta.url));
-
-/** A port nobody listens on right now (the OS's pick; the policy service needs a positive POLICY_PORT). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => (port > 0 ? resolve(port) : reject(new Error('no free port'))));
-    });
-  });
-}
 
 /**
  * The reference policy table with sandbox address changes and emails allowed, as a file for policy

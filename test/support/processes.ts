@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { AssignerProtocol } from 'kafkajs';
 import type { Admin } from 'kafkajs';
@@ -8,6 +9,19 @@ import { signingEnvFor } from './signing.js';
 /** The built entrypoint of the executor service (build before running tests). */
 export const EXECUTOR_MAIN = fileURLToPath(new URL('../../services/executor/dist/main.js', import.meta.url));
 const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+/** A port nobody listens on right now (the OS's pick), for a service that needs a positive one. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address !== null ? address.port : 0;
+      server.close(() => (port > 0 ? resolve(port) : reject(new Error('no free port'))));
+    });
+  });
+}
 
 interface Exit {
   readonly code: number | null;
