@@ -23,7 +23,7 @@ import type { ServiceProcess } from '../support/processes.js';
 import { clockOff } from '../support/skewed-clock.js';
 import { SoakMonitor } from '../support/soak-monitor.js';
 import type { Watched } from '../support/soak-monitor.js';
-import { soakReport } from '../support/soak-report.js';
+import { refusalCodesIn, soakReport } from '../support/soak-report.js';
 import type { SoakFault } from '../support/soak-report.js';
 import { config, eventually } from '../support/stack.js';
 
@@ -201,6 +201,7 @@ describe(`a soak: ${MINUTES} min at ${RATE} calls/s with a fault every ${FAULT_E
           lags: monitor.lags,
           redis: monitor.redis,
           figures: outcome.figures,
+          refusalCodes: refusalCodesIn(await rig.g.customers.metrics.scrape()),
           handoffReasons: countOf(rig.handoffs.records.map((r) => `${r.value?.reason}: ${r.value?.last_error?.slice(0, 80)}`)),
         });
         await mkdir(REPORT_DIR, { recursive: true });

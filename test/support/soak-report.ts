@@ -20,6 +20,8 @@ export interface SoakRecord {
   readonly lags: readonly LagSample[];
   readonly redis: readonly RedisSample[];
   readonly figures: LoadFigures;
+  /** Why the system of record refused call assertions: refusal code, with how many of each. */
+  readonly refusalCodes: Readonly<Record<string, number>>;
   /** Why each write went to a person: reason and last error, with how many of each. */
   readonly handoffReasons: Readonly<Record<string, number>>;
 }
@@ -102,7 +104,7 @@ export function soakReport(record: SoakRecord): string {
     `- answered once on the topic: ${f.answered}; handed to a person: ${f.handoffs}; lost: ${f.lost}; two different answers: ${f.conflicting}`,
     `- writes: ${f.commits} commits, ${f.applied} applied (${f.appliedKeys} keys in PostgreSQL), applied twice: ${f.appliedTwice}, contradictions: ${f.contradictions}`,
     `- not accepted: ${f.notAccepted}; client timeouts: ${f.clientTimeouts} (answered on the topic later: ${f.clientTimeoutsAnsweredOnTopic}); answers differing from the topic: ${f.answerMismatches}`,
-    `- refused call assertions: ${f.refusedCalls}; writes sent again under their key: ${f.resentWrites}; slots still held: ${f.slotsInUse}`,
+    `- refused call assertions: ${f.refusedCalls} ${JSON.stringify(record.refusalCodes)}; writes sent again under their key: ${f.resentWrites}; slots still held: ${f.slotsInUse}`,
     `- codes: ${JSON.stringify(f.codes)}`,
     `- handed to a person because: ${JSON.stringify(record.handoffReasons)}`,
     '',
@@ -126,4 +128,13 @@ export function soakReport(record: SoakRecord): string {
     )} MiB at most.`,
     '',
   ].join('\n');
+}
+
+/** The system of record's refusals by code, from its metrics (`gatehouse_call_refusals_total`). */
+export function refusalCodesIn(exposition: string): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const match of exposition.matchAll(/^gatehouse_call_refusals_total\{code="([^"]+)"\} (\d+)/gm)) {
+    counts[match[1] as string] = Number(match[2]);
+  }
+  return counts;
 }

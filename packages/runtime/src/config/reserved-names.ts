@@ -19,6 +19,9 @@ export const TOOLING_VARIABLES = {
   GATEHOUSE_REGISTRY_JAVA_HOME: 'the JDK 21+ of the local schema registry (deploy/local, scripts/prerequisites.mjs)',
   GATEHOUSE_KEYCLOAK_JAVA_HOME: 'the JDK 21+ of the local identity provider, Keycloak (deploy/local)',
   GATEHOUSE_DEMO_LOGS: 'where `npm run demo` keeps the service logs (scripts/demo.mjs)',
+  GATEHOUSE_SOAK_MINUTES: "how long the soak's load lasts; `npm run soak -- --minutes` sets it (scripts/soak.mjs)",
+  GATEHOUSE_SOAK_RATE: "the soak's calls per second; `--rate` sets it (scripts/soak.mjs)",
+  GATEHOUSE_SOAK_FAULT_EVERY_MINUTES: "the minutes between the soak's faults; `--fault-every` sets it (scripts/soak.mjs)",
   APPROVAL_DATABASE_URL: "the Secret key that becomes the approval pod's `DATABASE_URL` (deploy/k8s/secret.yaml)",
 } as const;
 export type ToolingVariable = keyof typeof TOOLING_VARIABLES;
