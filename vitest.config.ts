@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
@@ -8,6 +9,9 @@ export default defineConfig({
           name: 'unit',
           include: ['packages/*/test/**/*.test.ts', 'services/*/test/**/*.test.ts', 'examples/*/*/test/**/*.test.ts'],
           environment: 'node',
+          // Nothing else runs beside the unit tests (npm test starts the stack after them): every core
+          // imports and runs test files, where the default leaves one idle.
+          maxWorkers: availableParallelism(),
         },
       },
       {
