@@ -70,7 +70,7 @@ async function killNine(pid: number, what: string): Promise<void> {
 // ---------------------------------------------------------------- kafka-cluster
 
 /** Where a partition stands: its leader (-1: none), its replicas and its in-sync replicas, by node id. */
-export interface PartitionState {
+interface PartitionState {
   readonly leader: number;
   readonly replicas: readonly number[];
   readonly isr: readonly number[];
@@ -113,7 +113,7 @@ const brokerPid = (nodeId: number): Promise<number> => {
 };
 
 /** SIGKILL of node `nodeId`'s java (broker and controller at once), as a crash would stop it. */
-export async function killBroker(nodeId: number): Promise<void> {
+async function killBroker(nodeId: number): Promise<void> {
   await killNine(await brokerPid(nodeId), `Kafka node ${nodeId}`);
 }
 
@@ -145,7 +145,7 @@ async function outOfSync(nodeId: number): Promise<string[]> {
 }
 
 /** What the cluster's metadata says of `topic`'s partition `partition` now. */
-export async function partitionState(topic: string, partition: number): Promise<PartitionState> {
+async function partitionState(topic: string, partition: number): Promise<PartitionState> {
   const found = await withKafkaAdmin(async (admin) => {
     const { topics } = await admin.fetchTopicMetadata({ topics: [topic] });
     return topics[0]?.partitions.find((p) => p.partitionId === partition);
