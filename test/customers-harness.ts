@@ -5,6 +5,7 @@ import { buildApp, ensureDatabase, migrate, seedIfEmpty, tablesIn } from '@gateh
 import type { Tables } from '@gatehouse/customers';
 import type { CallFacts } from '@gatehouse/identity';
 import { createLogger, GatehouseMetrics } from '@gatehouse/telemetry';
+import { decodeJwt } from 'jose';
 import { testAssertion, testCallVerifier } from './support/signing.js';
 
 export const DATABASE_URL = process.env['DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/gatehouse';
@@ -53,7 +54,7 @@ export interface TestService {
   /** Every request the service served under a verified assertion, in order. */
   readonly served: readonly ServedCall[];
   /** Every request it refused for its assertion (or the lack of one). */
-  readonly refused: readonly { readonly method: string; readonly url: string; readonly status: number }[];
+  readonly refused: readonly RefusedCall[];
   close(): Promise<void>;
 }
 
@@ -67,6 +68,41 @@ interface ServedCall {
   readonly actor: string;
   readonly tenant: string;
   readonly status: number;
+}
+
+/** A request the service refused, with its refusal code and what its (unverified) assertion claimed. */
+export interface RefusedCall {
+  readonly method: string;
+  readonly url: string;
+  readonly status: number;
+  /** The refusal code from the `WWW-Authenticate` header (or the status alone). */
+  readonly code: string;
+  readonly jti: string | undefined;
+  readonly commandId: string | undefined;
+  /** How far past the assertion's `exp` the service saw the request (ms; negative: before it). */
+  readonly pastExpiryMs: number | undefined;
+}
+
+/** What a refused request was and claimed: the assertion is decoded, not trusted. */
+function refusedCall(method: string, url: string, status: number, authorization: string | undefined, challenge: unknown): RefusedCall {
+  const code = /error_description="([A-Z_]+)"/.exec(typeof challenge === 'string' ? challenge : '')?.[1] ?? String(status);
+  let claims: Record<string, unknown> = {};
+  try {
+    claims = decodeJwt(authorization?.replace(/^Bearer /, '') ?? '');
+  } catch {
+    // Not a JWT: nothing to tell.
+  }
+  const text = (name: string): string | undefined => (typeof claims[name] === 'string' ? claims[name] : undefined);
+  const exp = typeof claims['exp'] === 'number' ? claims['exp'] : undefined;
+  return {
+    method,
+    url,
+    status,
+    code,
+    jti: text('jti'),
+    commandId: text('command_id'),
+    pastExpiryMs: exp === undefined ? undefined : Date.now() - exp * 1000,
+  };
 }
 
 /** The customers service's audience, as the reference pack and the service default it. */
@@ -102,7 +138,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     ...(options.exportStepMs === undefined ? {} : { exportStepMs: options.exportStepMs }),
   });
   const served: ServedCall[] = [];
-  const refused: { method: string; url: string; status: number }[] = [];
+  const refused: RefusedCall[] = [];
   app.addHook('onResponse', (request, reply, done) => {
     const claims = request.call;
     if (claims !== undefined) {
@@ -117,7 +153,9 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
         status: reply.statusCode,
       });
     } else if (request.routeOptions.config.tenantless !== true && [401, 403, 503].includes(reply.statusCode)) {
-      refused.push({ method: request.method, url: request.url, status: reply.statusCode });
+      refused.push(
+        refusedCall(request.method, request.url, reply.statusCode, request.headers.authorization, reply.getHeader('www-authenticate')),
+      );
     }
     done();
   });

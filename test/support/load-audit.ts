@@ -155,7 +155,14 @@ export async function auditLoad(
     resentWrites: 0,
     refusedCalls: g.customers.refused.length,
   };
-  for (const refusal of g.customers.refused.slice(0, 20)) note('refusedCalls', `${refusal.method} ${refusal.url} → ${refusal.status}`);
+  for (const refusal of g.customers.refused.slice(0, 20)) {
+    const answer = terminal.get(refusal.commandId ?? '')?.[0];
+    note(
+      'refusedCalls',
+      `${refusal.method} ${refusal.url} → ${refusal.status} ${refusal.code}, jti ${refusal.jti ?? '-'}, ` +
+        `${refusal.pastExpiryMs ?? '-'} ms past its expiry, command ${refusal.commandId ?? '-'} answered ${answer === undefined ? 'nothing' : codeOf(answer)}`,
+    );
+  }
   // A write sent again under its key (its owner died, or the service asked for a retry) carries
   // the same key and an assertion of its own: a jti is never presented twice.
   const jtisByKey = new Map<string, string[]>();
