@@ -51,7 +51,20 @@ export async function runUnderSlots(write: KeyedWrite, args: unknown): Promise<S
 /** Runs the handler under the resource's lock (held through any status query); the settlement is published by the caller. */
 async function runLocked(write: KeyedWrite, args: unknown): Promise<Settlement> {
   const { order, implementation, deps, operationId } = write;
-  const resource = implementation.resourceOf?.(args);
+  let resource: string | undefined;
+  try {
+    resource = implementation.resourceOf?.(args);
+  } catch (error) {
+    // The pack's own bug, before anything was sent: the key is given back and the proposal reopened.
+    // Its name only: a message may quote the arguments.
+    deps.logger.error({ ...write.logContext, error: error instanceof Error ? error.name : typeof error }, 'resourceOf threw');
+    const message = `resourceOf of ${implementation.contract.address} failed; nothing was sent`;
+    return {
+      result: errorResult(write.address, toolError('UPSTREAM_ERROR', message, { retryable: false }), writeExtras(write, null)),
+      key: 'given_back',
+      reopensProposal: true,
+    };
+  }
   if (resource !== undefined && !(await deps.locks.lock(resource, operationId, deps.leaseMs, write.deadline))) {
     // Nothing ran: the proposal is reopened and the key given back, so committing it again runs.
     const result = errorResult(

@@ -474,6 +474,26 @@ describe('the write path: slots and the resource lock', () => {
   });
 });
 
+describe('the write path: a pack whose resourceOf throws', () => {
+  it('answers UPSTREAM_ERROR, sends nothing, gives the key back, frees the slots and reopens the proposal', async () => {
+    const w = world();
+    const sor = systemOfRecord();
+    const broken = {
+      ...ticketWrite(sor),
+      resourceOf: (): string => {
+        throw new TypeError('no ticket_id');
+      },
+    };
+    const result = only(await write(w, sor, {}, broken));
+    expect(result.error).toMatchObject({ code: 'UPSTREAM_ERROR', retryable: false });
+    expect(result.error?.message).toMatch(/resourceOf .*nothing was sent/);
+    expect(sor.runs).toEqual([]);
+    expect(w.idempotency.records.has(KEY)).toBe(false);
+    expect(w.slots.held.size).toBe(0);
+    expect(w.proposals.records.get('p_1')).toMatchObject({ state: 'open', consumed_by: null });
+  });
+});
+
 describe('the write path: fencing', () => {
   it('sends nothing when its key was taken over while it waited (its lease ran out), and leaves the answer to the new owner', async () => {
     const w = world();
