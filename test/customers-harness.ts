@@ -81,6 +81,8 @@ export interface RefusedCall {
   readonly commandId: string | undefined;
   /** How far past the assertion's `exp` the service saw the request (ms; negative: before it). */
   readonly pastExpiryMs: number | undefined;
+  /** How long after the assertion's `iat` the service saw the request (ms). */
+  readonly sinceIssuedMs: number | undefined;
 }
 
 /** What a refused request was and claimed: the assertion is decoded, not trusted. */
@@ -94,6 +96,7 @@ function refusedCall(method: string, url: string, status: number, authorization:
   }
   const text = (name: string): string | undefined => (typeof claims[name] === 'string' ? claims[name] : undefined);
   const exp = typeof claims['exp'] === 'number' ? claims['exp'] : undefined;
+  const iat = typeof claims['iat'] === 'number' ? claims['iat'] : undefined;
   return {
     method,
     url,
@@ -102,6 +105,7 @@ function refusedCall(method: string, url: string, status: number, authorization:
     jti: text('jti'),
     commandId: text('command_id'),
     pastExpiryMs: exp === undefined ? undefined : Date.now() - exp * 1000,
+    sinceIssuedMs: iat === undefined ? undefined : Date.now() - iat * 1000,
   };
 }
 

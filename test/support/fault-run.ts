@@ -1,3 +1,4 @@
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { expect } from 'vitest';
 import { isErrorCode } from '@gatehouse/contracts';
 import type { Run } from '@gatehouse/state';
@@ -49,6 +50,10 @@ export async function runUnderFault(rig: FaultRig, options: FaultRunOptions): Pr
     ...(options.load?.ratePerSecond === undefined ? {} : { ratePerSecond: options.load.ratePerSecond }),
   });
   const started = Date.now();
+  // The test process hosts the client, the system of record and (unless the rig runs them apart)
+  // the services: how long its event loop stalled says how late anything in it could act.
+  const loopDelay = monitorEventLoopDelay({ resolution: 20 });
+  loopDelay.enable();
   let phase = 'before the fault';
   const progress = setInterval(() => {
     const seconds = Math.round((Date.now() - started) / 1000);
@@ -68,6 +73,7 @@ export async function runUnderFault(rig: FaultRig, options: FaultRunOptions): Pr
     await loading;
   } finally {
     clearInterval(progress);
+    loopDelay.disable();
   }
   const loadMs = Date.now() - started;
   await awaitLateAnswers(load, rig.results, 60_000);
@@ -87,6 +93,7 @@ export async function runUnderFault(rig: FaultRig, options: FaultRunOptions): Pr
       'load ms': loadMs,
       'publish errors': publishErrors,
       'publishes sent again': g.client.stats().publishRetries,
+      "test process's event loop delay p99/max ms": `${Math.round(loopDelay.percentile(99) / 1e6)}/${Math.round(loopDelay.max / 1e6)}`,
     }),
   );
   // Where any lost command got to, so a failure names the stage that dropped it.
@@ -117,7 +124,8 @@ export function expectNothingLostOrTwice(outcome: FaultRunOutcome): void {
   expect(examples.repeatedPreviews, 'previews that made a second proposal').toEqual([]);
   expect(examples.answerMismatches, 'client answers that differ from the topic').toEqual([]);
   expect(examples.appliedTwice, 'customers changed twice').toEqual([]);
-  // Every call reached the customers service with a valid assertion of its own, a re-sent write too.
+  // Every call reached the customers service with a valid assertion of its own, a re-sent write
+  // too; the only refusals are of requests that came after their executor had abandoned them.
   expect(examples.refusedCalls, 'calls the system of record refused').toEqual([]);
   expect(examples.reusedAssertions, 'writes re-sent with an assertion already presented').toEqual([]);
   expect(examples.contradictions, 'customers whose version contradicts the answer').toEqual([]);

@@ -104,7 +104,7 @@ export function soakReport(record: SoakRecord): string {
     `- answered once on the topic: ${f.answered}; handed to a person: ${f.handoffs}; lost: ${f.lost}; two different answers: ${f.conflicting}`,
     `- writes: ${f.commits} commits, ${f.applied} applied (${f.appliedKeys} keys in PostgreSQL), applied twice: ${f.appliedTwice}, contradictions: ${f.contradictions}`,
     `- not accepted: ${f.notAccepted}; client timeouts: ${f.clientTimeouts} (answered on the topic later: ${f.clientTimeoutsAnsweredOnTopic}); answers differing from the topic: ${f.answerMismatches}`,
-    `- refused call assertions: ${f.refusedCalls} ${JSON.stringify(record.refusalCodes)}; writes sent again under their key: ${f.resentWrites}; slots still held: ${f.slotsInUse}`,
+    `- refused call assertions: ${f.refusedCalls}, and ${f.lateCalls} that came past their lifetime ${JSON.stringify(record.refusalCodes)}; writes sent again under their key: ${f.resentWrites}; slots still held: ${f.slotsInUse}`,
     `- codes: ${JSON.stringify(f.codes)}`,
     `- handed to a person because: ${JSON.stringify(record.handoffReasons)}`,
     '',
