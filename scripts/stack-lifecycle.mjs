@@ -1,5 +1,7 @@
 // Brings the local stack up for a command and remembers exactly what that command started.
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { closeSync, mkdirSync, openSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 
 const root = new URL('..', import.meta.url).pathname;
 
@@ -13,6 +15,35 @@ export function stackUp() {
   if (run.status !== 0) throw new Error('the local stack did not come up; see .stack/logs/');
   const last = run.stdout.trim().split('\n').pop() ?? '{}';
   return JSON.parse(last).started ?? [];
+}
+
+/**
+ * Starts what is not running without waiting for it. The stack script writes to files, not pipes,
+ * so it never waits on a caller that is busy; `done()` prints its progress and resolves to the
+ * components started (or rejects if the stack did not come up).
+ */
+export function stackUpInBackground() {
+  mkdirSync(join(root, 'test-artifacts'), { recursive: true });
+  const out = join(root, 'test-artifacts', 'stack-up.out');
+  const err = join(root, 'test-artifacts', 'stack-up.log');
+  const stdout = openSync(out, 'w');
+  const stderr = openSync(err, 'w');
+  const child = spawn(process.execPath, ['deploy/local/stack.mjs', 'up', '--json'], { cwd: root, stdio: ['ignore', stdout, stderr] });
+  closeSync(stdout);
+  closeSync(stderr);
+  const exited = new Promise((resolve) => {
+    child.on('error', () => resolve(1));
+    child.on('exit', (code) => resolve(code ?? 1));
+  });
+  return {
+    async done() {
+      const code = await exited;
+      process.stderr.write(readFileSync(err, 'utf8'));
+      if (code !== 0) throw new Error('the local stack did not come up; see .stack/logs/');
+      const last = readFileSync(out, 'utf8').trim().split('\n').pop() ?? '{}';
+      return JSON.parse(last).started ?? [];
+    },
+  };
 }
 
 /** Stops the components a stackUp() call started, and nothing else. */

@@ -1,9 +1,9 @@
-// `npm test`: check the machine's prerequisites, type-check, lint, check formatting and unused code, validate the deployment
-// manifests, bring the local stack up if it is not running, run every vitest
+// `npm test`: check the machine's prerequisites, bring the local stack up if it is not running (in the
+// background), type-check, lint, check formatting and unused code, validate the deployment manifests, run every vitest
 // project, and stop only what this run started. Extra arguments go to vitest.
 import { spawn, spawnSync } from 'node:child_process';
 import { NODE22, requirePrerequisites } from './prerequisites.mjs';
-import { stackDown, stackUp } from './stack-lifecycle.mjs';
+import { stackDown, stackUpInBackground } from './stack-lifecycle.mjs';
 import { failureLines, timingTable } from './test-timings.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
@@ -35,17 +35,20 @@ function runVitest(title, args, node = process.execPath) {
   });
 }
 
-let started = [];
-const stop = () => {
-  stackDown(started);
-  process.exit(130);
-};
-process.on('SIGINT', stop);
-process.on('SIGTERM', stop);
-
 // Every missing prerequisite is named before anything starts (Chromium and the Node 22 of the
 // conformance suite and the unit tests are installed when we can).
 await requirePrerequisites({ browser: true, faketime: true, node22: true });
+// The stack comes up while the checks and the unit tests run, and what it started is stopped
+// however this run ends.
+const stack = stackUpInBackground();
+const stackStarted = stack.done().catch((error) => error);
+const stop = async () => {
+  const started = await stackStarted;
+  if (Array.isArray(started)) stackDown(started);
+  process.exit(130);
+};
+process.on('SIGINT', () => void stop());
+process.on('SIGTERM', () => void stop());
 const extra = process.argv.slice(2);
 let ok =
   step('typecheck', 'npm', ['run', '--silent', 'typecheck']) &&
@@ -59,9 +62,16 @@ let ok =
     ['--project', 'unit', '--passWithNoTests', ...extra],
     NODE22,
   ));
+let started = [];
+process.stderr.write('\n▶ local stack (brought up in the background since the start)\n');
+const stackOutcome = await stackStarted;
+if (Array.isArray(stackOutcome)) started = stackOutcome;
+else {
+  process.stderr.write(`✖ ${stackOutcome.message}\n`);
+  ok = false;
+}
 if (ok) {
   try {
-    started = stackUp();
     // The unit tests ran on Node 22 above; what crosses a boundary runs on Node 24. The fault tests
     // restart the broker and Redis, so they never run beside the others.
     ok = await runVitest('vitest: integration', ['--project', 'integration', ...extra]);
@@ -76,8 +86,8 @@ if (ok) {
     process.stderr.write(`✖ ${error.message}\n`);
     ok = false;
   }
-  stackDown(started);
 }
+stackDown(started);
 if (failures.length > 0)
   process.stderr.write(`\n✖ failed tests (${failures.length}):\n${failures.map((line) => `  ${line}`).join('\n')}\n`);
 process.exit(ok ? 0 : 1);
