@@ -58,8 +58,8 @@ export interface LoadFigures {
   /**
    * Requests refused ASSERTION_EXPIRED: they reached the service past their assertion's lifetime
    * and its clock tolerance. An executor mints an assertion to outlive the handler's timeout (and
-   * the call's deadline) by 5 s, so by then it had abandoned the request: a read tries again with a
-   * fresh assertion, a write goes to its status query. Refusing them is the service doing its job
+   * the call's deadline) by 5 s, so the handler's timeout had passed 10 s before and the executor
+   * gives the request up: a read tries again with a fresh assertion, a write goes to its status query. Refusing them is the service doing its job
    * on an overloaded machine; the audit still requires each of their calls answered once.
    */
   lateCalls: number;
