@@ -12,15 +12,23 @@ export function stackUp() {
     stdio: ['ignore', 'pipe', 'inherit'],
     encoding: 'utf8',
   });
-  if (run.status !== 0) throw new Error('the local stack did not come up; see .stack/logs/');
-  const last = run.stdout.trim().split('\n').pop() ?? '{}';
+  if (run.status !== 0) throw new Error(NOT_UP);
+  return startedIn(run.stdout);
+}
+
+const NOT_UP = 'the local stack did not come up; see .stack/logs/';
+
+/** The components `stack.mjs up --json` says it started: its last line is the summary. */
+function startedIn(output) {
+  const last = output.trim().split('\n').pop() || '{}';
   return JSON.parse(last).started ?? [];
 }
 
 /**
  * Starts what is not running without waiting for it. The stack script writes to files, not pipes,
- * so it never waits on a caller that is busy; `done()` prints its progress and resolves to the
- * components started (or rejects if the stack did not come up).
+ * so it never waits on a caller that is busy. `done()` prints its progress where the caller awaits
+ * it and resolves to the components started (or rejects if the stack did not come up); `started()`
+ * resolves to them quietly, for a run that is being stopped.
  */
 export function stackUpInBackground() {
   mkdirSync(join(root, 'test-artifacts'), { recursive: true });
@@ -31,17 +39,20 @@ export function stackUpInBackground() {
   const child = spawn(process.execPath, ['deploy/local/stack.mjs', 'up', '--json'], { cwd: root, stdio: ['ignore', stdout, stderr] });
   closeSync(stdout);
   closeSync(stderr);
-  const exited = new Promise((resolve) => {
+  const outcome = new Promise((resolve) => {
     child.on('error', () => resolve(1));
     child.on('exit', (code) => resolve(code ?? 1));
-  });
+  }).then((code) => (code === 0 ? startedIn(readFileSync(out, 'utf8')) : new Error(NOT_UP)));
   return {
     async done() {
-      const code = await exited;
+      const started = await outcome;
       process.stderr.write(readFileSync(err, 'utf8'));
-      if (code !== 0) throw new Error('the local stack did not come up; see .stack/logs/');
-      const last = readFileSync(out, 'utf8').trim().split('\n').pop() ?? '{}';
-      return JSON.parse(last).started ?? [];
+      if (started instanceof Error) throw started;
+      return started;
+    },
+    async started() {
+      const started = await outcome;
+      return started instanceof Error ? [] : started;
     },
   };
 }

@@ -41,10 +41,8 @@ await requirePrerequisites({ browser: true, faketime: true, node22: true });
 // The stack comes up while the checks and the unit tests run, and what it started is stopped
 // however this run ends.
 const stack = stackUpInBackground();
-const stackStarted = stack.done().catch((error) => error);
 const stop = async () => {
-  const started = await stackStarted;
-  if (Array.isArray(started)) stackDown(started);
+  stackDown(await stack.started());
   process.exit(130);
 };
 process.on('SIGINT', () => void stop());
@@ -64,10 +62,10 @@ let ok =
   ));
 let started = [];
 process.stderr.write('\n▶ local stack (brought up in the background since the start)\n');
-const stackOutcome = await stackStarted;
-if (Array.isArray(stackOutcome)) started = stackOutcome;
-else {
-  process.stderr.write(`✖ ${stackOutcome.message}\n`);
+try {
+  started = await stack.done();
+} catch (error) {
+  process.stderr.write(`✖ ${error.message}\n`);
   ok = false;
 }
 if (ok) {
