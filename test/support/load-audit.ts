@@ -1,4 +1,5 @@
 import type { OperatorHandoff, ToolResult } from '@gatehouse/events';
+import { ASSERTION_CLOCK_TOLERANCE_S } from '@gatehouse/identity';
 import { SlotPool } from '@gatehouse/state';
 import type { RefusedCall } from '../customers-harness.js';
 import type { Gatehouse } from './gatehouse.js';
@@ -168,8 +169,8 @@ export async function auditLoad(
     refusedCalls: 0,
     lateCalls: 0,
   };
-  // The verifier's clock tolerance: an ASSERTION_EXPIRED refusal comes at least this long past `exp`.
-  const toleranceMs = 5_000;
+  // An ASSERTION_EXPIRED refusal comes at least the verifier's clock tolerance past `exp`.
+  const toleranceMs = ASSERTION_CLOCK_TOLERANCE_S * 1000;
   const late = (r: RefusedCall): boolean => r.code === 'ASSERTION_EXPIRED' && (r.pastExpiryMs ?? 0) >= toleranceMs;
   figures.lateCalls = g.customers.refused.filter(late).length;
   const refused = g.customers.refused.filter((r) => !late(r));

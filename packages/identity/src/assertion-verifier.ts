@@ -11,6 +11,9 @@ import type { CallAssertionClaims, CallKind } from './call-assertion.js';
  * request proves nothing (no assertion, or one this deployment did not mint, or no longer valid);
  * a 403 says a valid assertion does not cover this request.
  */
+/** Seconds an assertion's `exp` and `iat` may be off by, unless the verifier is told otherwise. */
+export const ASSERTION_CLOCK_TOLERANCE_S = 5;
+
 export const ASSERTION_REFUSALS = {
   ASSERTION_MISSING: { status: 401, means: 'the request carries no call assertion (`Authorization: Bearer <assertion>`)' },
   ASSERTION_INVALID: {
@@ -241,7 +244,7 @@ export class CallAssertionVerifier {
         issuer: this.#options.issuer,
         audience: this.#options.audience,
         algorithms: ALGORITHMS,
-        clockTolerance: this.#options.clockToleranceS ?? 5,
+        clockTolerance: this.#options.clockToleranceS ?? ASSERTION_CLOCK_TOLERANCE_S,
         currentDate: new Date(now),
         requiredClaims: ['sub', 'exp', 'iat', 'jti'],
       });

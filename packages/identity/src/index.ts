@@ -8,7 +8,14 @@ export { bearerChallenge, IDENTITY_REFUSALS, refusalOfToken, sameSecret } from '
 export type { IdentityRefusalCode } from './refusals.js';
 export { assertionJwks, CALL_ASSERTION_ALGORITHM, CALL_ASSERTION_TYPE, CallAssertionSigner } from './call-assertion.js';
 export type { AssertionKey, CallAssertionClaims, CallFacts, CallKind, PersonClaim } from './call-assertion.js';
-export { ASSERTION_REFUSALS, CallAssertionVerifier, canonicalSha256, MemoryReplayGuard, refusalResponse } from './assertion-verifier.js';
+export {
+  ASSERTION_CLOCK_TOLERANCE_S,
+  ASSERTION_REFUSALS,
+  CallAssertionVerifier,
+  canonicalSha256,
+  MemoryReplayGuard,
+  refusalResponse,
+} from './assertion-verifier.js';
 export type {
   AssertionCheck,
   AssertionRefusalCode,
