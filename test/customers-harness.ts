@@ -75,7 +75,7 @@ export interface RefusedCall {
   readonly method: string;
   readonly url: string;
   readonly status: number;
-  /** The refusal code from the `WWW-Authenticate` header (or the status alone). */
+  /** The refusal code: from the `WWW-Authenticate` header of a 401, else from the body (else the status). */
   readonly code: string;
   readonly jti: string | undefined;
   readonly commandId: string | undefined;
@@ -85,9 +85,29 @@ export interface RefusedCall {
   readonly sinceIssuedMs: number | undefined;
 }
 
+/** What the service answered a refused request: its challenge header and its body. */
+interface Answer {
+  readonly challenge: unknown;
+  readonly body: unknown;
+}
+
+/** The `error.code` of a JSON refusal body, if it is one. */
+function codeIn(body: unknown): string | undefined {
+  if (typeof body !== 'string') return undefined;
+  try {
+    const code: unknown = (JSON.parse(body) as { error?: { code?: unknown } }).error?.code;
+    return typeof code === 'string' ? code : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** What a refused request was and claimed: the assertion is decoded, not trusted. */
-function refusedCall(method: string, url: string, status: number, authorization: string | undefined, challenge: unknown): RefusedCall {
-  const code = /error_description="([A-Z_]+)"/.exec(typeof challenge === 'string' ? challenge : '')?.[1] ?? String(status);
+function refusedCall(method: string, url: string, status: number, authorization: string | undefined, answer: Answer): RefusedCall {
+  const code =
+    /error_description="([A-Z_]+)"/.exec(typeof answer.challenge === 'string' ? answer.challenge : '')?.[1] ??
+    codeIn(answer.body) ??
+    String(status);
   let claims: Record<string, unknown> = {};
   try {
     claims = decodeJwt(authorization?.replace(/^Bearer /, '') ?? '');
@@ -143,6 +163,14 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
   });
   const served: ServedCall[] = [];
   const refused: RefusedCall[] = [];
+  // A refusal is recorded as it is sent, with its body; a served call once its answer is complete.
+  app.addHook('onSend', (request, reply, payload, done) => {
+    if (request.call === undefined && request.routeOptions.config.tenantless !== true && [401, 403, 503].includes(reply.statusCode)) {
+      const answer = { challenge: reply.getHeader('www-authenticate'), body: payload };
+      refused.push(refusedCall(request.method, request.url, reply.statusCode, request.headers.authorization, answer));
+    }
+    done(null, payload);
+  });
   app.addHook('onResponse', (request, reply, done) => {
     const claims = request.call;
     if (claims !== undefined) {
@@ -156,10 +184,6 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
         tenant: claims.tenant,
         status: reply.statusCode,
       });
-    } else if (request.routeOptions.config.tenantless !== true && [401, 403, 503].includes(reply.statusCode)) {
-      refused.push(
-        refusedCall(request.method, request.url, reply.statusCode, request.headers.authorization, reply.getHeader('www-authenticate')),
-      );
     }
     done();
   });

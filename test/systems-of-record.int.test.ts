@@ -124,7 +124,9 @@ describe('the customers service, called directly', () => {
     const changed = { ...body, destination: { ...destination, city: 'Kraków' } };
     const before = await state();
     const url = `${svc.url}/customers/${C.id}/address-changes`;
-    for (const attempt of refusals('customers', key, body, changed)) {
+    const attempts = refusals('customers', key, body, changed);
+    const recorded = svc.refused.length;
+    for (const attempt of attempts) {
       const counted = await refusalCount(`${svc.url}/metrics`, attempt.code);
       const answer = await send(url, key, attempt.body ?? body, await attempt.assertion());
       expect({ case: attempt.case, status: answer.status, code: answer.code }).toEqual({
@@ -136,6 +138,8 @@ describe('the customers service, called directly', () => {
       expect(await refusalCount(`${svc.url}/metrics`, attempt.code)).toBe(counted + 1);
     }
     expect(await state()).toEqual(before);
+    // The fault tests' audit names each refusal by its code: a 401's from its challenge, a 403's from its body.
+    expect(svc.refused.slice(recorded).map((r) => r.code)).toEqual(attempts.map((a) => a.code));
   });
 
   it('applies the write its assertion covers once, and refuses the same assertion replayed', async () => {
