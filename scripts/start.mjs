@@ -30,13 +30,20 @@ const services = createSupervisor({
   graceMs: GRACE_MS,
 });
 let stopping = false;
+let stoppingSince = 0;
+/** A second stop signal this soon is the same Ctrl-C by another path, not a second press. */
+const SAME_PRESS_MS = 1_000;
 const shutdown = async () => {
   if (stopping) {
+    // A terminal sends Ctrl-C to every process of its group, and npm and the launcher on an older
+    // Node (scripts/supported-node.mjs) pass it on as well: one press arrives here more than once.
+    if (Date.now() - stoppingSince < SAME_PRESS_MS) return;
     say('\nCtrl-C again: killing every service now (SIGKILL)');
     services.kill();
     return;
   }
   stopping = true;
+  stoppingSince = Date.now();
   say(`\nstopping… (each service gets ${GRACE_MS / 1000}s to finish its work; Ctrl-C again kills them all now)`);
   const begun = Date.now();
   await services.stop(STAGES);

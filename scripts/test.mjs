@@ -41,7 +41,10 @@ await requirePrerequisites({ browser: true, faketime: true, node22: true });
 // The stack comes up while the checks and the unit tests run, and what it started is stopped
 // however this run ends.
 const stack = stackUpInBackground();
+let stopping = false;
 const stop = async () => {
+  if (stopping) return; // one Ctrl-C can arrive by more than one path
+  stopping = true;
   stackDown(await stack.started());
   process.exit(130);
 };
