@@ -39,6 +39,13 @@ describe('hostPackForTest', () => {
     expect(String(refused)).toContain('LEDGER_TOKEN');
   });
 
+  it('says so when it is given something other than a pack, such as an import under the wrong name', async () => {
+    const misnamed = (await import('./fixtures.js')) as Record<string, unknown>;
+    await expect(hostPackForTest(misnamed['ticketsPack'] as typeof pack)).rejects.toThrow(
+      "hostPackForTest was given undefined, not a tool pack made with defineToolPack: check the name imported from the pack's module",
+    );
+  });
+
   it('names a document it cannot read', async () => {
     const lost = defineToolPack({ ...pack, roles: pathToFileURL(join(dir, 'missing.json')) });
     await expect(hostPackForTest(lost, { LEDGER_TOKEN: 't' })).rejects.toThrow(/the pack's roles file .*missing\.json cannot be read/);

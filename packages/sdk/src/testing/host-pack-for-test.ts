@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { ToolImplementation } from '@gatehouse/contracts';
 import { readPackConfig } from '../pack-config.js';
 import type { ConfigSpec, Env, PackConfig } from '../pack-config.js';
-import { toolsOf } from '../tool-pack.js';
+import { isToolPack, toolsOf } from '../tool-pack.js';
 import type { ToolPack } from '../tool-pack.js';
 import { validatePack } from '../validate-pack.js';
 import type { ValidatedPack } from '../validate-pack.js';
@@ -33,6 +33,10 @@ function readDocument(url: URL, what: string): unknown {
  * policy table (`GATEHOUSE_ROLES_FILE`, …); a test of the pack checks the pack's own.
  */
 export async function hostPackForTest<C extends ConfigSpec, D>(pack: ToolPack<C, D>, env: Env = {}): Promise<PackUnderTest<C>> {
+  if (!isToolPack(pack))
+    throw new TypeError(
+      `hostPackForTest was given ${pack === undefined ? 'undefined' : typeof pack}, not a tool pack made with defineToolPack: check the name imported from the pack's module`,
+    );
   const config = readPackConfig(pack, env);
   const tools = toolsOf(pack, await pack.setup(config));
   const validated = validatePack(pack, {
