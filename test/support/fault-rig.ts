@@ -5,6 +5,7 @@ import { ExecutorFleet, seedCustomers } from './fleet.js';
 import { startGatehouse } from './gatehouse.js';
 import type { Gatehouse } from './gatehouse.js';
 import { PolicyFleet } from './policy-fleet.js';
+import { freePort } from './processes.js';
 import { sandboxAllowsWrites } from './test-policy.js';
 import { openEventLedger } from './topic-ledger.js';
 import type { TopicLedger } from './topic-ledger.js';
@@ -49,6 +50,8 @@ interface ExecutorSetup {
 export interface FaultRig {
   readonly g: Gatehouse;
   readonly executors: ExecutorFleet;
+  /** The ops addresses (`/metrics`) of the two executors the rig started, as it started them. */
+  readonly executorOps: readonly string[];
   /** Present when the policy runs as processes. */
   readonly policies: PolicyFleet | undefined;
   readonly tenants: readonly string[];
@@ -121,9 +124,14 @@ async function startRig(label: string, options: FaultRigOptions): Promise<FaultR
     RIG.partitions,
   );
   await executors.prepare();
-  const [a, b] = (await options.executors?.(g)) ?? [{}, {}];
-  executors.spawn(`${label}-exec-a`, a.env, a.via);
-  executors.spawn(`${label}-exec-b`, b.env, b.via);
+  const setups = (await options.executors?.(g)) ?? [{}, {}];
+  const executorOps: string[] = [];
+  for (const [i, setup] of setups.entries()) {
+    // An ops port the test knows (unless the setup names its own), so it can read the executor's metrics.
+    const env = { EXECUTOR_HOST: '127.0.0.1', EXECUTOR_PORT: String(await freePort()), ...setup.env };
+    executors.spawn(`${label}-exec-${i === 0 ? 'a' : 'b'}`, env, setup.via);
+    executorOps.push(`http://127.0.0.1:${env.EXECUTOR_PORT}`);
+  }
   let policies: PolicyFleet | undefined;
   if (policyProcesses > 0) {
     policies = new PolicyFleet(g, RIG.partitions);
@@ -153,6 +161,7 @@ async function startRig(label: string, options: FaultRigOptions): Promise<FaultR
   return {
     g,
     executors,
+    executorOps,
     policies,
     tenants,
     customers,

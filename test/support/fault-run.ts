@@ -54,6 +54,7 @@ export async function runUnderFault(rig: FaultRig, options: FaultRunOptions): Pr
   // the services: how long its event loop stalled says how late anything in it could act.
   const loopDelay = monitorEventLoopDelay({ resolution: 20 });
   loopDelay.enable();
+  await executorLoopDelays(rig.executorOps); // Reading them starts their measure afresh.
   let phase = 'before the fault';
   const progress = setInterval(() => {
     const seconds = Math.round((Date.now() - started) / 1000);
@@ -76,6 +77,7 @@ export async function runUnderFault(rig: FaultRig, options: FaultRunOptions): Pr
     loopDelay.disable();
   }
   const loadMs = Date.now() - started;
+  const executorDelays = await executorLoopDelays(rig.executorOps);
   await awaitLateAnswers(load, rig.results, 60_000);
   await rig.results.caughtUp(60_000);
   await rig.handoffs.caughtUp(60_000);
@@ -94,6 +96,7 @@ export async function runUnderFault(rig: FaultRig, options: FaultRunOptions): Pr
       'publish errors': publishErrors,
       'publishes sent again': g.client.stats().publishRetries,
       "test process's event loop delay p99/max ms": `${Math.round(loopDelay.percentile(99) / 1e6)}/${Math.round(loopDelay.max / 1e6)}`,
+      "executors' event loop delay p99/max ms": executorDelays,
     }),
   );
   // Where any lost command got to, so a failure names the stage that dropped it.
@@ -105,6 +108,29 @@ export async function runUnderFault(rig: FaultRig, options: FaultRunOptions): Pr
     console.info(`${options.name}: lost commands' trail ${JSON.stringify(trail)}`);
   }
   return { ...audit, calls, p99DuringFaultMs, publishErrors, undecodable: rig.results.undecodable };
+}
+
+/**
+ * Each executor's event loop delay, p99/max in ms, since its metrics were last read (the executor
+ * measures it afresh after each read); `unreachable` for one that is not answering (killed, or
+ * inside a network namespace).
+ */
+async function executorLoopDelays(urls: readonly string[]): Promise<string[]> {
+  return Promise.all(
+    urls.map(async (url) => {
+      try {
+        const response = await fetch(`${url}/metrics`, { signal: AbortSignal.timeout(2_000) });
+        const text = await response.text();
+        const ms = (name: string): number => {
+          const line = text.split('\n').find((l) => l.startsWith(`${name} `) || l.startsWith(`${name}{`));
+          return Math.round(Number(line?.split(' ').at(-1)) * 1000);
+        };
+        return `${ms('nodejs_eventloop_lag_p99_seconds')}/${ms('nodejs_eventloop_lag_max_seconds')}`;
+      } catch {
+        return 'unreachable';
+      }
+    }),
+  );
 }
 
 /**
