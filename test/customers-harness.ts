@@ -72,6 +72,8 @@ interface ServedCall {
 
 /** A request the service refused, with its refusal code and what its (unverified) assertion claimed. */
 export interface RefusedCall {
+  /** When the service refused it (ms since the epoch). */
+  readonly at: number;
   readonly method: string;
   readonly url: string;
   readonly status: number;
@@ -118,6 +120,7 @@ function refusedCall(method: string, url: string, status: number, authorization:
   const exp = typeof claims['exp'] === 'number' ? claims['exp'] : undefined;
   const iat = typeof claims['iat'] === 'number' ? claims['iat'] : undefined;
   return {
+    at: Date.now(),
     method,
     url,
     status,

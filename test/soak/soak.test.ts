@@ -17,6 +17,7 @@ import {
 import { startFaultRig } from '../support/fault-rig.js';
 import type { FaultRig } from '../support/fault-rig.js';
 import { expectNothingLostOrTwice, runUnderFault } from '../support/fault-run.js';
+import { isLate } from '../support/load-audit.js';
 import type { MixedLoad } from '../support/mixed-load.js';
 import { freePort } from '../support/processes.js';
 import type { ServiceProcess } from '../support/processes.js';
@@ -202,6 +203,7 @@ describe(`a soak: ${MINUTES} min at ${RATE} calls/s with a fault every ${FAULT_E
           redis: monitor.redis,
           figures: outcome.figures,
           refusalCodes: refusalCodesIn(await rig.g.customers.metrics.scrape()),
+          lateRefusals: rig.g.customers.refused.filter(isLate).map((r) => r.at),
           handoffReasons: countOf(rig.handoffs.records.map((r) => `${r.value?.reason}: ${r.value?.last_error?.slice(0, 80)}`)),
         });
         await mkdir(REPORT_DIR, { recursive: true });

@@ -101,6 +101,14 @@ function samePreview(results: readonly ToolResult[]): boolean {
   return effects.size === 1 && ![...effects][0]?.startsWith('not ok');
 }
 
+/**
+ * A refusal of a request that came past its assertion's lifetime: `ASSERTION_EXPIRED` at least the
+ * verifier's clock tolerance past `exp`, so at least that long after its executor gave it up.
+ */
+export function isLate(r: RefusedCall): boolean {
+  return r.code === 'ASSERTION_EXPIRED' && (r.pastExpiryMs ?? 0) >= ASSERTION_CLOCK_TOLERANCE_S * 1000;
+}
+
 /** Waits (bounded) until no lease is live in any of the scopes; resolves with what is still held then. */
 export async function slotsHeld(g: Gatehouse, scopes: readonly string[], timeoutMs: number): Promise<number> {
   const slots = new SlotPool(g.redis, g.keys);
@@ -169,11 +177,8 @@ export async function auditLoad(
     refusedCalls: 0,
     lateCalls: 0,
   };
-  // An ASSERTION_EXPIRED refusal comes at least the verifier's clock tolerance past `exp`.
-  const toleranceMs = ASSERTION_CLOCK_TOLERANCE_S * 1000;
-  const late = (r: RefusedCall): boolean => r.code === 'ASSERTION_EXPIRED' && (r.pastExpiryMs ?? 0) >= toleranceMs;
-  figures.lateCalls = g.customers.refused.filter(late).length;
-  const refused = g.customers.refused.filter((r) => !late(r));
+  figures.lateCalls = g.customers.refused.filter(isLate).length;
+  const refused = g.customers.refused.filter((r) => !isLate(r));
   figures.refusedCalls = refused.length;
   for (const refusal of refused.slice(0, 20)) {
     const answer = terminal.get(refusal.commandId ?? '')?.[0];

@@ -1,3 +1,4 @@
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
 import type { Admin } from 'kafkajs';
 import type { Gatehouse } from './gatehouse.js';
@@ -14,6 +15,8 @@ export interface MemorySample {
   readonly name: string;
   readonly rssMiB: number | undefined;
   readonly heapUsedMiB: number | undefined;
+  /** The longest its event loop stalled since the look before (ms). */
+  readonly loopMaxMs: number | undefined;
 }
 
 /** One look at a consumer group's lag: records on its topic not yet committed by it. */
@@ -43,24 +46,29 @@ function metricOf(exposition: string, name: string): number | undefined {
   return Number.isFinite(value) ? value : undefined;
 }
 
-async function memoryOf(process: Watched, at: number): Promise<MemorySample> {
+async function memoryOf(process: Watched, at: number, ownLoop: ReturnType<typeof monitorEventLoopDelay>): Promise<MemorySample> {
   if (process.metricsUrl === undefined) {
     const usage = globalThis.process.memoryUsage();
-    return { at, name: process.name, rssMiB: usage.rss / MiB, heapUsedMiB: usage.heapUsed / MiB };
+    const loopMaxMs = ownLoop.count === 0 ? undefined : ownLoop.max / 1e6;
+    ownLoop.reset();
+    return { at, name: process.name, rssMiB: usage.rss / MiB, heapUsedMiB: usage.heapUsed / MiB, loopMaxMs };
   }
   try {
     const response = await fetch(`${process.metricsUrl}/metrics`, { signal: AbortSignal.timeout(5_000) });
     const text = await response.text();
     const rss = metricOf(text, 'process_resident_memory_bytes');
     const heap = metricOf(text, 'nodejs_heap_size_used_bytes');
+    // prom-client measures the loop afresh after each read: this is the most since the last look.
+    const loopMax = metricOf(text, 'nodejs_eventloop_lag_max_seconds');
     return {
       at,
       name: process.name,
       rssMiB: rss === undefined ? undefined : rss / MiB,
       heapUsedMiB: heap === undefined ? undefined : heap / MiB,
+      loopMaxMs: loopMax === undefined ? undefined : loopMax * 1000,
     };
   } catch {
-    return { at, name: process.name, rssMiB: undefined, heapUsedMiB: undefined };
+    return { at, name: process.name, rssMiB: undefined, heapUsedMiB: undefined, loopMaxMs: undefined };
   }
 }
 
@@ -110,6 +118,8 @@ export class SoakMonitor {
   readonly lags: LagSample[] = [];
   readonly redis: RedisSample[] = [];
   private readonly admin: Admin;
+  /** The test process's own event loop (the client, the system of record), between looks. */
+  private readonly ownLoop = monitorEventLoopDelay({ resolution: 20 });
   private timer: NodeJS.Timeout | undefined;
   private looking: Promise<void> = Promise.resolve();
 
@@ -125,6 +135,7 @@ export class SoakMonitor {
 
   async start(): Promise<void> {
     await this.admin.connect();
+    this.ownLoop.enable();
     await this.look();
     this.timer = setInterval(() => {
       this.looking = this.looking.then(() => this.look());
@@ -135,6 +146,7 @@ export class SoakMonitor {
     clearInterval(this.timer);
     await this.looking;
     await this.look();
+    this.ownLoop.disable();
     await this.admin.disconnect();
   }
 
@@ -142,7 +154,7 @@ export class SoakMonitor {
     const at = Date.now();
     const ports = await this.redisPorts().catch(() => []);
     const [memory, lags, redis] = await Promise.all([
-      Promise.all(this.watched().map((p) => memoryOf(p, at))),
+      Promise.all(this.watched().map((p) => memoryOf(p, at, this.ownLoop))),
       Promise.all(this.groups.map(async (group) => ({ at, group: group.groupId, lag: await lagOf(this.admin, group) }))),
       redisUsedMiB(ports),
     ]);

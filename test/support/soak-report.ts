@@ -22,6 +22,8 @@ export interface SoakRecord {
   readonly figures: LoadFigures;
   /** Why the system of record refused call assertions: refusal code, with how many of each. */
   readonly refusalCodes: Readonly<Record<string, number>>;
+  /** When the system of record refused each request that came past its assertion's lifetime. */
+  readonly lateRefusals: readonly number[];
   /** Why each write went to a person: reason and last error, with how many of each. */
   readonly handoffReasons: Readonly<Record<string, number>>;
 }
@@ -54,15 +56,23 @@ function minuteRows(record: SoakRecord): string[] {
   const lagIn = (m: number, group: string) =>
     Math.max(0, ...record.lags.filter((l) => l.group === group && minuteOf(l.at, record.startedAt) === m).map((l) => l.lag ?? 0));
   const groups = [...new Set(record.lags.map((l) => l.group))];
+  const lateIn = (m: number) => record.lateRefusals.filter((at) => minuteOf(at, record.startedAt) === m).length;
+  // The process whose event loop stalled longest in the minute, and for how long.
+  const loopIn = (m: number) => {
+    const worst = record.memory
+      .filter((s) => s.loopMaxMs !== undefined && minuteOf(s.at, record.startedAt) === m)
+      .reduce<MemorySample | undefined>((a, s) => ((s.loopMaxMs ?? 0) > (a?.loopMaxMs ?? -1) ? s : a), undefined);
+    return worst === undefined ? '–' : `${show(worst.loopMaxMs)} (${worst.name})`;
+  };
   const lines = [
-    `| minute | sent | settled | p50 ms | p99 ms | not ok | ${groups.map((g) => `max lag ${g}`).join(' | ')} | fault |`,
-    `|---|---|---|---|---|---|${groups.map(() => '---|').join('')}---|`,
+    `| minute | sent | settled | p50 ms | p99 ms | not ok | late refusals | longest event loop stall ms | ${groups.map((g) => `max lag ${g}`).join(' | ')} | fault |`,
+    `|---|---|---|---|---|---|---|---|${groups.map(() => '---|').join('')}---|`,
   ];
   for (const m of [...minutes.keys()].sort((a, b) => a - b)) {
     const r = minutes.get(m) as { sent: number; latencies: number[]; notOk: number };
     const sorted = r.latencies.sort((a, b) => a - b);
     lines.push(
-      `| ${m} | ${r.sent} | ${sorted.length} | ${show(quantile(sorted, 0.5))} | ${show(quantile(sorted, 0.99))} | ${r.notOk} | ${groups
+      `| ${m} | ${r.sent} | ${sorted.length} | ${show(quantile(sorted, 0.5))} | ${show(quantile(sorted, 0.99))} | ${r.notOk} | ${lateIn(m)} | ${loopIn(m)} | ${groups
         .map((g) => String(lagIn(m, g)))
         .join(' | ')} | ${faultsIn(m)} |`,
     );
