@@ -5,6 +5,14 @@ import { join } from 'node:path';
 
 const root = new URL('..', import.meta.url).pathname;
 
+const NOT_UP = 'the local stack did not come up; see .stack/logs/';
+
+/** The components `stack.mjs up --json` says it started: its last line is the summary. */
+function startedIn(output) {
+  const last = output.trim().split('\n').pop() || '{}';
+  return JSON.parse(last).started ?? [];
+}
+
 /** Starts what is not running; returns the components this call started. */
 export function stackUp() {
   const run = spawnSync(process.execPath, ['deploy/local/stack.mjs', 'up', '--json'], {
@@ -14,14 +22,6 @@ export function stackUp() {
   });
   if (run.status !== 0) throw new Error(NOT_UP);
   return startedIn(run.stdout);
-}
-
-const NOT_UP = 'the local stack did not come up; see .stack/logs/';
-
-/** The components `stack.mjs up --json` says it started: its last line is the summary. */
-function startedIn(output) {
-  const last = output.trim().split('\n').pop() || '{}';
-  return JSON.parse(last).started ?? [];
 }
 
 /**

@@ -6,14 +6,14 @@ import type { JSONWebKeySet, JWTVerifyGetKey } from 'jose';
 import { CALL_ASSERTION_TYPE } from './call-assertion.js';
 import type { CallAssertionClaims, CallKind } from './call-assertion.js';
 
+/** Seconds an assertion's `exp` and `iat` may be off by, unless the verifier is told otherwise. */
+export const ASSERTION_CLOCK_TOLERANCE_S = 5;
+
 /**
  * Every refusal of a call by its system of record, with the HTTP status to answer. A 401 says the
  * request proves nothing (no assertion, or one this deployment did not mint, or no longer valid);
  * a 403 says a valid assertion does not cover this request.
  */
-/** Seconds an assertion's `exp` and `iat` may be off by, unless the verifier is told otherwise. */
-export const ASSERTION_CLOCK_TOLERANCE_S = 5;
-
 export const ASSERTION_REFUSALS = {
   ASSERTION_MISSING: { status: 401, means: 'the request carries no call assertion (`Authorization: Bearer <assertion>`)' },
   ASSERTION_INVALID: {
