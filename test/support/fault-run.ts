@@ -113,7 +113,8 @@ export async function runUnderFault(rig: FaultRig, options: FaultRunOptions): Pr
 /**
  * Each executor's event loop delay, p99/max in ms, since its metrics were last read (the executor
  * measures it afresh after each read); `unreachable` for one that is not answering (killed, or
- * inside a network namespace).
+ * inside a network namespace). The soak reads them every 15 s as well, so its report's per-minute
+ * stalls are the ones to read there.
  */
 async function executorLoopDelays(urls: readonly string[]): Promise<string[]> {
   return Promise.all(
