@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { createClient } from '@gatehouse/client';
 import type { GatehouseClient } from '@gatehouse/client';
 import { DLQ_HEADER, dlqTopicOf, EventPublisher } from '@gatehouse/events';
@@ -47,8 +47,17 @@ describe('answers go to the instance that asked', () => {
 
   it(`${CLIENTS} clients × ${CALLS_EACH} calls: each reads its own answers, not everyone's`, async () => {
     const fleet: GatehouseClient[] = [];
+    // Where a run that stalls stands, every 10 s: the stage, and each client's calls settled.
+    let stage = 'starting clients';
+    const settled = Array.from({ length: CLIENTS }, () => 0);
+    const progress = setInterval(() => {
+      const publishRetries = fleet.map((c) => c.stats().publishRetries).join(',');
+      console.info(`reply routing: ${stage}; clients ${fleet.length}; settled ${settled.join(',')}; publish retries ${publishRetries}`);
+    }, 10_000);
+    onTestFinished(() => clearInterval(progress));
     // One after another, as instances of a deployment start: each picks the partition fewest read.
     for (let i = 0; i < CLIENTS; i += 1) fleet.push(await newClient());
+    stage = 'registering runs';
     const partitions = fleet.map((c) => c.stats().replyPartition);
     const startedAt = everything.all.length;
 
@@ -67,13 +76,16 @@ describe('answers go to the instance that asked', () => {
             { runId: run.run_id, tenant: run.tenant, timeoutMs: 60_000 },
           );
           if (result.ok) ok += 1;
+          settled[index] = (settled[index] ?? 0) + 1;
         }
       };
       await Promise.all(Array.from({ length: IN_FLIGHT_EACH }, worker));
       return ok;
     };
+    stage = 'calling';
     const before = fleet.map((c) => c.stats().recordsRead);
     const answered = await Promise.all(fleet.map(calls));
+    stage = 'every call answered; waiting for the topic';
     const read = fleet.map((c, i) => c.stats().recordsRead - (before[i] ?? 0));
     await eventually(
       () => (everything.all.length - startedAt >= CLIENTS * CALLS_EACH ? true : undefined),
