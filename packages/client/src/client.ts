@@ -89,6 +89,33 @@ export interface CallOptions {
   readonly signal?: AbortSignal;
 }
 
+/** Where the answers to a command are read: its reply partition, from the offset its sender's reader stood at. */
+export interface ReplyPoint {
+  readonly partition: number;
+  /** An offset (decimal text: it is kept in JSON and Redis as it is). */
+  readonly from: string;
+}
+
+/** A command sent earlier, exactly as it was sent, and where its answers go: what `resume` waits for. */
+export interface SentCommand {
+  readonly commandId: string;
+  readonly runId: string;
+  readonly tenant: string;
+  readonly tool: string;
+  /** The arguments as sent (JSON text). */
+  readonly rawArguments: string;
+  readonly sentAt: number;
+  readonly deadlineAt: number;
+  readonly reply: ReplyPoint;
+}
+
+export interface ResumeOptions {
+  readonly onPending?: (notice: PendingNotice) => void;
+  readonly traceparent?: string;
+  /** Stops waiting; the command is not recalled. */
+  readonly signal?: AbortSignal;
+}
+
 interface Waiter {
   tool: string;
   resolve: (result: CallResult) => void;
@@ -114,6 +141,8 @@ export type ToolDefinitionFormat = 'mcp' | 'openai';
 export class GatehouseClient {
   private readonly waiters = new Map<string, Waiter>();
   private reader: ReplyReader | undefined;
+  /** Opens a reader of a results partition from an offset, handing answers to this client (for resume). */
+  private readerAt: (point: ReplyPoint) => Promise<ReplyReader> = () => Promise.reject(new Error('the client is not started'));
   private replyPartitionHeader = '';
   private publishRetries = 0;
 
@@ -155,15 +184,19 @@ export class GatehouseClient {
     );
     try {
       // Answers are routed to the partition this instance reads: it reads its own, not every tenant's.
-      client.reader = await startReplyReader({
+      const reading = {
         kafka,
         serde,
         deadLetters: new DeadLetters(publisher),
         logger,
         trust: { keys: resultKeys, ...(options.onUntrusted === undefined ? {} : { refused: options.onUntrusted }) },
+        handle: (result: ToolResult) => client.settle(result),
+      };
+      client.reader = await startReplyReader({
+        ...reading,
         ...(options.replyPartition === undefined ? {} : { partition: options.replyPartition }),
-        handle: (result) => client.settle(result),
       });
+      client.readerAt = (point) => startReplyReader({ ...reading, partition: point.partition, from: BigInt(point.from) });
     } catch (error) {
       await publisher.disconnect().catch(() => undefined);
       await tracing.shutdown().catch(() => undefined);
@@ -214,19 +247,80 @@ export class GatehouseClient {
       run_id: options.runId,
       command_id: commandId,
     });
-    const trace = traceHeadersOf(context);
-    const settled = new Promise<CallResult>((resolve) => {
-      const giveUp = (error: CallResult & { ok: false }): void => {
-        const waiter = this.waiters.get(commandId);
-        if (waiter === undefined) return;
-        clearTimeout(waiter.timer);
-        this.waiters.delete(commandId);
-        endCallSpan(waiter.span, error);
-        resolve(error);
+    const settled = this.awaitAnswer(commandId, tool, timeoutMs, span, options);
+    await this.send(command, this.headersOf(traceHeadersOf(context), this.replyPartitionHeader), options.signal);
+    return settled;
+  }
+
+  /**
+   * Where this instance's answers will be read from: its reply partition and the offset every answer
+   * to a command sent from now on lies at or after. A front door that keeps a call beyond its own
+   * life (an MCP task) keeps this with the command, so that another instance can resume the wait.
+   */
+  replyPoint(): ReplyPoint {
+    const reader = this.reader;
+    if (reader === undefined) throw new Error('the client is not started');
+    return { partition: reader.partition, from: reader.position.toString() };
+  }
+
+  /**
+   * Waits for the answer to a command sent earlier, by this instance or another one that stopped
+   * waiting (it died, or shut down): never a new call. The same command — same command_id, run, tool,
+   * arguments and deadline, the same reply partition — is published again, in case the first publish
+   * never landed (the boundary answers a command_id once, so a copy that did land changes nothing),
+   * and the answer is read from the reply partition the command named, from where its sender's
+   * reader stood when it sent it.
+   */
+  async resume(sent: SentCommand, options: ResumeOptions = {}): Promise<CallResult> {
+    const { commandId, tool } = sent;
+    const timeoutMs = Math.max(0, sent.deadlineAt - Date.now());
+    const parent = options.traceparent === undefined ? undefined : contextOf({ traceparent: options.traceparent });
+    const { span, context } = startCallSpan(tracer, `resume ${tool}`, parent, {
+      tool,
+      tenant: sent.tenant,
+      run_id: sent.runId,
+      command_id: commandId,
+    });
+    // First: a partition that cannot be read now fails the resume (its caller tries again later),
+    // before anything is sent or waited for.
+    let reader: ReplyReader;
+    try {
+      reader = await this.readerAt(sent.reply);
+    } catch (error) {
+      endSpan(span, { status: 'error' });
+      throw error;
+    }
+    const settled = this.awaitAnswer(commandId, tool, timeoutMs, span, options);
+    try {
+      const command: ToolCommand = {
+        schema_version: 1,
+        command_id: commandId,
+        run_id: sent.runId,
+        tenant: sent.tenant,
+        tool,
+        arguments: sent.rawArguments,
+        sent_at: sent.sentAt,
+        deadline_at: sent.deadlineAt,
       };
+      await this.send(command, this.headersOf(traceHeadersOf(context), String(sent.reply.partition)), options.signal);
+      return await settled;
+    } finally {
+      await reader.stop();
+    }
+  }
+
+  /** The call's answer, or its deadline, or the caller's signal: whichever comes first. */
+  private awaitAnswer(
+    commandId: string,
+    tool: string,
+    timeoutMs: number,
+    span: Span,
+    options: { readonly onPending?: ((notice: PendingNotice) => void) | undefined; readonly signal?: AbortSignal | undefined },
+  ): Promise<CallResult> {
+    return new Promise<CallResult>((resolve) => {
       const timer = setTimeout(() => {
         const error = toolError('TIMEOUT', `no result within ${timeoutMs} ms (client deadline)`, { details: { source: 'client' } });
-        giveUp({ ok: false, commandId, tool, status: 'error', error });
+        this.giveUp(commandId, tool, error);
       }, timeoutMs);
       this.waiters.set(commandId, { tool, resolve, onPending: options.onPending, timer, span });
       options.signal?.addEventListener(
@@ -235,18 +329,19 @@ export class GatehouseClient {
           const error = toolError('OPERATION_CANCELLED', 'the caller stopped waiting; a write already ordered still runs at most once', {
             details: { source: 'client' },
           });
-          giveUp({ ok: false, commandId, tool, status: 'error', error });
+          this.giveUp(commandId, tool, error);
         },
         { once: true },
       );
     });
-    // Its answers come back on the partition this instance reads.
-    const headers = {
-      ...(trace.traceparent === undefined ? { traceparent: newTraceparent() } : trace),
-      [REPLY_PARTITION_HEADER]: this.replyPartitionHeader,
+  }
+
+  /** A command's headers: its trace context (a fresh one when it has none) and the partition its answers go to. */
+  private headersOf(trace: Record<string, string>, replyPartition: string): Record<string, string> {
+    return {
+      ...(trace['traceparent'] === undefined ? { traceparent: newTraceparent() } : trace),
+      [REPLY_PARTITION_HEADER]: replyPartition,
     };
-    await this.send(command, headers, options.signal);
-    return settled;
   }
 
   /** What this instance has read of the results topic, and how often a publish was tried again. */
@@ -286,7 +381,7 @@ export class GatehouseClient {
         if (settledOrCancelled()) return;
         if (Date.now() + backoff >= deadline) {
           const message = `the command could not be published before the call's deadline: ${(error as Error).message}`;
-          this.giveUp(command, toolError('TIMEOUT', message, { details: { source: 'client' } }));
+          this.giveUp(command.command_id, command.tool, toolError('TIMEOUT', message, { details: { source: 'client' } }));
           return;
         }
         this.publishRetries += 1;
@@ -308,12 +403,12 @@ export class GatehouseClient {
     endSpan(waiter.span, { status: 'error' });
   }
 
-  private giveUp(command: ToolCommand, error: ReturnType<typeof toolError>): void {
-    const waiter = this.waiters.get(command.command_id);
+  private giveUp(commandId: string, tool: string, error: ReturnType<typeof toolError>): void {
+    const waiter = this.waiters.get(commandId);
     if (waiter === undefined) return;
     clearTimeout(waiter.timer);
-    this.waiters.delete(command.command_id);
-    const result: CallResult = { ok: false, commandId: command.command_id, tool: command.tool, status: 'error', error };
+    this.waiters.delete(commandId);
+    const result: CallResult = { ok: false, commandId, tool, status: 'error', error };
     endCallSpan(waiter.span, result);
     waiter.resolve(result);
   }

@@ -32,6 +32,11 @@ export interface ReplyReaderOptions {
   readonly logger: Logger;
   /** The results partition to read; default: the one the fewest live instances read now. */
   readonly partition?: number;
+  /**
+   * The offset to start at (with `partition`): where another instance's reader stood when it sent a
+   * command whose answer this one now waits for. Default: the partition's end before joining.
+   */
+  readonly from?: bigint;
   /** Only answers a trusted key of a service that may publish results signed are handed on; the rest go to the DLQ. */
   readonly trust: RecordTrust;
   readonly handle: (result: ToolResult) => void;
@@ -40,6 +45,11 @@ export interface ReplyReaderOptions {
 export interface ReplyReader {
   /** The partition this instance reads; its commands carry it as their reply partition. */
   readonly partition: number;
+  /**
+   * The offset of the next record this reader will hand on: every answer to a command sent from now
+   * on lies at or after it.
+   */
+  readonly position: bigint;
   /** Records fetched from the results topic so far (answers to this instance and to any that share its partition). */
   readonly recordsRead: number;
   /** Records that did not decode and went to the results DLQ. */
@@ -64,7 +74,7 @@ export async function startReplyReader(options: ReplyReaderOptions): Promise<Rep
   const counts = { recordsRead: 0, deadLettered: 0, untrusted: 0 };
   // Where reading goes on: the partition's end before joining, then past the last record handled.
   // Nothing is committed: a reader that joins afresh (after its consumer failed) starts here again.
-  let next = BigInt(end.offset);
+  let next = options.from ?? BigInt(end.offset);
   let stopped = false;
   const queue: WireMessageOf[] = [];
   let draining: Promise<void> | undefined;
@@ -115,6 +125,9 @@ export async function startReplyReader(options: ReplyReaderOptions): Promise<Rep
   });
   return {
     partition,
+    get position() {
+      return next;
+    },
     get recordsRead() {
       return counts.recordsRead;
     },

@@ -53,11 +53,13 @@ async function callTool(run: Run, door: FrontDoor, taskStore: RunTaskStore, requ
     requestId: request.id,
   });
   if ('refusal' in opening) return opening.refusal;
-  const { span, address, rawArguments, call } = opening.opened;
+  const { span, address, call } = opening.opened;
   if (params.task !== undefined) {
+    // The task keeps its command before the command is sent: whoever waits for it later waits for that one.
+    const command = call.prepare(taskDeadline(run, door));
     const task = await taskStore.createCallTask(
       { ttl: params.task.ttl ?? door.taskTtlMs },
-      { tool: address, arguments: rawArguments, traceparent: span.traceparent },
+      { tool: address, traceparent: span.traceparent, command },
     );
     door.logger.info({ run_id: run.run_id, tenant: run.tenant, tool: address, task_id: task.taskId }, 'tools/call runs as a task');
     // The wait outlives this request: it ends with the result, the run's expiry, or the task's.

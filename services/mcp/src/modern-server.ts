@@ -96,7 +96,6 @@ export async function answerOrTask(
   run: Run,
   door: FrontDoor,
   address: string,
-  rawArguments: string,
   traceparent: string | undefined,
   call: Caller,
   channel: RequestChannel,
@@ -108,6 +107,8 @@ export async function answerOrTask(
   const pending = new Promise<PendingNotice>((resolve) => (firstNotice = resolve));
   const made: { taskId?: string } = {};
   const taskStore = runTaskStore(run, door, storeOutcome);
+  // The command is fixed before it is sent: if it comes to a task, the task keeps it.
+  const command = call.prepare(taskDeadline(run, door));
   const waiting = call(
     taskDeadline(run, door),
     (notice) => {
@@ -128,7 +129,7 @@ export async function answerOrTask(
   // calls, what it waits for, and this instance's lease on it.
   const task = await taskStore.createCallTask(
     { ttl: door.taskTtlMs },
-    { tool: address, arguments: rawArguments, traceparent },
+    { tool: address, traceparent, command },
     pendingMessage(first.notice),
   );
   made.taskId = task.taskId;
@@ -182,10 +183,10 @@ export function createModernRunServer(run: Run, door: FrontDoor, info: ModernReq
       requestId: ctx.mcpReq.id,
     });
     if ('refusal' in opening) return opening.refusal;
-    const { span, address, rawArguments, call } = opening.opened;
+    const { span, address, call } = opening.opened;
     const channel = progressChannelOf(meta, (params) => ctx.mcpReq.notify({ method: 'notifications/progress', params }), ctx.mcpReq.signal);
     const answer = declaresTasks(ctx)
-      ? await answerOrTask(run, door, address, rawArguments, span.traceparent, call, channel)
+      ? await answerOrTask(run, door, address, span.traceparent, call, channel)
       : await waitInRequest(name, call, channel, door);
     span.end(errorCodeOf(answer));
     return answer as CallToolResult;

@@ -173,11 +173,11 @@ export async function answerPlainCall(
     requestId: call.id,
   });
   if ('refusal' in opening) return opening.refusal;
-  const { span, address, rawArguments, call: caller } = opening.opened;
+  const { span, address, call: caller } = opening.opened;
   const channel = { progressToken: undefined, notify: () => Promise.resolve(), signal };
   const answer =
     call.era === 'modern' && envelopeDeclaresTasks(call.meta)
-      ? await answerOrTask(run, door, address, rawArguments, span.traceparent, caller, channel)
+      ? await answerOrTask(run, door, address, span.traceparent, caller, channel)
       : await waitInRequest(call.name, caller, channel, door);
   span.end(errorCodeOf(answer));
   return answer;

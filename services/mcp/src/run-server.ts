@@ -1,7 +1,7 @@
-import { setTimeout as delay } from 'node:timers/promises';
+import { randomUUID } from 'node:crypto';
 import type { Server, Tool } from '@modelcontextprotocol/server';
 import { toMcpPendingResult, toMcpToolResult, toModelError } from '@gatehouse/client';
-import type { CallResult, GatehouseClient, McpToolResult, PendingNotice } from '@gatehouse/client';
+import type { CallResult, GatehouseClient, McpToolResult, PendingNotice, SentCommand } from '@gatehouse/client';
 import { toMcpTool, toolError } from '@gatehouse/contracts';
 import type { Catalog } from '@gatehouse/contracts';
 import type { Keyspace, Redis, Run } from '@gatehouse/state';
@@ -108,46 +108,75 @@ export function runTaskStore(
     instanceId: door.waits.instanceId,
     leaseMs: door.waits.leaseMs,
     working: (taskId, stored) => {
-      const once = (call: TaskCall, signal: AbortSignal): Promise<CallResult> =>
-        door.client.call(call.tool, undefined, {
-          runId: run.run_id,
-          tenant: run.tenant,
-          rawArguments: call.arguments,
-          timeoutMs: taskDeadline(run, door),
-          signal,
-          onPending: (notice) => void store.updateTaskStatus(taskId, 'working', pendingMessage(notice)).catch(() => undefined),
-          ...(call.traceparent === undefined ? {} : { traceparent: call.traceparent }),
-        });
-      // Asked while its one write still runs, a commit answers IN_PROGRESS: ask again when it says.
-      const recall = async (call: TaskCall, signal: AbortSignal): Promise<CallResult> => {
-        for (;;) {
-          const result = await once(call, signal);
-          if (result.ok || result.error.code !== 'IN_PROGRESS' || signal.aborted || taskDeadline(run, door) <= 1_000) return result;
-          await delay(Math.max(100, result.error.retryAfterMs ?? 1_000), undefined, { signal }).catch(() => undefined);
-        }
-      };
-      door.waits.adoptIfOrphaned(run.run_id, taskId, stored, recall, outcomeOf(store, taskId)).catch(() => undefined);
+      // Another instance's task: wait for the command it sent, never call the tool again.
+      const resume = (call: TaskCall, signal: AbortSignal): Promise<CallResult> =>
+        call.command === undefined
+          ? Promise.resolve(unresumable(call))
+          : door.client.resume(call.command, {
+              signal,
+              onPending: (notice) => void store.updateTaskStatus(taskId, 'working', pendingMessage(notice)).catch(() => undefined),
+              ...(call.traceparent === undefined ? {} : { traceparent: call.traceparent }),
+            });
+      door.waits.adoptIfOrphaned(run.run_id, taskId, stored, resume, outcomeOf(store, taskId)).catch(() => undefined);
     },
     cancelled: (taskId) => door.waits.stop(run.run_id, taskId),
   });
   return store;
 }
 
-/** A call's command, waited for up to `timeoutMs`, telling `onPending` while it waits for a person. */
-export type Caller = (timeoutMs: number, onPending: (notice: PendingNotice) => void, signal: AbortSignal) => Promise<CallResult>;
+/**
+ * A call's command, waited for up to `timeoutMs`, telling `onPending` while it waits for a person.
+ * `prepare` fixes the command before it is sent (a task keeps it, then the call sends it): once fixed,
+ * it does not change.
+ */
+export interface Caller {
+  (timeoutMs: number, onPending: (notice: PendingNotice) => void, signal: AbortSignal): Promise<CallResult>;
+  readonly prepare: (timeoutMs: number) => SentCommand;
+}
 
-/** Calls one tool for the run with the model's arguments as sent, in the caller's trace. */
+/**
+ * Calls one tool for the run with the model's arguments as sent, in the caller's trace, under a
+ * command_id chosen here: the id the call keeps through every wait, takeover and resend.
+ */
 export function callerOf(run: Run, door: FrontDoor, address: string, rawArguments: string, traceparent: string | undefined): Caller {
-  return (timeoutMs, onPending, signal) =>
-    door.client.call(address, undefined, {
+  let sent: SentCommand | undefined;
+  const prepare = (timeoutMs: number): SentCommand => {
+    const sentAt = Date.now();
+    sent ??= {
+      commandId: randomUUID(),
       runId: run.run_id,
       tenant: run.tenant,
+      tool: address,
       rawArguments,
-      timeoutMs,
+      sentAt,
+      deadlineAt: sentAt + timeoutMs,
+      reply: door.client.replyPoint(),
+    };
+    return sent;
+  };
+  const call = (timeoutMs: number, onPending: (notice: PendingNotice) => void, signal: AbortSignal): Promise<CallResult> => {
+    const command = prepare(timeoutMs);
+    return door.client.call(address, undefined, {
+      runId: run.run_id,
+      tenant: run.tenant,
+      commandId: command.commandId,
+      rawArguments,
+      timeoutMs: Math.max(1, command.deadlineAt - Date.now()),
       onPending,
       signal,
       ...(traceparent === undefined ? {} : { traceparent }),
     });
+  };
+  return Object.assign(call, { prepare });
+}
+
+/** A task kept by a front door that recorded no command: calling the tool again could run a write twice, so it is not. */
+function unresumable(call: TaskCall): CallResult {
+  const error = toolError(
+    'OUTCOME_UNKNOWN',
+    'the instance that waited for this task stopped, and the task names no command to wait for; an operator can say what happened',
+  );
+  return { ok: false, commandId: '', tool: call.tool, status: 'error', error };
 }
 
 /** How long a task's wait may last: until the run or the task expires, whichever is first. */

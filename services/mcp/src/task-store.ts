@@ -1,14 +1,19 @@
 import { randomBytes } from 'node:crypto';
+import type { SentCommand } from '@gatehouse/client';
 import { LuaScript } from '@gatehouse/state';
 import type { Keyspace, Redis } from '@gatehouse/state';
 
-/** What a task runs: enough for another instance to ask again when the one that waited is gone. */
+/**
+ * What a task waits for: the one command it sent, exactly as sent, and where its answers go — enough
+ * for another instance to resume the wait for that command when the one that waited is gone. A task
+ * is bound to this command for its whole life: nothing ever calls its tool again.
+ */
 export interface TaskCall {
   /** The tool's address (`name.vN`). */
   readonly tool: string;
-  /** The model's arguments as sent: calling again with them answers the same command's outcome. */
-  readonly arguments: string;
   readonly traceparent?: string | undefined;
+  /** Absent only in a task stored by a front door that kept no command: such a task is never taken over. */
+  readonly command?: SentCommand;
 }
 
 /** A task as protocol 2025-11-25 shows it; 2026-07-28 renames two fields when it answers (`detailedTask`). */

@@ -9,10 +9,11 @@ export type StoreResult = (result: CallResult) => Promise<void>;
 
 /**
  * The waits for tasks' results that this instance holds. A task is waited for by one instance at a
- * time, which holds the task's waiter lease and renews it while it waits. When that instance dies,
- * the lease runs out, and the next `tasks/get` on any instance takes the task over: it calls the
- * same tool again with the same arguments. A commit called again with its proposal answers its one
- * outcome (it runs at most once), so the task ends with the answer it would have had.
+ * time, which holds the task's waiter lease and renews it while it waits. When that instance dies
+ * (or shuts down), the lease goes, and the next `tasks/get` on any instance takes the task over: it
+ * resumes the wait for the task's one command (same command_id, read from the reply partition that
+ * command named), and never calls the tool again. So the task ends with the answer its command gets,
+ * and a write it ordered runs at most once.
  */
 export class TaskWaits {
   private readonly local = new Map<string, AbortController>();
@@ -63,24 +64,25 @@ export class TaskWaits {
 
   /**
    * Takes over a task that is still working but whose waiter is gone (no lease): this instance takes
-   * the lease and calls again. True when it did; a task another instance waits for is left alone.
+   * the lease and resumes the wait for the task's command. True when it did; a task another instance
+   * waits for is left alone.
    */
   async adoptIfOrphaned(
     runId: string,
     taskId: string,
     stored: StoredTask,
-    recall: (call: TaskCall, signal: AbortSignal) => Promise<CallResult>,
+    resume: (call: TaskCall, signal: AbortSignal) => Promise<CallResult>,
     store: StoreResult,
   ): Promise<boolean> {
     if (isTerminal(stored.task.status) || stored.call === undefined) return false;
     const taken = await this.redis.set(this.keys.mcpTaskWaiter(runId, taskId), this.instanceId, 'PX', this.leaseMs, 'NX');
     if (taken !== 'OK') return false;
     this.logger.info(
-      { run_id: runId, task_id: taskId, tool: stored.call.tool },
-      'task taken over: its waiter is gone; calling again for its outcome',
+      { run_id: runId, task_id: taskId, tool: stored.call.tool, command_id: stored.call.command?.commandId },
+      'task taken over: its waiter is gone; waiting for its command',
     );
     const abort = new AbortController();
-    this.hold(runId, taskId, recall(stored.call, abort.signal), abort, store);
+    this.hold(runId, taskId, resume(stored.call, abort.signal), abort, store);
     return true;
   }
 

@@ -6,12 +6,11 @@ import type { FrontDoorSpan, FrontDoorSpanInput } from './front-door-span.js';
 import { callerOf, localError } from './run-server.js';
 import type { Caller, FrontDoor, RequestChannel } from './run-server.js';
 
-/** A tools/call as every path begins it: its span, the tool it names, its arguments as sent, and its caller. */
+/** A tools/call as every path begins it: its span, the tool it names, and its caller (with the arguments as sent). */
 export interface OpenedCall {
   readonly span: FrontDoorSpan;
   readonly address: string;
-  /** The model's arguments as JSON text, exactly as they arrived. */
-  readonly rawArguments: string;
+  /** Calls the tool with the model's arguments as JSON text, exactly as they arrived. */
   readonly call: Caller;
 }
 
@@ -34,7 +33,7 @@ export function openToolCall(
     return { refusal: localError('TOOL_NOT_FOUND', `${name} is not a Gatehouse tool name (name_vN); tools/list names the run's tools`) };
   }
   const rawArguments = JSON.stringify(args ?? {});
-  return { opened: { span, address, rawArguments, call: callerOf(run, door, address, rawArguments, span.traceparent) } };
+  return { opened: { span, address, call: callerOf(run, door, address, rawArguments, span.traceparent) } };
 }
 
 /** The request's progress channel: the client's `_meta.progressToken` (when it gave a usable one), its notifier and its signal. */
