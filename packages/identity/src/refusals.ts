@@ -8,6 +8,7 @@ import type { TokenRefusal } from './token-verifier.js';
 export const IDENTITY_REFUSALS = {
   UNAUTHORIZED: { status: 401, means: 'no credential: neither a bearer token nor a session' },
   TOKEN_MALFORMED: { status: 401, means: 'the bearer token is not a JWT, is unsigned, or lacks sub, exp or iat' },
+  TOKEN_TYPE_INVALID: { status: 401, means: 'the bearer token is no access token (an ID token, a refresh token or another type)' },
   TOKEN_ISSUER_UNKNOWN: { status: 401, means: 'the token was issued by another issuer than the configured one' },
   TOKEN_AUDIENCE_MISMATCH: { status: 401, means: 'the token is meant for another audience' },
   TOKEN_EXPIRED: { status: 401, means: 'the token expired (beyond the clock tolerance)' },
@@ -40,6 +41,7 @@ export type IdentityRefusalCode = keyof typeof IDENTITY_REFUSALS;
 
 const BY_TOKEN_REFUSAL: Readonly<Record<TokenRefusal, IdentityRefusalCode>> = {
   malformed: 'TOKEN_MALFORMED',
+  wrong_type: 'TOKEN_TYPE_INVALID',
   wrong_issuer: 'TOKEN_ISSUER_UNKNOWN',
   wrong_audience: 'TOKEN_AUDIENCE_MISMATCH',
   expired: 'TOKEN_EXPIRED',

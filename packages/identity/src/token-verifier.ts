@@ -1,12 +1,20 @@
 import { createRemoteJWKSet, decodeJwt, jwtVerify } from 'jose';
-import type { JWTPayload, JWTVerifyGetKey } from 'jose';
+import type { JWTHeaderParameters, JWTPayload, JWTVerifyGetKey } from 'jose';
 
 /**
  * Why a bearer token was refused. Each is a 401 with `WWW-Authenticate: Bearer error="invalid_token"`,
  * except `issuer_unreachable`, a 503: the token may be good, and asking again can succeed.
  */
 export type TokenRefusal =
-  'malformed' | 'wrong_issuer' | 'wrong_audience' | 'expired' | 'not_yet_valid' | 'bad_signature' | 'unknown_key' | 'issuer_unreachable';
+  | 'malformed'
+  | 'wrong_type'
+  | 'wrong_issuer'
+  | 'wrong_audience'
+  | 'expired'
+  | 'not_yet_valid'
+  | 'bad_signature'
+  | 'unknown_key'
+  | 'issuer_unreachable';
 
 export type TokenCheck =
   { readonly ok: true; readonly claims: VerifiedClaims } | { readonly ok: false; readonly reason: TokenRefusal; readonly detail: string };
@@ -133,18 +141,46 @@ export class AccessTokenVerifier {
     if (unverified.iss !== this.options.issuer)
       return refuse('wrong_issuer', `issued by ${String(unverified.iss)}, not ${this.options.issuer}`);
     try {
-      const { payload } = await jwtVerify(token, this.keys, {
+      const { payload, protectedHeader } = await jwtVerify(token, this.keys, {
         issuer: this.options.issuer,
         audience: this.options.audience,
         algorithms: ALGORITHMS,
         clockTolerance: this.options.clockToleranceS ?? 30,
         requiredClaims: ['sub', 'exp', 'iat'],
       });
+      const notAccess = notAnAccessToken(protectedHeader, payload);
+      if (notAccess !== undefined) return refuse('wrong_type', notAccess);
       return { ok: true, claims: payload as VerifiedClaims };
     } catch (error) {
       return refusalOf(error);
     }
   }
+}
+
+// The header types an access token may carry: RFC 9068's, or the plain JWT most issuers still use.
+const ACCESS_HEADER_TYPES = new Set(['jwt', 'at+jwt', 'application/at+jwt']);
+// Claims only an ID token carries (OpenID Connect Core §2, §3.1.3.6, §3.3.2.11).
+const ID_TOKEN_CLAIMS = ['nonce', 'at_hash', 'c_hash', 's_hash'] as const;
+
+/**
+ * Why a token whose signature, issuer and audience hold is still no access token, or undefined when
+ * it is one: an ID token whose `aud` happens to be an API's client id (as Google and Entra issue
+ * them) proves a sign-in happened, not that its bearer may call the API. An RFC 9068 token says so
+ * in its header (`at+jwt`); Keycloak says so in `typ` (`Bearer`; `ID` for an ID token); a token of
+ * neither kind is refused when it carries a claim only ID tokens carry.
+ */
+function notAnAccessToken(header: JWTHeaderParameters, payload: JWTPayload): string | undefined {
+  const headerType = typeof header.typ === 'string' ? header.typ.toLowerCase() : undefined;
+  if (headerType !== undefined && !ACCESS_HEADER_TYPES.has(headerType)) return `a token of type ${header.typ} is not an access token`;
+  const keycloakType = payload['typ'];
+  if (keycloakType !== undefined) {
+    return typeof keycloakType === 'string' && keycloakType.toLowerCase() === 'bearer'
+      ? undefined
+      : `a token of type ${String(keycloakType)} is not an access token`;
+  }
+  if (headerType === 'at+jwt' || headerType === 'application/at+jwt') return undefined;
+  const idClaim = ID_TOKEN_CLAIMS.find((claim) => payload[claim] !== undefined);
+  return idClaim === undefined ? undefined : `a token carrying ${idClaim} is an ID token, not an access token`;
 }
 
 function refuse(reason: TokenRefusal, detail: string): TokenCheck {

@@ -92,4 +92,32 @@ describe('a bearer token checked by the access-token verifier', () => {
       .sign(key);
     expect(await verifier.verify(anonymous)).toMatchObject({ ok: false, reason: 'malformed' });
   });
+
+  const typed = (claims: Record<string, unknown>, typ?: string) =>
+    new SignJWT({ sub: 'person-1', ...claims })
+      .setProtectedHeader({ alg: 'ES256', kid: 'k1', ...(typ === undefined ? {} : { typ }) })
+      .setIssuer(ISSUER)
+      .setAudience(AUDIENCE)
+      .setIssuedAt()
+      .setExpirationTime('5m')
+      .sign(key);
+
+  it('accepts an RFC 9068 access token (at+jwt) and a Keycloak access token (typ Bearer)', async () => {
+    expect(await verifier.verify(await typed({}, 'at+jwt'))).toMatchObject({ ok: true });
+    expect(await verifier.verify(await typed({ typ: 'Bearer', nonce: 'n-1' }, 'JWT'))).toMatchObject({ ok: true });
+  });
+
+  it('refuses an ID token whose audience is the API, whichever way the issuer marks it', async () => {
+    // Keycloak marks an ID token in its payload.
+    expect(await verifier.verify(await typed({ typ: 'ID' }, 'JWT'))).toMatchObject({ ok: false, reason: 'wrong_type' });
+    // Google and Entra mark nothing: an ID token is known by the claims only ID tokens carry.
+    expect(await verifier.verify(await typed({ nonce: 'n-1' }))).toMatchObject({ ok: false, reason: 'wrong_type' });
+    expect(await verifier.verify(await typed({ at_hash: 'abc' }, 'JWT'))).toMatchObject({ ok: false, reason: 'wrong_type' });
+  });
+
+  it('refuses a refresh token, a logout token and a token of an unknown header type', async () => {
+    expect(await verifier.verify(await typed({ typ: 'Refresh' }))).toMatchObject({ ok: false, reason: 'wrong_type' });
+    expect(await verifier.verify(await typed({}, 'logout+jwt'))).toMatchObject({ ok: false, reason: 'wrong_type' });
+    expect(await verifier.verify(await typed({}, 'secevent+jwt'))).toMatchObject({ ok: false, reason: 'wrong_type' });
+  });
 });
