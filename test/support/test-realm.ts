@@ -1,0 +1,54 @@
+// Global setup of the integration and fault projects: the clients only tests use, added to the
+// local realm when the tests start. The realm `npm start` imports (deploy/local/keycloak) holds only
+// what a deployment would; a public client with the password grant and the runs scope would let any
+// person of the realm mint a control-API token, so it never ships there.
+const KEYCLOAK_URL = process.env['KEYCLOAK_URL'] ?? 'http://127.0.0.1:18080';
+const REALM = 'gatehouse';
+// The local stack's bootstrap administrator (deploy/local/stack-keycloak.mjs): in memory, on loopback.
+const ADMIN = { username: 'admin', password: 'admin-local-only' };
+
+const passwordClient = (clientId: string, name: string, attributes: Record<string, string> = {}) => ({
+  clientId,
+  name,
+  enabled: true,
+  protocol: 'openid-connect',
+  publicClient: true,
+  standardFlowEnabled: false,
+  implicitFlowEnabled: false,
+  directAccessGrantsEnabled: true,
+  defaultClientScopes: ['basic', 'acr', 'profile', 'email', 'gatehouse.approvals'],
+  optionalClientScopes: ['gatehouse.runs', 'gatehouse.mcp', 'gatehouse.delegation'],
+  attributes,
+});
+
+/** The test-only clients: people's tokens by password, of 5 min and of 1 s. */
+export const TEST_CLIENTS = [
+  passwordClient('gatehouse-test', "Tests only: test users' tokens by password"),
+  passwordClient('gatehouse-test-short', 'Tests only: tokens that expire after 1 s', { 'access.token.lifespan': '1' }),
+] as const;
+
+async function adminToken(): Promise<string> {
+  const response = await fetch(`${KEYCLOAK_URL}/realms/master/protocol/openid-connect/token`, {
+    method: 'POST',
+    body: new URLSearchParams({ grant_type: 'password', client_id: 'admin-cli', ...ADMIN }),
+  });
+  if (response.status !== 200) throw new Error(`the local Keycloak refused its administrator: HTTP ${response.status}`);
+  return ((await response.json()) as { access_token: string }).access_token;
+}
+
+/** Adds each test client the realm lacks; one it has is left as it is. */
+export async function addTestClients(): Promise<void> {
+  const headers = { authorization: `Bearer ${await adminToken()}`, 'content-type': 'application/json' };
+  for (const client of TEST_CLIENTS) {
+    const found = await fetch(`${KEYCLOAK_URL}/admin/realms/${REALM}/clients?clientId=${client.clientId}`, { headers });
+    if (found.status !== 200) throw new Error(`listing the realm's clients answered HTTP ${found.status}`);
+    if (((await found.json()) as unknown[]).length > 0) continue;
+    const created = await fetch(`${KEYCLOAK_URL}/admin/realms/${REALM}/clients`, { method: 'POST', headers, body: JSON.stringify(client) });
+    if (created.status !== 201 && created.status !== 409)
+      throw new Error(`adding the test client ${client.clientId} answered HTTP ${created.status}: ${await created.text()}`);
+  }
+}
+
+export async function setup(): Promise<void> {
+  await addTestClients();
+}
