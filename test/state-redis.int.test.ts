@@ -335,22 +335,36 @@ describe.each(BACKENDS)('state on $backend', ({ url }) => {
     const sha = (c: string): string => c.repeat(64);
     const kind = async (claim: Promise<{ kind: string }>): Promise<string> => (await claim).kind;
 
-    it('reads the run record with the claim, in one script, and names no run for an id no run can have', async () => {
+    /** A keyspace whose runs run-1 … exist: a command naming a run that does not is never claimed. */
+    const keysWithRuns = async (): Promise<Keyspace> => {
+      const space = keys();
+      const runs = new RunRegistry(a, space);
+      for (const id of ['run-1', 'run-2', 'run-3']) await runs.create(run({ run_id: id }));
+      return space;
+    };
+
+    it('reads the run record with the claim, in one script, and stores nothing for a run that does not exist', async () => {
       const space = keys();
       const runs = new RunRegistry(a, space);
       const registered = run({ run_id: 'run-7' });
       await runs.create(registered);
       const claims = new CommandClaims(b, space);
+      const claimKey = (runId: string, commandId: string, runKey = runId): string =>
+        space.commandClaim(runKey, createHash('sha256').update(`4:acme${runId.length}:${runId}`).update(commandId).digest('hex'));
       expect(JSON.parse((await claims.claim('acme', 'run-7', 'cmd-9', sha('a'), 60_000)).run ?? 'null')).toEqual(registered);
-      expect((await claims.claim('acme', 'run-8', 'cmd-9', sha('a'), 60_000)).run).toBeNull();
-      // A hostile run id is kept out of the key, and the claim still answers a command once.
+      expect(await a.exists(claimKey('run-7', 'cmd-9'))).toBe(1);
+      // A run that does not exist, and a hostile id no run can have: nothing is stored, however often.
+      expect(await claims.claim('acme', 'run-8', 'cmd-9', sha('a'), 60_000)).toEqual({ kind: 'no_run', run: null });
+      expect(await a.exists(claimKey('run-8', 'cmd-9'))).toBe(0);
       const hostile = `run{${'x'.repeat(5_000)}}`;
-      expect(await claims.claim('acme', hostile, 'cmd-9', sha('a'), 60_000)).toEqual({ kind: 'first', run: null });
-      expect(await claims.claim('acme', hostile, 'cmd-9', sha('a'), 60_000)).toEqual({ kind: 'in_progress', run: null });
+      for (let i = 0; i < 3; i += 1) {
+        expect(await claims.claim('acme', hostile, `cmd-${i}`, sha('a'), 60_000)).toEqual({ kind: 'no_run', run: null });
+        expect(await a.exists(claimKey(hostile, `cmd-${i}`, createHash('sha256').update(hostile).digest('hex')))).toBe(0);
+      }
     });
 
     it('answers a command_id once: a copy in flight waits, a copy after the answer and another payload get nothing', async () => {
-      const space = keys();
+      const space = await keysWithRuns();
       const [c1, c2] = [new CommandClaims(a, space), new CommandClaims(b, space)];
       expect(await kind(c1.claim('acme', 'run-1', 'cmd-1', sha('a'), 60_000))).toBe('first');
       expect(await kind(c2.claim('acme', 'run-1', 'cmd-1', sha('a'), 60_000))).toBe('in_progress');
@@ -368,7 +382,7 @@ describe.each(BACKENDS)('state on $backend', ({ url }) => {
     });
 
     it('gives a taken-over command its staged decision, never a new one, and lets an undecided claim go', async () => {
-      const space = keys();
+      const space = await keysWithRuns();
       const quick = new CommandClaims(a, space, 200);
       expect(await kind(quick.claim('acme', 'run-1', 'cmd-2', sha('a'), 60_000))).toBe('first');
       await quick.release('acme', 'run-1', 'cmd-2', sha('b'));
@@ -397,15 +411,15 @@ describe.each(BACKENDS)('state on $backend', ({ url }) => {
         5_000,
         'the staged claim to be taken over',
       );
-      expect(next).toEqual({ kind: 'staged', decision, run: null });
+      expect(next).toMatchObject({ kind: 'staged', decision });
       // A worker that failed after staging keeps the decision and ends its lease at once.
       expect(await kind(quick.claim('acme', 'run-1', 'cmd-2', sha('a'), 60_000))).toBe('in_progress');
       await quick.release('acme', 'run-1', 'cmd-2', sha('a'));
-      expect(await quick.claim('acme', 'run-1', 'cmd-2', sha('a'), 60_000)).toEqual({ kind: 'staged', decision, run: null });
+      expect(await quick.claim('acme', 'run-1', 'cmd-2', sha('a'), 60_000)).toMatchObject({ kind: 'staged', decision });
     });
 
     it('lets a worker whose claim Redis lost (a restart without persistence) stage its decision, once', async () => {
-      const space = keys();
+      const space = await keysWithRuns();
       const claims = new CommandClaims(a, space);
       expect(await kind(claims.claim('acme', 'run-1', 'cmd-3', sha('a'), 60_000))).toBe('first');
       // Where the claim lives: the hash of the length-prefixed tenant and the id, never the raw strings.

@@ -17,9 +17,12 @@ import { LuaScript } from './lua-script.js';
  *   gets no second order and no second answer.
  * - `reused`: the command_id was claimed by a different payload: this one gets no answer at all,
  *   since any answer would be a second answer to that command_id.
+ * - `no_run`: never seen, and the run it names does not exist (or its id cannot name one): nothing
+ *   is stored for it, so a sender cannot grow Redis by naming runs that are not there.
  */
 export type CommandClaim = (
-  { readonly kind: 'first' | 'in_progress' | 'orphaned' | 'answered' | 'reused' } | { readonly kind: 'staged'; readonly decision: string }
+  | { readonly kind: 'first' | 'in_progress' | 'orphaned' | 'answered' | 'reused' | 'no_run' }
+  | { readonly kind: 'staged'; readonly decision: string }
 ) & {
   /** The command's run record as stored (JSON), read in the same script; null when there is none. */
   readonly run: string | null;
@@ -61,6 +64,7 @@ local run = ''
 if #KEYS > 1 then run = redis.call('GET', KEYS[2]) or '' end
 local leased = ':' .. (now + tonumber(ARGV[3]))
 if not v then
+  if run == '' then return {'no_run', '', ''} end
   redis.call('SET', KEYS[1], 'c:' .. ARGV[1] .. leased, 'PX', ARGV[2])
   return {'first', '', run}
 end

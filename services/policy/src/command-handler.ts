@@ -126,6 +126,7 @@ async function handle(handling: Handling, command: ToolCommand, record: Consumed
     logger.info({ ...context, payload_sha256: payloadSha256 }, 'command already answered; this copy is ignored');
     return { status: 'repeat' };
   }
+  if (claim.kind === 'no_run') return refuseUnclaimed(handling, command, record, context, scope);
   if (claim.kind === 'reused') {
     metrics.duplicateCommand('reused_id');
     const message = 'the command_id was already used by a command with another tool or arguments; this one is not answered';
@@ -151,6 +152,30 @@ async function handle(handling: Handling, command: ToolCommand, record: Consumed
   }
   await deps.claims.answered(command.tenant, command.run_id, command.command_id, payloadSha256);
   return outcome;
+}
+
+/**
+ * A command naming a run that does not exist, which nothing was stored for: refused as it is
+ * (`RUN_NOT_FOUND`, or `TIMEOUT` past its deadline), with no claim, stage or answered mark. A copy
+ * of it is refused alike. What such a command costs is one read of Redis and one result.
+ */
+async function refuseUnclaimed(
+  { deps, logger, metrics, publishAll }: Handling,
+  command: ToolCommand,
+  record: ConsumedRecord,
+  context: Record<string, unknown>,
+  scope: SpanScope,
+): Promise<SpanOutcome> {
+  const decision = await decide(command, { ...deps, runs: { get: () => Promise.resolve(undefined) } });
+  if (decision.kind !== 'refuse') throw new Error(`a command naming no run was decided ${decision.kind}`);
+  const result = errorResult(addressOf(command), decision.error, { argumentsSha256: decision.argumentsSha256 });
+  await publishAll([
+    { role: 'results', key: command.run_id, event: result, headers: carriedHeaders(record.headers, command.sent_at, scope.context) },
+  ]);
+  metrics.policyDecision(command.tool, 'refused', decision.error);
+  metrics.resultPublished('policy', result, command.sent_at);
+  logger.info({ ...context, code: decision.error.code }, 'refused: the run does not exist; nothing stored');
+  return { status: 'error', code: decision.error.code };
 }
 
 /**
