@@ -248,8 +248,19 @@ export class GatehouseClient {
       command_id: commandId,
     });
     const settled = this.awaitAnswer(commandId, tool, timeoutMs, span, options);
-    await this.send(command, this.headersOf(traceHeadersOf(context), this.replyPartitionHeader), options.signal);
+    await this.sendWithin(settled, this.send(command, this.headersOf(traceHeadersOf(context), this.replyPartitionHeader), options.signal));
     return settled;
+  }
+
+  /**
+   * Waits for a send, but never past the call's answer: a call resolves within its deadline even
+   * when a publish does not settle (the Kafka client retries one request for minutes), and a send
+   * that fails for good before the answer still throws.
+   */
+  private async sendWithin(settled: Promise<CallResult>, sending: Promise<void>): Promise<void> {
+    // Once the answer is there, a later failure of the send has no one to tell.
+    sending.catch(() => undefined);
+    await Promise.race([sending, settled]);
   }
 
   /**
@@ -302,7 +313,10 @@ export class GatehouseClient {
         sent_at: sent.sentAt,
         deadline_at: sent.deadlineAt,
       };
-      await this.send(command, this.headersOf(traceHeadersOf(context), String(sent.reply.partition)), options.signal);
+      await this.sendWithin(
+        settled,
+        this.send(command, this.headersOf(traceHeadersOf(context), String(sent.reply.partition)), options.signal),
+      );
       return await settled;
     } finally {
       await reader.stop();
