@@ -90,6 +90,12 @@ export async function http(method, url, auth, body) {
   return { status: response.status, body: text === '' ? null : JSON.parse(text) };
 }
 
+/**
+ * What an approver was shown (a GET /api/approvals/:id answer), sent back with their decision: the
+ * approval service refuses a decision whose hash or target version differs from the stored request.
+ */
+export const shownIn = (detail) => ({ arguments_sha256: detail.request.arguments_sha256, target_version: detail.request.target.version });
+
 /** Polls `check` every 50 ms until it yields a value. */
 export async function waitFor(check, timeoutMs, what) {
   const started = Date.now();

@@ -14,6 +14,7 @@ import {
   orchestratorToken,
   out,
   show,
+  shownIn,
   signInApprover,
   waitFor,
 } from './demo-kit.mjs';
@@ -142,7 +143,7 @@ async function main() {
     );
     const change = shown.request.diff.changes[0];
     out(`   ${bold('approver')} ${approver.me.identity} sees: ${change.field}: ${change.before} → ${change.after}`);
-    const approvedStatus = (await http('POST', `${APPROVAL}/api/approvals/${proposalId}/approve`, approver, {})).status;
+    const approvedStatus = (await http('POST', `${APPROVAL}/api/approvals/${proposalId}/approve`, approver, shownIn(shown))).status;
     out(`   approver → approve ${dim(`HTTP ${approvedStatus}`)}`);
     const committed = await committing;
     modelSees(committed);

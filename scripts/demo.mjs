@@ -13,6 +13,7 @@ import {
   orchestratorToken,
   out,
   show,
+  shownIn,
   signInApprover,
   waitFor,
 } from './demo-kit.mjs';
@@ -85,7 +86,7 @@ async function approveAsSignedInApprover(proposalId) {
   const change = shown.request.diff.changes[0];
   out(`   ${bold('approver')} ${approverSession.me.identity} sees: ${shown.request.effect}`);
   out(`      ${change.field}: ${change.before} → ${change.after}   role required: ${shown.request.approver_role}`);
-  const approved = await http('POST', `${APPROVAL}/api/approvals/${proposalId}/approve`, approverSession, {});
+  const approved = await http('POST', `${APPROVAL}/api/approvals/${proposalId}/approve`, approverSession, shownIn(shown));
   out(
     `   approver → approve ${dim(`HTTP ${approved.status}`)}${approved.body?.decider ? dim(`, recorded as ${approved.body.decider.subject} of ${approved.body.decider.issuer}`) : ''}`,
   );

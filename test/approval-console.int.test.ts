@@ -180,7 +180,7 @@ describe('the approval console in a browser', () => {
     expect(result.error?.message).toContain('Refund already issued by bank transfer');
   });
 
-  it('sends an approver who signed in too long ago back to the IdP before a high-risk approval', async () => {
+  it('sends an approver who signed in too long ago back to the IdP before a high-risk approval, then waits for Approve again', async () => {
     const risky = approvalRequest({
       recent_sign_in_s: 4,
       effect: 'Replace the shipping address of customer C-2001 (high risk)',
@@ -208,10 +208,20 @@ describe('the approval console in a browser', () => {
     await page.locator('#detail-title', { hasText: 'C-2001' }).waitFor();
     expect(await page.locator('#detail').textContent()).toContain('approving takes you to sign in again first');
     await page.locator('#approve').click();
-    // Keycloak asks for the password again (max_age), then the console goes on with the approval.
+    // Keycloak asks for the password again (max_age); back in the console the proposal is shown again,
+    // and nothing is approved until the person presses Approve once more.
     await page.waitForURL((url) => url.href.startsWith(`${ISSUER}/`));
     await page.locator('#password').fill(PEOPLE.lead.password);
     await page.locator('#kc-login').click();
+    await page.locator('#status', { hasText: 'You signed in again' }).waitFor();
+    expect(await page.locator('#status').textContent()).toContain('press Approve again');
+    expect(await page.locator('#detail-title').textContent()).toContain('C-2001');
+    const { rows: returned } = await h.db.query<{ state: string }>(`SELECT state FROM ${h.t.requests} WHERE proposal_id = $1`, [
+      risky.proposal_id,
+    ]);
+    expect(returned).toEqual([{ state: 'pending' }]);
+    expect(await page.locator('#detail').textContent()).not.toContain('approving takes you to sign in again first');
+    await page.locator('#approve').click();
     const order = await h.events.waitFor('execute', (o) => o.proposal_id === risky.proposal_id, 'the order of the stepped-up approval');
     expect(order.approval?.approved_by).toBe(PEOPLE.lead.username);
     const { rows } = await h.db.query<{ decider: { auth_time: number } }>(`SELECT decider FROM ${h.t.requests} WHERE proposal_id = $1`, [

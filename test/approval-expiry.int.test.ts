@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PendingNotice } from '@gatehouse/client';
 import type { Run } from '@gatehouse/state';
 import { TOKENS } from './support/approval.js';
+import { decideAs } from './support/decide.js';
 import { startGatehouse } from './support/gatehouse.js';
 import type { Gatehouse } from './support/gatehouse.js';
 import { eventually } from './support/stack.js';
@@ -34,18 +35,8 @@ describe('an approval used after it expired', () => {
       },
     );
     await eventually(() => notice, 20_000, 'pending_approval');
-    let approved = 0;
-    for (let i = 0; i < 200 && approved !== 200; i += 1) {
-      approved = (
-        await fetch(`${g.approval?.url ?? ''}/api/approvals/${proposalId}/approve`, {
-          method: 'POST',
-          headers: { authorization: `Bearer ${TOKENS.lead}`, 'content-type': 'application/json' },
-          body: '{}',
-        })
-      ).status;
-      if (approved !== 200) await new Promise((resolve) => setTimeout(resolve, 25));
-    }
-    expect(approved).toBe(200);
+    const approved = await decideAs(g.approval?.url ?? '', proposalId, 'approve', TOKENS.lead, { waitForRequest: true });
+    expect(approved.status).toBe(200);
     const result = await settled;
     expect(result.ok).toBe(false);
     if (result.ok) return;

@@ -2,10 +2,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { canonicalArguments } from '@gatehouse/contracts';
 import { EventPublisher } from '@gatehouse/events';
 import type { ApprovalDecision, ExecutionOrder, ToolResult } from '@gatehouse/events';
+import { TOKEN_FILE_ISSUER } from '@gatehouse/approval';
 import { ProposalStore } from '@gatehouse/state';
 import type { Run } from '@gatehouse/state';
 import type { PendingNotice } from '@gatehouse/client';
 import { IDENTITIES, TOKENS } from './support/approval.js';
+import { decideAs } from './support/decide.js';
 import { startGatehouse } from './support/gatehouse.js';
 import type { Gatehouse } from './support/gatehouse.js';
 import { eventually } from './support/stack.js';
@@ -25,7 +27,11 @@ describe('writes go through a person who approves the exact canonical proposal',
   beforeAll(async () => {
     g = await startGatehouse('approvalflow', { approval: true });
     // The run acts for owner@acme.example, who is also an approver: self-approval must still be refused.
-    run = await g.createRun('support-agent', { principal: IDENTITIES.agentOwner });
+    // Four eyes compare the person's identity (issuer and subject), never the run's principal string.
+    run = await g.createRun('support-agent', {
+      principal: 'agent:support-bot',
+      onBehalfOf: { issuer: TOKEN_FILE_ISSUER, subject: IDENTITIES.agentOwner, name: 'Otto Owner' },
+    });
     otherRun = await g.createRun('support-agent', { principal: 'agent:other-bot' });
     decided = await collect(g, 'approvalsDecided');
     orders = await collect(g, 'execute');
@@ -36,12 +42,17 @@ describe('writes go through a person who approves the exact canonical proposal',
     await g.stop();
   });
 
-  const api = (path: string, who: Who, body?: unknown): Promise<Response> =>
-    fetch(`${g.approval?.url ?? ''}/api/approvals/${path}`, {
-      method: body === undefined ? 'GET' : 'POST',
-      headers: { authorization: `Bearer ${TOKENS[who]}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
+  const api = (path: string, who: Who): Promise<Response> =>
+    fetch(`${g.approval?.url ?? ''}/api/approvals/${path}`, { headers: { authorization: `Bearer ${TOKENS[who]}` } });
+  /** Decides as `who` would in the console: on the request as read, with its hash and target version. */
+  const decide = (proposalId: string, decision: 'approve' | 'reject', who: Who, reason?: string) =>
+    decideAs<{ error?: { code: string } }>(
+      g.approval?.url ?? '',
+      proposalId,
+      decision,
+      TOKENS[who],
+      reason === undefined ? {} : { reason },
+    );
 
   /** Sends the commit and resolves once the approval service holds the pending request. */
   async function commitPending(
@@ -79,7 +90,7 @@ describe('writes go through a person who approves the exact canonical proposal',
     expect(shown.request.diff.changes[0]?.field).toBe('shipping_address');
     expect(JSON.parse(shown.request.diff.changes[0]?.after ?? '{}')).toMatchObject({ line1: '10 Approved Avenue' });
 
-    const approve = await api(`${proposalId}/approve`, 'lead', {});
+    const approve = await decide(proposalId, 'approve', 'lead');
     expect(approve.status).toBe(200);
     const result = await settled;
     expect(result.ok).toBe(true);
@@ -129,7 +140,7 @@ describe('writes go through a person who approves the exact canonical proposal',
     const before = await shippingLine1(g, 'C-1001');
     await g.customers.db.query(`update ${g.customers.t.customers} set version = 18 where id = 'C-1001'`);
     const { settled } = await commitPending(proposalId);
-    expect((await api(`${proposalId}/approve`, 'lead', {})).status).toBe(200);
+    expect((await decide(proposalId, 'approve', 'lead')).status).toBe(200);
     const result = await settled;
     expect(result.ok).toBe(false);
     if (result.ok) return;
@@ -144,22 +155,20 @@ describe('writes go through a person who approves the exact canonical proposal',
     expect((await new ProposalStore(g.redis, g.keys).get(proposalId))?.state).toBe('open');
   });
 
-  it('refuses an approver without the role and the run’s own principal, and keeps the request pending', async () => {
+  it('refuses an approver without the role and the person the run acts for, and keeps the request pending', async () => {
     const proposalId = await preview(g, run, '12 Refused Road', 'C-1004');
     const version = await currentVersion(g, 'C-1004');
     const { settled } = await commitPending(proposalId);
-    const viewer = await api(`${proposalId}/approve`, 'viewer', {});
-    expect(viewer.status).toBe(403);
-    expect(((await viewer.json()) as { error: { code: string } }).error.code).toBe('UNAUTHORIZED_APPROVER');
-    const self = await api(`${proposalId}/approve`, 'agentOwner', {});
-    expect(self.status).toBe(403);
-    expect(((await self.json()) as { error: { code: string } }).error.code).toBe('SELF_APPROVAL');
+    const viewer = await decide(proposalId, 'approve', 'viewer');
+    expect([viewer.status, viewer.body.error?.code]).toEqual([403, 'UNAUTHORIZED_APPROVER']);
+    const self = await decide(proposalId, 'approve', 'agentOwner');
+    expect([self.status, self.body.error?.code]).toEqual([403, 'SELF_APPROVAL']);
     expect(((await (await api(proposalId, 'lead')).json()) as { state: string }).state).toBe('pending');
     expect(await currentVersion(g, 'C-1004')).toBe(version);
 
     // A rejection with its reason reaches the agent as a typed result.
-    expect((await api(`${proposalId}/reject`, 'lead', {})).status).toBe(400);
-    expect((await api(`${proposalId}/reject`, 'lead', { reason: 'Customer called: keep the old address' })).status).toBe(200);
+    expect((await decide(proposalId, 'reject', 'lead')).status).toBe(400);
+    expect((await decide(proposalId, 'reject', 'lead', 'Customer called: keep the old address')).status).toBe(200);
     const result = await settled;
     expect(result.ok).toBe(false);
     if (result.ok) return;
@@ -190,7 +199,7 @@ describe('writes go through a person who approves the exact canonical proposal',
     const { settled } = await commitPending(proposalId);
     const shown = (await (await api(proposalId, 'lead')).json()) as { request: { arguments: string; arguments_sha256: string } };
     expect(shown.request.arguments).toBe(stored.proposal.arguments);
-    expect((await api(`${proposalId}/approve`, 'lead', {})).status).toBe(200);
+    expect((await decide(proposalId, 'approve', 'lead')).status).toBe(200);
     const legit = await eventually(
       () => orders.events.find((o: ExecutionOrder) => o.proposal_id === proposalId && o.approval !== null),
       20_000,

@@ -6,6 +6,7 @@ import { DLQ_HEADER, dlqTopicOf, verifyDecision } from '@gatehouse/events';
 import { eventually, readRaw } from './support/stack.js';
 import { TEST_KEY_RING } from './support/signing.js';
 import type { ApprovalHarness } from './support/approval.js';
+import { decideAs } from './support/decide.js';
 
 interface ErrorBody {
   readonly error: { readonly code: string; readonly message: string; readonly state?: string };
@@ -21,10 +22,10 @@ describe('the approval service: a person decides on the stored canonical proposa
     await h.stop();
   });
 
-  const approve = (proposalId: string, token: string) =>
-    h.call<RequestDetail & ErrorBody>('POST', `/api/approvals/${proposalId}/approve`, token);
-  const reject = (proposalId: string, token: string, body: unknown) =>
-    h.call<RequestDetail & ErrorBody>('POST', `/api/approvals/${proposalId}/reject`, token, body);
+  // Each decision is taken as in the console: on the request as read, with its hash and target version.
+  const approve = (proposalId: string, token: string) => decideAs<RequestDetail & ErrorBody>(h.url(), proposalId, 'approve', token);
+  const reject = (proposalId: string, token: string, body: { readonly reason?: string }) =>
+    decideAs<RequestDetail & ErrorBody>(h.url(), proposalId, 'reject', token, body);
   const decisionsOf = (proposalId: string) => h.events.seen.approvalsDecided.filter((d) => d.proposal_id === proposalId);
   const ordersOf = (proposalId: string) => h.events.seen.execute.filter((o) => o.proposal_id === proposalId);
 
@@ -196,8 +197,8 @@ describe('the approval service: a person decides on the stored canonical proposa
     expect(decisionsOf(request.proposal_id).map((d) => d.decided_by)).toEqual([IDENTITIES.ops]);
   });
 
-  it('refuses the run’s own principal (self-approval) and hides other tenants behind 404', async () => {
-    const request = approvalRequest();
+  it('refuses the person the run acts for (self-approval) and hides other tenants behind 404', async () => {
+    const request = approvalRequest({ on_behalf_of: { issuer: TOKEN_FILE_ISSUER, subject: IDENTITIES.agentOwner, name: 'Otto Owner' } });
     await h.submit(request);
     const self = await approve(request.proposal_id, TOKENS.agentOwner);
     expect(self.status).toBe(403);
@@ -209,6 +210,26 @@ describe('the approval service: a person decides on the stored canonical proposa
     expect((await approve('p_does_not_exist', TOKENS.lead)).status).toBe(404);
     const { rows } = await h.db.query<{ state: string }>(`SELECT state FROM ${h.t.requests} WHERE proposal_id = $1`, [request.proposal_id]);
     expect(rows[0]?.state).toBe('pending');
+  });
+
+  it('refuses a decision on another hash or target version than the stored request with 409 PROPOSAL_MISMATCH, deciding nothing', async () => {
+    const request = approvalRequest();
+    await h.submit(request);
+    const decide = (decision: 'approve' | 'reject', shown: { arguments_sha256?: string; target_version?: number | null }) =>
+      decideAs<ErrorBody>(h.url(), request.proposal_id, decision, TOKENS.lead, {
+        shown,
+        ...(decision === 'reject' ? { reason: 'stale' } : {}),
+      });
+    const refusals = [
+      await decide('approve', { arguments_sha256: 'e'.repeat(64) }),
+      await decide('approve', { target_version: 16 }),
+      await decide('approve', { target_version: null }),
+      await decide('reject', { arguments_sha256: 'e'.repeat(64) }),
+    ];
+    expect(refusals.map((r) => [r.status, r.body.error.code])).toEqual(Array(4).fill([409, 'PROPOSAL_MISMATCH']));
+    expect((await approve(request.proposal_id, TOKENS.lead)).status).toBe(200);
+    await h.events.waitFor('approvalsDecided', (d) => d.proposal_id === request.proposal_id);
+    expect(decisionsOf(request.proposal_id).map((d) => d.decision)).toEqual(['approved']);
   });
 
   it('requires a reason of 1..500 characters to reject', async () => {

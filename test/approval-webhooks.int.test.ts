@@ -6,6 +6,7 @@ import { WebhookReceiver } from '@gatehouse/client';
 import type { WebhookReceipt } from '@gatehouse/client';
 import { approvalRequest, startApprovalHarness, TOKENS } from './support/approval.js';
 import type { ApprovalHarness } from './support/approval.js';
+import { decideAs } from './support/decide.js';
 import { Keyspace, RunRegistry } from '@gatehouse/state';
 import { pollUntil } from './support/poll.js';
 
@@ -140,7 +141,7 @@ describe('approvers are told where they work: signed webhooks, at least once', (
     );
     expect(rows).toEqual([{ state: 'delivered', attempts: 4 }]);
 
-    expect((await h.call('POST', `/api/approvals/${request.proposal_id}/approve`, TOKENS.lead)).status).toBe(200);
+    expect((await decideAs(h.url(), request.proposal_id, 'approve', TOKENS.lead)).status).toBe(200);
     const decision = await delivered(`approval.approved:${request.proposal_id}`);
     expect(decision.receipt.ok && decision.receipt.data).toMatchObject({ state: 'approved', decided_by: 'lead@acme.example' });
   });

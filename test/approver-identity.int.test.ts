@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Decider, RequestDetail } from '@gatehouse/approval';
 import { approvalRequest, startApprovalHarness } from './support/approval.js';
 import type { ApprovalHarness } from './support/approval.js';
+import { decideAs, shownIn } from './support/decide.js';
 import { ISSUER, PEOPLE, signInAtLoginPage, stackIdentity, tokensOf } from './support/identity.js';
 import type { SignedIn } from './support/identity.js';
 import { pollUntil } from './support/poll.js';
@@ -59,7 +60,7 @@ describe('approvers proved by the identity provider (Keycloak from the stack)', 
     });
     expect(lead.me['auth_time']).toEqual(expect.any(Number));
 
-    const approved = await h.callAs<RequestDetail>('POST', `/api/approvals/${request.proposal_id}/approve`, lead);
+    const approved = await decideAs<RequestDetail>(h.url(), request.proposal_id, 'approve', lead);
     expect(approved.status).toBe(200);
     expect(approved.body.decider).toEqual({
       issuer: ISSUER,
@@ -107,13 +108,20 @@ describe('approvers proved by the identity provider (Keycloak from the stack)', 
     await h.submit(request);
     const lead = await signIn(h, PEOPLE.lead);
     const before = counted(await refusals(), 'CSRF_TOKEN_INVALID');
-    const bare = await h.callAs<ErrorBody>('POST', `/api/approvals/${request.proposal_id}/approve`, { cookie: lead.cookie });
+    const bare = await h.callAs<ErrorBody>(
+      'POST',
+      `/api/approvals/${request.proposal_id}/approve`,
+      { cookie: lead.cookie },
+      shownIn(request),
+    );
     // Another token of the same length: its last character changed, to one it is not.
     const altered = `${lead.csrf.slice(0, -1)}${lead.csrf.endsWith('A') ? 'B' : 'A'}`;
-    const wrong = await h.callAs<ErrorBody>('POST', `/api/approvals/${request.proposal_id}/approve`, {
-      cookie: lead.cookie,
-      csrf: altered,
-    });
+    const wrong = await h.callAs<ErrorBody>(
+      'POST',
+      `/api/approvals/${request.proposal_id}/approve`,
+      { cookie: lead.cookie, csrf: altered },
+      shownIn(request),
+    );
     expect([bare.status, bare.body.error.code, wrong.status, wrong.body.error.code]).toEqual([
       403,
       'CSRF_TOKEN_INVALID',
@@ -162,13 +170,14 @@ describe('approvers proved by the identity provider (Keycloak from the stack)', 
     await h.submit(acme);
     const globexLead = (await tokensOf(PEOPLE.globexLead)).access_token;
     const before = counted(await refusals(), 'OTHER_TENANT');
-    const hidden = await h.call<ErrorBody>('POST', `/api/approvals/${acme.proposal_id}/approve`, globexLead);
+    // Knowing what the request holds does not help: another tenant's request does not exist for them.
+    const hidden = await h.call<ErrorBody>('POST', `/api/approvals/${acme.proposal_id}/approve`, globexLead, shownIn(acme));
     expect([hidden.status, hidden.body.error.code]).toEqual([404, 'NOT_FOUND']);
     expect(counted(await refusals(), 'OTHER_TENANT')).toBe(before + 1);
     expect((await storedDecider(acme.proposal_id)).state).toBe('pending');
 
     const ops = (await tokensOf(PEOPLE.ops)).access_token;
-    const approved = await h.call<RequestDetail>('POST', `/api/approvals/${acme.proposal_id}/approve`, ops);
+    const approved = await decideAs<RequestDetail>(h.url(), acme.proposal_id, 'approve', ops);
     expect(approved.status).toBe(200);
     expect(approved.body.decider).toMatchObject({ issuer: ISSUER, subject: PEOPLE.ops.subject });
   });
@@ -176,7 +185,7 @@ describe('approvers proved by the identity provider (Keycloak from the stack)', 
   it('refuses tokens of another issuer, for another audience, expired, or signed by a key the IdP does not publish', async () => {
     const request = approvalRequest();
     await h.submit(request);
-    const attempt = (token: string) => h.call<ErrorBody>('POST', `/api/approvals/${request.proposal_id}/approve`, token);
+    const attempt = (token: string) => h.call<ErrorBody>('POST', `/api/approvals/${request.proposal_id}/approve`, token, shownIn(request));
     const { privateKey } = await generateKeyPair('RS256');
     const real = (await tokensOf(PEOPLE.lead)).access_token;
     const [header = ''] = real.split('.');

@@ -7,10 +7,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PendingNotice } from '@gatehouse/client';
 import type { Run } from '@gatehouse/state';
 import { TOKENS } from './support/approval.js';
+import { decideAs } from './support/decide.js';
 import { ExecutorFleet } from './support/fleet.js';
 import { startGatehouse } from './support/gatehouse.js';
 import type { Gatehouse } from './support/gatehouse.js';
-import { pollUntil } from './support/poll.js';
 import { eventually } from './support/stack.js';
 import { preview } from './support/writes.js';
 
@@ -236,17 +236,7 @@ describe('OpenTelemetry spans leave every part of a call and form one trace', ()
       },
     );
     await eventually(() => notice, 20_000, 'pending_approval');
-    const auth = { authorization: `Bearer ${TOKENS.lead}` };
-    const url = `${g.approval?.url ?? ''}/api/approvals/${proposalId}`;
-    await pollUntil(
-      async () => ((await fetch(url, { headers: auth })).status === 200 ? true : undefined),
-      20_000,
-      'the approval request',
-      25,
-    );
-    expect(
-      (await fetch(`${url}/approve`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: '{}' })).status,
-    ).toBe(200);
+    expect((await decideAs(g.approval?.url ?? '', proposalId, 'approve', TOKENS.lead, { waitForRequest: true })).status).toBe(200);
     expect((await settled).ok).toBe(true);
 
     const spans = await spansOf(commandId, 5);

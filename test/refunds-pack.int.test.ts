@@ -10,6 +10,7 @@ import { idempotencyKeyOf } from '@gatehouse/policy';
 import { ProposalStore } from '@gatehouse/state';
 import type { Run } from '@gatehouse/state';
 import { DATABASE_URL } from './support/approval.js';
+import { decideAs } from './support/decide.js';
 import { startPackGatehouse } from './support/pack-harness.js';
 import type { PackGatehouse } from './support/pack-harness.js';
 import { TEST_ASSERTION_ISSUER, testAssertion, testJwksFile } from './support/signing.js';
@@ -156,7 +157,7 @@ describe('the refunds pack, hosted by the unchanged policy service, approval ser
       ['refundable', { minor: 12_000, currency: 'EUR' }, { minor: 9_500, currency: 'EUR' }],
     ]);
 
-    expect((await g.approvals('POST', `/api/approvals/${proposalId}/approve`, DEMO.refundsLead.token, {})).status).toBe(200);
+    expect((await decideAs(g.approval.url, proposalId, 'approve', DEMO.refundsLead.token)).status).toBe(200);
     const committed = await settled;
     expect(committed.ok).toBe(true);
     if (!committed.ok) return;
@@ -198,7 +199,7 @@ describe('the refunds pack, hosted by the unchanged policy service, approval ser
     const concurrent = await fetch(`${refunds.url}/orders/${order.orderId}/refunds`, {
       method: 'POST',
       headers: {
-        authorization: `Bearer ${await testAssertion('refunds', { call: 'write', idempotencyKey: backOfficeKey, body: backOffice })}`,
+        authorization: `Bearer ${await testAssertion('refunds', { call: 'write', method: 'POST', target: `/orders/${order.orderId}/refunds`, idempotencyKey: backOfficeKey, body: backOffice })}`,
         'x-tenant': 'acme',
         'idempotency-key': backOfficeKey,
         'content-type': 'application/json',
@@ -209,7 +210,7 @@ describe('the refunds pack, hosted by the unchanged policy service, approval ser
     expect(await orderRow(order.orderId)).toEqual({ refunded_minor: 2_500, version: 4, refunds: 2 });
 
     const { settled } = await g.commitPending(agent, 'commit_refund.v1', proposalId, DEMO.refundsLead.token);
-    expect((await g.approvals('POST', `/api/approvals/${proposalId}/approve`, DEMO.refundsLead.token, {})).status).toBe(200);
+    expect((await decideAs(g.approval.url, proposalId, 'approve', DEMO.refundsLead.token)).status).toBe(200);
     const result = await settled;
     expect(result.ok).toBe(false);
     if (result.ok) return;
@@ -230,18 +231,13 @@ describe('the refunds pack, hosted by the unchanged policy service, approval ser
     const { pending, settled } = await g.commitPending(agent, 'commit_refund.v1', proposalId, DEMO.finance.token);
     expect(pending.approver_role).toBe('finance');
 
-    const byLead = await g.approvals<{ error: { code: string } }>(
-      'POST',
-      `/api/approvals/${proposalId}/approve`,
-      DEMO.refundsLead.token,
-      {},
-    );
+    const byLead = await decideAs<{ error: { code: string } }>(g.approval.url, proposalId, 'approve', DEMO.refundsLead.token);
     expect(byLead.status).toBe(403);
     expect(byLead.body.error.code).toBe('UNAUTHORIZED_APPROVER');
     expect((await g.approvals<ApprovalDetail>('GET', `/api/approvals/${proposalId}`, DEMO.finance.token)).body.state).toBe('pending');
     expect(await orderRow(order.orderId)).toEqual({ refunded_minor: 0, version: 2, refunds: 0 });
 
-    expect((await g.approvals('POST', `/api/approvals/${proposalId}/approve`, DEMO.finance.token, {})).status).toBe(200);
+    expect((await decideAs(g.approval.url, proposalId, 'approve', DEMO.finance.token)).status).toBe(200);
     const committed = await settled;
     expect(committed.ok && committed.result).toMatchObject({
       order_id: 'ORD-1002',
@@ -266,7 +262,7 @@ describe('the refunds pack, hosted by the unchanged policy service, approval ser
       return fetch(`${refunds.url}/orders/${SEED.spareOrder.orderId}/refunds`, {
         method: 'POST',
         headers: {
-          authorization: `Bearer ${await testAssertion('refunds', { call: 'write', idempotencyKey: key, body })}`,
+          authorization: `Bearer ${await testAssertion('refunds', { call: 'write', method: 'POST', target: `/orders/${SEED.spareOrder.orderId}/refunds`, idempotencyKey: key, body })}`,
           'x-tenant': 'acme',
           'idempotency-key': key,
           'content-type': 'application/json',
@@ -287,7 +283,7 @@ describe('the refunds pack, hosted by the unchanged policy service, approval ser
     const statusOf = async (tenant: string) =>
       fetch(`${refunds.url}/operations/${key}`, {
         headers: {
-          authorization: `Bearer ${await testAssertion('refunds', { call: 'status', tenant, idempotencyKey: key })}`,
+          authorization: `Bearer ${await testAssertion('refunds', { call: 'status', method: 'GET', target: `/operations/${key}`, tenant, idempotencyKey: key })}`,
           'x-tenant': tenant,
         },
       });

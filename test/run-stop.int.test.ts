@@ -6,6 +6,7 @@ import type { ExecutionOrder } from '@gatehouse/events';
 import type { PendingNotice } from '@gatehouse/client';
 import type { Run } from '@gatehouse/state';
 import { TOKENS } from './support/approval.js';
+import { decideAs } from './support/decide.js';
 import { CONTROL_TOKEN, startGatehouse } from './support/gatehouse.js';
 import type { Gatehouse } from './support/gatehouse.js';
 import { pollUntil } from './support/poll.js';
@@ -74,12 +75,9 @@ describe('stopping a run stops what it has not started', () => {
       reason: string | null;
     };
     expect(shown).toMatchObject({ state: 'rejected', reason: expect.stringMatching(/^withdrawn/) as string });
-    const approve = await fetch(`${api}/approve`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${TOKENS.lead}`, 'content-type': 'application/json' },
-      body: '{}',
-    });
+    const approve = await decideAs(g.approval?.url ?? '', proposalId, 'approve', TOKENS.lead);
     expect(approve.status).toBe(409);
+    expect(approve.body).toMatchObject({ error: { code: 'NOT_PENDING' } });
     expect(await currentVersion(g)).toBe(before);
   });
 

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RequestDetail } from '@gatehouse/approval';
 import type { ApprovalRequest, ExecutionOrder } from '@gatehouse/events';
 import type { Run } from '@gatehouse/state';
+import { decideAs } from './support/decide.js';
 import { startGatehouse } from './support/gatehouse.js';
 import type { Gatehouse } from './support/gatehouse.js';
 import { ISSUER, orchestratorToken, PEOPLE, signInAtLoginPage, tokensOf } from './support/identity.js';
@@ -101,18 +102,14 @@ describe('runs registered by trusted code with an IdP token, acting on behalf of
       if (!step.ok) throw new Error(`${who.username} was refused: ${step.location}`);
       return step.signedIn;
     };
-    const decide = (session: SignedIn) =>
-      fetch(`${url}/api/approvals/${proposalId}/approve`, {
-        method: 'POST',
-        headers: { cookie: session.cookie, 'x-csrf-token': session.csrf },
-      });
+    const decide = (session: SignedIn) => decideAs<ErrorBody>(url, proposalId, 'approve', session);
     const owner = await signIn(PEOPLE.owner);
     const shown = (await (
       await fetch(`${url}/api/approvals/${proposalId}`, { headers: { cookie: owner.cookie } })
     ).json()) as RequestDetail;
     expect(shown).toMatchObject({ may_decide: false, may_not_because: 'SELF_APPROVAL', request: { on_behalf_of: OWNER } });
     const own = await decide(owner);
-    expect([own.status, ((await own.json()) as ErrorBody).error.code]).toEqual([403, 'SELF_APPROVAL']);
+    expect([own.status, own.body.error.code]).toEqual([403, 'SELF_APPROVAL']);
     expect(await currentVersion(g)).toBe(17);
 
     const lead = await signIn(PEOPLE.lead);

@@ -5,6 +5,7 @@ import { KafkaAdmin } from '@gatehouse/events';
 import { GatehouseMetrics, startConsumerLag } from '@gatehouse/telemetry';
 import type { Run } from '@gatehouse/state';
 import { TOKENS } from './support/approval.js';
+import { decideAs } from './support/decide.js';
 import { startGatehouse } from './support/gatehouse.js';
 import type { Gatehouse } from './support/gatehouse.js';
 import { eventually, logger } from './support/stack.js';
@@ -156,15 +157,7 @@ describe('every service serves /metrics whose counters move with bounded labels'
       },
     );
     await eventually(() => notice, 20_000, 'pending_approval');
-    const api = (path: string, method = 'GET') =>
-      fetch(`${g.approval?.url ?? ''}/api/approvals/${path}`, {
-        method,
-        headers: { authorization: `Bearer ${TOKENS.lead}`, ...(method === 'POST' ? { 'content-type': 'application/json' } : {}) },
-        ...(method === 'POST' ? { body: '{}' } : {}),
-      });
-    const stored = async (): Promise<boolean> => (await api(proposalId)).status === 200;
-    for (let i = 0; i < 200 && !(await stored()); i += 1) await new Promise((resolve) => setTimeout(resolve, 25));
-    expect((await api(`${proposalId}/approve`, 'POST')).status).toBe(200);
+    expect((await decideAs(g.approval?.url ?? '', proposalId, 'approve', TOKENS.lead, { waitForRequest: true })).status).toBe(200);
     const result = await settled;
     expect(result.ok).toBe(true);
 

@@ -7,6 +7,7 @@ import type { Run } from '@gatehouse/state';
 import { traceIdOf } from '@gatehouse/telemetry';
 import type { RecordHeaders } from '@gatehouse/telemetry';
 import { TOKENS } from './support/approval.js';
+import { decideAs } from './support/decide.js';
 import { startGatehouse } from './support/gatehouse.js';
 import type { Gatehouse } from './support/gatehouse.js';
 import { eventually, logger } from './support/stack.js';
@@ -128,14 +129,7 @@ describe('W3C trace context travels in Kafka headers from the call to its result
     );
     await eventually(() => notice, 20_000, 'pending_approval');
     expect(traceIdOf((await resultOf(commandId, 'pending_approval')).headers)).toBe(traceId);
-    const api = (path: string, method = 'GET') =>
-      fetch(`${g.approval?.url ?? ''}/api/approvals/${path}`, {
-        method,
-        headers: { authorization: `Bearer ${TOKENS.lead}`, ...(method === 'POST' ? { 'content-type': 'application/json' } : {}) },
-        ...(method === 'POST' ? { body: '{}' } : {}),
-      });
-    for (let i = 0; i < 200 && (await api(proposalId)).status !== 200; i += 1) await new Promise((resolve) => setTimeout(resolve, 25));
-    expect((await api(`${proposalId}/approve`, 'POST')).status).toBe(200);
+    expect((await decideAs(g.approval?.url ?? '', proposalId, 'approve', TOKENS.lead, { waitForRequest: true })).status).toBe(200);
     expect((await settled).ok).toBe(true);
 
     const decision = await eventually(() => decided.seen.find((s) => s.event.proposal_id === proposalId), 20_000, 'the decision');
@@ -164,12 +158,11 @@ describe('W3C trace context travels in Kafka headers from the call to its result
       },
     );
     await eventually(() => notice, 20_000, 'pending_approval');
-    const headers = { authorization: `Bearer ${TOKENS.lead}`, 'content-type': 'application/json' };
-    const url = `${g.approval?.url ?? ''}/api/approvals/${proposalId}`;
-    for (let i = 0; i < 200 && (await fetch(url, { headers: { authorization: headers.authorization } })).status !== 200; i += 1) {
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
-    expect((await fetch(`${url}/reject`, { method: 'POST', headers, body: JSON.stringify({ reason: 'not today' }) })).status).toBe(200);
+    const rejected = await decideAs(g.approval?.url ?? '', proposalId, 'reject', TOKENS.lead, {
+      waitForRequest: true,
+      reason: 'not today',
+    });
+    expect(rejected.status).toBe(200);
     const result = await settled;
     expect(!result.ok && result.error.code).toBe('APPROVAL_REJECTED');
     expect(traceIdOf((await resultOf(commandId, 'error')).headers)).toBe(traceId);

@@ -13,7 +13,7 @@ import type { Roles, RunningPolicyService } from '@gatehouse/policy';
 import { customerSupportCatalog, customerSupportImplementations } from '@gatehouse/example-customer-support';
 import { createRedis, Keyspace, redisUrlFromEnv } from '@gatehouse/state';
 import type { ReplicaBarrier } from '@gatehouse/state';
-import type { Redis, Run } from '@gatehouse/state';
+import type { PersonRef, Redis, Run } from '@gatehouse/state';
 import { startApprovalService } from '@gatehouse/approval';
 import type { RunningApprovalService } from '@gatehouse/approval';
 import { startTestService } from '../customers-harness.js';
@@ -79,7 +79,15 @@ export interface Gatehouse {
   readonly approval: RunningApprovalService | undefined;
   createRun(
     role: string,
-    overrides?: { tenant?: string; capabilities?: string[]; ttlMs?: number; environment?: string; principal?: string },
+    overrides?: {
+      tenant?: string;
+      capabilities?: string[];
+      ttlMs?: number;
+      environment?: string;
+      principal?: string;
+      /** The person the run acts for, as their IdP names them (any issuer: this Gatehouse checks none). */
+      onBehalfOf?: PersonRef;
+    },
   ): Promise<Run>;
   startExecutor(id?: string): Promise<RunningExecutor>;
   /** Records every ExecutionOrder published, to prove what was (not) routed. */
@@ -232,6 +240,7 @@ export async function startGatehouse(label: string, options: GatehouseOptions = 
           environment: overrides.environment ?? 'sandbox',
           ttl_ms: overrides.ttlMs ?? 600_000,
           ...(overrides.capabilities === undefined ? {} : { capabilities: overrides.capabilities }),
+          ...(overrides.onBehalfOf === undefined ? {} : { on_behalf_of: overrides.onBehalfOf }),
         }),
       });
       if (response.status !== 201) throw new Error(`run creation answered ${response.status}: ${await response.text()}`);

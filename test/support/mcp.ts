@@ -6,9 +6,9 @@ import { startMcpService } from '@gatehouse/mcp';
 import type { McpServiceOptions, RunningMcpService } from '@gatehouse/mcp';
 import type { Run } from '@gatehouse/state';
 import { TOKENS } from './approval.js';
+import { decideAs } from './decide.js';
 import { CONTROL_TOKEN } from './gatehouse.js';
 import type { Gatehouse } from './gatehouse.js';
-import { pollUntil } from './poll.js';
 import { TEST_KEY_RING } from './signing.js';
 import { config, logger } from './stack.js';
 
@@ -100,24 +100,13 @@ export function approveAsLead(g: Gatehouse, proposalId: string): Promise<number>
   return decideAsLead(g, proposalId, 'approve', {});
 }
 
-/** Approves or rejects (with a reason) a pending proposal as the test support lead; the HTTP status. */
+/** Approves or rejects (with a reason) a pending proposal as the test support lead, with what it was shown; the HTTP status. */
 export async function decideAsLead(
   g: Gatehouse,
   proposalId: string,
   decision: 'approve' | 'reject',
   body: { reason?: string },
 ): Promise<number> {
-  const url = `${g.approval?.url ?? ''}/api/approvals/${proposalId}`;
-  await pollUntil(
-    async () => ((await fetch(url, { headers: { authorization: `Bearer ${TOKENS.lead}` } })).status === 200 ? true : undefined),
-    20_000,
-    'the pending request',
-    25,
-  );
-  const decided = await fetch(`${url}/${decision}`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${TOKENS.lead}`, 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  return decided.status;
+  const options = { waitForRequest: true, ...(body.reason === undefined ? {} : { reason: body.reason }) };
+  return (await decideAs(g.approval?.url ?? '', proposalId, decision, TOKENS.lead, options)).status;
 }

@@ -43,6 +43,11 @@ export const ApiErrorCode = {
     meaning:
       'Redis did not confirm the change on the replicas `GATEHOUSE_REDIS_WAIT_REPLICAS` asks for in time, so nothing was published; the same request again is safe and completes it.',
   },
+  PROPOSAL_MISMATCH: {
+    status: 409,
+    meaning:
+      "A decision's `arguments_sha256` or `target_version` (what the person was shown) differs from the stored proposal: nothing was recorded; reload it and decide again.",
+  },
 } as const satisfies Record<string, ApiErrorCodeEntry>;
 
 export type ApiErrorCode = keyof typeof ApiErrorCode;

@@ -16,12 +16,22 @@ export interface ExecutionContext {
   readonly deadlineAt: number | null;
   /**
    * A credential for one request to the tool's system of record, to send as `Authorization: Bearer
-   * …`: a call assertion the executor mints for this call (fresh on every ask — its `jti` is
-   * single-use, so ask once per request), or the IdP's token for the run's person when the tool's
-   * credential is `{ exchange }`. Rejects with a ToolFailure (`CREDENTIAL_REFUSED`) when the tool
-   * declares no audience or the IdP refuses the exchange.
+   * …`: a call assertion the executor mints for this call and exactly `request` — its method, path
+   * and query — fresh on every ask (its `jti` is single-use, so ask once per request); or the IdP's
+   * token for the run's person when the tool's credential is `{ exchange }` (`request` is then not
+   * needed). `authorizedFetch` asks with the request it sends. Rejects with a ToolFailure
+   * (`CREDENTIAL_REFUSED`) when the tool declares no audience, an assertion is asked for without
+   * its request, or the IdP refuses the exchange.
    */
-  readonly credential: () => Promise<string>;
+  readonly credential: (request?: CredentialRequest) => Promise<string>;
+}
+
+/** The one request a call assertion is asked for: what the system of record checks it against. */
+export interface CredentialRequest {
+  /** The method the request is sent with (`GET`, `POST`, …), as given to `fetch`. */
+  readonly method: string;
+  /** The absolute URL it is sent to: the assertion names its path and query. */
+  readonly url: string | URL;
 }
 
 /**

@@ -41,6 +41,7 @@ export { isExchangedCredential } from './implementation.js';
 export type {
   AssertionCredential,
   CallCredential,
+  CredentialRequest,
   ExchangedCredential,
   ExecutionContext,
   ProposalDraft,

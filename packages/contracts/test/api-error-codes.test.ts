@@ -21,6 +21,7 @@ const PINNED = [
   'NOT_UNKNOWN',
   'OUTCOME_ALREADY_KNOWN',
   'STORE_UNCONFIRMED',
+  'PROPOSAL_MISMATCH',
 ];
 
 /** The identity refusals (@gatehouse/identity's IDENTITY_REFUSALS), read from their source: contracts depends on nothing. */

@@ -5,6 +5,8 @@
 
 (() => {
   const TOKEN_KEY = 'gatehouse.approval.token';
+  // The proposal whose approval sent the person to sign in again; only this page's own script sets it.
+  const STEP_UP_KEY = 'gatehouse.approval.step-up';
   const POLL_MS = 5000;
   const $ = (id) => document.getElementById(id);
 
@@ -334,7 +336,19 @@
     return el(
       'div',
       { class: 'actions' },
-      el('button', { type: 'button', id: 'approve', class: 'primary', onclick: () => void approve(d) }, 'Approve this exact change'),
+      el(
+        'button',
+        {
+          type: 'button',
+          id: 'approve',
+          class: 'primary',
+          // Only the person's own click or key press decides: a script's synthetic click does not.
+          onclick: (event) => {
+            if (event.isTrusted) void approve(d);
+          },
+        },
+        'Approve this exact change',
+      ),
       el(
         'form',
         { class: 'reject', novalidate: true, onsubmit: (event) => (event.preventDefault(), void reject(d, reason, error)) },
@@ -347,14 +361,24 @@
     );
   }
 
-  async function decide(d, path, body) {
+  /** Sends a decision with what this page showed: the server refuses it if the stored proposal differs. */
+  async function decide(d, path, extra) {
     if (state.busy) return null;
     state.busy = true;
+    const shown = { arguments_sha256: d.request.arguments_sha256, target_version: d.request.target.version };
     try {
-      return await api('POST', `/api/approvals/${encodeURIComponent(d.proposal_id)}/${path}`, body);
+      return await api('POST', `/api/approvals/${encodeURIComponent(d.proposal_id)}/${path}`, { ...shown, ...extra });
     } finally {
       state.busy = false;
     }
+  }
+
+  /** The server holds another version of the proposal than the one shown: show it afresh, decide nothing. */
+  async function mismatch(d, reply) {
+    if (reply.body.error?.code !== 'PROPOSAL_MISMATCH') return false;
+    announce('This proposal differs from the one shown. It has been reloaded: read it again before deciding.', 'bad');
+    await select(d.proposal_id, true);
+    return true;
   }
 
   async function afterDecision(d, text) {
@@ -377,10 +401,13 @@
     const reply = await decide(d, 'approve');
     if (reply === null) return;
     if (reply.body.error?.code === 'STEP_UP_REQUIRED' && typeof reply.body.error.sign_in === 'string') {
+      // Back from the identity provider the proposal is shown again; the person presses Approve again.
+      sessionStorage.setItem(STEP_UP_KEY, d.proposal_id);
       announce('This approval needs a recent sign-in: taking you to the identity provider.', 'bad');
       window.location.assign(reply.body.error.sign_in);
       return;
     }
+    if (await mismatch(d, reply)) return;
     if (reply.status === 200 || reply.status === 202) await afterDecision(d, `Approved ${d.proposal_id}.`);
     else announce(reply.body.error?.message ?? `Could not approve (HTTP ${reply.status}).`, 'bad');
   }
@@ -394,6 +421,7 @@
     }
     const reply = await decide(d, 'reject', { reason });
     if (reply === null) return;
+    if (await mismatch(d, reply)) return;
     if (reply.status === 200 || reply.status === 202) await afterDecision(d, `Rejected ${d.proposal_id}.`);
     else error.textContent = reply.body.error?.message ?? `Could not reject (HTTP ${reply.status}).`;
   }
@@ -472,21 +500,27 @@
     if (config !== null) state.config = config;
     const hash = window.location.hash;
     const error = /^#sign-in-error=([A-Z_]+)$/.exec(hash)?.[1];
-    // Back from signing in again for a step-up: the approval the person asked for goes on, once.
-    const resume = /^#approve=([A-Za-z0-9_.:-]+)$/.exec(hash)?.[1];
+    // A link only opens a proposal. Nothing in the address ever decides: only the person's own press of Approve does.
     const open = /^#proposal=([A-Za-z0-9_.:-]+)$/.exec(hash)?.[1];
+    const steppedUp = sessionStorage.getItem(STEP_UP_KEY);
+    sessionStorage.removeItem(STEP_UP_KEY);
     if (hash !== '') history.replaceState(null, '', window.location.pathname);
     // A session cookie, when the identity provider has just signed the person in, or a demo token.
     if (error === undefined && (await start(true).catch(() => false))) {
-      const target = resume ?? open;
-      if (target !== undefined) await select(target, true);
-      if (resume !== undefined && state.detail?.state === 'pending' && state.detail.may_decide) await approve(state.detail);
+      if (open === undefined) return;
+      await select(open, true);
+      if (open === steppedUp && state.detail?.state === 'pending' && state.detail.may_decide) {
+        announce('You signed in again. Nothing was approved yet: check the proposal and press Approve again to approve it.', 'ok');
+      }
       return;
     }
     signOut(error === undefined ? '' : (SIGN_IN_ERRORS[error] ?? 'The sign-in could not be completed.'));
   }
 
+  // Marks the page once everything its load does is done (for people's assistive tools and for tests).
+  const booted = () => document.body.setAttribute('data-booted', 'true');
+
   setInterval(tick, 1000);
   setInterval(() => void refresh().catch(() => undefined), POLL_MS);
-  void boot();
+  void boot().finally(booted);
 })();

@@ -4,7 +4,7 @@ import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest }
 import type { Health } from '@gatehouse/runtime';
 import { IDENTITY_REFUSALS } from '@gatehouse/identity';
 import type { GatehouseMetrics, Logger } from '@gatehouse/telemetry';
-import type { ApprovalDecisions, DecisionRefusal } from './approval-decisions.js';
+import type { ApprovalDecisions, DecisionRefusal, ShownProposal } from './approval-decisions.js';
 import { REASON_MAX, visibleTo } from './approval-decisions.js';
 import type { ApproverAuth } from './approver-auth.js';
 import { CSRF_HEADER } from './approver-auth.js';
@@ -56,11 +56,24 @@ const listQuery = {
   },
 } as const;
 
+/** What the person was shown, which every decision carries: the stored request's hash and target version. */
+const shownProperties = {
+  arguments_sha256: { type: 'string', pattern: '^[0-9a-f]{64}$' },
+  target_version: { type: ['integer', 'null'] },
+} as const;
+
+const approveBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['arguments_sha256', 'target_version'],
+  properties: shownProperties,
+} as const;
+
 const rejectBody = {
   type: 'object',
   additionalProperties: false,
-  required: ['reason'],
-  properties: { reason: { type: 'string', maxLength: REASON_MAX * 2 } },
+  required: ['arguments_sha256', 'target_version', 'reason'],
+  properties: { ...shownProperties, reason: { type: 'string', maxLength: REASON_MAX * 2 } },
 } as const;
 
 const errorBody = (code: string, message: string, extra: Record<string, unknown> = {}) => ({ error: { code, message, ...extra } });
@@ -219,23 +232,25 @@ function registerApprovalRoutes(app: FastifyInstance, options: ApiOptions, { app
     },
   );
 
-  app.post<{ Params: { proposal_id: string } }>(
+  app.post<{ Params: { proposal_id: string }; Body: ShownProposal }>(
     '/api/approvals/:proposal_id/approve',
-    { schema: { params: proposalParams } },
+    { schema: { params: proposalParams, body: approveBody } },
     async (request, reply) => {
       const approver = approverOf(request);
-      const outcome = await decider.approve(approver, request.params.proposal_id);
+      const { arguments_sha256, target_version } = request.body;
+      const outcome = await decider.approve(approver, request.params.proposal_id, { arguments_sha256, target_version });
       if (!outcome.ok) return sendDecisionRefusal(reply, outcome.error);
       return reply.code(outcome.published ? 200 : 202).send({ ...detailOf(outcome.row, approver), published: outcome.published });
     },
   );
 
-  app.post<{ Params: { proposal_id: string }; Body: { reason: string } }>(
+  app.post<{ Params: { proposal_id: string }; Body: ShownProposal & { reason: string } }>(
     '/api/approvals/:proposal_id/reject',
     { schema: { params: proposalParams, body: rejectBody } },
     async (request, reply) => {
       const approver = approverOf(request);
-      const outcome = await decider.reject(approver, request.params.proposal_id, request.body.reason);
+      const { arguments_sha256, target_version, reason } = request.body;
+      const outcome = await decider.reject(approver, request.params.proposal_id, { arguments_sha256, target_version }, reason);
       if (!outcome.ok) return sendDecisionRefusal(reply, outcome.error);
       return reply.code(outcome.published ? 200 : 202).send({ ...detailOf(outcome.row, approver), published: outcome.published });
     },

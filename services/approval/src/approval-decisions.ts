@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { isSelfApproval } from '@gatehouse/governance';
 import type { GatehouseMetrics, Logger } from '@gatehouse/telemetry';
 import type { Approver } from './approvers.js';
 import { WITHDRAWN_REASON } from './decision-events.js';
@@ -27,13 +28,25 @@ export interface DecisionRefusal {
 export function signedInRecently(approver: Approver, row: StoredRequest, now: number): boolean {
   const within = row.request.recent_sign_in_s ?? null;
   if (within === null) return true;
-  return approver.authTime !== null && approver.authTime >= now - within * 1000;
+  if (approver.authTime === null) return false;
+  // In whole seconds, as `auth_time` is and as the IdP checks `max_age`: a check in milliseconds
+  // sends a person whom the IdP still counts as recent back to it, and it returns them unasked.
+  return Math.floor(now / 1000) - Math.floor(approver.authTime / 1000) <= within;
 }
 
 export type DecisionOutcome =
   { readonly ok: true; readonly row: StoredRequest; readonly published: boolean } | { readonly ok: false; readonly error: DecisionRefusal };
 
 export const REASON_MAX = 500;
+
+/**
+ * What the deciding person was shown, sent back with their decision: the stored request's
+ * `arguments_sha256` and `target.version`. A decision is taken on what was seen, never on an id alone.
+ */
+export interface ShownProposal {
+  readonly arguments_sha256: string;
+  readonly target_version: number | null;
+}
 
 const fail = (error: DecisionRefusal): DecisionOutcome => ({ ok: false, error });
 const notFound = (): DecisionOutcome => fail({ status: 404, code: 'NOT_FOUND', message: 'no such approval request' });
@@ -56,14 +69,22 @@ export function authorityProblem(approver: Approver, row: StoredRequest): Decisi
   if (!approver.roles.includes(role)) {
     return { status: 403, code: 'UNAUTHORIZED_APPROVER', message: `approving this proposal requires the role ${role}` };
   }
-  const person = row.request.on_behalf_of;
-  if (person !== null && person !== undefined && person.issuer === approver.issuer && person.subject === approver.subject) {
+  // Four eyes by IdP identity only (issuer and subject): never by a name or a principal string.
+  if (isSelfApproval(row.request.on_behalf_of, approver)) {
     return { status: 403, code: 'SELF_APPROVAL', message: 'the person this run acts on behalf of cannot decide on its own proposal' };
   }
-  if (approver.identity === row.request.principal) {
-    return { status: 403, code: 'SELF_APPROVAL', message: 'the principal a run acts for cannot decide on its own proposal' };
-  }
   return undefined;
+}
+
+/** Why a decision on `shown` may not stand for the stored request, or undefined when it is what the person saw. */
+function mismatchProblem(row: StoredRequest, shown: ShownProposal): DecisionRefusal | undefined {
+  const stored = row.request;
+  if (shown.arguments_sha256 === stored.arguments_sha256 && shown.target_version === stored.target.version) return undefined;
+  return {
+    status: 409,
+    code: 'PROPOSAL_MISMATCH',
+    message: 'what was shown differs from the stored proposal (arguments_sha256 or target version); reload it and decide again',
+  };
 }
 
 function stateProblem(row: StoredRequest): DecisionRefusal | undefined {
@@ -97,8 +118,8 @@ export class ApprovalDecisions {
     private readonly runIsActive?: RunIsActive,
   ) {}
 
-  async approve(approver: Approver, proposalId: string): Promise<DecisionOutcome> {
-    const checked = await this.check(approver, proposalId);
+  async approve(approver: Approver, proposalId: string, shown: ShownProposal): Promise<DecisionOutcome> {
+    const checked = await this.check(approver, proposalId, shown);
     if (!checked.ok) return checked;
     if (!signedInRecently(approver, checked.row, checked.row.now)) {
       const maxAge = checked.row.request.recent_sign_in_s ?? 0;
@@ -111,7 +132,8 @@ export class ApprovalDecisions {
         status: 401,
         code: 'STEP_UP_REQUIRED',
         message: `approving this proposal needs a sign-in at the identity provider within the last ${maxAge} s`,
-        signIn: `/login?max_age=${maxAge}&return=${encodeURIComponent(`/#approve=${proposalId}`)}`,
+        // Back from the IdP the console shows the proposal again; the person must press Approve again.
+        signIn: `/login?max_age=${maxAge}&return=${encodeURIComponent(`/#proposal=${proposalId}`)}`,
         maxAge,
       });
     }
@@ -130,12 +152,12 @@ export class ApprovalDecisions {
     return { ok: true, row, published: await this.publish(row) };
   }
 
-  async reject(approver: Approver, proposalId: string, reason: string): Promise<DecisionOutcome> {
+  async reject(approver: Approver, proposalId: string, shown: ShownProposal, reason: string): Promise<DecisionOutcome> {
     const trimmed = reason.trim();
     if (trimmed.length === 0 || trimmed.length > REASON_MAX) {
       return fail({ status: 400, code: 'INVALID_REQUEST', message: `a rejection needs a reason of 1..${REASON_MAX} characters` });
     }
-    const checked = await this.check(approver, proposalId);
+    const checked = await this.check(approver, proposalId, shown);
     if (!checked.ok) return checked;
     const row = await this.repository.reject(proposalId, {
       identity: approver.identity,
@@ -149,14 +171,15 @@ export class ApprovalDecisions {
     return { ok: true, row, published: await this.publish(row) };
   }
 
-  private async check(approver: Approver, proposalId: string): Promise<DecisionOutcome> {
+  private async check(approver: Approver, proposalId: string, shown: ShownProposal): Promise<DecisionOutcome> {
     const row = await this.repository.get(proposalId);
     if (row === undefined) return notFound();
     if (!visibleTo(approver, row)) {
       this.metrics?.identityRefused('approval', 'OTHER_TENANT');
       return notFound();
     }
-    const problem = authorityProblem(approver, row) ?? stateProblem(row);
+    // What the person saw is checked before anything is recorded (or a step-up asked for).
+    const problem = authorityProblem(approver, row) ?? stateProblem(row) ?? mismatchProblem(row, shown);
     if (problem !== undefined) {
       this.logger.info({ ...ids(row), approver: approver.identity, code: problem.code }, 'decision refused');
       return fail(problem);

@@ -67,6 +67,20 @@ function renderDetail(out: Output, row: RequestDetail): string {
   return `${out.fields(fields)}changes:\n${diffLines(request.diff).join('\n')}\n`;
 }
 
+/**
+ * Decides on a request as it is now: reads it, then sends its `arguments_sha256` and target version
+ * with the decision, so the service refuses it (409 PROPOSAL_MISMATCH) should it differ from what was read.
+ */
+async function decide(api: HttpApi, proposalId: string, decision: 'approve' | 'reject', extra: object = {}): Promise<RequestDetail> {
+  const path = `/api/approvals/${segment(proposalId)}`;
+  const { request } = await api.get<RequestDetail>(path);
+  return api.post<RequestDetail>(`${path}/${decision}`, {
+    arguments_sha256: request.arguments_sha256,
+    target_version: request.target.version,
+    ...extra,
+  });
+}
+
 function decided(out: Output, row: RequestDetail): void {
   out.result(row, () => `${row.proposal_id}: ${row.state}${row.decided_by === null ? '' : ` by ${row.decided_by}`}\n`);
   if (row.published === false) out.note('the decision is stored; the approval service will publish it from its outbox (HTTP 202)');
@@ -144,10 +158,11 @@ export const approvals: CommandGroup = {
       summary: 'approve a pending request: its exact stored arguments may then execute once',
       positionals: ['proposal_id'],
       notes: [
-        'Read it first: gatehouse approvals show <proposal_id>. Refusals exit 1 (403 no authority or self-approval, 409 already decided or expired).',
+        'Read it first: gatehouse approvals show <proposal_id>. The decision carries the arguments_sha256 and target version of the request as read just before it.',
+        'Refusals exit 1 (403 no authority or self-approval, 409 already decided or expired, or PROPOSAL_MISMATCH when it differs from what was read).',
       ],
       async run({ arg, out, io }) {
-        decided(out, await new HttpApi(approvalApi(io.env)).post<RequestDetail>(`/api/approvals/${segment(arg('proposal_id'))}/approve`));
+        decided(out, await decide(new HttpApi(approvalApi(io.env)), arg('proposal_id'), 'approve'));
       },
     },
     {
@@ -158,10 +173,7 @@ export const approvals: CommandGroup = {
       async run({ arg, options, out, io }) {
         const reason = options.required('reason').trim();
         if (reason.length === 0 || reason.length > REASON_MAX) throw usageError(`--reason must be 1..${REASON_MAX} characters`);
-        decided(
-          out,
-          await new HttpApi(approvalApi(io.env)).post<RequestDetail>(`/api/approvals/${segment(arg('proposal_id'))}/reject`, { reason }),
-        );
+        decided(out, await decide(new HttpApi(approvalApi(io.env)), arg('proposal_id'), 'reject', { reason }));
       },
     },
   ],
