@@ -29,3 +29,5 @@ export type {
   Refusal,
   WriteVerdict,
 } from './verdict.js';
+export { isSelfApproval } from './self-approval.js';
+export type { IdpIdentity } from './self-approval.js';

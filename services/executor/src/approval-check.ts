@@ -1,4 +1,5 @@
 import { sha256Hex, toolError } from '@gatehouse/contracts';
+import { isSelfApproval } from '@gatehouse/governance';
 import type { ToolError } from '@gatehouse/contracts';
 import type { ExecutionOrder } from '@gatehouse/events';
 import type { ApprovalRecord, Proposal } from '@gatehouse/state';
@@ -13,7 +14,7 @@ const no = (error: ToolError): Authorized => ({ ok: false, error });
 /**
  * Everything a write must prove before it runs, checked against the stores (never against the
  * grant copied into the order, which a topic writer could forge): the approval exists, is unexpired,
- * was given by someone holding the required role who is not the run's own principal, and covers
+ * was given by someone holding the required role who is not the person the run acts for, and covers
  * exactly these canonical arguments — re-hashed here.
  */
 export async function authorize(
@@ -39,10 +40,8 @@ export async function authorize(
     proposal = stored?.proposal;
     if (proposal === undefined) return no(toolError('PROPOSAL_NOT_FOUND', `Proposal ${order.proposal_id} is gone`));
     if (approval.proposal_id !== proposal.proposal_id) return no(toolError('ARGUMENTS_MISMATCH', 'The approval is for another proposal'));
-    if (approval.approved_by === proposal.principal)
-      return no(toolError('SELF_APPROVAL', 'A run’s own principal cannot approve its proposal'));
-    const person = proposal.on_behalf_of ?? order.on_behalf_of ?? null;
-    if (person !== null && approval.approver_issuer === person.issuer && approval.approver_subject === person.subject) {
+    const approver = { issuer: approval.approver_issuer, subject: approval.approver_subject };
+    if (isSelfApproval(proposal.on_behalf_of ?? order.on_behalf_of ?? null, approver)) {
       return no(toolError('SELF_APPROVAL', 'The person a run acts on behalf of cannot approve its proposal'));
     }
     if (proposal.run_id !== order.run_id || proposal.tenant !== order.tenant || proposal.tool !== order.tool) {
