@@ -3,6 +3,7 @@ import pg from 'pg';
 import type { Pool } from 'pg';
 import { buildApp, ensureDatabase, migrate, seedIfEmpty, tablesIn } from '@gatehouse/customers';
 import type { Tables } from '@gatehouse/customers';
+import { requestTarget } from '@gatehouse/identity';
 import type { CallFacts } from '@gatehouse/identity';
 import { createLogger, GatehouseMetrics } from '@gatehouse/telemetry';
 import { decodeJwt } from 'jose';
@@ -135,12 +136,15 @@ function refusedCall(method: string, url: string, status: number, authorization:
 /** The customers service's audience, as the reference pack and the service default it. */
 const CUSTOMERS_AUDIENCE = 'customers';
 
-/** A call assertion for `method path` as an executor would mint it, with `facts` changed. */
+/** A call assertion for `method path` (path and query) as an executor would mint it, with `facts` changed. */
 export async function assertionFor(method: string, path: string, o: CallOptions, facts: Partial<CallFacts> = {}): Promise<string> {
   const status = path.startsWith('/operations/');
   const write = !status && method === 'POST' && o.key !== undefined;
   return testAssertion(CUSTOMERS_AUDIENCE, {
     call: status ? 'status' : write ? 'write' : 'read',
+    method,
+    // As the request goes on the wire: the WHATWG URL's serialization of the path and query.
+    target: requestTarget(new URL(path, 'http://customers.test')),
     tenant: o.tenant ?? 'acme',
     ...(status ? { idempotencyKey: decodeURIComponent(path.slice('/operations/'.length)) } : {}),
     ...(write ? { idempotencyKey: o.key ?? null, body: o.body } : {}),

@@ -26,10 +26,16 @@ interface Attempt {
 
 const stranger = generateKeyPairSync('ed25519').privateKey;
 
-/** The refusals every write route gives, for a write whose body, key and tenant the caller names. */
-function refusals(audience: string, key: string, body: Record<string, unknown>, changed: Record<string, unknown>): Attempt[] {
+/** The refusals every write route gives, for a write to `target` whose body, key and tenant the caller names. */
+function refusals(
+  audience: string,
+  target: string,
+  key: string,
+  body: Record<string, unknown>,
+  changed: Record<string, unknown>,
+): Attempt[] {
   const write = (facts: Partial<CallFacts> & { body?: unknown } = {}) =>
-    testAssertion(audience, { call: 'write', idempotencyKey: key, body, ...facts });
+    testAssertion(audience, { call: 'write', method: 'POST', target, idempotencyKey: key, body, ...facts });
   return [
     { case: 'no assertion', assertion: () => Promise.resolve(undefined), status: 401, code: 'ASSERTION_MISSING' },
     { case: 'an expired one', assertion: () => write({ expiresAt: Date.now() - 60_000 }), status: 401, code: 'ASSERTION_EXPIRED' },
@@ -39,6 +45,8 @@ function refusals(audience: string, key: string, body: Record<string, unknown>, 
         (await CallAssertionSigner.create(TEST_ASSERTION_ISSUER, { keyId: 'test-assertion', privateKey: stranger })).mint({
           audience,
           call: 'write',
+          method: 'POST',
+          target,
           principal: 'agent:x',
           actor: 'forger',
           tenant: 'acme',
@@ -58,12 +66,19 @@ function refusals(audience: string, key: string, body: Record<string, unknown>, 
     },
     {
       case: 'one for another system of record',
-      assertion: () => testAssertion(`not-${audience}`, { call: 'write', idempotencyKey: key, body }),
+      assertion: () => testAssertion(`not-${audience}`, { call: 'write', method: 'POST', target, idempotencyKey: key, body }),
       status: 401,
       code: 'ASSERTION_INVALID',
     },
     { case: "another tenant's", assertion: () => write({ tenant: 'globex' }), status: 403, code: 'TENANT_MISMATCH' },
-    { case: "a read's, on the write route", assertion: () => testAssertion(audience, { call: 'read' }), status: 403, code: 'WRONG_CALL' },
+    {
+      case: "a read's, on the write route",
+      assertion: () => testAssertion(audience, { call: 'read', method: 'POST', target }),
+      status: 403,
+      code: 'WRONG_CALL',
+    },
+    { case: 'one for another method', assertion: () => write({ method: 'PUT' }), status: 403, code: 'METHOD_MISMATCH' },
+    { case: 'one for another path', assertion: () => write({ target: `${target}/x` }), status: 403, code: 'TARGET_MISMATCH' },
     { case: 'a write whose body does not match its hash', assertion: () => write(), body: changed, status: 403, code: 'BODY_MISMATCH' },
     {
       case: 'a write under another idempotency key',
@@ -123,8 +138,9 @@ describe('the customers service, called directly', () => {
     const body = { customer_id: C.id, expected_version: 17, destination };
     const changed = { ...body, destination: { ...destination, city: 'Kraków' } };
     const before = await state();
-    const url = `${svc.url}/customers/${C.id}/address-changes`;
-    const attempts = refusals('customers', key, body, changed);
+    const target = `/customers/${C.id}/address-changes`;
+    const url = `${svc.url}${target}`;
+    const attempts = refusals('customers', target, key, body, changed);
     const recorded = svc.refused.length;
     for (const attempt of attempts) {
       const counted = await refusalCount(`${svc.url}/metrics`, attempt.code);
@@ -145,8 +161,9 @@ describe('the customers service, called directly', () => {
   it('applies the write its assertion covers once, and refuses the same assertion replayed', async () => {
     const key = newKey('direct');
     const body = { customer_id: C.id, expected_version: 17, destination };
-    const assertion = await testAssertion('customers', { call: 'write', idempotencyKey: key, body });
-    const url = `${svc.url}/customers/${C.id}/address-changes`;
+    const target = `/customers/${C.id}/address-changes`;
+    const assertion = await testAssertion('customers', { call: 'write', method: 'POST', target, idempotencyKey: key, body });
+    const url = `${svc.url}${target}`;
     expect((await send(url, key, body, assertion)).status).toBe(200);
     const applied = await state();
     expect(applied.customer).toEqual([{ version: 18, line1: 'Piotrkowska 100', city: 'Łódź' }]);
@@ -165,11 +182,19 @@ describe('the customers service, called directly', () => {
       `${svc.url}/customers/${C.id}/address-changes`,
       key,
       body,
-      await testAssertion('customers', { call: 'write', idempotencyKey: key, body }),
+      await testAssertion('customers', {
+        call: 'write',
+        method: 'POST',
+        target: `/customers/${C.id}/address-changes`,
+        idempotencyKey: key,
+        body,
+      }),
     );
     expect({ status: misdirected.status, code: misdirected.code }).toEqual({ status: 400, code: 'INVALID_REQUEST' });
     const status = await fetch(`${svc.url}/operations/${key}`, {
-      headers: { authorization: `Bearer ${await testAssertion('customers', { call: 'status', idempotencyKey: 'another-key' })}` },
+      headers: {
+        authorization: `Bearer ${await testAssertion('customers', { call: 'status', method: 'GET', target: `/operations/${key}`, idempotencyKey: 'another-key' })}`,
+      },
     });
     expect(status.status).toBe(403);
     expect(await state()).toEqual(before);
@@ -225,8 +250,9 @@ describe('the refunds service, called directly', () => {
     };
     const changed = { ...body, amount: { minor: 60_000, currency: 'EUR' } };
     const before = await state();
-    const url = `${refunds.url}/orders/${order.orderId}/refunds`;
-    for (const attempt of refusals('refunds', key, body, changed)) {
+    const target = `/orders/${order.orderId}/refunds`;
+    const url = `${refunds.url}${target}`;
+    for (const attempt of refusals('refunds', target, key, body, changed)) {
       const counted = await refusalCount(`${refunds.url}/metrics`, attempt.code);
       const answer = await send(url, key, attempt.body ?? body, await attempt.assertion());
       expect({ case: attempt.case, status: answer.status, code: answer.code }).toEqual({
@@ -238,7 +264,7 @@ describe('the refunds service, called directly', () => {
     }
     expect(await state()).toEqual(before);
 
-    const assertion = await testAssertion('refunds', { call: 'write', idempotencyKey: key, body });
+    const assertion = await testAssertion('refunds', { call: 'write', method: 'POST', target, idempotencyKey: key, body });
     expect((await send(url, key, body, assertion)).status).toBe(201);
     const applied = await state();
     expect(applied.order).toEqual([{ refunded_minor: '1000', version: order.version + 1 }]);

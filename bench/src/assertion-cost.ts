@@ -26,6 +26,8 @@ const body = {
 const read: CallFacts = {
   audience: 'customers',
   call: 'read',
+  method: 'GET',
+  target: '/customers/C-1842',
   principal: 'agent:bench',
   actor: 'executor-1',
   tenant: 'acme',
@@ -43,6 +45,8 @@ const read: CallFacts = {
 const write = (): CallFacts => ({
   ...read,
   call: 'write',
+  method: 'POST',
+  target: '/customers/C-1842/address-changes',
   tool: 'commit_address_change.v2',
   argumentsSha256: sha256Hex(canonicalJson(body)),
   idempotencyKey: 'run-1:p_1:commit',
@@ -72,7 +76,16 @@ const reads = await Promise.all(Array.from({ length: count + Math.ceil(count / 1
 const writes = await Promise.all(Array.from({ length: count + Math.ceil(count / 10) }, () => signer.mint(write())));
 const verifyRead = await cost(
   count,
-  async (i) => (await verifier.verify({ authorization: `Bearer ${reads[i] ?? ''}`, call: 'read', tenant: 'acme' })).ok || process.exit(1),
+  async (i) =>
+    (
+      await verifier.verify({
+        authorization: `Bearer ${reads[i] ?? ''}`,
+        call: 'read',
+        method: 'GET',
+        target: '/customers/C-1842',
+        tenant: 'acme',
+      })
+    ).ok || process.exit(1),
 );
 const verifyWrite = await cost(
   count,
@@ -81,6 +94,8 @@ const verifyWrite = await cost(
       await verifier.verify({
         authorization: `Bearer ${writes[i] ?? ''}`,
         call: 'write',
+        method: 'POST',
+        target: '/customers/C-1842/address-changes',
         tenant: 'acme',
         idempotencyKey: 'run-1:p_1:commit',
         body,

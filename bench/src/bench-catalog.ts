@@ -81,19 +81,21 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 // Each handler asks for its call's credential, as one that calls a system of record does: the
 // figures include minting a call assertion per call.
 const BENCH_AUDIENCE = { audience: 'bench-system-of-record' } as const;
+/** The request each handler's assertion is minted for (nothing is sent to it). */
+const BENCH_REQUEST = { method: 'POST', url: 'http://bench-system-of-record.invalid/calls' } as const;
 
 const benchImplementations: readonly ToolImplementation[] = [
   implement(benchNoop, {
     credential: BENCH_AUDIENCE,
     run: async (args, context) => {
-      await context.credential();
+      await context.credential(BENCH_REQUEST);
       return { seq: args.seq, ok: true };
     },
   }),
   implement(benchSleep, {
     credential: BENCH_AUDIENCE,
     run: async (args, context) => {
-      await context.credential();
+      await context.credential(BENCH_REQUEST);
       await sleep(SLEEP_MS);
       return { seq: args.seq, ok: true };
     },
@@ -101,7 +103,7 @@ const benchImplementations: readonly ToolImplementation[] = [
   implement(benchWrite, {
     credential: BENCH_AUDIENCE,
     run: async (args, context) => {
-      await context.credential();
+      await context.credential(BENCH_REQUEST);
       return { seq: args.seq, ok: true };
     },
     // A resource per call: the bench measures the write path, not contention on one record.

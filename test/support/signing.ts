@@ -62,10 +62,14 @@ let signer: Promise<CallAssertionSigner> | undefined;
 
 /**
  * A call assertion signed with the test executors' key, as an executor would mint it for a call to
- * `audience`: a read of tenant `acme` unless `facts` say otherwise. A write given `body` names the
- * body's canonical hash and an approval, as a real write's does.
+ * `audience` and the one request `facts` name (`method`, and `target`: the path and query): a read
+ * of tenant `acme` unless `facts` say otherwise. A write given `body` names the body's canonical
+ * hash and an approval, as a real write's does.
  */
-export async function testAssertion(audience: string, facts: Partial<CallFacts> & { readonly body?: unknown } = {}): Promise<string> {
+export async function testAssertion(
+  audience: string,
+  facts: Partial<CallFacts> & Pick<CallFacts, 'method' | 'target'> & { readonly body?: unknown },
+): Promise<string> {
   signer ??= CallAssertionSigner.create(TEST_ASSERTION_ISSUER, TEST_ASSERTION_SETTINGS.key);
   const { body, ...rest } = facts;
   const write = rest.call === 'write';

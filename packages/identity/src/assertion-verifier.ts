@@ -3,7 +3,7 @@ import { readFileSync, statSync } from 'node:fs';
 import canonicalize from 'canonicalize';
 import { createLocalJWKSet, createRemoteJWKSet, jwtVerify } from 'jose';
 import type { JSONWebKeySet, JWTVerifyGetKey } from 'jose';
-import { CALL_ASSERTION_TYPE } from './call-assertion.js';
+import { CALL_ASSERTION_TYPE, HTTP_METHOD } from './call-assertion.js';
 import type { CallAssertionClaims, CallKind } from './call-assertion.js';
 
 /** Seconds an assertion's `exp` and `iat` may be off by, unless the verifier is told otherwise. */
@@ -24,10 +24,19 @@ export const ASSERTION_REFUSALS = {
   ASSERTION_EXPIRED: { status: 401, means: 'the assertion has expired (or is not valid yet), beyond the clock tolerance' },
   ASSERTION_REPLAYED: { status: 401, means: 'this assertion (its `jti`) was presented before; each request needs a fresh one' },
   KEYS_UNAVAILABLE: { status: 503, means: "the executors' key set could not be read; the same request may succeed on retry" },
+  REPLAY_MEMORY_UNAVAILABLE: {
+    status: 503,
+    means: 'the shared memory of presented assertions could not be asked (nothing was done); the same request may succeed on retry',
+  },
   TENANT_MISMATCH: { status: 403, means: 'the assertion is for another tenant than the request names' },
   WRONG_CALL: {
     status: 403,
     means: "the assertion is for another kind of call (a read's on a write route, a write's on a status query, …)",
+  },
+  METHOD_MISMATCH: { status: 403, means: 'the assertion is for a request of another HTTP method (its `method` claim)' },
+  TARGET_MISMATCH: {
+    status: 403,
+    means: 'the assertion is for a request to another path or query (its `target` claim): it covers one request, a read included',
   },
   IDEMPOTENCY_KEY_MISMATCH: { status: 403, means: 'the request runs under another idempotency key than the assertion names' },
   APPROVAL_MISSING: { status: 403, means: "a write's assertion names no approval" },
@@ -49,6 +58,14 @@ export interface CallRequest {
   readonly authorization: string | undefined;
   /** The kind of call this route serves. */
   readonly call: CallKind;
+  /** The request's method as received (`request.method`): must be the assertion's `method`. */
+  readonly method: string;
+  /**
+   * The request target as received: its path and query (`request.url` in node:http and fastify),
+   * compared byte for byte with the assertion's `target`. Behind a proxy that rewrites paths, the
+   * target as the handler sent it (the prefix put back).
+   */
+  readonly target: string;
   /** The tenant the request names itself (an `x-tenant` header, a path segment), when it names one. */
   readonly tenant?: string | undefined;
   /** A write's `Idempotency-Key` header, or the key a status query asks about. */
@@ -57,16 +74,23 @@ export interface CallRequest {
   readonly body?: unknown;
 }
 
-/** Remembers the `jti`s presented, until their assertion expires. */
+/**
+ * Remembers the `jti`s presented, until their assertion is no longer accepted. Every replica of a
+ * system of record must share one (`PgReplayGuard` of `@gatehouse/pg` is a table): a replay sent to
+ * a replica whose memory never saw the first presentation would pass.
+ */
 export interface ReplayGuard {
-  /** True the first time `jti` is presented within its lifetime, false on any later presentation. */
+  /**
+   * True the first time `jti` is presented before `expiresAtMs` (its `exp` and the clock tolerance),
+   * false on any later presentation; atomic across every verifier sharing the memory.
+   */
   firstSeen(jti: string, expiresAtMs: number): boolean | Promise<boolean>;
 }
 
 /**
- * One process's memory of the assertions it has seen, forgotten as they expire. A system of record
- * run as several replicas shares a store instead (a table or Redis keyed by `jti`, expiring at
- * `exp`): one replica's memory cannot see a replay sent to another.
+ * One process's memory of the assertions it has seen, forgotten as they expire: for a system of
+ * record that runs as one process only. Replicas share a store instead (`PgReplayGuard`, or Redis
+ * keyed by `jti`, expiring with it): one replica's memory cannot see a replay sent to another.
  */
 export class MemoryReplayGuard implements ReplayGuard {
   readonly #seen = new Map<string, number>();
@@ -103,7 +127,7 @@ export interface CallAssertionVerifierOptions {
   readonly clockToleranceS?: number;
   /** The longest lifetime (exp − iat) accepted (default 300 s): what keeps a replay memory small. */
   readonly maxLifetimeS?: number;
-  /** Where presented ids are remembered (default one process's memory). */
+  /** Where presented ids are remembered (default one process's memory: one replica only). */
   readonly replay?: ReplayGuard;
 }
 
@@ -120,7 +144,7 @@ export interface RefusalResponse {
 
 /** The answer to a refused call: a 401 carries its Bearer challenge (RFC 6750 §3), a 503 says to retry. */
 export function refusalResponse(refusal: Extract<AssertionCheck, { ok: false }>): RefusalResponse {
-  const retryable = refusal.code === 'KEYS_UNAVAILABLE';
+  const retryable = refusal.code === 'KEYS_UNAVAILABLE' || refusal.code === 'REPLAY_MEMORY_UNAVAILABLE';
   const headers: Record<string, string> = {};
   if (refusal.status === 401) {
     headers['www-authenticate'] =
@@ -202,6 +226,9 @@ function shapeProblem(claims: Record<string, unknown>): string | undefined {
     if (typeof claims[name] !== 'string' || claims[name] === '') return `the claim ${name} is missing`;
   }
   if (typeof claims['call'] !== 'string' || !CALLS.includes(claims['call'])) return 'the claim call is not read, write or status';
+  // An assertion that names no request would do for any: refused, not merely unchecked.
+  if (typeof claims['method'] !== 'string' || !HTTP_METHOD.test(claims['method'])) return 'the claim method names no HTTP method';
+  if (typeof claims['target'] !== 'string' || !claims['target'].startsWith('/')) return 'the claim target names no path';
   const act = claims['act'];
   if (typeof act !== 'object' || act === null || typeof (act as Record<string, unknown>)['sub'] !== 'string')
     return 'the claim act names no actor';
@@ -216,9 +243,10 @@ function shapeProblem(claims: Record<string, unknown>): string | undefined {
 
 /**
  * What a system of record runs on every request before it serves it: is this a call Gatehouse
- * decided, for this service, now, for this tenant, and — for a write — for exactly this body under
- * exactly this key, approved? A plain JWT check (`typ`, issuer, audience, expiry, EdDSA or ES256
- * signature by a key of the executors' JWKS) followed by the call's own claims.
+ * decided, for this service, now, for exactly this method, path and query, for this tenant, and —
+ * for a write — for exactly this body under exactly this key, approved? A plain JWT check (`typ`,
+ * issuer, audience, expiry, EdDSA or ES256 signature by a key of the executors' JWKS) followed by
+ * the call's own claims.
  */
 export class CallAssertionVerifier {
   readonly #options: CallAssertionVerifierOptions;
@@ -259,14 +287,14 @@ export class CallAssertionVerifier {
         'ASSERTION_INVALID',
         `the assertion lives ${claims.exp - claims.iat} s, longer than the ${this.#options.maxLifetimeS ?? 300} s accepted`,
       );
-    // Remembered once its signature holds, whatever follows: a forgery never burns an id, and a
-    // genuine assertion is good for one request only.
-    if (!(await this.#replay.firstSeen(claims.jti, claims.exp * 1000)))
-      return refuse('ASSERTION_REPLAYED', `the assertion ${claims.jti} was presented before`);
     if (claims.call !== request.call)
       return refuse('WRONG_CALL', `the assertion is for a ${claims.call}, this route serves a ${request.call}`);
     if (request.tenant !== undefined && request.tenant !== claims.tenant)
       return refuse('TENANT_MISMATCH', 'the assertion is for another tenant');
+    if (claims.method !== request.method)
+      return refuse('METHOD_MISMATCH', `the assertion is for a ${claims.method} request, this is a ${String(request.method)}`);
+    if (claims.target !== request.target)
+      return refuse('TARGET_MISMATCH', 'the assertion is for a request to another path or query; each request needs its own');
     if (request.call === 'status' && claims.idempotency_key !== request.idempotencyKey)
       return refuse('IDEMPOTENCY_KEY_MISMATCH', 'the assertion is for the status of another idempotency key');
     if (request.call === 'write') {
@@ -278,6 +306,18 @@ export class CallAssertionVerifier {
       if (hash === undefined || hash !== claims.arguments_sha256)
         return refuse('BODY_MISMATCH', 'the body is not the approved arguments (its canonical sha256 differs from arguments_sha256)');
     }
+    // Remembered only once it covers this very request: a forgery, or a genuine assertion presented
+    // on another route, never burns an id (so it cannot spend the honest request's), and a genuine
+    // assertion is good for one request only. Remembered as long as it would be accepted: to `exp`
+    // and the clock tolerance past it.
+    const acceptedUntilMs = (claims.exp + (this.#options.clockToleranceS ?? ASSERTION_CLOCK_TOLERANCE_S)) * 1000;
+    let first: boolean;
+    try {
+      first = await this.#replay.firstSeen(claims.jti, acceptedUntilMs);
+    } catch (error) {
+      return refuse('REPLAY_MEMORY_UNAVAILABLE', `the replay memory could not be asked: ${(error as Error).message}`);
+    }
+    if (!first) return refuse('ASSERTION_REPLAYED', `the assertion ${claims.jti} was presented before`);
     return { ok: true, claims };
   }
 }

@@ -17,6 +17,32 @@ export const CALL_ASSERTION_ALGORITHM = 'EdDSA';
  */
 export type CallKind = 'read' | 'write' | 'status';
 
+/**
+ * The methods `fetch` sends upper-cased whatever case it is given (Fetch standard, "normalize a
+ * method"); any other method goes on the wire exactly as written.
+ */
+const NORMALIZED_METHODS: readonly string[] = ['DELETE', 'GET', 'HEAD', 'OPTIONS', 'POST', 'PUT'];
+
+/** An HTTP method: a token (RFC 9110 §9.1, §5.6.2). */
+export const HTTP_METHOD = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,32}$/;
+
+/** A method as `fetch` sends it: `get` is sent `GET`, `patch` stays `patch`. What the `method` claim holds. */
+export function requestMethod(method: string): string {
+  const upper = method.toUpperCase();
+  return NORMALIZED_METHODS.includes(upper) ? upper : method;
+}
+
+/**
+ * The request target of `url` as a call assertion names it and an HTTP client sends it (origin
+ * form, RFC 9112 §3.2.1): the path and the query as the WHATWG URL serializes them, no fragment,
+ * no scheme or host (the audience names the service). `https://crm.example/customers/C%2D1?x=1#f`
+ * is `/customers/C%2D1?x=1`. What the `target` claim holds; throws on a URL that is not absolute.
+ */
+export function requestTarget(url: string | URL): string {
+  const parsed = new URL(url);
+  return `${parsed.pathname}${parsed.search}`;
+}
+
 /** A person as the company's identity provider names them. */
 export interface PersonClaim {
   readonly iss: string;
@@ -26,8 +52,8 @@ export interface PersonClaim {
 /**
  * The claims of a call assertion. `sub` is the run's principal and `act` the executor that acts
  * for it (RFC 8693 §4.1); the rest name the call so the system of record can check it is the call
- * Gatehouse decided: the tenant, the run, the tool, the arguments' hash and, for a write, its key
- * and approval.
+ * Gatehouse decided: the one request it covers (method and target), the tenant, the run, the tool,
+ * the arguments' hash and, for a write, its key and approval.
  */
 export interface CallAssertionClaims extends JWTPayload {
   readonly iss: string;
@@ -38,6 +64,10 @@ export interface CallAssertionClaims extends JWTPayload {
   readonly exp: number;
   readonly jti: string;
   readonly call: CallKind;
+  /** The HTTP method of the one request the assertion covers, as sent (`GET`). */
+  readonly method: string;
+  /** The target of that request: its path and query as sent (`/customers/C-1842/orders?state=open`). */
+  readonly target: string;
   readonly tenant: string;
   readonly run_id: string;
   readonly command_id: string;
@@ -61,6 +91,10 @@ export interface CallAssertionClaims extends JWTPayload {
 export interface CallFacts {
   readonly audience: string;
   readonly call: CallKind;
+  /** The method of the one request the assertion is for, as sent (`requestMethod`). */
+  readonly method: string;
+  /** That request's path and query, as sent (`requestTarget` of its URL). */
+  readonly target: string;
   readonly principal: string;
   /** The executor's id (`act.sub`). */
   readonly actor: string;
@@ -113,6 +147,8 @@ export class CallAssertionSigner {
 
   /** One assertion for one request of one call; never reuse it (its `jti` is single-use). */
   mint(facts: CallFacts, now: number = Date.now()): Promise<string> {
+    if (!HTTP_METHOD.test(facts.method) || !facts.target.startsWith('/'))
+      return Promise.reject(new Error(`a call assertion names one request: "${facts.method} ${facts.target}" is not a method and a path`));
     const claims: Record<string, unknown> = {
       iss: this.issuer,
       aud: facts.audience,
@@ -122,6 +158,8 @@ export class CallAssertionSigner {
       exp: Math.floor(facts.expiresAt / 1000),
       jti: randomUUID(),
       call: facts.call,
+      method: facts.method,
+      target: facts.target,
       tenant: facts.tenant,
       run_id: facts.runId,
       command_id: facts.commandId,

@@ -6,7 +6,15 @@ export { discoverRelyingParty, oidc } from './relying-party.js';
 export type { RelyingParty } from './relying-party.js';
 export { bearerChallenge, IDENTITY_REFUSALS, refusalOfToken, sameSecret } from './refusals.js';
 export type { IdentityRefusalCode } from './refusals.js';
-export { assertionJwks, CALL_ASSERTION_ALGORITHM, CALL_ASSERTION_TYPE, CallAssertionSigner } from './call-assertion.js';
+export {
+  assertionJwks,
+  CALL_ASSERTION_ALGORITHM,
+  CALL_ASSERTION_TYPE,
+  CallAssertionSigner,
+  HTTP_METHOD,
+  requestMethod,
+  requestTarget,
+} from './call-assertion.js';
 export type { AssertionKey, CallAssertionClaims, CallFacts, CallKind, PersonClaim } from './call-assertion.js';
 export {
   ASSERTION_CLOCK_TOLERANCE_S,

@@ -176,7 +176,7 @@ function notAnAccessToken(header: JWTHeaderParameters, payload: JWTPayload): str
   if (keycloakType !== undefined) {
     return typeof keycloakType === 'string' && keycloakType.toLowerCase() === 'bearer'
       ? undefined
-      : `a token of type ${String(keycloakType)} is not an access token`;
+      : `a token of type ${JSON.stringify(keycloakType)} is not an access token`;
   }
   if (headerType === 'at+jwt' || headerType === 'application/at+jwt') return undefined;
   const idClaim = ID_TOKEN_CLAIMS.find((claim) => payload[claim] !== undefined);

@@ -4,7 +4,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SignJWT } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { assertionJwks, CallAssertionSigner, CallAssertionVerifier, canonicalSha256, MemoryReplayGuard } from '../src/index.js';
+import {
+  assertionJwks,
+  CallAssertionSigner,
+  CallAssertionVerifier,
+  canonicalSha256,
+  MemoryReplayGuard,
+  requestMethod,
+  refusalResponse,
+  requestTarget,
+} from '../src/index.js';
 import type { CallFacts } from '../src/index.js';
 
 const ISSUER = 'urn:gatehouse:test';
@@ -15,12 +24,15 @@ const pair = () => {
   return { privateKey, publicKey };
 };
 
+const WRITE_TARGET = '/customers/C-1842/address-changes';
 const BODY = { customer_id: 'C-1842', expected_version: 3, destination: { line1: 'Hauptstr. 1', city: 'Berlin', country: 'DE' } };
 
 function facts(overrides: Partial<CallFacts> = {}): CallFacts {
   return {
     audience: AUDIENCE,
     call: 'write',
+    method: 'POST',
+    target: WRITE_TARGET,
     principal: 'agent:support-bot',
     actor: 'executor-1',
     tenant: 'acme',
@@ -38,13 +50,39 @@ function facts(overrides: Partial<CallFacts> = {}): CallFacts {
   };
 }
 
+const READ_TARGET = '/customers/C-1842';
+
+/** A read's facts: a GET of C-1842, the hash of the tool's arguments, no key or approval. */
+function readFacts(overrides: Partial<CallFacts> = {}): CallFacts {
+  return facts({
+    call: 'read',
+    method: 'GET',
+    target: READ_TARGET,
+    argumentsSha256: canonicalSha256({ customer_id: 'C-1842' })!,
+    idempotencyKey: null,
+    proposalId: null,
+    approvalId: null,
+    approver: null,
+    ...overrides,
+  });
+}
+
 describe('a call assertion, minted by an executor and checked by a system of record', () => {
   const current = pair();
   const stranger = pair();
   let signer: CallAssertionSigner;
   let verifier: CallAssertionVerifier;
   const writeRequest = (authorization: string | undefined, extra: Record<string, unknown> = {}) =>
-    verifier.verify({ authorization, call: 'write', tenant: 'acme', idempotencyKey: 'run-1:prop-1:op-1', body: BODY, ...extra });
+    verifier.verify({
+      authorization,
+      call: 'write',
+      method: 'POST',
+      target: WRITE_TARGET,
+      tenant: 'acme',
+      idempotencyKey: 'run-1:prop-1:op-1',
+      body: BODY,
+      ...extra,
+    });
 
   beforeAll(async () => {
     signer = await CallAssertionSigner.create(ISSUER, { keyId: 'exec-2026-12', privateKey: current.privateKey });
@@ -144,10 +182,11 @@ describe('a call assertion, minted by an executor and checked by a system of rec
   });
 
   it("refuses a read's assertion on a write route, and a write's on a status query", async () => {
-    const read = await signer.mint(facts({ call: 'read', idempotencyKey: null, proposalId: null, approvalId: null, approver: null }));
+    const read = await signer.mint(readFacts({ method: 'POST', target: WRITE_TARGET }));
     expect(await writeRequest(`Bearer ${read}`)).toMatchObject({ ok: false, status: 403, code: 'WRONG_CALL' });
     const write = await signer.mint(facts());
-    expect(await verifier.verify({ authorization: `Bearer ${write}`, call: 'status', idempotencyKey: 'run-1:prop-1:op-1' })).toMatchObject({
+    const status = { call: 'status', method: 'POST', target: WRITE_TARGET, idempotencyKey: 'run-1:prop-1:op-1' } as const;
+    expect(await verifier.verify({ authorization: `Bearer ${write}`, ...status })).toMatchObject({
       status: 403,
       code: 'WRONG_CALL',
     });
@@ -185,28 +224,39 @@ describe('a call assertion, minted by an executor and checked by a system of rec
   it('takes a status query only for the key it names', async () => {
     const status = (key: string) =>
       signer.mint(
-        facts({ call: 'status', argumentsSha256: null, proposalId: null, approvalId: null, approver: null, idempotencyKey: key }),
+        facts({
+          call: 'status',
+          method: 'GET',
+          target: '/operations/k-1',
+          argumentsSha256: null,
+          proposalId: null,
+          approvalId: null,
+          approver: null,
+          idempotencyKey: key,
+        }),
       );
-    expect(
-      await verifier.verify({ authorization: `Bearer ${await status('k-1')}`, call: 'status', tenant: 'acme', idempotencyKey: 'k-1' }),
-    ).toMatchObject({ ok: true });
-    expect(
-      await verifier.verify({ authorization: `Bearer ${await status('k-1')}`, call: 'status', tenant: 'acme', idempotencyKey: 'k-2' }),
-    ).toMatchObject({ status: 403, code: 'IDEMPOTENCY_KEY_MISMATCH' });
+    const query = { call: 'status', method: 'GET', target: '/operations/k-1', tenant: 'acme' } as const;
+    expect(await verifier.verify({ authorization: `Bearer ${await status('k-1')}`, ...query, idempotencyKey: 'k-1' })).toMatchObject({
+      ok: true,
+    });
+    expect(await verifier.verify({ authorization: `Bearer ${await status('k-1')}`, ...query, idempotencyKey: 'k-2' })).toMatchObject({
+      status: 403,
+      code: 'IDEMPOTENCY_KEY_MISMATCH',
+    });
   });
 
   it('reads a key set from a file, and again when a rotation adds a key id it does not know', async () => {
     const file = join(mkdtempSync(join(tmpdir(), 'jwks-')), 'jwks.json');
     writeFileSync(file, JSON.stringify(assertionJwks(new Map([['exec-2026-12', current.publicKey]]))));
     const fromFile = new CallAssertionVerifier({ issuer: ISSUER, audience: AUDIENCE, keys: file });
-    const read = (s: CallAssertionSigner) =>
-      s.mint(facts({ call: 'read', idempotencyKey: null, proposalId: null, approvalId: null, approver: null }));
-    expect(await fromFile.verify({ authorization: `Bearer ${await read(signer)}`, call: 'read', tenant: 'acme' })).toMatchObject({
+    const read = (s: CallAssertionSigner) => s.mint(readFacts());
+    const request = { call: 'read', method: 'GET', target: READ_TARGET } as const;
+    expect(await fromFile.verify({ authorization: `Bearer ${await read(signer)}`, ...request, tenant: 'acme' })).toMatchObject({
       ok: true,
     });
     const next = pair();
     const rotated = await CallAssertionSigner.create(ISSUER, { keyId: 'exec-2027-01', privateKey: next.privateKey });
-    expect(await fromFile.verify({ authorization: `Bearer ${await read(rotated)}`, call: 'read' })).toMatchObject({
+    expect(await fromFile.verify({ authorization: `Bearer ${await read(rotated)}`, ...request })).toMatchObject({
       code: 'ASSERTION_INVALID',
     });
     writeFileSync(
@@ -220,7 +270,7 @@ describe('a call assertion, minted by an executor and checked by a system of rec
         ),
       ),
     );
-    expect(await fromFile.verify({ authorization: `Bearer ${await read(rotated)}`, call: 'read' })).toMatchObject({ ok: true });
+    expect(await fromFile.verify({ authorization: `Bearer ${await read(rotated)}`, ...request })).toMatchObject({ ok: true });
   });
 
   it('publishes public keys only, one per key id, as EdDSA signing keys', () => {
@@ -229,6 +279,135 @@ describe('a call assertion, minted by an executor and checked by a system of rec
       keys: [{ kty: 'OKP', crv: 'Ed25519', x: expect.any(String) as string, kid: 'exec-2026-12', alg: 'EdDSA', use: 'sig' }],
     });
     expect(() => assertionJwks(new Map([['exec-2026-12', current.privateKey]]))).toThrow(/private key/);
+  });
+});
+
+describe('a call assertion covers the one request it names, a read included', () => {
+  const keys = pair();
+  let signer: CallAssertionSigner;
+  let verifier: CallAssertionVerifier;
+  const expiries: number[] = [];
+  const read = async (request: { method: string; target: string }, minted: Partial<CallFacts> = {}) =>
+    verifier.verify({ authorization: `Bearer ${await signer.mint(readFacts(minted))}`, call: 'read', tenant: 'acme', ...request });
+
+  beforeAll(async () => {
+    signer = await CallAssertionSigner.create(ISSUER, { keyId: 'exec-2026-12', privateKey: keys.privateKey });
+    const memory = new MemoryReplayGuard();
+    verifier = new CallAssertionVerifier({
+      issuer: ISSUER,
+      audience: AUDIENCE,
+      keys: assertionJwks(new Map([['exec-2026-12', keys.publicKey]])),
+      replay: {
+        firstSeen: (jti, expiresAtMs) => {
+          expiries.push(expiresAtMs);
+          return memory.firstSeen(jti, expiresAtMs);
+        },
+      },
+    });
+  });
+
+  it('accepts a read on the method, path and query it names, and gives them as its claims', async () => {
+    const target = '/customers/C-1842/orders?state=open&page_size=5';
+    expect(await read({ method: 'GET', target }, { target })).toMatchObject({ ok: true, claims: { method: 'GET', target } });
+  });
+
+  it("refuses a read's assertion presented on another customer's path of the same tenant (403 TARGET_MISMATCH)", async () => {
+    expect(await read({ method: 'GET', target: '/customers/C-1001' })).toMatchObject({ ok: false, status: 403, code: 'TARGET_MISMATCH' });
+    expect(await read({ method: 'GET', target: '/customers/C-1842/orders' })).toMatchObject({ code: 'TARGET_MISMATCH' });
+  });
+
+  it('burns no id on a presentation it refuses: the honest request of the same assertion still passes, once', async () => {
+    const once = `Bearer ${await signer.mint(readFacts())}`;
+    const present = (target: string) => verifier.verify({ authorization: once, call: 'read', tenant: 'acme', method: 'GET', target });
+    expect(await present('/customers/C-1001')).toMatchObject({ ok: false, code: 'TARGET_MISMATCH' });
+    expect(await present(READ_TARGET)).toMatchObject({ ok: true });
+    expect(await present(READ_TARGET)).toMatchObject({ ok: false, code: 'ASSERTION_REPLAYED' });
+  });
+
+  it('refuses, retryably, when the shared replay memory cannot be asked (503 REPLAY_MEMORY_UNAVAILABLE)', async () => {
+    const down = new CallAssertionVerifier({
+      issuer: ISSUER,
+      audience: AUDIENCE,
+      keys: assertionJwks(new Map([['exec-2026-12', keys.publicKey]])),
+      replay: { firstSeen: () => Promise.reject(new Error('connection refused')) },
+    });
+    const check = await down.verify({
+      authorization: `Bearer ${await signer.mint(readFacts())}`,
+      call: 'read',
+      tenant: 'acme',
+      method: 'GET',
+      target: READ_TARGET,
+    });
+    expect(check).toMatchObject({ ok: false, status: 503, code: 'REPLAY_MEMORY_UNAVAILABLE' });
+    if (check.ok) return;
+    expect(refusalResponse(check).body.error.retryable).toBe(true);
+  });
+
+  it('refuses an assertion presented with another method on its own path (403 METHOD_MISMATCH)', async () => {
+    expect(await read({ method: 'HEAD', target: READ_TARGET })).toMatchObject({ ok: false, status: 403, code: 'METHOD_MISMATCH' });
+    expect(await read({ method: 'POST', target: READ_TARGET })).toMatchObject({ code: 'METHOD_MISMATCH' });
+  });
+
+  it('refuses an assertion presented with another query, a query added, or its query dropped', async () => {
+    const named = '/customers/C-1842/orders?state=open';
+    expect(await read({ method: 'GET', target: '/customers/C-1842/orders?state=shipped' }, { target: named })).toMatchObject({
+      code: 'TARGET_MISMATCH',
+    });
+    expect(await read({ method: 'GET', target: `${named}&cursor=abc` }, { target: named })).toMatchObject({ code: 'TARGET_MISMATCH' });
+    expect(await read({ method: 'GET', target: '/customers/C-1842/orders' }, { target: named })).toMatchObject({
+      code: 'TARGET_MISMATCH',
+    });
+    expect(await read({ method: 'GET', target: `${READ_TARGET}?expand=notes` })).toMatchObject({ code: 'TARGET_MISMATCH' });
+  });
+
+  it('refuses a write with the approved body under its key on another path', async () => {
+    const authorization = `Bearer ${await signer.mint(facts())}`;
+    const write = { call: 'write', method: 'POST', tenant: 'acme', idempotencyKey: 'run-1:prop-1:op-1', body: BODY } as const;
+    expect(await verifier.verify({ authorization, ...write, target: '/customers/C-1001/address-changes' })).toMatchObject({
+      status: 403,
+      code: 'TARGET_MISMATCH',
+    });
+  });
+
+  it('refuses an assertion of the right key that names no request (401 ASSERTION_INVALID)', async () => {
+    const genuine = await signer.mint(readFacts());
+    // The claims an executor minted before assertions named their request: all but method and target.
+    const unbound = JSON.parse(Buffer.from(genuine.split('.')[1]!, 'base64url').toString()) as Record<string, unknown>;
+    delete unbound['method'];
+    delete unbound['target'];
+    const jwt = await new SignJWT(unbound)
+      .setProtectedHeader({ alg: 'EdDSA', typ: 'gatehouse-call+jwt', kid: 'exec-2026-12' })
+      .sign(keys.privateKey);
+    expect(await verifier.verify({ authorization: `Bearer ${jwt}`, call: 'read', method: 'GET', target: READ_TARGET })).toMatchObject({
+      ok: false,
+      status: 401,
+      code: 'ASSERTION_INVALID',
+      message: 'the claim method names no HTTP method',
+    });
+  });
+
+  it('remembers an id as long as the assertion is accepted: to its exp and the clock tolerance past it', async () => {
+    const expiresAt = Date.now() + 20_000;
+    await read({ method: 'GET', target: READ_TARGET }, { expiresAt });
+    expect(expiries.at(-1)).toBe((Math.floor(expiresAt / 1000) + 5) * 1000);
+  });
+
+  it('names the request as fetch sends it: upper-cased standard methods, the path and query of the URL without host or fragment', () => {
+    expect([requestMethod('get'), requestMethod('Post'), requestMethod('patch'), requestMethod('PATCH')]).toEqual([
+      'GET',
+      'POST',
+      'patch',
+      'PATCH',
+    ]);
+    expect(requestTarget('https://crm.example:8443/customers/C-1842/orders?state=open#top')).toBe('/customers/C-1842/orders?state=open');
+    expect(requestTarget(new URL('http://crm.example/a b/./c/../d?q=é'))).toBe('/a%20b/d?q=%C3%A9');
+    expect(requestTarget('http://crm.example')).toBe('/');
+    expect(() => requestTarget('/customers/C-1842')).toThrow();
+  });
+
+  it('mints no assertion for a request that is not a method and a path', async () => {
+    await expect(signer.mint(readFacts({ target: 'customers/C-1842' }))).rejects.toThrow(/names one request/);
+    await expect(signer.mint(readFacts({ method: 'GET /x' }))).rejects.toThrow(/names one request/);
   });
 });
 

@@ -85,3 +85,5 @@ export async function applyMigrations<T extends MigrationTables>(
     return now;
   });
 }
+
+export { PgReplayGuard, seenAssertionsTableSql } from './replay-guard.js';

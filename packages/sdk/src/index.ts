@@ -6,6 +6,7 @@ export type {
   AssertionCredential,
   CallCredential,
   CancelMode,
+  CredentialRequest,
   DraftArgs,
   ExchangedCredential,
   ExecutionContext,

@@ -1,6 +1,7 @@
 import { canonicalJson, isExchangedCredential, sha256Hex, toolError, ToolFailure } from '@gatehouse/contracts';
-import type { ExchangedCredential, ToolImplementation } from '@gatehouse/contracts';
+import type { CredentialRequest, ExchangedCredential, ToolImplementation } from '@gatehouse/contracts';
 import type { ExecutionOrder } from '@gatehouse/events';
+import { HTTP_METHOD, requestMethod, requestTarget } from '@gatehouse/identity';
 import type { CallAssertionSigner, CallKind, TokenExchanger } from '@gatehouse/identity';
 import type { GatehouseMetrics } from '@gatehouse/telemetry';
 
@@ -16,13 +17,33 @@ const ASSERTION_MARGIN_MS = 5_000;
  */
 const ASSERTION_LIFETIME_MS = 60_000;
 
-/** A handler's `credential()`: one fresh credential per ask. */
-export type Credential = () => Promise<string>;
+/** A handler's `credential(request)`: one fresh credential per ask. */
+export type Credential = (request?: CredentialRequest) => Promise<string>;
+
+/**
+ * The method and target an assertion names, from the request the handler asks it for: without one,
+ * an assertion would do for any request to its system of record, so none is minted.
+ */
+function boundRequest(address: string, request: CredentialRequest | undefined): { method: string; target: string } {
+  const refused = (why: string): ToolFailure =>
+    new ToolFailure(toolError('CREDENTIAL_REFUSED', `${address} asked for a call assertion ${why}; nothing was sent`));
+  if (request === undefined) throw refused('without naming its request (credential({ method, url }), as authorizedFetch asks)');
+  if (!HTTP_METHOD.test(request.method)) throw refused('for a method that is not an HTTP method');
+  let url: URL;
+  try {
+    url = new URL(request.url);
+  } catch {
+    throw refused('for a URL that is not absolute');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw refused(`for a ${url.protocol} URL`);
+  return { method: requestMethod(request.method), target: requestTarget(url) };
+}
 
 /**
  * The credentials an executor gives the handlers it runs: a call assertion minted on each ask,
  * naming exactly the call the executor is running — its principal and person, tenant, run and
- * tool, the hash of the arguments the handler holds and, for a write, its key and approval; or,
+ * tool, the hash of the arguments the handler holds and, for a write, its key and approval — and
+ * the one request the handler asks it for (method, path and query: known only then); or,
  * for a tool whose credential is `{ exchange }`, the IdP's token for the run's person.
  */
 export class CallCredentials {
@@ -91,7 +112,7 @@ export class CallCredentials {
     const declared = implementation.credential;
     if (isExchangedCredential(declared)) return this.exchanged(order, tool.address, declared);
     const audience = declared?.audience;
-    return async () => {
+    return async (request) => {
       if (audience === undefined) {
         throw new ToolFailure(
           toolError(
@@ -100,6 +121,7 @@ export class CallCredentials {
           ),
         );
       }
+      const { method, target } = boundRequest(tool.address, request);
       const now = this.clock.now();
       let expiresAt = now + Math.min(tool.timeoutMs, ASSERTION_LIFETIME_MS) + ASSERTION_MARGIN_MS;
       // A status query settles what already happened: it outlives the call's deadline. A call does not.
@@ -112,6 +134,8 @@ export class CallCredentials {
         {
           audience,
           call,
+          method,
+          target,
           principal: order.principal,
           actor: this.executorId,
           tenant: order.tenant,

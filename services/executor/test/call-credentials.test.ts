@@ -54,6 +54,10 @@ const order = (overrides: Partial<ExecutionOrder> = {}): ExecutionOrder => ({
   ...overrides,
 });
 
+/** The request a handler asks its credential for. */
+const READ = { method: 'GET', url: 'http://things.internal:8080/things/T-1' } as const;
+const WRITE = { method: 'POST', url: 'http://things.internal:8080/things/T-1/commits' } as const;
+
 const claimsOf = (jwt: string): Record<string, unknown> =>
   JSON.parse(Buffer.from(jwt.split('.')[1] ?? '', 'base64url').toString()) as Record<string, unknown>;
 
@@ -68,13 +72,15 @@ describe('the credentials an executor gives its handlers', () => {
   });
 
   it('mints a write’s assertion for the arguments the handler holds, naming its key, proposal, approval and person', async () => {
-    const claims = claimsOf(await credentials.forWrite(order(), withAudience, { id: 'T-1' })());
+    const claims = claimsOf(await credentials.forWrite(order(), withAudience, { id: 'T-1' })(WRITE));
     expect(claims).toMatchObject({
       iss: 'urn:gatehouse:unit',
       aud: 'things',
       sub: 'agent:bot',
       act: { sub: 'executor-7' },
       call: 'write',
+      method: 'POST',
+      target: '/things/T-1/commits',
       tenant: 'acme',
       run_id: 'run-1',
       command_id: 'cmd-1',
@@ -88,32 +94,74 @@ describe('the credentials an executor gives its handlers', () => {
     });
   });
 
+  it('binds a read’s assertion to the method, path and query the handler asks it for, as fetch sends them', async () => {
+    const claims = claimsOf(
+      await credentials.forRead(
+        order({ effect: 'read' }),
+        withAudience,
+      )({
+        method: 'get',
+        url: new URL('http://things.internal:8080/things/T 1/parts?state=open#top'),
+      }),
+    );
+    expect(claims).toMatchObject({
+      call: 'read',
+      method: 'GET',
+      target: '/things/T%201/parts?state=open',
+      arguments_sha256: 'a'.repeat(64),
+    });
+  });
+
+  it('refuses CREDENTIAL_REFUSED, minting nothing, an assertion asked without its request or for a URL that is not absolute http', async () => {
+    const ask = credentials.forRead(order({ effect: 'read' }), withAudience);
+    for (const request of [
+      undefined,
+      { method: 'GET', url: '/things/T-1' },
+      { method: 'GET', url: 'file:///etc/passwd' },
+      { method: 'GET /x', url: READ.url },
+    ]) {
+      const refused = await ask(request).catch((error: unknown) => error);
+      expect(isToolFailure(refused) && refused.error).toMatchObject({ code: 'CREDENTIAL_REFUSED', retryable: false });
+    }
+  });
+
   it('mints a fresh assertion on every ask, living at most a minute and 5 s even for a long tool, and never past the deadline', async () => {
     const ask = credentials.forRead(order({ effect: 'read' }), withAudience);
-    const [a, b] = [claimsOf(await ask()), claimsOf(await ask())];
+    const [a, b] = [claimsOf(await ask(READ)), claimsOf(await ask(READ))];
     expect(a['jti']).not.toBe(b['jti']);
     expect((a['exp'] as number) - (a['iat'] as number)).toBeLessThanOrEqual(65);
     const deadline = Date.now() + 10_000;
     expect(
-      (claimsOf(await credentials.forRead(order({ deadline_at: deadline }), withAudience)())['exp'] as number) * 1000,
+      (claimsOf(await credentials.forRead(order({ deadline_at: deadline }), withAudience)(READ))['exp'] as number) * 1000,
     ).toBeLessThanOrEqual(deadline);
     expect(a).not.toHaveProperty('idempotency_key');
   });
 
   it('names the key but no arguments or approval in a status query’s assertion, and lets it outlive the call’s deadline', async () => {
-    const claims = claimsOf(await credentials.forStatus(order({ deadline_at: Date.now() - 1_000 }), withAudience)());
-    expect(claims).toMatchObject({ call: 'status', idempotency_key: 'run-1:p_1:commit' });
+    const claims = claimsOf(
+      await credentials.forStatus(
+        order({ deadline_at: Date.now() - 1_000 }),
+        withAudience,
+      )({
+        method: 'GET',
+        url: 'http://things.internal:8080/operations/run-1%3Ap_1%3Acommit',
+      }),
+    );
+    expect(claims).toMatchObject({ call: 'status', idempotency_key: 'run-1:p_1:commit', target: '/operations/run-1%3Ap_1%3Acommit' });
     expect(claims).not.toHaveProperty('arguments_sha256');
     expect(claims).not.toHaveProperty('approval_id');
   });
 
   it('refuses a tool that declares no audience CREDENTIAL_REFUSED, and a call past its deadline TIMEOUT, minting nothing', async () => {
     const refused = await credentials
-      .forRead(order(), withoutAudience)()
+      .forRead(
+        order(),
+        withoutAudience,
+      )(READ)
       .catch((error: unknown) => error);
     expect(isToolFailure(refused) && refused.error).toMatchObject({ code: 'CREDENTIAL_REFUSED', retryable: false });
     const late = await credentials
-      .forWrite(order({ deadline_at: Date.now() + 200 }), withAudience, { id: 'T-1' })()
+      .forWrite(order({ deadline_at: Date.now() + 200 }), withAudience, { id: 'T-1' })(WRITE)
       .catch((error: unknown) => error);
     expect(isToolFailure(late) && late.error).toMatchObject({ code: 'TIMEOUT', retryable: false });
   });
@@ -125,7 +173,7 @@ describe('the credentials an executor gives its handlers', () => {
       'executor-7',
       { now: reference },
     );
-    const claims = claimsOf(await behind.forRead(order({ deadline_at: reference() + 10_000 }), withAudience)());
+    const claims = claimsOf(await behind.forRead(order({ deadline_at: reference() + 10_000 }), withAudience)(READ));
     expect(Math.abs((claims['iat'] as number) * 1000 - reference())).toBeLessThan(2_000);
     expect((claims['exp'] as number) * 1000).toBeGreaterThan(reference() + 5_000);
   });

@@ -11,6 +11,8 @@ export interface Tables {
   readonly idempotencyKeys: string;
   readonly outboundMessages: string;
   readonly exportJobs: string;
+  /** The call assertions' ids presented to any replica: the replay memory they share. */
+  readonly seenAssertions: string;
 }
 
 export function tablesIn(schema: string): Tables {
@@ -24,6 +26,7 @@ export function tablesIn(schema: string): Tables {
     idempotencyKeys: `${s}.idempotency_keys`,
     outboundMessages: `${s}.outbound_messages`,
     exportJobs: `${s}.export_jobs`,
+    seenAssertions: `${s}.seen_assertions`,
   };
 }
 

@@ -35,9 +35,10 @@ function header(request: FastifyRequest, name: string): string | undefined {
 
 /**
  * Every route not marked tenantless serves only a call Gatehouse made: its assertion verified
- * (signature by the executors' keys, issuer, audience, expiry, a `jti` never seen) and covering
- * this request — the call kind of the route, the tenant `x-tenant` names (when it names one) and,
- * for a write, its idempotency key, its approval and a body that hashes to the approved arguments.
+ * (signature by the executors' keys, issuer, audience, expiry, a `jti` no replica has seen) and
+ * covering this request — its method, path and query, the call kind of the route, the tenant
+ * `x-tenant` names (when it names one) and, for a write, its idempotency key, its approval and a
+ * body that hashes to the approved arguments.
  * Checked once the body is parsed, before it is validated: a caller that proves nothing learns
  * nothing of the routes' schemas. The tenant every query is scoped to is the assertion's.
  */
@@ -57,6 +58,8 @@ export function registerCallCheck(app: CustomersApp, verifier: CallAssertionVeri
     const check = await verifier.verify({
       authorization: header(request, 'authorization'),
       call,
+      method: request.method,
+      target: request.url,
       tenant,
       idempotencyKey: call === 'status' ? (request.params as { key?: string }).key : header(request, 'idempotency-key'),
       body: request.body,

@@ -1,5 +1,5 @@
 import type { Pool } from 'pg';
-import { applyMigrations } from '@gatehouse/pg';
+import { applyMigrations, seenAssertionsTableSql } from '@gatehouse/pg';
 import type { Migration } from '@gatehouse/pg';
 import { tablesIn } from './db.js';
 import type { Tables } from './db.js';
@@ -92,6 +92,11 @@ const MIGRATIONS: readonly Migration<Tables>[] = [
       );
       CREATE INDEX ON ${t.exportJobs} (state) WHERE state IN ('queued', 'running');
     `,
+  },
+  {
+    version: 3,
+    name: 'call assertion ids presented: the replay memory replicas share',
+    sql: (t) => seenAssertionsTableSql(t.seenAssertions),
   },
 ];
 

@@ -1,10 +1,11 @@
 import pg from 'pg';
 import type { Pool } from 'pg';
+import { PgReplayGuard } from '@gatehouse/pg';
 import { CallAssertionVerifier } from '@gatehouse/sdk';
 import type { Logger } from '@gatehouse/telemetry';
 import { buildApp } from './app.js';
 import type { CustomersConfig } from './config.js';
-import { ensureDatabase } from './db.js';
+import { ensureDatabase, tablesIn } from './db.js';
 import { migrate } from './migrations.js';
 import { seedIfEmpty } from './seed.js';
 import type { CustomersApp } from './http-context.js';
@@ -35,7 +36,11 @@ export async function startCustomersService(config: CustomersConfig, logger: Log
       exportStepMs: config.exportStepMs,
       faults: config.faultsEnabled,
       cursorSecret: config.cursorSecret,
-      assertions: new CallAssertionVerifier(config.assertions),
+      // Every replica over this schema shares one replay memory: an assertion is served once.
+      assertions: new CallAssertionVerifier({
+        ...config.assertions,
+        replay: new PgReplayGuard(pool, tablesIn(config.schema).seenAssertions),
+      }),
     });
     await app.listen({ host: config.host, port: config.port });
     const address = app.server.address();

@@ -64,9 +64,11 @@ export class CustomersClient {
   }
 
   async call(options: RequestOptions): Promise<ApiResponse> {
-    // The assertion proves the call; the tenant header is a check the service makes against it.
+    const url = this.url(options.path);
+    // The assertion proves the call — this request's method, path and query; the tenant header is a
+    // check the service makes against it.
     const headers: Record<string, string> = {
-      authorization: `Bearer ${await options.context.credential()}`,
+      authorization: `Bearer ${await options.context.credential({ method: options.method, url })}`,
       'x-tenant': options.context.tenant,
       accept: 'application/json',
     };
@@ -75,7 +77,7 @@ export class CustomersClient {
     const write = options.write === true;
     let response: Response;
     try {
-      response = await fetch(this.url(options.path), {
+      response = await fetch(url, {
         method: options.method,
         headers,
         ...(options.body === undefined ? {} : { body: JSON.stringify(options.body) }),

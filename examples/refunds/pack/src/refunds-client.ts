@@ -81,9 +81,11 @@ export class RefundsClient {
   }
 
   async #call(request: Request): Promise<unknown> {
-    // The assertion proves the call; the tenant header is a check the service makes against it.
+    const url = `${this.#baseUrl}${request.path}`;
+    // The assertion proves the call — this request's method, path and query; the tenant header is a
+    // check the service makes against it.
     const headers: Record<string, string> = {
-      authorization: `Bearer ${await request.context.credential()}`,
+      authorization: `Bearer ${await request.context.credential({ method: request.method, url })}`,
       'x-tenant': request.context.tenant,
       accept: 'application/json',
     };
@@ -92,7 +94,7 @@ export class RefundsClient {
     const write = request.method === 'POST';
     let response: Response;
     try {
-      response = await fetch(`${this.#baseUrl}${request.path}`, {
+      response = await fetch(url, {
         method: request.method,
         headers,
         ...(request.body === undefined ? {} : { body: JSON.stringify(request.body) }),

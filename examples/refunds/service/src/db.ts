@@ -8,6 +8,8 @@ export interface Tables {
   readonly orders: string;
   readonly refunds: string;
   readonly idempotencyKeys: string;
+  /** The call assertions' ids presented to any replica: the replay memory they share. */
+  readonly seenAssertions: string;
 }
 
 export function tablesIn(schema: string): Tables {
@@ -18,5 +20,6 @@ export function tablesIn(schema: string): Tables {
     orders: `${s}.orders`,
     refunds: `${s}.refunds`,
     idempotencyKeys: `${s}.idempotency_keys`,
+    seenAssertions: `${s}.seen_assertions`,
   };
 }

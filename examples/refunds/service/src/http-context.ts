@@ -31,8 +31,9 @@ function header(request: FastifyRequest, name: string): string | undefined {
 
 /**
  * Serves a route (but health and metrics) only for a call whose assertion the verifier accepts for
- * it: Gatehouse's executors signed it for this service, it is fresh, it is for the route's kind of
- * call and for the tenant `x-tenant` names, and a write's covers its key, approval and exact body.
+ * it: Gatehouse's executors signed it for this service, no replica has seen it, it is for this
+ * request's method, path and query, the route's kind of call and the tenant `x-tenant` names, and a
+ * write's covers its key, approval and exact body.
  * The assertion's tenant is the one every query runs under.
  */
 export function registerCallCheck(app: RefundsApp, verifier: CallAssertionVerifier, metrics: GatehouseMetrics): void {
@@ -49,6 +50,8 @@ export function registerCallCheck(app: RefundsApp, verifier: CallAssertionVerifi
     const check = await verifier.verify({
       authorization: header(request, 'authorization'),
       call,
+      method: request.method,
+      target: request.url,
       tenant: named,
       idempotencyKey: key,
       body: request.body,

@@ -1,5 +1,5 @@
 import type { Pool } from 'pg';
-import { applyMigrations } from '@gatehouse/pg';
+import { applyMigrations, seenAssertionsTableSql } from '@gatehouse/pg';
 import type { Migration } from '@gatehouse/pg';
 import { tablesIn } from './db.js';
 import type { Tables } from './db.js';
@@ -51,6 +51,11 @@ const MIGRATIONS: readonly Migration<Tables>[] = [
         completed_at     timestamptz
       );
     `,
+  },
+  {
+    version: 2,
+    name: 'call assertion ids presented: the replay memory replicas share',
+    sql: (t) => seenAssertionsTableSql(t.seenAssertions),
   },
 ];
 

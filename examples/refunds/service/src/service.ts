@@ -1,6 +1,6 @@
 import pg from 'pg';
 import type { Pool } from 'pg';
-import { ensureDatabase } from '@gatehouse/pg';
+import { ensureDatabase, PgReplayGuard } from '@gatehouse/pg';
 import { CallAssertionVerifier } from '@gatehouse/sdk';
 import { createLogger } from '@gatehouse/telemetry';
 import type { Logger } from '@gatehouse/telemetry';
@@ -33,7 +33,9 @@ export async function startRefundsService(options: RefundsServiceOptions): Promi
   await ensureDatabase(options.databaseUrl);
   const pool = new pg.Pool({ connectionString: options.databaseUrl, max: 10 });
   pool.on('error', (error) => logger.error({ err: error }, 'idle PostgreSQL client failed'));
-  const app = buildApp({ pool, logger, schema: options.schema, assertions: new CallAssertionVerifier(options.assertions) });
+  // Every replica over this schema shares one replay memory: an assertion is served once.
+  const replay = new PgReplayGuard(pool, tablesIn(options.schema).seenAssertions);
+  const app = buildApp({ pool, logger, schema: options.schema, assertions: new CallAssertionVerifier({ ...options.assertions, replay }) });
   try {
     const applied = await migrate(pool, options.schema);
     const seeded = await seedIfEmpty(pool, options.schema);
