@@ -112,7 +112,11 @@ function keepCookies(response, jar) {
   for (const line of response.headers.getSetCookie()) {
     const [pair] = line.split(';');
     const at = pair.indexOf('=');
-    if (at > 0) jar.set(pair.slice(0, at).trim(), pair.slice(at + 1).trim());
+    if (at <= 0) continue;
+    const [name, value] = [pair.slice(0, at).trim(), pair.slice(at + 1).trim()];
+    // A cookie the server clears (empty, expired) is forgotten, as a browser does.
+    if (value === '' || /;\s*max-age=0/i.test(line)) jar.delete(name);
+    else jar.set(name, value);
   }
   return [...jar].map(([name, value]) => `${name}=${value}`).join('; ');
 }
@@ -132,6 +136,8 @@ export async function signInApprover(approvalUrl, person = DEMO_PERSON) {
   const idp = new Map();
   const consoleJar = new Map();
   const start = await fetch(`${approvalUrl}/login`, { redirect: 'manual' });
+  // The console binds the sign-in to the browser that started it: its cookie goes back with the callback.
+  const binding = keepCookies(start, consoleJar);
   const page = await fetch(redirectOf(start, 'the console'), { redirect: 'manual' });
   const idpCookies = keepCookies(page, idp);
   const action = /<form[^>]*id="kc-form-login"[^>]*action="([^"]+)"/.exec(await page.text())?.[1];
@@ -142,7 +148,10 @@ export async function signInApprover(approvalUrl, person = DEMO_PERSON) {
     headers: { cookie: idpCookies, 'content-type': 'application/x-www-form-urlencoded' },
     body: new URLSearchParams({ username: person.username, password: person.password, credentialId: '' }),
   });
-  const back = await fetch(redirectOf(posted, "the identity provider's login form"), { redirect: 'manual' });
+  const back = await fetch(redirectOf(posted, "the identity provider's login form"), {
+    redirect: 'manual',
+    headers: { cookie: binding },
+  });
   const cookie = keepCookies(back, consoleJar);
   if (cookie === '') throw new Error(`the console refused ${person.username}: ${redirectOf(back, 'the callback')}`);
   const me = await fetch(`${approvalUrl}/api/me`, { headers: { cookie } });

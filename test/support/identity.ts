@@ -118,7 +118,11 @@ class CookieJar {
     for (const line of response.headers.getSetCookie()) {
       const [pair = ''] = line.split(';');
       const at = pair.indexOf('=');
-      if (at > 0) this.cookies.set(pair.slice(0, at).trim(), pair.slice(at + 1).trim());
+      if (at <= 0) continue;
+      const [name, value] = [pair.slice(0, at).trim(), pair.slice(at + 1).trim()];
+      // An empty value is the server clearing the cookie.
+      if (value === '') this.cookies.delete(name);
+      else this.cookies.set(name, value);
     }
   }
 
@@ -160,6 +164,8 @@ export async function signInAtLoginPage(
   const login = await fetch(`${approvalUrl}/login${options.maxAge === undefined ? '' : `?max_age=${options.maxAge}`}`, {
     redirect: 'manual',
   });
+  // The sign-in cookie: the console finishes a sign-in only in the browser that started it.
+  atConsole.take(login);
   const page = await fetch(locationOf(login, '/login'), { redirect: 'manual' });
   atIdp.take(page);
   const html = await page.text();
@@ -173,7 +179,7 @@ export async function signInAtLoginPage(
   });
   const callback = locationOf(posted, "Keycloak's login form");
   options.callbackHook?.(callback);
-  const back = await fetch(callback, { redirect: 'manual' });
+  const back = await fetch(callback, { redirect: 'manual', headers: { cookie: atConsole.header() } });
   atConsole.take(back);
   const landing = locationOf(back, 'the callback');
   const cookie = atConsole.header();

@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { sameSecret } from '@gatehouse/identity';
 import type { Keyspace, Redis } from '@gatehouse/state';
 import type { Approver } from './approvers.js';
 
@@ -24,9 +25,18 @@ export interface PendingSignIn {
   readonly returnTo: string;
   /** Seconds: the IdP must have authenticated the person this recently (OIDC max_age). */
   readonly maxAge: number | null;
+  /** The sha256 of the random value the browser that started the sign-in holds in a cookie. */
+  readonly browserSha256: string;
 }
 
-const SIGN_IN_TTL_MS = 10 * 60_000;
+/** What the callback gets for a state and the sign-in cookie the browser brought back. */
+type SignInTaken = { readonly ok: true; readonly pending: PendingSignIn } | { readonly ok: false; readonly reason: SignInRefusal };
+
+/** `unknown`: no such state (never issued, expired or used); `other-browser`: not the browser that started it. */
+type SignInRefusal = 'unknown' | 'other-browser';
+
+/** How long a sign-in may take, from /login to the callback; its browser cookie lives as long. */
+export const SIGN_IN_TTL_MS = 10 * 60_000;
 
 const sha256 = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex');
 const random = (): string => randomBytes(32).toString('base64url');
@@ -73,17 +83,40 @@ export class SessionStore {
     await this.redis.del(this.keys.approverSession(sha256(id)));
   }
 
-  /** Starts a sign-in; the returned `state` goes to the IdP and comes back once. */
-  async beginSignIn(pending: PendingSignIn): Promise<string> {
+  /**
+   * Starts a sign-in: `state` goes to the IdP and comes back once; `browser` goes into a cookie of
+   * the browser that starts it, and only that browser can finish it (no login CSRF).
+   */
+  async beginSignIn(fields: Omit<PendingSignIn, 'browserSha256'>): Promise<{ readonly state: string; readonly browser: string }> {
     const state = random();
+    const browser = random();
+    const pending: PendingSignIn = { ...fields, browserSha256: sha256(browser) };
     await this.redis.set(this.keys.signIn(sha256(state)), JSON.stringify(pending), 'PX', SIGN_IN_TTL_MS);
-    return state;
+    return { state, browser };
   }
 
-  /** The sign-in `state` names, removed as it is read: a replayed callback finds nothing. */
-  async takeSignIn(state: string): Promise<PendingSignIn | undefined> {
-    if (state.length !== 43) return undefined;
-    const text = await this.redis.getdel(this.keys.signIn(sha256(state)));
-    return text === null ? undefined : (JSON.parse(text) as PendingSignIn);
+  /**
+   * The sign-in `state` names, if `browser` is the cookie of the browser that started it; removed as
+   * it is taken, so a replayed callback finds nothing.
+   *
+   * A browser without that cookie takes nothing and removes nothing. Whoever holds someone else's
+   * callback URL (from a Referer, a log, over a shoulder) and makes any browser load it therefore
+   * cannot burn that person's sign-in: their own browser still finishes it, and the code in the
+   * URL is never redeemed for the wrong browser. Leaving the state costs nothing: finishing it
+   * needs the 256-bit cookie value, and it lapses with SIGN_IN_TTL_MS anyway.
+   */
+  async takeSignIn(state: string, browser: string | undefined): Promise<SignInTaken> {
+    if (browser === undefined || browser.length !== 43) return { ok: false, reason: 'other-browser' };
+    if (state.length !== 43) return { ok: false, reason: 'unknown' };
+    const key = this.keys.signIn(sha256(state));
+    const text = await this.redis.get(key);
+    if (text === null) return { ok: false, reason: 'unknown' };
+    const pending = JSON.parse(text) as Partial<PendingSignIn>;
+    // A sign-in begun before binding existed has no browserSha256: nobody can finish it.
+    if (typeof pending.browserSha256 !== 'string' || !sameSecret(sha256(browser), pending.browserSha256))
+      return { ok: false, reason: 'other-browser' };
+    // Exactly one of concurrent callbacks of the same browser removes the key; the others find nothing.
+    if ((await this.redis.del(key)) !== 1) return { ok: false, reason: 'unknown' };
+    return { ok: true, pending: pending as PendingSignIn };
   }
 }
