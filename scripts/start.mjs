@@ -1,6 +1,9 @@
 // `npm start`: the local stack plus every Gatehouse service, in the foreground, one line per
 // service. A service that dies is restarted (with a growing pause); Ctrl-C stops what this command
 // started, in order: the services that take work, then the system of record they call, then the stack.
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { requirePrerequisites } from './prerequisites.mjs';
 import { build, stackDown, stackUp } from './stack-lifecycle.mjs';
 import { writePublicKeys } from './services.mjs';
@@ -8,8 +11,21 @@ import { createSupervisor } from './supervisor.mjs';
 
 const say = (line) => process.stdout.write(`${line}\n`);
 process.stdout.on('error', () => {}); // a closed terminal must not stop the shutdown
+/**
+ * The control API's local token: yours when you set one, else a fresh one each start, written for
+ * this user only to .stack/control-token.env. A token printed in the docs would let any process on
+ * the machine register runs and resolve operations.
+ */
+function controlToken() {
+  if (process.env.GATEHOUSE_CONTROL_TOKEN !== undefined) return process.env.GATEHOUSE_CONTROL_TOKEN;
+  const token = `local-${randomBytes(24).toString('base64url')}`;
+  const dir = join(import.meta.dirname, '..', '.stack');
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'control-token.env'), `GATEHOUSE_CONTROL_TOKEN=${token}\n`, { mode: 0o600 });
+  return token;
+}
 const env = {
-  GATEHOUSE_CONTROL_TOKEN: process.env.GATEHOUSE_CONTROL_TOKEN ?? 'local-dev-control-token-change-me',
+  GATEHOUSE_CONTROL_TOKEN: controlToken(),
   LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
 };
 /** Shutdown order: callers first (they finish in-flight work on SIGTERM), then what they call. */
@@ -77,7 +93,9 @@ if (up && !stopping) {
   say(
     "approval console   http://127.0.0.1:8093/   (sign in at the local Keycloak as lead@acme.example / lead-local-only; the realm's people are in docs/identity.md)",
   );
-  say('control API        http://127.0.0.1:8091/   (bearer GATEHOUSE_CONTROL_TOKEN)');
+  say(
+    `control API        http://127.0.0.1:8091/   (bearer GATEHOUSE_CONTROL_TOKEN${process.env.GATEHOUSE_CONTROL_TOKEN === undefined ? ': this start made one, `set -a; . .stack/control-token.env; set +a`' : ''})`,
+  );
   say("MCP front door     http://127.0.0.1:8095/mcp (bearer: a run's token, `gatehouse runs create --mcp-token`; docs/mcp.md)");
   say('logs               .stack/logs/<service>.log');
   say('public keys        .stack/public-keys.env   (what an agent client, a subscriber or `gatehouse trace record` checks answers with)');
