@@ -133,6 +133,19 @@ export function eventOf(row: StoredRequest, withdrawnReason: string): WebhookEve
 }
 
 /**
+ * A value others chose (a person's name, a target id an agent's arguments named) as the one-line
+ * chat text may carry it: letters, digits, spaces and `@ . _ ' -` only, with each dot a one-dot
+ * leader (U+2024), so chat tools make no link of it: the only link in the line is the console's.
+ * The notification's `data` keeps every value exactly.
+ */
+function chatText(value: string): string {
+  return value
+    .replace(/[^\p{L}\p{N} @._'-]/gu, '')
+    .replaceAll('.', '\u2024')
+    .slice(0, 80);
+}
+
+/**
  * The notification of one event of one request: what approvers need to act — the tool, the
  * target, the approver role, the expiry, a console link, on whose behalf — and never the arguments
  * or the diff (they may hold personal data; the console shows them to the signed-in approver).
@@ -146,9 +159,9 @@ export function notificationOf(
 ): { readonly id: string; readonly body: string } {
   const { request } = row;
   const link = `${consoleUrl.replace(/\/+$/, '')}/#proposal=${encodeURIComponent(row.proposal_id)}`;
-  const target = `${request.target.type} ${request.target.id}`;
+  const target = `${chatText(request.target.type)} ${chatText(request.target.id)}`;
   const expires = new Date(row.expires_at).toISOString();
-  const who = request.on_behalf_of?.name ?? request.principal;
+  const who = chatText(request.on_behalf_of?.name ?? request.principal);
   const text =
     event === 'approval.requested'
       ? `Approval needed (${request.approver_role}): ${request.tool} on ${target}, tenant ${request.tenant}, for ${who}; expires ${expires}. ${link}`

@@ -68,6 +68,22 @@ describe('webhook notifications', () => {
     });
   });
 
+  it('carry no link but the console’s in their chat text, whatever names a run or an agent chose', () => {
+    const hostile = row({
+      request: {
+        ...row().request,
+        target: { type: 'customer', id: 'C-1 <https://evil.example|urgent>', version: 3 },
+        on_behalf_of: { issuer: 'https://idp.example', subject: 's', name: 'Otto [click](http://evil.example/x) evil.example' },
+      },
+    });
+    const { body } = notificationOf(hostile, 'approval.requested', 'https://approvals.example/');
+    const { text, data } = JSON.parse(body) as { text: string; data: { target: { id: string } } };
+    expect(text).not.toMatch(/evil\.example|https?:\/\/evil|[<>|[\]]/);
+    expect(text.match(/https?:\/\/\S+/g)).toEqual(['https://approvals.example/#proposal=p_1']);
+    expect(text).toContain('Otto clickhttp');
+    expect(data.target.id).toBe('C-1 <https://evil.example|urgent>');
+  });
+
   it('tell a withdrawal from a rejection by the service’s own decision', () => {
     expect(eventOf(row({ state: 'rejected', decided_by: 'gatehouse', reason: 'withdrawn' }), 'withdrawn')).toBe('approval.withdrawn');
     expect(eventOf(row({ state: 'rejected', decided_by: 'lead@acme.example', reason: 'withdrawn' }), 'withdrawn')).toBe(
