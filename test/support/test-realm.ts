@@ -21,10 +21,27 @@ const passwordClient = (clientId: string, name: string, attributes: Record<strin
   attributes,
 });
 
-/** The test-only clients: people's tokens by password, of 5 min and of 1 s. */
+/** A second piece of trusted code: registers runs as the orchestrator does, under a client of its own. */
+export const SECOND_ORCHESTRATOR = { id: 'gatehouse-test-orchestrator', secret: 'test-orchestrator-local-only-secret' } as const;
+
+/** The test-only clients: people's tokens by password, of 5 min and of 1 s; a second orchestrator. */
 export const TEST_CLIENTS = [
   passwordClient('gatehouse-test', "Tests only: test users' tokens by password"),
   passwordClient('gatehouse-test-short', 'Tests only: tokens that expire after 1 s', { 'access.token.lifespan': '1' }),
+  {
+    clientId: SECOND_ORCHESTRATOR.id,
+    name: 'Tests only: a second orchestrator, for what one registering client may do to another’s runs',
+    enabled: true,
+    protocol: 'openid-connect',
+    publicClient: false,
+    secret: SECOND_ORCHESTRATOR.secret,
+    standardFlowEnabled: false,
+    directAccessGrantsEnabled: false,
+    serviceAccountsEnabled: true,
+    defaultClientScopes: ['basic', 'acr', 'gatehouse.runs'],
+    optionalClientScopes: [],
+    attributes: {},
+  },
 ] as const;
 
 async function adminToken(): Promise<string> {

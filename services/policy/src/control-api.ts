@@ -12,6 +12,7 @@ import type { OperatorApiOptions } from './operator-api.js';
 import { grantRun } from '@gatehouse/governance';
 import type { Roles } from '@gatehouse/governance';
 import type { Health } from '@gatehouse/runtime';
+import { CONTROL_TOKEN_CLIENT } from './trusted-callers.js';
 import type { TrustedCallers } from './trusted-callers.js';
 
 export interface ControlApiOptions {
@@ -147,8 +148,8 @@ export function buildControlApi(options: ControlApiOptions): FastifyInstance {
   const registrarOf = authenticateCallers(app, options);
   registerOpsRoutes(app, options);
   registerRunRegistration(app, options, registrarOf);
-  registerRunTokenRoutes(app, options);
-  registerRunRoutes(app, options);
+  registerRunTokenRoutes(app, options, registrarOf);
+  registerRunRoutes(app, options, registrarOf);
   registerToolRoutes(app, options);
   if (options.operations !== undefined) {
     registerOperatorRoutes(app, { ...options.operations, catalog: options.catalog });
@@ -272,13 +273,25 @@ function registerRunRegistration(app: FastifyInstance, options: ControlApiOption
   });
 }
 
+/**
+ * Whether `caller` manages `run`: the client of the IdP that registered it (same issuer and client),
+ * or the local-development control token, which stands for the whole deployment. Another client's
+ * runs, of any tenant, do not exist for a caller (404): it can neither list, read, stop nor mint
+ * tokens for them.
+ */
+function manages(caller: Registrar, run: Run): boolean {
+  if (caller.client_id === CONTROL_TOKEN_CLIENT && caller.issuer === null) return true;
+  const by = run.registered_by;
+  return by !== null && by !== undefined && by.issuer === caller.issuer && by.client_id === caller.client_id;
+}
+
 /** More MCP tokens for a run, and the fresh token of the person it acts for. */
-function registerRunTokenRoutes(app: FastifyInstance, options: ControlApiOptions): void {
+function registerRunTokenRoutes(app: FastifyInstance, options: ControlApiOptions, registrarOf: RegistrarOf): void {
   // Another token for an active run: for a second MCP client, or to replace one that leaked (stop the
   // run to revoke every token it has).
   app.post<{ Params: { id: string } }>('/runs/:id/mcp-tokens', async (request, reply) => {
     const run = await options.runs.get(request.params.id);
-    if (run === undefined || !isActive(run))
+    if (run === undefined || !isActive(run) || !manages(registrarOf(request), run))
       return reply.code(404).send({ error: { code: 'RUN_NOT_FOUND', message: 'no such active run' } });
     const issued = await options.runTokens.issue(run);
     request.log.info({ run_id: run.run_id }, 'MCP token issued');
@@ -293,7 +306,7 @@ function registerRunTokenRoutes(app: FastifyInstance, options: ControlApiOptions
     { schema: { body: subjectTokenSchema } },
     async (request, reply) => {
       const run = await options.runs.get(request.params.id);
-      if (run === undefined || !isActive(run))
+      if (run === undefined || !isActive(run) || !manages(registrarOf(request), run))
         return reply.code(404).send({ error: { code: 'RUN_NOT_FOUND', message: 'no such active run' } });
       const checked = await checkSubjectToken(options.delegation, request.body.subject_token, null);
       if (!checked.ok)
@@ -310,21 +323,26 @@ function registerRunTokenRoutes(app: FastifyInstance, options: ControlApiOptions
   );
 }
 
-/** Listing, reading and stopping runs. */
-function registerRunRoutes(app: FastifyInstance, options: ControlApiOptions): void {
+/** Listing, reading and stopping runs: each caller the runs it manages. */
+function registerRunRoutes(app: FastifyInstance, options: ControlApiOptions, registrarOf: RegistrarOf): void {
   app.get<{ Querystring: { tenant?: string } }>('/runs', async (request, reply) => {
     const tenant = request.query.tenant;
     if (tenant === undefined) return reply.code(400).send({ error: { code: 'INVALID_REQUEST', message: 'tenant is required' } });
-    return { runs: await options.runs.list(tenant) };
+    const caller = registrarOf(request);
+    return { runs: (await options.runs.list(tenant)).filter((run) => manages(caller, run)) };
   });
 
   app.get<{ Params: { id: string } }>('/runs/:id', async (request, reply) => {
     const run = await options.runs.get(request.params.id);
-    if (run === undefined) return reply.code(404).send({ error: { code: 'RUN_NOT_FOUND', message: 'no such run' } });
+    if (run === undefined || !manages(registrarOf(request), run))
+      return reply.code(404).send({ error: { code: 'RUN_NOT_FOUND', message: 'no such run' } });
     return { ...run, active: isActive(run) };
   });
 
   app.post<{ Params: { id: string } }>('/runs/:id/stop', async (request, reply) => {
+    const run = await options.runs.get(request.params.id);
+    if (run === undefined || !manages(registrarOf(request), run))
+      return reply.code(404).send({ error: { code: 'RUN_NOT_FOUND', message: 'no such run' } });
     const outcome = await options.runs.stop(request.params.id);
     if (outcome === 'not_found') return reply.code(404).send({ error: { code: 'RUN_NOT_FOUND', message: 'no such run' } });
     return { run_id: request.params.id, outcome };
