@@ -9,6 +9,10 @@ import { LOCAL_IDENTITY, LOCAL_ORCHESTRATOR } from './services.mjs';
 // support lead of acme and globex by group and tenant claims. The password is local-only.
 export const DEMO_PERSON = { username: 'lead@acme.example', password: 'lead-local-only' };
 
+// The demo's operator (realm user ops@acme.example): an ops-admin of acme and globex by group and
+// tenant claims, so the control API lets them settle the unknown outcome. The password is local-only.
+export const DEMO_OPERATOR = { username: 'ops@acme.example', password: 'ops-local-only' };
+
 // The person whose agent the demo's runs are (realm user owner@acme.example): named on each run,
 // so they could never approve its writes themselves.
 export const AGENT_OWNER = {
@@ -158,4 +162,78 @@ export async function signInApprover(approvalUrl, person = DEMO_PERSON) {
   const body = await me.json();
   if (me.status !== 200) throw new Error(`the console did not know ${person.username} after sign-in: ${JSON.stringify(body)}`);
   return { cookie, csrf: body.csrf_token, me: body };
+}
+
+/** The action of the first form of an identity provider's page (the one with `id` when given), absolute. */
+function formAction(html, base, id) {
+  const form = id === undefined ? /<form[^>]*action="([^"]+)"/ : new RegExp(`<form[^>]*id="${id}"[^>]*action="([^"]+)"`);
+  const action = form.exec(html)?.[1];
+  if (action === undefined) throw new Error(`the identity provider's page at ${base} has no ${id ?? ''} form`);
+  return new URL(action.replaceAll('&amp;', '&'), base).href;
+}
+
+/**
+ * Signs a person in the way `gatehouse operations sign-in` does — the device authorization grant
+ * (RFC 8628) of the CLI's public client, `gatehouse-cli` — and enters the code at the identity
+ * provider's own pages as their browser would: its login form, then its consent to the device.
+ * Resolves their access token and who it names (issuer, subject, name), for the control API's
+ * operator routes.
+ */
+export async function signInOperator(person = DEMO_OPERATOR, clientId = 'gatehouse-cli') {
+  const issuer = LOCAL_IDENTITY.GATEHOUSE_OIDC_ISSUER;
+  const metadata = await (await fetch(`${issuer}/.well-known/openid-configuration`)).json();
+  const started = await fetch(metadata.device_authorization_endpoint, {
+    method: 'POST',
+    body: new URLSearchParams({ client_id: clientId, scope: 'openid' }),
+  });
+  const device = await started.json();
+  if (started.status !== 200) throw new Error(`the identity provider refused a device sign-in for ${clientId}: ${JSON.stringify(device)}`);
+  // The person opens the link the CLI prints: the IdP asks them to sign in, then to let the device in.
+  const idp = new Map();
+  const opened = await fetch(device.verification_uri_complete, { redirect: 'manual' });
+  const loginUrl = new URL(redirectOf(opened, 'the device page'), device.verification_uri_complete).href;
+  const page = await fetch(loginUrl, { redirect: 'manual', headers: { cookie: keepCookies(opened, idp) } });
+  const afterPage = keepCookies(page, idp);
+  const loginAction = formAction(await page.text(), loginUrl, 'kc-form-login');
+  const posted = await fetch(loginAction, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { cookie: afterPage, 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ username: person.username, password: person.password, credentialId: '' }),
+  });
+  const consentUrl = new URL(redirectOf(posted, "the identity provider's login form"), loginAction).href;
+  const consent = await fetch(consentUrl, { redirect: 'manual', headers: { cookie: keepCookies(posted, idp) } });
+  const afterConsent = keepCookies(consent, idp);
+  const consentPage = await consent.text();
+  const code = /name="code" value="([^"]*)"/.exec(consentPage)?.[1];
+  const granted = await fetch(formAction(consentPage, consentUrl), {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { cookie: afterConsent, 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ ...(code === undefined ? {} : { code }), accept: 'Yes' }),
+  });
+  redirectOf(granted, "the identity provider's consent page");
+  // The CLI's side: poll the token endpoint at the interval the IdP asked for, until it answers.
+  const body = await waitFor(
+    async () => {
+      const polled = await fetch(metadata.token_endpoint, {
+        method: 'POST',
+        body: new URLSearchParams({
+          grant_type: 'urn:ietf:params:oauth:grant-type:device_code',
+          client_id: clientId,
+          device_code: device.device_code,
+        }),
+      });
+      const answer = await polled.json();
+      if (polled.status === 200) return answer;
+      if (answer.error !== 'authorization_pending' && answer.error !== 'slow_down')
+        throw new Error(`the identity provider refused ${person.username}'s device sign-in: ${JSON.stringify(answer)}`);
+      await new Promise((resolve) => setTimeout(resolve, (device.interval ?? 5) * 1000));
+      return undefined;
+    },
+    30_000,
+    `${person.username}'s device sign-in`,
+  );
+  const claims = JSON.parse(Buffer.from(body.access_token.split('.')[1], 'base64url').toString('utf8'));
+  return { accessToken: body.access_token, issuer: claims.iss, subject: claims.sub, name: claims.name ?? null, username: person.username };
 }

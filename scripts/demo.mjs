@@ -15,6 +15,7 @@ import {
   show,
   shownIn,
   signInApprover,
+  signInOperator,
   waitFor,
 } from './demo-kit.mjs';
 import { requirePrerequisites } from './prerequisites.mjs';
@@ -366,6 +367,38 @@ async function main() {
       'OUTCOME_UNKNOWN, not retryable, and an OperatorHandoff on gatehouse.operator',
       !unknown.ok && unknown.status === 'unknown' && unknown.error.code === 'OUTCOME_UNKNOWN' && handoff !== undefined,
       show(unknown),
+    );
+
+    // The operator settles it as a person: signed in at the IdP (as `gatehouse operations sign-in`
+    // does), with the ops-admin role the approver policy maps their groups to, in acme.
+    const operator = await signInOperator();
+    out(
+      `   ${bold('operator')} signed in at the identity provider (device grant, as \`gatehouse operations sign-in\`): ${operator.name} (${operator.username})`,
+    );
+    const records = new pg.Pool({
+      connectionString: env.DATABASE_URL ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/gatehouse',
+      max: 1,
+    });
+    const committed3 = await records
+      .query(`SELECT response FROM ${tablesIn(env.CUSTOMERS_DB_SCHEMA).idempotencyKeys} WHERE key = $1`, [handoff.idempotency_key])
+      .finally(() => records.end());
+    out(`   ${bold('operator')} finds the write in the customers service's own record of its key: it committed`);
+    const resolved = await http(
+      'POST',
+      `${CONTROL}/operations/${encodeURIComponent(handoff.idempotency_key)}/resolve`,
+      operator.accessToken,
+      {
+        state: 'succeeded',
+        evidence: "the customers service's idempotency record shows the commit",
+        result: committed3.rows[0]?.response,
+      },
+    );
+    const by = resolved.body?.resolved_by;
+    out(`   operator → resolve succeeded ${dim(`HTTP ${resolved.status}`)}${by ? dim(`, recorded as ${by.subject} of ${by.issuer}`) : ''}`);
+    check(
+      'the resolution is recorded under the operator the token proves, and the final result goes to the agent',
+      resolved.status === 200 && by?.issuer === operator.issuer && by?.subject === operator.subject,
+      show(resolved.body),
     );
 
     const passed = summary('steps gave the expected typed result');

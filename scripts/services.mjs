@@ -15,8 +15,8 @@ const root = new URL('..', import.meta.url).pathname;
  */
 const PAIRS = { policy: localPair('policy'), approval: localPair('approval'), executor: localPair('executor') };
 
-function localPair(role) {
-  const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+function localPair(role, type = 'ed25519') {
+  const { privateKey, publicKey } = generateKeyPairSync(type);
   const id = `local-${role}-${Date.now().toString(36)}`;
   return {
     signingKey: `${id}:${privateKey.export({ type: 'pkcs8', format: 'der' }).toString('base64')}`,
@@ -93,15 +93,34 @@ const LOCAL_EXCHANGE = Object.freeze({
 });
 
 /**
+ * The executors' sealing pair (X25519), fresh per start as the signing pairs are: the policy service
+ * and the MCP front door keep people's tokens in Redis only sealed to its public half
+ * (GATEHOUSE_SEALING_KEYS), and only executors hold the private half that opens them
+ * (GATEHOUSE_UNSEALING_KEYS). What a start sealed, the next start's executors cannot open: the person
+ * signs in again, as after any restart of the IdP's dev-mode sessions.
+ */
+const SEALING = localPair('sealing', 'x25519');
+
+/**
  * What a service of `kind` needs from the local identity provider: the console's client, or the issuer
  * trusted code's tokens come from. The MCP front door's agent policy names the reference pack's roles,
  * so it is given only when the services host that pack.
  */
 function identityEnv(kind, pack) {
   if (kind === 'approval') return LOCAL_IDENTITY;
-  const exchangeClient = { GATEHOUSE_EXCHANGE_CLIENT_ID: LOCAL_EXCHANGE.GATEHOUSE_EXCHANGE_CLIENT_ID };
+  const exchangeClient = {
+    GATEHOUSE_EXCHANGE_CLIENT_ID: LOCAL_EXCHANGE.GATEHOUSE_EXCHANGE_CLIENT_ID,
+    GATEHOUSE_SEALING_KEYS: SEALING.publicKey,
+  };
   if (kind === 'policy') return { GATEHOUSE_OIDC_ISSUER: LOCAL_IDENTITY.GATEHOUSE_OIDC_ISSUER, ...exchangeClient };
-  if (kind === 'executor') return { GATEHOUSE_OIDC_ISSUER: LOCAL_IDENTITY.GATEHOUSE_OIDC_ISSUER, ...LOCAL_EXCHANGE };
+  if (kind === 'executor') {
+    return {
+      GATEHOUSE_OIDC_ISSUER: LOCAL_IDENTITY.GATEHOUSE_OIDC_ISSUER,
+      ...LOCAL_EXCHANGE,
+      GATEHOUSE_SEALING_KEYS: SEALING.publicKey,
+      GATEHOUSE_UNSEALING_KEYS: SEALING.signingKey, // the private half
+    };
+  }
   // People sign in through their MCP client; the realm's gatehouse.mcp scope names this URL as audience.
   if (kind === 'mcp') {
     return {

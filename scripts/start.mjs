@@ -14,7 +14,7 @@ process.stdout.on('error', () => {}); // a closed terminal must not stop the shu
 /**
  * The control API's local token: yours when you set one, else a fresh one each start, written for
  * this user only to .stack/control-token.env. A token printed in the docs would let any process on
- * the machine register runs and resolve operations.
+ * the machine register runs.
  */
 function controlToken() {
   if (process.env.GATEHOUSE_CONTROL_TOKEN !== undefined) return process.env.GATEHOUSE_CONTROL_TOKEN;

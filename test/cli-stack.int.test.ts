@@ -13,6 +13,7 @@ import type { Run } from '@gatehouse/state';
 import type { KafkaMessage } from 'kafkajs';
 import { IDENTITIES, TOKENS, waitUntil } from './support/approval.js';
 import { CONTROL_TOKEN, startGatehouse } from './support/gatehouse.js';
+import { PEOPLE, tokensOf } from './support/identity.js';
 import type { Gatehouse } from './support/gatehouse.js';
 import { eventually, readRaw } from './support/stack.js';
 import { currentVersion, preview } from './support/writes.js';
@@ -59,7 +60,7 @@ describe('the gatehouse CLI against a running Gatehouse', () => {
   const as = (who: keyof typeof TOKENS): Record<string, string> => ({ ...env, GATEHOUSE_APPROVER_TOKEN: TOKENS[who] });
 
   beforeAll(async () => {
-    g = await startGatehouse('cli', { approval: true });
+    g = await startGatehouse('cli', { approval: true, operators: true });
     env = {
       GATEHOUSE_CONTROL_URL: g.policies[0]?.url ?? '',
       GATEHOUSE_CONTROL_TOKEN: CONTROL_TOKEN,
@@ -306,8 +307,10 @@ describe('the gatehouse CLI against a running Gatehouse', () => {
       expect(JSON.parse(again.stderr)).toMatchObject({ error: { code: 'NOT_PENDING', status: 409, state: 'approved' } });
 
       // The write's idempotency record, and an operator resolution refused because nothing is unknown.
+      // Operations are a person's: Omar Ops, an ops-admin of acme and globex at the stack's IdP (a token of 5 minutes, taken now).
+      const ops = { ...env, GATEHOUSE_OPERATOR_TOKEN: (await tokensOf(PEOPLE.ops)).access_token };
       const key = `${run.run_id}:${proposalId}:commit`;
-      const op = await gatehouse(['operations', 'show', key, '--json'], env);
+      const op = await gatehouse(['operations', 'show', key, '--json'], ops);
       expect(op.code, op.stderr).toBe(0);
       expect(JSON.parse(op.stdout)).toMatchObject({
         key,
@@ -316,19 +319,23 @@ describe('the gatehouse CLI against a running Gatehouse', () => {
         run_id: run.run_id,
         tenant: 'acme',
       });
-      const opTable = await gatehouse(['operations', 'show', key], env);
+      const opTable = await gatehouse(['operations', 'show', key], ops);
       expect(opTable.stdout).toMatch(/^state:\s+succeeded$/m);
-      const resolve = await gatehouse(
-        ['operations', 'resolve', key, '--state', 'failed', '--evidence', 'ticket 42', '--by', 'ops@acme.example'],
-        env,
-      );
+      const resolve = await gatehouse(['operations', 'resolve', key, '--state', 'failed', '--evidence', 'ticket 42'], ops);
       expect(resolve.code).toBe(1);
       expect(resolve.stderr).toContain('409 OUTCOME_ALREADY_KNOWN');
-      const nothing = await gatehouse(['operations', 'show', `${run.run_id}:p_none:commit`], env);
+      const nothing = await gatehouse(['operations', 'show', `${run.run_id}:p_none:commit`], ops);
       expect(nothing.code).toBe(1);
       expect(nothing.stderr).toContain('404 NOT_FOUND');
-      const noResult = await gatehouse(['operations', 'resolve', key, '--state', 'succeeded', '--evidence', 'x', '--by', 'me'], env);
+      const noResult = await gatehouse(['operations', 'resolve', key, '--state', 'succeeded', '--evidence', 'x'], ops);
       expect(noResult.code).toBe(2);
+      // Trusted code's control token is no operator's: the operations commands take a person's token only.
+      const asCode = await gatehouse(['operations', 'show', key], { ...ops, GATEHOUSE_OPERATOR_TOKEN: CONTROL_TOKEN });
+      expect(asCode.code).toBe(1);
+      expect(asCode.stderr).toContain('401 TOKEN_MALFORMED');
+      const unset = await gatehouse(['operations', 'show', key], { ...ops, GATEHOUSE_OPERATOR_TOKEN: '' });
+      expect(unset.code).toBe(2);
+      expect(unset.stderr).toContain('GATEHOUSE_OPERATOR_TOKEN is not set');
     });
 
     it('rejects a pending request with a reason that reaches the agent, and needs the reason', async () => {

@@ -51,7 +51,7 @@ describe('the demo, end to end, and what its services log', () => {
   it('passes every step, and no raw argument or result value reaches a log line', async () => {
     const { code, transcript, logs } = await runDemo('scripts/demo.mjs');
     expect(code, transcript.slice(-3000)).toBe(0);
-    expect(transcript).toContain('All 13 steps gave the expected typed result.');
+    expect(transcript).toContain('All 14 steps gave the expected typed result.');
     // The transcript shows the data to the person running the demo; the services' logs must not.
     expect(transcript).toContain('2 New Street');
 

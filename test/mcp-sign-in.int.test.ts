@@ -27,6 +27,7 @@ import type { McpResult, RunWithToken } from './support/mcp.js';
 import { MODERN } from './support/mcp-modern.js';
 import { pollUntil } from './support/poll.js';
 import { REFERENCE_ROLES_FILE } from './support/reference-pack.js';
+import { TEST_SEALER, TEST_UNSEALER } from './support/signing.js';
 
 // The realm's gatehouse.mcp scope names this front door's resource URL as the tokens' audience.
 const PORT = 18095;
@@ -162,7 +163,7 @@ describe('MCP clients that sign their person in: the front door as an OAuth reso
         verifier,
         policy: AgentPolicy.load(AGENT_POLICY, liveRoleTools(roles, g.catalog), 24 * 3600 * 1000),
         scope: 'gatehouse.mcp',
-        exchangeClientId: EXECUTOR_CLIENT.id,
+        delegation: { clientId: EXECUTOR_CLIENT.id, sealer: TEST_SEALER },
       },
     });
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
@@ -247,8 +248,10 @@ describe('MCP clients that sign their person in: the front door as an OAuth reso
     });
     // A 2025-11-25 client with the same person's token reaches the same run.
     const token = provider.saved?.access_token ?? '';
-    // The person's token names the executors' client: it is kept for the run, for token exchange.
-    expect(await new DelegationStore(g.redis, g.keys).subjectToken(runId ?? '')).toBe(token);
+    // The person's token names the executors' client: it is kept for the run, for token exchange,
+    // sealed so that only an executor opens it.
+    expect(await g.redis.get(g.keys.subjectToken(runId ?? ''))).not.toContain(token.split('.')[1]);
+    expect(await new DelegationStore(g.redis, g.keys, TEST_UNSEALER).subjectToken(runId ?? '')).toBe(token);
     const legacy = await connectHttp(RESOURCE, { mcp_token: token } as RunWithToken);
     expect((await legacy.listTools()).tools.map((t) => t.name).sort()).toEqual(tools);
     await legacy.close();

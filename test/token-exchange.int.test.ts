@@ -3,88 +3,26 @@
 // from the person's token handed to the run. Through the real policy service and executor, against
 // a records service that checks the IdP's tokens itself; and the exchanger alone, against Keycloak
 // and Redis, for what a refresh token and an ended session do.
-import { createServer } from 'node:http';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defineTool, implement } from '@gatehouse/contracts';
 import { AccessTokenVerifier, TokenExchanger } from '@gatehouse/identity';
 import type { ExchangeStep } from '@gatehouse/identity';
-import { authorizedFetch } from '@gatehouse/sdk';
 import { createRedis, DelegationStore, Keyspace, redisUrlFromEnv } from '@gatehouse/state';
 import type { Redis } from '@gatehouse/state';
 import { CONTROL_TOKEN, startGatehouse } from './support/gatehouse.js';
 import type { Gatehouse } from './support/gatehouse.js';
 import { ISSUER, PEOPLE, stackExchange, tokensOf } from './support/identity.js';
 import type { Person } from './support/identity.js';
+import { RECORDS, readRecordTool, startRecordsService } from './support/records-service.js';
+import type { RecordsService } from './support/records-service.js';
+import { TEST_UNSEALER } from './support/signing.js';
 import { TEST_ROLE, testCatalog } from './support/test-catalog.js';
 
-const RECORDS = { audience: 'records-service', scope: 'records.access' } as const;
-
-/** What the records service saw of each request it served or refused. */
-interface Seen {
-  readonly status: number;
-  readonly sub?: string;
-  readonly aud?: unknown;
-  readonly azp?: unknown;
-  readonly scope?: unknown;
-  readonly token?: string | undefined;
-}
-
-/** A system of record that trusts only the IdP: every request must carry its token for this service. */
-async function startRecordsService(): Promise<{ url: string; seen: Seen[]; close(): Promise<void> }> {
-  const verifier = await AccessTokenVerifier.discover({ issuer: ISSUER, audience: RECORDS.audience });
-  const seen: Seen[] = [];
-  const server: Server = createServer((request, response) => {
-    void (async () => {
-      const token = /^Bearer (.+)$/.exec(request.headers.authorization ?? '')?.[1];
-      const checked = token === undefined ? undefined : await verifier.verify(token);
-      if (checked === undefined || !checked.ok) {
-        seen.push({ status: 401 });
-        response.writeHead(401).end();
-        return;
-      }
-      const { sub, aud, azp, scope } = checked.claims;
-      seen.push({ status: 200, sub, aud, azp, scope, token });
-      response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ record_id: 'R-1', owner: sub }));
-    })();
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}`, seen, close: () => new Promise((resolve) => server.close(() => resolve())) };
-}
-
 let recordsUrl = '';
-const readRecord = implement(
-  defineTool({
-    name: 'read_record',
-    version: 1,
-    description: 'Test-only read of a record from a system of record that trusts only the IdP.',
-    effect: 'read',
-    retry: 'safe',
-    cancel: 'none',
-    timeoutMs: 5_000,
-    maxResultBytes: 4_096,
-    input: { type: 'object', additionalProperties: false, properties: {} },
-    output: {
-      type: 'object',
-      additionalProperties: false,
-      required: ['record_id', 'owner'],
-      properties: { record_id: { type: 'string' }, owner: { type: 'string' } },
-    },
-  } as const),
-  {
-    credential: { exchange: RECORDS },
-    async run(_args, context) {
-      const response = await authorizedFetch(context, `${recordsUrl}/records/R-1`);
-      return response.json();
-    },
-  },
-);
+const readRecord = readRecordTool(() => recordsUrl);
 
 describe('a tool whose system of record trusts only the IdP', () => {
   let g: Gatehouse;
-  let records: Awaited<ReturnType<typeof startRecordsService>>;
+  let records: RecordsService;
 
   beforeAll(async () => {
     records = await startRecordsService();
@@ -231,7 +169,7 @@ describe('the token exchanger, against Keycloak and Redis', () => {
 
   beforeAll(() => {
     redis = createRedis(redisUrlFromEnv(), 'test-exchanger');
-    delegation = new DelegationStore(redis, keys);
+    delegation = new DelegationStore(redis, keys, TEST_UNSEALER);
   });
   afterAll(async () => {
     await redis?.quit();

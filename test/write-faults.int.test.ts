@@ -6,8 +6,9 @@ import type { Run } from '@gatehouse/state';
 import { customerSupportCatalog } from '@gatehouse/example-customer-support';
 import { pollUntil } from './support/poll.js';
 import { eventually } from './support/stack.js';
-import { CONTROL_TOKEN, startGatehouse } from './support/gatehouse.js';
+import { startGatehouse } from './support/gatehouse.js';
 import type { Gatehouse } from './support/gatehouse.js';
+import { PEOPLE, tokensOf } from './support/identity.js';
 import { sandboxAllowsWrites } from './support/test-policy.js';
 import { approvedOrder, armFaults, collect, commit, currentVersion, preview, shippingLine1 } from './support/writes.js';
 import { signedHeaders, TEST_KEY_RING } from './support/signing.js';
@@ -22,7 +23,7 @@ describe('writes happen once and are reported honestly under faults', () => {
 
   beforeAll(async () => {
     const catalog = customerSupportCatalog();
-    g = await startGatehouse('faults', { faults: true, catalog, table: sandboxAllowsWrites(catalog) });
+    g = await startGatehouse('faults', { faults: true, operators: true, catalog, table: sandboxAllowsWrites(catalog) });
     run = await g.createRun('support-agent');
     operator = await collect(g, 'operator');
     results = await collect(g, 'results');
@@ -98,16 +99,17 @@ describe('writes happen once and are reported honestly under faults', () => {
     const evidence = rows[0]?.response;
     expect(evidence).toMatchObject({ new_version: before + 1 });
     const control = g.policies[0]?.url ?? '';
+    // As a person with the operator role, signed in at the IdP: the resolution is recorded under them.
+    const operatorToken = (await tokensOf(PEOPLE.ops)).access_token;
     const resolveAs = (body: Record<string, unknown>): Promise<Response> =>
       fetch(`${control}/operations/${encodeURIComponent(key)}/resolve`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${CONTROL_TOKEN}`, 'content-type': 'application/json' },
+        headers: { authorization: `Bearer ${operatorToken}`, 'content-type': 'application/json' },
         body: JSON.stringify(body),
       });
     const resolution = {
       state: 'succeeded',
       evidence: 'customers idempotency row shows the commit',
-      resolved_by: 'ops@acme.example',
       result: evidence,
     };
     const resolve = await resolveAs(resolution);
@@ -125,7 +127,7 @@ describe('writes happen once and are reported honestly under faults', () => {
       reason: 'bad_signature',
     });
     expect((await new IdempotencyStore(g.redis, g.keys).get(key))?.state).toBe('succeeded');
-    const twice = await resolveAs({ state: 'failed', evidence: 'second opinion', resolved_by: 'ops@acme.example' });
+    const twice = await resolveAs({ state: 'failed', evidence: 'second opinion' });
     expect(twice.status).toBe(409);
     // The same resolution again, once its answer is out, publishes nothing more either.
     expect((await resolveAs(resolution)).status).toBe(409);

@@ -103,6 +103,10 @@ async function start(note) {
       '--health-enabled=true',
       `--http-management-port=${MANAGEMENT_PORT}`,
       '--cache=local',
+      // A self-registered client could ask for pairwise subjects (its registration adds the mapper
+      // after the registration policies run), giving a person a second `sub` that four eyes would
+      // not know as theirs: the mapper is off in this IdP.
+      '--spi-protocol-mapper--oidc-sha256-pairwise-sub-mapper--enabled=false',
       '--log-level=warn,org.keycloak.services:info,io.quarkus:info',
     ],
     {

@@ -22,8 +22,15 @@ import type { TestService } from '../customers-harness.js';
 import { testKafka } from './kafkajs.js';
 import type { TestKafka } from './kafkajs.js';
 import { config, logger, uniquePrefix } from './stack.js';
-import { TEST_ASSERTION_SETTINGS, TEST_KEY_RING, TEST_SIGNING_KEYS } from './signing.js';
-import { orchestratorIdentity, stackExchange, stackIdentity, subjectTokenVerifier } from './identity.js';
+import {
+  TEST_ASSERTION_SETTINGS,
+  TEST_KEY_RING,
+  TEST_SEALER,
+  TEST_SEALING_KEYS,
+  TEST_SIGNING_KEYS,
+  TEST_UNSEALING_KEYS,
+} from './signing.js';
+import { operatorIdentity, orchestratorIdentity, stackExchange, stackIdentity, subjectTokenVerifier } from './identity.js';
 
 export const CONTROL_TOKEN = 'test-control-token-0123456789';
 
@@ -48,6 +55,11 @@ export interface GatehouseOptions {
    * tokens (beside the test control token), and the approval service signs people in.
    */
   readonly identity?: boolean;
+  /**
+   * Operators at the stack's IdP: the control API's operator routes take people's tokens (the
+   * reference approver policy's ops-admins, in their tenants). On with `identity` too.
+   */
+  readonly operators?: boolean;
   /** Token exchange at the stack's IdP: executors exchange, the control API takes people's tokens. */
   readonly exchange?: boolean;
   /** The Kafka cluster and topic settings, in place of the environment's (a fault test's own cluster). */
@@ -118,7 +130,9 @@ export async function startGatehouse(label: string, options: GatehouseOptions = 
   const events = { ...eventSettings, topicSettings: { ...eventSettings.topicSettings, partitions: options.partitions ?? 3 } };
 
   const callerIdentity = options.identity === true ? await orchestratorIdentity() : undefined;
-  const subjectTokens = options.exchange === true ? await subjectTokenVerifier() : undefined;
+  const operators = options.operators === true || options.identity === true ? await operatorIdentity() : undefined;
+  // People's tokens handed to runs are kept sealed to the test executors' keys, as a deployment's.
+  const subjectTokens = options.exchange === true ? { verifier: await subjectTokenVerifier(), sealer: TEST_SEALER } : undefined;
   const policies: RunningPolicyService[] = [];
   for (let i = 0; i < (options.policies ?? 1); i += 1) {
     policies.push(
@@ -134,6 +148,7 @@ export async function startGatehouse(label: string, options: GatehouseOptions = 
         logger,
         controlToken: CONTROL_TOKEN,
         ...(callerIdentity === undefined ? {} : { callerIdentity }),
+        ...(operators === undefined ? {} : { operatorIdentity: operators }),
         ...(subjectTokens === undefined ? {} : { subjectTokens }),
         signingKey: TEST_SIGNING_KEYS.policy,
         host: '127.0.0.1',
@@ -158,7 +173,9 @@ export async function startGatehouse(label: string, options: GatehouseOptions = 
       trustedKeys: TEST_KEY_RING,
       signingKey: TEST_SIGNING_KEYS.executor,
       assertions: TEST_ASSERTION_SETTINGS,
-      ...(options.exchange === true ? { exchange: stackExchange } : {}),
+      ...(options.exchange === true
+        ? { exchange: { ...stackExchange, sealingKeys: TEST_SEALING_KEYS, unsealingKeys: TEST_UNSEALING_KEYS } }
+        : {}),
       logger,
       executorId: `${label}-${id}`,
       groupId: `${label}-executor`,

@@ -2,7 +2,8 @@ import { fileURLToPath } from 'node:url';
 import { ApproverPolicy } from '@gatehouse/approval';
 import type { ApproverIdentity } from '@gatehouse/approval';
 import { AccessTokenVerifier, discoverRelyingParty } from '@gatehouse/identity';
-import type { TrustedCallerIdentity } from '@gatehouse/policy';
+import { loadOperatorPolicy } from '@gatehouse/policy';
+import type { OperatorIdentity, TrustedCallerIdentity } from '@gatehouse/policy';
 
 /** The local stack's Keycloak and the project's realm (deploy/local/keycloak/gatehouse-realm.json). */
 const KEYCLOAK_URL = process.env['KEYCLOAK_URL'] ?? 'http://127.0.0.1:18080';
@@ -73,6 +74,20 @@ export async function orchestratorIdentity(options: { readonly audience?: string
   };
 }
 
+/**
+ * The control API's operators at the stack's IdP: people's tokens for gatehouse-approval (the
+ * policy service's default POLICY_OPERATOR_AUDIENCE), mapped by the reference approver policy,
+ * the role ops-admin (the default POLICY_OPERATOR_ROLE).
+ */
+export async function operatorIdentity(): Promise<OperatorIdentity> {
+  return {
+    accessTokens: await AccessTokenVerifier.discover({ issuer: ISSUER, audience: 'gatehouse-approval' }),
+    policy: loadOperatorPolicy(REFERENCE_POLICY, new Set(['support-lead', 'ops-admin']), 'ops-admin'),
+    role: 'ops-admin',
+    runsScope: 'gatehouse.runs',
+  };
+}
+
 /** The executors' client: it exchanges a run's person's token for a system of record's (RFC 8693). */
 export const EXECUTOR_CLIENT = { id: 'gatehouse-executor', secret: 'executor-local-only-secret' } as const;
 
@@ -97,7 +112,7 @@ export async function orchestratorToken(client: { readonly id: string; readonly 
 
 /** A person's tokens from the realm's test-only password client (`gatehouse-test-short`: expiring after 1 s). */
 export async function tokensOf(
-  person: Person,
+  person: Pick<Person, 'username' | 'password'>,
   client: 'gatehouse-test' | 'gatehouse-test-short' = 'gatehouse-test',
   scope = 'openid',
 ): Promise<{ access_token: string; id_token: string; refresh_token: string }> {
@@ -111,7 +126,7 @@ export async function tokensOf(
 }
 
 /** Cookies a browser would keep, by name, for one origin. */
-class CookieJar {
+export class CookieJar {
   private readonly cookies = new Map<string, string>();
 
   take(response: Response): void {

@@ -5,8 +5,18 @@ import { EventSigner, generateSigningKey, keyRing, parseSigningKey, parseTrusted
 import type { EventByRole, KeyRing, KeyRole, SigningKey, TopicRole } from '@gatehouse/events';
 import type { AssertionSettings } from '@gatehouse/executor';
 import { randomUUID } from 'node:crypto';
-import { assertionJwks, CallAssertionSigner, CallAssertionVerifier, canonicalSha256 } from '@gatehouse/identity';
-import type { CallAssertionVerifierOptions, CallFacts } from '@gatehouse/identity';
+import {
+  assertionJwks,
+  CallAssertionSigner,
+  CallAssertionVerifier,
+  canonicalSha256,
+  generateSealingKey,
+  parseSealingKeys,
+  parseUnsealingKeys,
+  TokenSealer,
+  TokenUnsealer,
+} from '@gatehouse/identity';
+import type { CallAssertionVerifierOptions, CallFacts, SealingKeys, UnsealingKeys } from '@gatehouse/identity';
 
 // One key pair per service role for every Gatehouse a test process starts, in-process or as child
 // processes: each service signs with its role's key, and every reader trusts the roles it should (as
@@ -57,6 +67,21 @@ export const TEST_ASSERTION_SETTINGS: AssertionSettings = {
 
 /** The executors' JWKS, as a system of record started by a test reads it. */
 export const TEST_ASSERTION_JWKS = assertionJwks(parseTrustedKeys(ASSERTION_PAIR.trustedKey));
+
+/**
+ * The executors' sealing pair (X25519): the control API and the MCP front door keep people's tokens in
+ * Redis only sealed to its public half, and executors open them with the private half.
+ */
+const SEALING_PAIR = generateSealingKey('test-sealing');
+
+/** The executors' public sealing keys (GATEHOUSE_SEALING_KEYS), as every writer of people's tokens holds them. */
+export const TEST_SEALING_KEYS: SealingKeys = parseSealingKeys(SEALING_PAIR.sealingKey);
+/** The executors' private sealing keys (GATEHOUSE_UNSEALING_KEYS). */
+export const TEST_UNSEALING_KEYS: UnsealingKeys = parseUnsealingKeys(SEALING_PAIR.unsealingKey);
+/** What the control API and the MCP front door seal people's tokens with: the public keys only. */
+export const TEST_SEALER = new TokenSealer(TEST_SEALING_KEYS);
+/** What an executor seals and opens people's tokens with. */
+export const TEST_UNSEALER = new TokenUnsealer(TEST_SEALING_KEYS, TEST_UNSEALING_KEYS);
 
 let signer: Promise<CallAssertionSigner> | undefined;
 
@@ -109,12 +134,26 @@ export function testCallVerifier(audience: string, options: Partial<CallAssertio
   return new CallAssertionVerifier({ issuer: TEST_ASSERTION_ISSUER, audience, keys: TEST_ASSERTION_JWKS, ...options });
 }
 
-/** The signing variables of a service process started from `script` (`services/<role>/dist/main.js`), with every public key. */
+/**
+ * The signing variables of a service process started from `script` (`services/<role>/dist/main.js`), with every public key,
+ * and the sealing keys of people's tokens for the services that keep them (used once token exchange is configured).
+ */
 export function signingEnvFor(script: string): Record<string, string> {
   const role = /services\/(policy|approval|executor)\//.exec(script)?.[1] as KeyRole | undefined;
   const assertions =
     role === 'executor' ? { GATEHOUSE_ASSERTION_KEY: ASSERTION_PAIR.signingKey, GATEHOUSE_ASSERTION_ISSUER: TEST_ASSERTION_ISSUER } : {};
-  return { ...PUBLIC_KEYS_ENV, ...(role === undefined ? {} : { GATEHOUSE_SIGNING_KEY: PAIRS[role].signingKey }), ...assertions };
+  const sealing = /services\/(policy|executor|mcp)\//.test(script)
+    ? {
+        GATEHOUSE_SEALING_KEYS: SEALING_PAIR.sealingKey,
+        ...(role === 'executor' ? { GATEHOUSE_UNSEALING_KEYS: SEALING_PAIR.unsealingKey } : {}),
+      }
+    : {};
+  return {
+    ...PUBLIC_KEYS_ENV,
+    ...(role === undefined ? {} : { GATEHOUSE_SIGNING_KEY: PAIRS[role].signingKey }),
+    ...assertions,
+    ...sealing,
+  };
 }
 
 const signers: Readonly<Record<KeyRole, EventSigner>> = {

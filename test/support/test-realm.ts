@@ -44,6 +44,27 @@ export const TEST_CLIENTS = [
   },
 ] as const;
 
+/**
+ * A person only tests use: an ops-admin of globex alone, to show that an operator of one tenant
+ * cannot see or settle another's operations (the realm's ops-admin, Omar Ops, holds both tenants).
+ * Keycloak gives them a subject of its own at creation.
+ */
+export const GLOBEX_OPERATOR = { username: 'ops@globex.example', password: 'globex-ops-local-only', name: 'Greta Globex-Ops' } as const;
+
+const TEST_PEOPLE = [
+  {
+    username: GLOBEX_OPERATOR.username,
+    email: GLOBEX_OPERATOR.username,
+    emailVerified: true,
+    enabled: true,
+    firstName: 'Greta',
+    lastName: 'Globex-Ops',
+    attributes: { tenant: ['globex'] },
+    groups: ['/ops-admins'],
+    credentials: [{ type: 'password', value: GLOBEX_OPERATOR.password, temporary: false }],
+  },
+] as const;
+
 async function adminToken(): Promise<string> {
   const response = await fetch(`${KEYCLOAK_URL}/realms/master/protocol/openid-connect/token`, {
     method: 'POST',
@@ -66,6 +87,22 @@ export async function addTestClients(): Promise<void> {
   }
 }
 
+/** Adds each test person the realm lacks; one it has is left as it is. */
+export async function addTestPeople(): Promise<void> {
+  const headers = { authorization: `Bearer ${await adminToken()}`, 'content-type': 'application/json' };
+  for (const person of TEST_PEOPLE) {
+    const found = await fetch(`${KEYCLOAK_URL}/admin/realms/${REALM}/users?exact=true&username=${encodeURIComponent(person.username)}`, {
+      headers,
+    });
+    if (found.status !== 200) throw new Error(`listing the realm's users answered HTTP ${found.status}`);
+    if (((await found.json()) as unknown[]).length > 0) continue;
+    const created = await fetch(`${KEYCLOAK_URL}/admin/realms/${REALM}/users`, { method: 'POST', headers, body: JSON.stringify(person) });
+    if (created.status !== 201 && created.status !== 409)
+      throw new Error(`adding the test person ${person.username} answered HTTP ${created.status}: ${await created.text()}`);
+  }
+}
+
 export async function setup(): Promise<void> {
   await addTestClients();
+  await addTestPeople();
 }

@@ -1,5 +1,8 @@
 import { discoverRelyingParty, oidc } from '@gatehouse/identity';
+import type { Subcommand } from './command.js';
 import { CliError, ExitCode } from './exit-code.js';
+import { formatDuration } from './format.js';
+import { identityProvider } from './settings.js';
 import type { IdentityProviderTarget } from './settings.js';
 
 /** What a person is asked to do on another device. */
@@ -63,4 +66,28 @@ export async function deviceSignIn(target: IdentityProviderTarget, prompt: (p: D
     // access_denied, expired_token: the person said no, or the code ran out.
     throw new CliError(ExitCode.refused, 'SIGN_IN_FAILED', `the device sign-in did not complete: ${errorName(error)}`, { cause: error });
   }
+}
+
+/**
+ * The `sign-in` subcommand of a group whose API takes a person's access token from `tokenVariable`:
+ * the prompt goes to stderr, the token to stdout, so it can be captured with `$(…)`.
+ */
+export function signInSubcommand(tokenVariable: string, group: string, who: string, notes: readonly string[] = []): Subcommand {
+  return {
+    name: 'sign-in',
+    summary: `sign in at the identity provider from any browser (device authorization grant) and print an ${who} access token`,
+    notes: [
+      'Prints where to go and the code to enter on stderr, waits for the sign-in, then prints the access token on stdout:',
+      `  export ${tokenVariable}="$(gatehouse ${group} sign-in)"`,
+      ...notes,
+      'Needs GATEHOUSE_OIDC_ISSUER (and GATEHOUSE_CLI_CLIENT_ID, default gatehouse-cli). Exit 1 when the sign-in is refused or its code expires.',
+    ],
+    async run({ out, io }) {
+      const signedIn = await deviceSignIn(identityProvider(io.env), (prompt) => {
+        out.note(`To sign in, open ${prompt.verificationUriComplete ?? prompt.verificationUri}`);
+        out.note(`and enter the code ${prompt.userCode} (valid ${formatDuration(prompt.expiresInMs)}).`);
+      });
+      out.result({ access_token: signedIn.accessToken, expires_in: signedIn.expiresInS }, () => `${signedIn.accessToken}\n`);
+    },
+  };
 }

@@ -11,7 +11,7 @@ const ENVIRONMENT: readonly (readonly [string, string])[] = [
   ['GATEHOUSE_CONTROL_TOKEN', 'its bearer token (trusted callers only)'],
   ['GATEHOUSE_APPROVAL_URL', 'approval API (approvals); default http://127.0.0.1:8093'],
   ['GATEHOUSE_APPROVER_TOKEN', 'your approver bearer token (an IdP access token, e.g. from approvals sign-in): it says who decides'],
-  ['GATEHOUSE_OIDC_ISSUER', 'the identity provider approvals sign-in signs you in at'],
+  ['GATEHOUSE_OIDC_ISSUER', 'the identity provider approvals sign-in and operations sign-in sign you in at'],
   ['GATEHOUSE_CLI_CLIENT_ID', 'the CLI’s public client there; default gatehouse-cli'],
   ['KAFKA_BROKERS', 'Kafka (dlq); default 127.0.0.1:9092'],
   ['GATEHOUSE_TOPIC_PREFIX', 'topic prefix of the deployment (dlq); default none'],
@@ -22,7 +22,7 @@ const ENVIRONMENT: readonly (readonly [string, string])[] = [
   ['GATEHOUSE_APPROVAL_KEYS', 'the approval service’s public keys (trace record)'],
   ['GATEHOUSE_EXECUTOR_KEYS', 'the executors’ public keys (trace record)'],
   ['GATEHOUSE_ASSERTION_KEYS', 'the executors’ call-assertion public keys (keys jwks)'],
-  ['GATEHOUSE_OPERATOR', 'who resolves operations when --by is not given'],
+  ['GATEHOUSE_OPERATOR_TOKEN', 'your operator access token (operations; e.g. from operations sign-in): it says who resolves'],
   ['GATEHOUSE_CLI_TIMEOUT_MS', 'HTTP timeout; default 10000'],
   ['GATEHOUSE_DLQ_READ_TIMEOUT_MS', 'bound on reading a DLQ; default 60000'],
 ];

@@ -58,6 +58,11 @@ export function controlApi(env: Env): HttpTarget {
   return target(env, 'the control API', 'GATEHOUSE_CONTROL_URL', 'GATEHOUSE_CONTROL_TOKEN', 'the trusted callers’');
 }
 
+/** The control API's operator routes (operations), as one operator: a person's access token says who. */
+export function operatorApi(env: Env): HttpTarget {
+  return target(env, 'the control API', 'GATEHOUSE_CONTROL_URL', 'GATEHOUSE_OPERATOR_TOKEN', 'an operator’s');
+}
+
 /** The approval service's API, as one approver (the token says who). */
 export function approvalApi(env: Env): HttpTarget {
   return target(env, 'the approval API', 'GATEHOUSE_APPROVAL_URL', 'GATEHOUSE_APPROVER_TOKEN', 'an approver’s');

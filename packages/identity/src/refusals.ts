@@ -35,6 +35,11 @@ export const IDENTITY_REFUSALS = {
   },
   SIGN_IN_FAILED: { status: 400, means: 'the sign-in could not be completed (unknown or replayed state, refused code, bad ID token)' },
   OTHER_TENANT: { status: 404, means: 'the request belongs to a tenant the person does not approve for (answered as NOT_FOUND)' },
+  NOT_AN_OPERATOR: {
+    status: 403,
+    means:
+      "no operator: the person's claims map to no operator role (POLICY_OPERATOR_ROLE), or the token is trusted code's, not a person's",
+  },
 } as const;
 
 export type IdentityRefusalCode = keyof typeof IDENTITY_REFUSALS;

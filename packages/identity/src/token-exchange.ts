@@ -21,7 +21,8 @@ export interface ExchangeTarget {
 
 /**
  * Where the exchanger finds a run's person: their own access token (the subject token) and the
- * refresh tokens earlier exchanges left, shared by every executor (`DelegationStore` in Redis).
+ * refresh tokens earlier exchanges left, shared by every executor (`DelegationStore` in Redis, which
+ * seals each to the executors' keys and gives back only what it could open).
  */
 export interface DelegationSource {
   subjectToken(runId: string): Promise<string | undefined>;
@@ -137,7 +138,7 @@ export class TokenExchanger {
     if (subjectToken === undefined) {
       return this.fail(
         'refused',
-        'the run holds no token of its person to exchange (none was given, or it has expired): the person signs in again, or the orchestrator hands over a fresh one',
+        'the run holds no token of its person to exchange (none was given, it has expired, or it is sealed to no key this executor holds): the person signs in again, or the orchestrator hands over a fresh one',
       );
     }
     const parameters: Record<string, string> = {

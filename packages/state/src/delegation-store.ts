@@ -8,42 +8,102 @@ export interface GrantTarget {
   readonly scope: string | null;
 }
 
+/** What a stored token is sealed for: its run, and what it is to that run. Opening checks both. */
+export interface SealContext {
+  readonly runId: string;
+  readonly use: string;
+}
+
 /**
- * What lets an executor act as a run's person at the company's IdP (RFC 8693 token exchange): the
- * person's own access token, handed over by whoever speaks for them (the orchestrator at
- * registration, the MCP front door at each signed-in request), and the refresh tokens that
- * exchanges for each audience left behind. Both expire with what they hold. A refresh token is
- * bound to the executors' client at the IdP: it is worth nothing without that client's credential.
+ * Seals a person's token so that only the executors can open it: a JWE to their public keys
+ * (@gatehouse/identity's `TokenSealer`). What the MCP front door and the control API hold.
  */
-export class DelegationStore {
+export interface TokenSeal {
+  seal(token: string, context: SealContext): Promise<string>;
+}
+
+/** Seals as the writers do, and opens with an executor's private keys (@gatehouse/identity's `TokenUnsealer`). */
+export interface TokenOpen extends TokenSeal {
+  open(
+    sealed: string,
+    context: SealContext,
+  ): Promise<{ readonly ok: true; readonly token: string } | { readonly ok: false; readonly reason: string }>;
+}
+
+/** The use a person's own access token is sealed for. */
+const SUBJECT_TOKEN_USE = 'subject_token';
+
+/**
+ * Where whoever speaks for a run's person hands over their access token: the orchestrator at
+ * registration, the MCP front door at each signed-in request. The token is sealed before it is
+ * stored (to the executors' public keys), so what Redis holds works neither at the IdP nor at the
+ * MCP front door; these writers cannot read it back.
+ */
+export class DelegationWriter {
   constructor(
-    private readonly redis: Redis,
-    private readonly keys: Keyspace,
+    protected readonly redis: Redis,
+    protected readonly keys: Keyspace,
+    protected readonly sealer: TokenSeal,
   ) {}
 
-  /** Keeps the person's token until it expires (it replaces an older one). */
+  /** Keeps the person's token, sealed, until it expires (it replaces an older one). */
   async saveSubjectToken(runId: string, token: string, expiresAt: number, now = Date.now()): Promise<void> {
     const ttl = expiresAt - now;
     if (ttl <= 0) return;
-    await this.redis.set(this.keys.subjectToken(runId), token, 'PX', ttl);
+    const sealed = await this.sealer.seal(token, { runId, use: SUBJECT_TOKEN_USE });
+    await this.redis.set(this.keys.subjectToken(runId), sealed, 'PX', ttl);
+  }
+}
+
+/**
+ * What lets an executor act as a run's person at the company's IdP (RFC 8693 token exchange): the
+ * person's own access token, and the refresh tokens that exchanges for each audience left behind,
+ * each sealed to the executors' keys and expiring with what it holds. A sealed token this executor
+ * cannot open (sealed to a key it no longer holds, changed, or moved from another run or use) is
+ * treated as absent, and `onUnopened` is told why.
+ */
+export class DelegationStore extends DelegationWriter {
+  constructor(
+    redis: Redis,
+    keys: Keyspace,
+    private readonly opener: TokenOpen,
+    private readonly onUnopened: (context: SealContext, reason: string) => void = () => undefined,
+  ) {
+    super(redis, keys, opener);
   }
 
   async subjectToken(runId: string): Promise<string | undefined> {
-    return (await this.redis.get(this.keys.subjectToken(runId))) ?? undefined;
+    return this.opened(await this.redis.get(this.keys.subjectToken(runId)), { runId, use: SUBJECT_TOKEN_USE });
   }
 
   async grant(runId: string, target: GrantTarget): Promise<string | undefined> {
-    return (await this.redis.get(this.keys.exchangeGrant(runId, grantHash(target)))) ?? undefined;
+    const hash = grantHash(target);
+    return this.opened(await this.redis.get(this.keys.exchangeGrant(runId, hash)), { runId, use: grantUse(hash) });
   }
 
   async saveGrant(runId: string, target: GrantTarget, refreshToken: string, ttlMs: number): Promise<void> {
     if (ttlMs <= 0) return;
-    await this.redis.set(this.keys.exchangeGrant(runId, grantHash(target)), refreshToken, 'PX', ttlMs);
+    const hash = grantHash(target);
+    const sealed = await this.opener.seal(refreshToken, { runId, use: grantUse(hash) });
+    await this.redis.set(this.keys.exchangeGrant(runId, hash), sealed, 'PX', ttlMs);
   }
 
   async dropGrant(runId: string, target: GrantTarget): Promise<void> {
     await this.redis.del(this.keys.exchangeGrant(runId, grantHash(target)));
   }
+
+  private async opened(sealed: string | null, context: SealContext): Promise<string | undefined> {
+    if (sealed === null) return undefined;
+    const outcome = await this.opener.open(sealed, context);
+    if (outcome.ok) return outcome.token;
+    this.onUnopened(context, outcome.reason);
+    return undefined;
+  }
+}
+
+/** A refresh token is sealed for its target too: one moved to another target's key does not open. */
+function grantUse(hash: string): string {
+  return `refresh_token:${hash}`;
 }
 
 function grantHash(target: GrantTarget): string {

@@ -67,12 +67,12 @@ export class Keyspace {
     return `${this.prefix}runtoken:${tokenSha256}`;
   }
 
-  /** The access token of a run's person, kept for token exchange (tagged by run, one cluster slot). */
+  /** The access token of a run's person, sealed to the executors' keys, for token exchange (tagged by run, one cluster slot). */
   subjectToken(runId: string): string {
     return `${this.prefix}subject:{${runId}}`;
   }
 
-  /** The refresh token an exchange for one run, audience and scope left (`grantHash` names the pair). */
+  /** The refresh token an exchange for one run, audience and scope left, sealed (`grantHash` names the pair). */
   exchangeGrant(runId: string, grantHash: string): string {
     return `${this.prefix}xgrant:{${runId}}:${grantHash}`;
   }

@@ -2,20 +2,13 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { APPROVERS_SCHEMA } from '@gatehouse/governance';
+import type { MappedPerson } from '@gatehouse/identity';
 
-/** A person who may decide on proposals: who they are, which roles they hold, which tenants they see. */
-export interface Approver {
-  /** How people and logs name them: their email or user name at the identity provider. */
-  readonly identity: string;
-  /** Who vouches for them, and their stable id there: the pair that names a person. */
-  readonly issuer: string;
-  readonly subject: string;
-  /** Their display name, when the identity provider gives one. */
-  readonly name: string | null;
-  /** When they last proved themselves to the identity provider (ms), when it says. */
-  readonly authTime: number | null;
-  readonly roles: readonly string[];
-  readonly tenants: readonly string[];
+/**
+ * A person who may decide on proposals: who they are (issuer and subject), how they are shown,
+ * which roles they hold and which tenants they see, as the approver policy maps their claims.
+ */
+export interface Approver extends MappedPerson {
   /** A demo approver whose token is published in the README; never for production. */
   readonly demo: boolean;
 }

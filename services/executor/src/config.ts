@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 import { keyRing } from '@gatehouse/events';
 import type { EventsConfig, KeyRing, SigningKey } from '@gatehouse/events';
 import { ConfigError, eventsConfigOf, readConfig, variablesReadBy } from '@gatehouse/runtime';
-import type { Env } from '@gatehouse/runtime';
+import type { Config, Env } from '@gatehouse/runtime';
 import type { TracingOptions } from '@gatehouse/telemetry';
 import type { AssertionSettings, ExchangeSettings } from './service.js';
 import type { SlotLimits } from './keyed-write.js';
@@ -32,7 +32,10 @@ export interface ExecutorConfig {
   readonly signingKey: SigningKey;
   /** Call assertions (GATEHOUSE_ASSERTION_ISSUER, GATEHOUSE_ASSERTION_KEY, GATEHOUSE_ASSERTION_KEYS). */
   readonly assertions: AssertionSettings;
-  /** Token exchange at the IdP (GATEHOUSE_OIDC_ISSUER, GATEHOUSE_EXCHANGE_CLIENT_ID and _SECRET); off when unset. */
+  /**
+   * Token exchange at the IdP (GATEHOUSE_OIDC_ISSUER, GATEHOUSE_EXCHANGE_CLIENT_ID and _SECRET), with the keys people's
+   * tokens are sealed to and opened with (GATEHOUSE_SEALING_KEYS, GATEHOUSE_UNSEALING_KEYS); off when unset.
+   */
   readonly exchange: ExchangeSettings | undefined;
   /** Span export over OTLP (OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_SERVICE_NAME); off without an endpoint. */
   readonly tracing: TracingOptions;
@@ -45,7 +48,7 @@ export function executorConfigFromEnv(env: Env = process.env): ExecutorConfig {
   const c = readConfig(VARIABLES, env, 'executor');
   const events = eventsConfigOf(c);
   return {
-    exchange: exchangeSettings(c.GATEHOUSE_OIDC_ISSUER, c.GATEHOUSE_EXCHANGE_CLIENT_ID, c.GATEHOUSE_EXCHANGE_CLIENT_SECRET),
+    exchange: exchangeSettings(c),
     events,
     redisUrl: c.REDIS_URL,
     redisBarrier: { replicas: c.GATEHOUSE_REDIS_WAIT_REPLICAS, timeoutMs: c.GATEHOUSE_REDIS_WAIT_TIMEOUT_MS },
@@ -74,26 +77,34 @@ export function executorConfigFromEnv(env: Env = process.env): ExecutorConfig {
   };
 }
 
-/** Token exchange is on when its client is named; then the issuer and the secret are required too. */
+/** Token exchange is on when its client is named; then the issuer, the secret and the sealing keys are required too. */
 function exchangeSettings(
-  issuer: string | undefined,
-  clientId: string | undefined,
-  clientSecret: string | undefined,
+  c: Config<
+    | 'GATEHOUSE_OIDC_ISSUER'
+    | 'GATEHOUSE_EXCHANGE_CLIENT_ID'
+    | 'GATEHOUSE_EXCHANGE_CLIENT_SECRET'
+    | 'GATEHOUSE_SEALING_KEYS'
+    | 'GATEHOUSE_UNSEALING_KEYS'
+  >,
 ): ExchangeSettings | undefined {
+  const clientId = c.GATEHOUSE_EXCHANGE_CLIENT_ID;
   if (clientId === undefined) return undefined;
-  const missing = [
-    ...(issuer === undefined
-      ? [{ variable: 'GATEHOUSE_OIDC_ISSUER', reason: 'required with GATEHOUSE_EXCHANGE_CLIENT_ID: the IdP that exchanges the tokens' }]
-      : []),
-    ...(clientSecret === undefined
-      ? [
-          {
-            variable: 'GATEHOUSE_EXCHANGE_CLIENT_SECRET',
-            reason: "required with GATEHOUSE_EXCHANGE_CLIENT_ID: how the executors' client proves itself to the IdP",
-          },
-        ]
-      : []),
-  ];
-  if (issuer === undefined || clientSecret === undefined) throw new ConfigError(missing);
-  return { issuer, clientId, clientSecret };
+  const {
+    GATEHOUSE_OIDC_ISSUER: issuer,
+    GATEHOUSE_EXCHANGE_CLIENT_SECRET: clientSecret,
+    GATEHOUSE_SEALING_KEYS: sealingKeys,
+    GATEHOUSE_UNSEALING_KEYS: unsealingKeys,
+  } = c;
+  const why = {
+    GATEHOUSE_OIDC_ISSUER: 'the IdP that exchanges the tokens',
+    GATEHOUSE_EXCHANGE_CLIENT_SECRET: "how the executors' client proves itself to the IdP",
+    GATEHOUSE_SEALING_KEYS: "the executors' public keys the people's tokens kept in Redis are sealed to",
+    GATEHOUSE_UNSEALING_KEYS: "this executor's private keys, which open the people's sealed tokens",
+  } as const;
+  const missing = (Object.keys(why) as (keyof typeof why)[])
+    .filter((name) => c[name] === undefined)
+    .map((variable) => ({ variable, reason: `required with GATEHOUSE_EXCHANGE_CLIENT_ID: ${why[variable]}` }));
+  if (issuer === undefined || clientSecret === undefined || sealingKeys === undefined || unsealingKeys === undefined)
+    throw new ConfigError(missing);
+  return { issuer, clientId, clientSecret, sealingKeys, unsealingKeys };
 }

@@ -3,7 +3,8 @@ import { assertSignsAs } from '@gatehouse/events';
 import type { EventsConfig, KeyRing, ParallelConsumerStats, SigningKey, Topics, TrustedKeys } from '@gatehouse/events';
 import { isExchangedCredential } from '@gatehouse/contracts';
 import type { Catalog, ToolImplementation } from '@gatehouse/contracts';
-import { assertionJwks, CallAssertionSigner, TokenExchanger } from '@gatehouse/identity';
+import { assertionJwks, CallAssertionSigner, TokenExchanger, TokenUnsealer } from '@gatehouse/identity';
+import type { SealingKeys, UnsealingKeys } from '@gatehouse/identity';
 import {
   consumerChecks,
   healthOf,
@@ -83,6 +84,10 @@ export interface ExchangeSettings {
   readonly issuer: string;
   readonly clientId: string;
   readonly clientSecret: string;
+  /** The executors' public keys people's tokens are sealed to in Redis (GATEHOUSE_SEALING_KEYS): refresh tokens too. */
+  readonly sealingKeys: SealingKeys;
+  /** This executor's private keys, which open them (GATEHOUSE_UNSEALING_KEYS). */
+  readonly unsealingKeys: UnsealingKeys;
 }
 
 /** The JWKS path of the ops endpoint (RFC 8615's well-known location). */
@@ -137,7 +142,7 @@ export async function startExecutor(options: ExecutorServiceOptions): Promise<Ru
   const signer = await CallAssertionSigner.create(options.assertions.issuer, options.assertions.key);
   const hosted = hostedImplementations(options.catalog, options.implementations);
   const keys = new Keyspace(options.redisPrefix);
-  const exchanger = await exchangerFor(hosted, options.exchange, new DelegationStore(options.redis, keys), metrics);
+  const exchanger = await exchangerFor(hosted, options.exchange, { redis: options.redis, keys, logger }, metrics);
   return withTeardown(async (teardown) => {
     const runtime = await startEventRuntime({
       events: options.events,
@@ -212,7 +217,7 @@ async function referenceClock(redis: Redis, logger: Logger, teardown: Teardown):
 async function exchangerFor(
   hosted: ReadonlyMap<string, ToolImplementation>,
   settings: ExchangeSettings | undefined,
-  delegation: DelegationStore,
+  state: { readonly redis: Redis; readonly keys: Keyspace; readonly logger: Logger },
   metrics: GatehouseMetrics,
 ): Promise<TokenExchanger | undefined> {
   const exchanging = [...hosted.values()]
@@ -221,8 +226,17 @@ async function exchangerFor(
   if (exchanging.length === 0) return undefined;
   if (settings === undefined) {
     throw new Error(
-      `${exchanging.join(', ')} call their system of record with a token exchanged at the IdP, and no exchange is configured: set GATEHOUSE_OIDC_ISSUER, GATEHOUSE_EXCHANGE_CLIENT_ID and GATEHOUSE_EXCHANGE_CLIENT_SECRET`,
+      `${exchanging.join(', ')} call their system of record with a token exchanged at the IdP, and no exchange is configured: set GATEHOUSE_OIDC_ISSUER, GATEHOUSE_EXCHANGE_CLIENT_ID, GATEHOUSE_EXCHANGE_CLIENT_SECRET, GATEHOUSE_SEALING_KEYS and GATEHOUSE_UNSEALING_KEYS`,
     );
   }
-  return TokenExchanger.discover({ ...settings, delegation, onStep: (step) => metrics.tokenExchange(step) });
+  const { sealingKeys, unsealingKeys, ...client } = settings;
+  // Throws at start when none of this executor's keys is among the sealing keys: it could open nothing.
+  const unsealer = new TokenUnsealer(sealingKeys, unsealingKeys);
+  const delegation = new DelegationStore(state.redis, state.keys, unsealer, (context, reason) =>
+    state.logger.warn(
+      { run_id: context.runId, use: context.use, reason },
+      "a person's sealed token could not be opened (sealed to a key this executor no longer holds, or changed): treated as absent",
+    ),
+  );
+  return TokenExchanger.discover({ ...client, delegation, onStep: (step) => metrics.tokenExchange(step) });
 }

@@ -2,6 +2,7 @@ import { hostname } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { executorConfigFromEnv } from '@gatehouse/executor';
 import { generateSigningKey } from '@gatehouse/events';
+import { generateSealingKey } from '@gatehouse/identity';
 
 // The executor needs the keys whose orders it runs; these tests read configuration only.
 const TRUSTED = {
@@ -66,5 +67,46 @@ describe('executor configuration', () => {
   it('accepts ports 0..65535 and refuses the rest', () => {
     expect(executorConfigFromEnv({ ...TRUSTED, EXECUTOR_PORT: '0' }).port).toBe(0);
     expect(() => executorConfigFromEnv({ ...TRUSTED, EXECUTOR_PORT: '70000' })).toThrow(/EXECUTOR_PORT: out of range/);
+  });
+});
+
+describe('executor configuration of token exchange', () => {
+  const seal = generateSealingKey('unit-seal');
+  const EXCHANGE = {
+    GATEHOUSE_OIDC_ISSUER: 'https://idp.example/realms/acme',
+    GATEHOUSE_EXCHANGE_CLIENT_ID: 'gatehouse-executor',
+    GATEHOUSE_EXCHANGE_CLIENT_SECRET: 'executor-secret',
+    GATEHOUSE_SEALING_KEYS: seal.sealingKey,
+    GATEHOUSE_UNSEALING_KEYS: seal.unsealingKey,
+  };
+
+  it('is off without its client, and takes the sealing keys people’s tokens are kept under when on', () => {
+    expect(executorConfigFromEnv(TRUSTED).exchange).toBeUndefined();
+    const exchange = executorConfigFromEnv({ ...TRUSTED, ...EXCHANGE }).exchange;
+    expect(exchange).toMatchObject({
+      issuer: EXCHANGE.GATEHOUSE_OIDC_ISSUER,
+      clientId: 'gatehouse-executor',
+      clientSecret: 'executor-secret',
+    });
+    expect([...(exchange?.sealingKeys.keys() ?? [])]).toEqual(['unit-seal']);
+    expect(exchange?.unsealingKeys.get('unit-seal')?.asymmetricKeyType).toBe('x25519');
+  });
+
+  it('refuses an exchange client without the keys that seal and open people’s tokens, naming each', () => {
+    expect(() => executorConfigFromEnv({ ...TRUSTED, ...EXCHANGE, GATEHOUSE_SEALING_KEYS: '', GATEHOUSE_UNSEALING_KEYS: '' })).toThrow(
+      /GATEHOUSE_SEALING_KEYS: required with GATEHOUSE_EXCHANGE_CLIENT_ID.*GATEHOUSE_UNSEALING_KEYS: required with GATEHOUSE_EXCHANGE_CLIENT_ID/s,
+    );
+  });
+
+  it('refuses an unsealing key that is not one, without echoing what was given', () => {
+    const signing = generateSigningKey('unit-seal').signingKey;
+    let refusal = '';
+    try {
+      executorConfigFromEnv({ ...TRUSTED, ...EXCHANGE, GATEHOUSE_UNSEALING_KEYS: signing });
+    } catch (error) {
+      refusal = error instanceof Error ? error.message : String(error);
+    }
+    expect(refusal).toMatch(/GATEHOUSE_UNSEALING_KEYS/);
+    expect(refusal).not.toContain(signing.split(':')[1]);
   });
 });

@@ -1,5 +1,6 @@
 import { eventsConfigFromEnv, keyRing } from '@gatehouse/events';
 import type { EventsConfig, KeyRing } from '@gatehouse/events';
+import type { SealingKeys } from '@gatehouse/identity';
 import { ConfigError, readConfig, variablesReadBy } from '@gatehouse/runtime';
 import type { Env } from '@gatehouse/runtime';
 import type { TracingOptions } from '@gatehouse/telemetry';
@@ -30,8 +31,11 @@ export interface McpConfig {
         readonly agentPolicyFile: string;
         readonly scope: string;
         readonly maxRunTtlMs: number;
-        /** The executors' client at the IdP (GATEHOUSE_EXCHANGE_CLIENT_ID): a token naming it is kept for token exchange. */
-        readonly exchangeClientId: string | undefined;
+        /**
+         * The executors' client at the IdP (GATEHOUSE_EXCHANGE_CLIENT_ID): a token naming it is kept for token
+         * exchange, sealed to the executors' public keys (GATEHOUSE_SEALING_KEYS). Unset: no token is kept.
+         */
+        readonly delegation: { readonly clientId: string; readonly sealingKeys: SealingKeys } | undefined;
       }
     | undefined;
   /** The run token of the stdio transport. */
@@ -60,6 +64,7 @@ function signInOf(
   scope: string,
   maxRunTtlMs: number,
   exchangeClientId: string | undefined,
+  sealingKeys: SealingKeys | undefined,
 ): McpConfig['signIn'] {
   if (policyFile === undefined) return undefined;
   if (issuer === undefined)
@@ -70,7 +75,16 @@ function signInOf(
     throw new ConfigError([
       { variable: 'MCP_AGENT_POLICY_FILE', reason: 'needs MCP_PUBLIC_URL: tokens are checked for the audience <MCP_PUBLIC_URL>/mcp' },
     ]);
-  return { issuer, agentPolicyFile: policyFile, scope, maxRunTtlMs, exchangeClientId };
+  if (exchangeClientId === undefined) return { issuer, agentPolicyFile: policyFile, scope, maxRunTtlMs, delegation: undefined };
+  if (sealingKeys === undefined)
+    throw new ConfigError([
+      {
+        variable: 'GATEHOUSE_SEALING_KEYS',
+        reason:
+          "required with GATEHOUSE_EXCHANGE_CLIENT_ID and MCP_AGENT_POLICY_FILE: a signed-in person's token is kept for token exchange only sealed to the executors' public keys",
+      },
+    ]);
+  return { issuer, agentPolicyFile: policyFile, scope, maxRunTtlMs, delegation: { clientId: exchangeClientId, sealingKeys } };
 }
 
 /** Reads and checks the front door's settings once, at start-up. */
@@ -107,6 +121,7 @@ export function mcpConfigFromEnv(env: Env = process.env): McpConfig {
       c.MCP_OIDC_SCOPE,
       c.GATEHOUSE_MAX_RUN_TTL_MS,
       c.GATEHOUSE_EXCHANGE_CLIENT_ID,
+      c.GATEHOUSE_SEALING_KEYS,
     ),
     stdioToken: c.GATEHOUSE_MCP_TOKEN,
     resultKeys: keyRing({ policy: c.GATEHOUSE_POLICY_KEYS, approval: c.GATEHOUSE_APPROVAL_KEYS, executor: c.GATEHOUSE_EXECUTOR_KEYS }),

@@ -1,7 +1,7 @@
 import { refusalOfToken } from '@gatehouse/identity';
 import type { AccessTokenVerifier, IdentityRefusalCode } from '@gatehouse/identity';
 import { isActive, RUN_TOKEN_PREFIX } from '@gatehouse/state';
-import type { DelegationStore, Run, RunRegistry, RunTokens } from '@gatehouse/state';
+import type { DelegationWriter, Run, RunRegistry, RunTokens, TokenSeal } from '@gatehouse/state';
 import type { Logger } from '@gatehouse/telemetry';
 import type { AgentPolicy } from './agent-policy.js';
 
@@ -12,10 +12,12 @@ export interface PeopleSignIn {
   /** The scope an MCP client asks the IdP for (named in the challenge and the resource metadata). */
   readonly scope: string;
   /**
-   * The executors' client at the IdP: a person's token that also names it in `aud` is kept for their
-   * run, so tools whose credential is `{ exchange }` can act as that person (RFC 8693).
+   * Token exchange: a person's token that also names the executors' client at the IdP (`clientId`)
+   * in `aud` is kept for their run, so tools whose credential is `{ exchange }` can act as that
+   * person (RFC 8693). It is stored only as `sealer` seals it, to the executors' public keys: what
+   * Redis holds is no bearer token here nor at the IdP, and the front door cannot read it back.
    */
-  readonly exchangeClientId?: string;
+  readonly delegation?: { readonly clientId: string; readonly sealer: TokenSeal };
 }
 
 export type McpAuthOutcome =
@@ -42,7 +44,7 @@ export class McpAuth {
     private readonly runs: RunRegistry,
     private readonly people: PeopleSignIn | undefined,
     private readonly logger: Logger,
-    private readonly delegation?: DelegationStore,
+    private readonly delegation?: DelegationWriter,
   ) {}
 
   /** The latest expiry of a person's token kept per run: a newer token is written once, not per request. */
@@ -126,13 +128,13 @@ export class McpAuth {
     return (await this.runs.get(run.run_id)) ?? run;
   }
 
-  /** Keeps the person's token for token exchange when it names the executors' client, and is newer than the one kept. */
+  /** Keeps the person's token, sealed, for token exchange when it names the executors' client, and is newer than the one kept. */
   private async keepSubjectToken(
     runId: string,
     token: string,
     claims: { readonly aud?: string | string[]; readonly exp: number },
   ): Promise<void> {
-    const clientId = this.people?.exchangeClientId;
+    const clientId = this.people?.delegation?.clientId;
     if (clientId === undefined || this.delegation === undefined) return;
     const audiences = Array.isArray(claims.aud) ? claims.aud : [claims.aud];
     if (!audiences.includes(clientId)) return;

@@ -1,4 +1,4 @@
-import { AccessTokenVerifier } from '@gatehouse/identity';
+import { AccessTokenVerifier, TokenSealer } from '@gatehouse/identity';
 import type { Catalog } from '@gatehouse/contracts';
 import { liveToolsOf } from '@gatehouse/governance';
 import type { Roles } from '@gatehouse/governance';
@@ -28,6 +28,8 @@ export async function peopleSignIn(
     verifier,
     policy,
     scope: config.scope,
-    ...(config.exchangeClientId === undefined ? {} : { exchangeClientId: config.exchangeClientId }),
+    ...(config.delegation === undefined
+      ? {}
+      : { delegation: { clientId: config.delegation.clientId, sealer: new TokenSealer(config.delegation.sealingKeys) } }),
   };
 }

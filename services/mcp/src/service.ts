@@ -6,7 +6,7 @@ import type { Catalog } from '@gatehouse/contracts';
 import { topicNames } from '@gatehouse/events';
 import type { EventsConfig, KeyRing } from '@gatehouse/events';
 import { healthOf, redisReady, registryReady, withTeardown } from '@gatehouse/runtime';
-import { DelegationStore, Keyspace, RunRegistry, RunTokens } from '@gatehouse/state';
+import { DelegationWriter, Keyspace, RunRegistry, RunTokens } from '@gatehouse/state';
 import type { Redis } from '@gatehouse/state';
 import { GatehouseMetrics } from '@gatehouse/telemetry';
 import type { Logger } from '@gatehouse/telemetry';
@@ -108,7 +108,7 @@ export async function startMcpService(options: McpServiceOptions): Promise<Runni
       publicUrl: transport.publicUrl,
       allowedHosts: transport.allowedHosts,
       allowedOrigins: transport.allowedOrigins,
-      auth: new McpAuth(runTokens, runs, options.people, options.logger, new DelegationStore(options.redis, keys)),
+      auth: new McpAuth(runTokens, runs, options.people, options.logger, delegationWriter(options, keys)),
       door,
       health: healthOf({ redis: redisReady(options.redis), registry: registryReady(options.events.registryUrl) }),
       metrics,
@@ -117,4 +117,10 @@ export async function startMcpService(options: McpServiceOptions): Promise<Runni
     teardown.add(http.stop);
     return { url: http.url, stop: () => teardown.close() };
   });
+}
+
+/** Where a signed-in person's token is kept, sealed, for token exchange; none without the executors' sealing keys. */
+function delegationWriter(options: McpServiceOptions, keys: Keyspace): DelegationWriter | undefined {
+  const delegation = options.people?.delegation;
+  return delegation === undefined ? undefined : new DelegationWriter(options.redis, keys, delegation.sealer);
 }

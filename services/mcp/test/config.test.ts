@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { fileURLToPath } from 'node:url';
 import { generateSigningKey } from '@gatehouse/events';
+import { generateSealingKey } from '@gatehouse/identity';
 import { mcpConfigFromEnv } from '@gatehouse/mcp';
 
 const BASE = {
@@ -34,5 +36,28 @@ describe('the MCP front door’s Kafka identity', () => {
   it('connects without SASL when none is configured, and refuses half a setting', () => {
     expect(mcpConfigFromEnv(BASE).events.sasl).toBeUndefined();
     expect(() => mcpConfigFromEnv({ ...BASE, KAFKA_SASL_MECHANISM: 'scram-sha-512' })).toThrow(/KAFKA_SASL_USERNAME/);
+  });
+});
+
+describe('the MCP front door’s sign-in and token exchange', () => {
+  const SIGN_IN = {
+    ...BASE,
+    GATEHOUSE_OIDC_ISSUER: 'https://idp.example/realms/acme',
+    MCP_AGENT_POLICY_FILE: fileURLToPath(new URL('../../../examples/customer-support/pack/config/agent-policy.json', import.meta.url)),
+    MCP_PUBLIC_URL: 'https://mcp.example',
+  };
+
+  it('keeps no person’s token without the exchange client, and needs the executors’ sealing keys with it', () => {
+    expect(mcpConfigFromEnv(SIGN_IN).signIn?.delegation).toBeUndefined();
+    expect(() => mcpConfigFromEnv({ ...SIGN_IN, GATEHOUSE_EXCHANGE_CLIENT_ID: 'gatehouse-executor' })).toThrow(
+      /GATEHOUSE_SEALING_KEYS: required with GATEHOUSE_EXCHANGE_CLIENT_ID and MCP_AGENT_POLICY_FILE/,
+    );
+    const delegation = mcpConfigFromEnv({
+      ...SIGN_IN,
+      GATEHOUSE_EXCHANGE_CLIENT_ID: 'gatehouse-executor',
+      GATEHOUSE_SEALING_KEYS: generateSealingKey('unit-seal').sealingKey,
+    }).signIn?.delegation;
+    expect(delegation?.clientId).toBe('gatehouse-executor');
+    expect([...(delegation?.sealingKeys.keys() ?? [])]).toEqual(['unit-seal']);
   });
 });

@@ -1,5 +1,6 @@
 import type { ReplicaBarrier } from '@gatehouse/state';
 import type { EventsConfig, SigningKey } from '@gatehouse/events';
+import type { SealingKeys } from '@gatehouse/identity';
 import { ConfigError, eventsConfigOf, readConfig, variablesReadBy } from '@gatehouse/runtime';
 import type { Env } from '@gatehouse/runtime';
 import type { TracingOptions } from '@gatehouse/telemetry';
@@ -16,8 +17,20 @@ export interface PolicyConfig {
   readonly controlToken: string | undefined;
   /** The identity provider trusted code proves itself to, and what its tokens must carry. */
   readonly oidc: { readonly issuer: string; readonly audience: string; readonly scope: string } | undefined;
-  /** The executors' client at the IdP (GATEHOUSE_EXCHANGE_CLIENT_ID): a person's token handed to a run must name it in `aud`. */
-  readonly exchangeClientId: string | undefined;
+  /**
+   * People's tokens handed to runs, for token exchange: the executors' client at the IdP
+   * (GATEHOUSE_EXCHANGE_CLIENT_ID), which such a token must name in `aud`, and the executors' public
+   * keys it is sealed to before it is stored (GATEHOUSE_SEALING_KEYS). Off when the client is unset.
+   */
+  readonly delegation: { readonly clientId: string; readonly sealingKeys: SealingKeys } | undefined;
+  /**
+   * Operators: people whose access token names POLICY_OPERATOR_AUDIENCE and whose claims map, under
+   * the approver policy (`approverPolicyFile`, else the pack's), to POLICY_OPERATOR_ROLE. With the
+   * identity provider only: the control token and trusted code's tokens are never an operator's.
+   */
+  readonly operators: { readonly audience: string; readonly role: string } | undefined;
+  /** The approver policy in place of the pack's (GATEHOUSE_APPROVER_POLICY_FILE): operators are mapped by it. */
+  readonly approverPolicyFile: string | undefined;
   readonly signingKey: SigningKey;
   /** The tool pack to host (GATEHOUSE_TOOL_PACK). */
   readonly toolPack: string | undefined;
@@ -62,7 +75,9 @@ export function policyConfigFromEnv(env: Env = process.env): PolicyConfig {
       c.GATEHOUSE_OIDC_ISSUER === undefined
         ? undefined
         : { issuer: c.GATEHOUSE_OIDC_ISSUER, audience: c.POLICY_OIDC_AUDIENCE, scope: c.POLICY_RUNS_SCOPE },
-    exchangeClientId: c.GATEHOUSE_EXCHANGE_CLIENT_ID,
+    delegation: delegationOf(c.GATEHOUSE_EXCHANGE_CLIENT_ID, c.GATEHOUSE_SEALING_KEYS),
+    operators: c.GATEHOUSE_OIDC_ISSUER === undefined ? undefined : { audience: c.POLICY_OPERATOR_AUDIENCE, role: c.POLICY_OPERATOR_ROLE },
+    approverPolicyFile: c.GATEHOUSE_APPROVER_POLICY_FILE,
     signingKey: c.GATEHOUSE_SIGNING_KEY,
     toolPack: c.GATEHOUSE_TOOL_PACK,
     rolesFile: c.GATEHOUSE_ROLES_FILE,
@@ -77,4 +92,18 @@ export function policyConfigFromEnv(env: Env = process.env): PolicyConfig {
     proposalTtlMs: c.GATEHOUSE_PROPOSAL_TTL_MS,
     tracing: { serviceName: c.OTEL_SERVICE_NAME ?? 'gatehouse-policy', endpoint: c.OTEL_EXPORTER_OTLP_ENDPOINT },
   };
+}
+
+/** People's tokens are taken for the executors' client only when they can be sealed to the executors' keys. */
+function delegationOf(clientId: string | undefined, sealingKeys: SealingKeys | undefined): PolicyConfig['delegation'] {
+  if (clientId === undefined) return undefined;
+  if (sealingKeys === undefined)
+    throw new ConfigError([
+      {
+        variable: 'GATEHOUSE_SEALING_KEYS',
+        reason:
+          "required with GATEHOUSE_EXCHANGE_CLIENT_ID: a person's token handed to a run is stored only sealed to the executors' public keys",
+      },
+    ]);
+  return { clientId, sealingKeys };
 }

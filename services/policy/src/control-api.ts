@@ -5,7 +5,7 @@ import { toMcpTool, toOpenAiFunction } from '@gatehouse/contracts';
 import type { Catalog } from '@gatehouse/contracts';
 import { isActive } from '@gatehouse/state';
 import type { AccessTokenVerifier } from '@gatehouse/identity';
-import type { DelegationStore, PersonRef, Registrar, Run, RunRegistry, RunTokens } from '@gatehouse/state';
+import type { DelegationWriter, PersonRef, Registrar, Run, RunRegistry, RunTokens } from '@gatehouse/state';
 import type { GatehouseMetrics, Logger } from '@gatehouse/telemetry';
 import { registerOperatorRoutes } from './operator-api.js';
 import type { OperatorApiOptions } from './operator-api.js';
@@ -27,16 +27,18 @@ export interface ControlApiOptions {
   readonly personIssuer?: string;
   /**
    * Token exchange: a person's access token handed to a run (`subject_token`), checked for issuer,
-   * audience (the executors' client), expiry and signature, and kept for the executors. Absent: refused.
+   * audience (the executors' client), expiry and signature, and kept for the executors, sealed to
+   * their keys. Absent: refused.
    */
-  readonly delegation?: { readonly verifier: AccessTokenVerifier; readonly store: DelegationStore };
+  readonly delegation?: { readonly verifier: AccessTokenVerifier; readonly store: DelegationWriter };
   readonly maxRunTtlMs: number;
   readonly logger: Logger;
   /** Answers /healthz and /readyz. */
   readonly health: Health;
   /** Served at GET /metrics when given. */
   readonly metrics?: GatehouseMetrics;
-  readonly operations?: Omit<OperatorApiOptions, 'catalog'>;
+  /** The operator routes (GET /operations/:key, POST /operations/:key/resolve): people with the operator role, not trusted code. */
+  readonly operations?: Omit<OperatorApiOptions, 'catalog' | 'runs' | 'refused'>;
 }
 
 interface CreateRunBody {
@@ -152,7 +154,12 @@ export function buildControlApi(options: ControlApiOptions): FastifyInstance {
   registerRunRoutes(app, options, registrarOf);
   registerToolRoutes(app, options);
   if (options.operations !== undefined) {
-    registerOperatorRoutes(app, { ...options.operations, catalog: options.catalog });
+    registerOperatorRoutes(app, {
+      ...options.operations,
+      catalog: options.catalog,
+      runs: options.runs,
+      refused: (code) => options.metrics?.identityRefused('control', code),
+    });
   }
 
   return app;
@@ -164,10 +171,12 @@ type RegistrarOf = (request: FastifyRequest) => Registrar;
 /** Lets only trusted callers reach every route but the public ones; to who each request's caller is. */
 function authenticateCallers(app: FastifyInstance, options: ControlApiOptions): RegistrarOf {
   // Every route but the public ones is for trusted code, checked once here, before validation (an
-  // anonymous caller learns nothing from a 400).
+  // anonymous caller learns nothing from a 400). The operator routes are for people: they check
+  // their caller themselves, as early, and trusted code is no operator.
   const callerOf = new WeakMap<FastifyRequest, Registrar>();
   app.addHook('onRequest', async (request, reply) => {
-    if ((request.routeOptions.config as { public?: boolean }).public === true) return;
+    const route = request.routeOptions.config as { public?: boolean; operator?: boolean };
+    if (route.public === true || route.operator === true) return;
     const caller = await options.callers.authenticate(request.headers.authorization);
     if (!caller.ok) {
       options.metrics?.identityRefused('control', caller.code);

@@ -5,6 +5,8 @@ export type { DecideDeps, Decision } from './decide.js';
 export { buildControlApi } from './control-api.js';
 export { CONTROL_TOKEN_CLIENT, TrustedCallers } from './trusted-callers.js';
 export type { TrustedCaller, TrustedCallerIdentity } from './trusted-callers.js';
+export { loadOperatorPolicy, Operators } from './operators.js';
+export type { Operator, OperatorCheck, OperatorIdentity } from './operators.js';
 export { startPolicyService } from './service.js';
 export type { PolicyServiceOptions, RunningPolicyService } from './service.js';
 export { decideWrite } from './write-decision.js';

@@ -1,9 +1,13 @@
 import { topicNames } from '@gatehouse/events';
-import { AccessTokenVerifier } from '@gatehouse/identity';
+import { AccessTokenVerifier, TokenSealer } from '@gatehouse/identity';
 import { hostToolPack, loadToolPack, runMain } from '@gatehouse/runtime';
+import type { HostedPack } from '@gatehouse/runtime';
 import { createRedis } from '@gatehouse/state';
 import { createLogger, startTracing } from '@gatehouse/telemetry';
 import { policyConfigFromEnv } from './config.js';
+import type { PolicyConfig } from './config.js';
+import { loadOperatorPolicy } from './operators.js';
+import type { OperatorIdentity } from './operators.js';
 import { startPolicyService } from './service.js';
 
 const logger = createLogger('policy');
@@ -20,6 +24,7 @@ await runMain({
     const pack = await hostToolPack(await loadToolPack(config.toolPack ?? ''), process.env, {
       rolesFile: config.rolesFile,
       policyTableFile: config.policyTableFile,
+      approverPolicyFile: config.approverPolicyFile,
     });
     const redis = createRedis(config.redisUrl, 'gatehouse-policy', logger, config.redisBarrier);
     teardown.add(() => redis.quit());
@@ -41,9 +46,17 @@ await runMain({
               scope: config.oidc.scope,
             },
           }),
-      ...(config.oidc === undefined || config.exchangeClientId === undefined
+      ...(config.oidc === undefined || config.delegation === undefined
         ? {}
-        : { subjectTokens: await AccessTokenVerifier.discover({ issuer: config.oidc.issuer, audience: config.exchangeClientId }) }),
+        : {
+            subjectTokens: {
+              verifier: await AccessTokenVerifier.discover({ issuer: config.oidc.issuer, audience: config.delegation.clientId }),
+              sealer: new TokenSealer(config.delegation.sealingKeys),
+            },
+          }),
+      ...(config.oidc === undefined || config.operators === undefined
+        ? {}
+        : { operatorIdentity: await operatorIdentity(config.oidc, config.operators, pack) }),
       signingKey: config.signingKey,
       host: config.host,
       port: config.port,
@@ -59,3 +72,30 @@ await runMain({
     return { url: service.url, pack: pack.name };
   },
 });
+
+/**
+ * Operators as this deployment knows them: people's tokens for POLICY_OPERATOR_AUDIENCE, mapped by
+ * the approver policy in force (checked at start-up, as the approval service checks it).
+ */
+async function operatorIdentity(
+  oidc: NonNullable<PolicyConfig['oidc']>,
+  operators: NonNullable<PolicyConfig['operators']>,
+  pack: HostedPack,
+): Promise<OperatorIdentity> {
+  const approverRoles = new Set(
+    pack.policyTable.rules.flatMap((r) => (r.decision.kind === 'require_approval' ? [r.decision.approverRole] : [])),
+  );
+  const policy = loadOperatorPolicy(pack.approverPolicyFile, approverRoles, operators.role);
+  if (policy === undefined || !policy.grants(operators.role)) {
+    logger.warn(
+      { role: operators.role, approver_policy: pack.approverPolicyFile ?? null },
+      'no grant of the approver policy gives the operator role (POLICY_OPERATOR_ROLE): no one can look up or resolve operations',
+    );
+  }
+  return {
+    accessTokens: await AccessTokenVerifier.discover({ issuer: oidc.issuer, audience: operators.audience }),
+    policy,
+    role: operators.role,
+    runsScope: oidc.scope,
+  };
+}

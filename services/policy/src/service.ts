@@ -7,7 +7,7 @@ import type { StopOptions } from '@gatehouse/runtime';
 import {
   ApprovalStore,
   CommandClaims,
-  DelegationStore,
+  DelegationWriter,
   IdempotencyStore,
   Keyspace,
   ProposalStore,
@@ -15,12 +15,14 @@ import {
   RunRegistry,
   RunTokens,
 } from '@gatehouse/state';
-import type { Redis } from '@gatehouse/state';
+import type { Redis, TokenSeal } from '@gatehouse/state';
 import { GatehouseMetrics } from '@gatehouse/telemetry';
 import type { Logger } from '@gatehouse/telemetry';
 import { commandHandler } from './command-handler.js';
 import type { AccessTokenVerifier } from '@gatehouse/identity';
 import { buildControlApi } from './control-api.js';
+import { Operators } from './operators.js';
+import type { OperatorIdentity } from './operators.js';
 import { TrustedCallers } from './trusted-callers.js';
 import type { TrustedCallerIdentity } from './trusted-callers.js';
 
@@ -39,10 +41,17 @@ export interface PolicyServiceOptions {
   readonly callerIdentity?: TrustedCallerIdentity;
   /**
    * People's tokens for token exchange: a run may be handed its person's access token (one that
-   * names the executors' client, GATEHOUSE_EXCHANGE_CLIENT_ID, in `aud`), checked here and kept
-   * for the executors. Off when absent: such a token is refused.
+   * names the executors' client, GATEHOUSE_EXCHANGE_CLIENT_ID, in `aud`), checked here by
+   * `verifier` and kept for the executors, sealed by `sealer` to their public keys
+   * (GATEHOUSE_SEALING_KEYS): this service cannot read it back. Off when absent: such a token is refused.
    */
-  readonly subjectTokens?: AccessTokenVerifier;
+  readonly subjectTokens?: { readonly verifier: AccessTokenVerifier; readonly sealer: TokenSeal };
+  /**
+   * Operators, who look up and resolve operations: people proved by the identity provider whose
+   * claims give them the operator role, each in their tenants. Absent: the operator routes refuse
+   * everyone (the control token and trusted code are never operators).
+   */
+  readonly operatorIdentity?: OperatorIdentity;
   /** What this service signs its orders, approval requests and answers with (GATEHOUSE_SIGNING_KEY). */
   readonly signingKey: SigningKey;
   readonly host: string;
@@ -121,13 +130,19 @@ export async function startPolicyService(options: PolicyServiceOptions): Promise
       ...(options.callerIdentity === undefined ? {} : { personIssuer: options.callerIdentity.accessTokens.issuer }),
       ...(options.subjectTokens === undefined
         ? {}
-        : { delegation: { verifier: options.subjectTokens, store: new DelegationStore(options.redis, keys) } }),
+        : {
+            delegation: {
+              verifier: options.subjectTokens.verifier,
+              store: new DelegationWriter(options.redis, keys, options.subjectTokens.sealer),
+            },
+          }),
       maxRunTtlMs: options.maxRunTtlMs,
       logger,
       metrics,
       health: healthOf(consumerChecks(runtime, consumption, options.redis)),
       operations: {
         idempotency: deps.idempotency,
+        operators: new Operators(options.operatorIdentity),
         // Signed by the publisher, as every result this service publishes.
         publish: (result, headers) => runtime.publisher.publish('results', result.run_id, result, headers),
       },

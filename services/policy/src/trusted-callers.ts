@@ -1,5 +1,5 @@
 import { bearerChallenge, IDENTITY_REFUSALS, refusalOfToken, sameSecret } from '@gatehouse/identity';
-import type { AccessTokenVerifier, IdentityRefusalCode } from '@gatehouse/identity';
+import type { AccessTokenVerifier, IdentityRefusalCode, VerifiedClaims } from '@gatehouse/identity';
 import type { Registrar } from '@gatehouse/state';
 
 /** Trusted code proved by the identity provider: a client-credentials token for this API, with its scope. */
@@ -10,28 +10,48 @@ export interface TrustedCallerIdentity {
   readonly scope: string;
 }
 
-export type TrustedCaller =
-  | { readonly ok: true; readonly registrar: Registrar }
-  | {
-      readonly ok: false;
-      readonly code: IdentityRefusalCode;
-      readonly status: number;
-      readonly message: string;
-      readonly challenge: string | undefined;
-    };
+/** A caller the control API refuses: the identity refusal, its HTTP status and, for 401 and scope, the challenge. */
+export interface CallerRefused {
+  readonly ok: false;
+  readonly code: IdentityRefusalCode;
+  readonly status: number;
+  readonly message: string;
+  readonly challenge: string | undefined;
+}
 
-/** The registrar a request with the local-development control token is recorded under. */
-export const CONTROL_TOKEN_CLIENT = 'control-token';
+export type TrustedCaller = { readonly ok: true; readonly registrar: Registrar } | CallerRefused;
 
-function refused(code: IdentityRefusalCode, message: string = IDENTITY_REFUSALS[code].means, scope?: string): TrustedCaller {
+/** A refusal in `realm` (the `WWW-Authenticate` realm); `scope` names the scope an INSUFFICIENT_SCOPE lacks. */
+export function callerRefused(
+  code: IdentityRefusalCode,
+  realm: string,
+  message: string = IDENTITY_REFUSALS[code].means,
+  scope?: string,
+): CallerRefused {
   const { status } = IDENTITY_REFUSALS[code];
   return {
     ok: false,
     code,
     status,
     message,
-    challenge: status === 401 || code === 'INSUFFICIENT_SCOPE' ? bearerChallenge(code, 'gatehouse', scope) : undefined,
+    challenge: status === 401 || code === 'INSUFFICIENT_SCOPE' ? bearerChallenge(code, realm, scope) : undefined,
   };
+}
+
+/** The scopes a token carries: `scope` (RFC 9068, Keycloak, Okta), `scp` (Entra ID, delegated) or `roles` (Entra ID app roles, client credentials). */
+export function scopesOf(claims: VerifiedClaims): readonly string[] {
+  return [
+    ...(typeof claims['scope'] === 'string' ? claims['scope'].split(' ') : []),
+    ...(typeof claims['scp'] === 'string' ? claims['scp'].split(' ') : []),
+    ...(Array.isArray(claims['roles']) ? claims['roles'].filter((r): r is string => typeof r === 'string') : []),
+  ];
+}
+
+/** The registrar a request with the local-development control token is recorded under. */
+export const CONTROL_TOKEN_CLIENT = 'control-token';
+
+function refused(code: IdentityRefusalCode, message?: string, scope?: string): TrustedCaller {
+  return callerRefused(code, 'gatehouse', message, scope);
 }
 
 /**
@@ -61,13 +81,7 @@ export class TrustedCallers {
     const check = await this.identity.accessTokens.verify(token);
     if (!check.ok) return refused(refusalOfToken(check.reason), check.detail);
     const { claims } = check;
-    // `scope` (RFC 9068, Keycloak, Okta), `scp` (Entra ID, delegated) or `roles` (Entra ID app roles, client credentials).
-    const scopes = [
-      ...(typeof claims['scope'] === 'string' ? claims['scope'].split(' ') : []),
-      ...(typeof claims['scp'] === 'string' ? claims['scp'].split(' ') : []),
-      ...(Array.isArray(claims['roles']) ? claims['roles'].filter((r): r is string => typeof r === 'string') : []),
-    ];
-    if (!scopes.includes(this.identity.scope))
+    if (!scopesOf(claims).includes(this.identity.scope))
       return refused('INSUFFICIENT_SCOPE', `the token lacks the scope ${this.identity.scope}`, this.identity.scope);
     const client =
       typeof claims['azp'] === 'string' ? claims['azp'] : typeof claims['client_id'] === 'string' ? claims['client_id'] : claims.sub;

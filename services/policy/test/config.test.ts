@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { policyConfigFromEnv } from '@gatehouse/policy';
 import { generateSigningKey } from '@gatehouse/events';
+import { generateSealingKey } from '@gatehouse/identity';
 
 const TOKEN = { GATEHOUSE_CONTROL_TOKEN: 'a-control-token-of-some-length', GATEHOUSE_SIGNING_KEY: generateSigningKey('unit').signingKey };
 
@@ -57,6 +58,23 @@ describe('policy configuration', () => {
     });
     expect(() => policyConfigFromEnv({ ...TOKEN, POLICY_SESSION_TIMEOUT_MS: '0' })).toThrow(/POLICY_SESSION_TIMEOUT_MS/);
     expect(() => policyConfigFromEnv({ ...TOKEN, POLICY_SESSION_TIMEOUT_MS: 'soon' })).toThrow(/POLICY_SESSION_TIMEOUT_MS/);
+  });
+
+  it('keeps people’s tokens for the executors only sealed to their keys: the exchange client needs GATEHOUSE_SEALING_KEYS', () => {
+    const issuer = { ...TOKEN, GATEHOUSE_OIDC_ISSUER: 'https://idp.example/realms/a' };
+    expect(policyConfigFromEnv(issuer).delegation).toBeUndefined();
+    expect(() => policyConfigFromEnv({ ...issuer, GATEHOUSE_EXCHANGE_CLIENT_ID: 'gatehouse-executor' })).toThrow(
+      /GATEHOUSE_SEALING_KEYS: required with GATEHOUSE_EXCHANGE_CLIENT_ID/,
+    );
+    const delegation = policyConfigFromEnv({
+      ...issuer,
+      GATEHOUSE_EXCHANGE_CLIENT_ID: 'gatehouse-executor',
+      GATEHOUSE_SEALING_KEYS: generateSealingKey('unit-seal').sealingKey,
+    }).delegation;
+    expect(delegation?.clientId).toBe('gatehouse-executor');
+    expect([...(delegation?.sealingKeys.keys() ?? [])]).toEqual(['unit-seal']);
+    // The policy service never holds the private half: the variable is not one it reads.
+    expect(() => policyConfigFromEnv({ ...issuer, GATEHOUSE_UNSEALING_KEYS: generateSealingKey('unit-seal').unsealingKey })).not.toThrow();
   });
 
   it('refuses an unknown Gatehouse variable by name', () => {

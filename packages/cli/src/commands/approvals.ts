@@ -4,8 +4,8 @@ import { usageError } from '../exit-code.js';
 import { formatDuration, isoTime, relativeTime } from '../format.js';
 import { HttpApi, segment } from '../http-api.js';
 import type { Output } from '../output.js';
-import { approvalApi, identityProvider } from '../settings.js';
-import { deviceSignIn } from '../device-sign-in.js';
+import { approvalApi } from '../settings.js';
+import { signInSubcommand } from '../device-sign-in.js';
 
 interface RequestDetail extends RequestSummary {
   readonly request: ApprovalRequest;
@@ -90,22 +90,7 @@ export const approvals: CommandGroup = {
   name: 'approvals',
   summary: 'list, inspect, approve and reject approval requests (approval API, as the approver of GATEHOUSE_APPROVER_TOKEN)',
   subcommands: [
-    {
-      name: 'sign-in',
-      summary: 'sign in at the identity provider from any browser (device authorization grant) and print an approver access token',
-      notes: [
-        'Prints where to go and the code to enter on stderr, waits for the sign-in, then prints the access token on stdout:',
-        '  export GATEHOUSE_APPROVER_TOKEN="$(gatehouse approvals sign-in)"',
-        'Needs GATEHOUSE_OIDC_ISSUER (and GATEHOUSE_CLI_CLIENT_ID, default gatehouse-cli). Exit 1 when the sign-in is refused or its code expires.',
-      ],
-      async run({ out, io }) {
-        const signedIn = await deviceSignIn(identityProvider(io.env), (prompt) => {
-          out.note(`To sign in, open ${prompt.verificationUriComplete ?? prompt.verificationUri}`);
-          out.note(`and enter the code ${prompt.userCode} (valid ${formatDuration(prompt.expiresInMs)}).`);
-        });
-        out.result({ access_token: signedIn.accessToken, expires_in: signedIn.expiresInS }, () => `${signedIn.accessToken}\n`);
-      },
-    },
+    signInSubcommand('GATEHOUSE_APPROVER_TOKEN', 'approvals', 'approver'),
     {
       name: 'list',
       summary: 'requests of your tenants, newest first',

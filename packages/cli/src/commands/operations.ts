@@ -1,8 +1,9 @@
 import { readFileSync } from 'node:fs';
 import type { CommandGroup } from '../command.js';
+import { signInSubcommand } from '../device-sign-in.js';
 import { usageError } from '../exit-code.js';
 import { HttpApi, segment } from '../http-api.js';
-import { controlApi } from '../settings.js';
+import { operatorApi } from '../settings.js';
 
 /** An idempotency record as the operator API answers it (services/policy/src/operator-api.ts). */
 interface OperationView {
@@ -17,6 +18,14 @@ interface OperationView {
   readonly tool: string | null;
   readonly status: string | null;
   readonly error_code: string | null;
+}
+
+/** A resolution as the operator API answers it: who resolved is who the token proved. */
+interface ResolveAnswer {
+  readonly key: string;
+  readonly state: string;
+  readonly command_id: string;
+  readonly resolved_by: { readonly issuer: string; readonly subject: string; readonly name: string | null };
 }
 
 const RESOLUTIONS = ['succeeded', 'failed'] as const;
@@ -43,15 +52,22 @@ function resultObject(text: string): Record<string, unknown> {
 
 export const operations: CommandGroup = {
   name: 'operations',
-  summary: 'look up and settle writes by idempotency key, e.g. outcomes left unknown (control API)',
+  summary:
+    'look up and settle writes by idempotency key, e.g. outcomes left unknown (control API, as the operator of GATEHOUSE_OPERATOR_TOKEN)',
   subcommands: [
+    signInSubcommand('GATEHOUSE_OPERATOR_TOKEN', 'operations', 'operator', [
+      'The control API takes it when your claims give you the operator role (POLICY_OPERATOR_ROLE, default ops-admin), for your tenants.',
+    ]),
     {
       name: 'show',
       summary: 'the idempotency record of a write: state (in_flight, succeeded, failed, unknown), command, tool',
       positionals: ['key'],
-      notes: ['A commit’s key is <run_id>:<proposal_id>:commit; unknown outcomes are also announced on gatehouse.operator.'],
+      notes: [
+        'A commit’s key is <run_id>:<proposal_id>:commit; unknown outcomes are also announced on gatehouse.operator.',
+        'An operation of a tenant you do not hold answers 404, as one that does not exist.',
+      ],
       async run({ arg, out, io }) {
-        const op = await new HttpApi(controlApi(io.env)).get<OperationView>(`/operations/${segment(arg('key'))}`);
+        const op = await new HttpApi(operatorApi(io.env)).get<OperationView>(`/operations/${segment(arg('key'))}`);
         out.result(op, () =>
           out.fields([
             ['key', op.key],
@@ -76,7 +92,6 @@ export const operations: CommandGroup = {
       options: {
         state: { type: 'string', value: 'succeeded|failed', required: true, description: 'what the system of record shows happened' },
         evidence: { type: 'string', value: 'text', required: true, description: 'how you know (ticket, query, log line)' },
-        by: { type: 'string', value: 'who', description: 'who resolves it (default: GATEHOUSE_OPERATOR)' },
         result: {
           type: 'string',
           value: 'json|@file',
@@ -85,13 +100,14 @@ export const operations: CommandGroup = {
         'error-code': { type: 'string', value: 'CODE', description: 'failed: an error code of the catalogue (default UPSTREAM_ERROR)' },
         'error-message': { type: 'string', value: 'text', description: 'failed: what went wrong, for the agent' },
       },
-      notes: ['Only an outcome in state unknown can be resolved; anything else answers 409 (exit 1).'],
+      notes: [
+        'Only an outcome in state unknown can be resolved; anything else answers 409 (exit 1).',
+        'The resolution is recorded under who GATEHOUSE_OPERATOR_TOKEN proves you are (issuer and subject at the IdP).',
+      ],
       async run({ arg, options, out, io }) {
         const state = options.required('state');
         if (!(RESOLUTIONS as readonly string[]).includes(state))
           throw usageError(`--state must be one of ${RESOLUTIONS.join(', ')}, got "${state}"`);
-        const resolvedBy = options.string('by') ?? io.env['GATEHOUSE_OPERATOR'];
-        if (resolvedBy === undefined || resolvedBy.trim() === '') throw usageError('say who resolves it: --by <who> or GATEHOUSE_OPERATOR');
         const result = options.string('result');
         const errorCode = options.string('error-code');
         const errorMessage = options.string('error-message');
@@ -104,15 +120,16 @@ export const operations: CommandGroup = {
         const body = {
           state,
           evidence: options.required('evidence'),
-          resolved_by: resolvedBy.trim(),
           ...(result === undefined ? {} : { result: resultObject(result) }),
           ...(errorCode === undefined || errorMessage === undefined ? {} : { error: { code: errorCode, message: errorMessage } }),
         };
-        const answer = await new HttpApi(controlApi(io.env)).post<{ key: string; state: string; command_id: string }>(
-          `/operations/${segment(arg('key'))}/resolve`,
-          body,
+        const answer = await new HttpApi(operatorApi(io.env)).post<ResolveAnswer>(`/operations/${segment(arg('key'))}/resolve`, body);
+        const by = answer.resolved_by;
+        out.result(
+          answer,
+          () =>
+            `${answer.key}: resolved as ${answer.state} by ${by.name ?? by.subject} (${by.subject} at ${by.issuer}); the result of command ${answer.command_id} was published\n`,
         );
-        out.result(answer, () => `${answer.key}: resolved as ${answer.state}; the result of command ${answer.command_id} was published\n`);
       },
     },
   ],

@@ -49,9 +49,9 @@ export const APPROVAL_VARIABLES = {
     doc: "how long a console session lasts at most; before each decision the IdP is asked again once the session's access token has lapsed",
   }),
   GATEHOUSE_APPROVER_POLICY_FILE: variable(text(), {
-    readers: ['approval'],
+    readers: ['approval', 'policy'],
     unset: "the tool pack's",
-    doc: "the approver policy: which claims (groups, roles, tenant) make a person an approver of which roles and tenants (replaces the tool pack's own)",
+    doc: "the approver policy: which claims (groups, roles, tenant) make a person an approver of which roles and tenants, and an operator (`POLICY_OPERATOR_ROLE`) of which tenants (replaces the tool pack's own)",
   }),
   GATEHOUSE_DEMO_APPROVERS: variable(oneOf(['on', 'off']), {
     readers: ['approval'],

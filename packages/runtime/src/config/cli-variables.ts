@@ -25,9 +25,14 @@ export const CLI_VARIABLES = {
   GATEHOUSE_CLI_CLIENT_ID: variable(text(), {
     readers: ['cli'],
     default: 'gatehouse-cli',
-    doc: "the CLI's public client at the OpenID Provider (`GATEHOUSE_OIDC_ISSUER`), for `gatehouse approvals sign-in` (device authorization grant, RFC 8628)",
+    doc: "the CLI's public client at the OpenID Provider (`GATEHOUSE_OIDC_ISSUER`), for `gatehouse approvals sign-in` and `gatehouse operations sign-in` (device authorization grant, RFC 8628)",
   }),
-  GATEHOUSE_OPERATOR: variable(text(), { readers: ['cli'], unset: '*(none)*', doc: 'who resolves an operation when `--by` is not given' }),
+  GATEHOUSE_OPERATOR_TOKEN: variable(text(), {
+    readers: ['cli'],
+    required: 'the operations commands act as the operator it names',
+    secret: true,
+    doc: "an operator's access token of the IdP (`gatehouse operations sign-in` prints one): says who looks up and resolves operations, recorded as the resolver",
+  }),
   GATEHOUSE_CLI_TIMEOUT_MS: variable(integer(1), { readers: ['cli'], default: '10000', doc: 'timeout of each HTTP request the CLI makes' }),
   GATEHOUSE_DLQ_READ_TIMEOUT_MS: variable(integer(1), {
     readers: ['cli'],

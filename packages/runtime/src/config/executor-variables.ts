@@ -1,4 +1,4 @@
-import { integer, jsonIntegerMap, port, signingKey, text, trustedKeys } from './value-kind.js';
+import { integer, jsonIntegerMap, port, sealingKeys, signingKey, text, trustedKeys, unsealingKeys } from './value-kind.js';
 import { variable } from './variable.js';
 
 /** Writes a tenant, and one run, run at once across every executor, unless configured otherwise. */
@@ -80,5 +80,16 @@ export const EXECUTOR_VARIABLES = {
     secret: true,
     unset: 'required with `GATEHOUSE_EXCHANGE_CLIENT_ID`',
     doc: "the executors' client secret at the OpenID Provider, for token exchange",
+  }),
+  GATEHOUSE_SEALING_KEYS: variable(sealingKeys(), {
+    readers: ['executor', 'policy', 'mcp'],
+    unset: 'required with `GATEHOUSE_EXCHANGE_CLIENT_ID` (the MCP front door: with `MCP_AGENT_POLICY_FILE` too)',
+    doc: "the executors' public sealing keys, the same list for every reader: a person's token kept in Redis for token exchange (their access token, and the refresh tokens exchanges leave) is stored only as a JWE to every key listed (ECDH-ES+A256KW, A256GCM), bound to its run, so only an executor can open it (`node scripts/sealing-key.mjs <key id>` makes a pair); list the old and the new key while rotating",
+  }),
+  GATEHOUSE_UNSEALING_KEYS: variable(unsealingKeys(), {
+    readers: ['executor'],
+    secret: true,
+    unset: 'required with `GATEHOUSE_EXCHANGE_CLIENT_ID`',
+    doc: "this executor's private sealing keys, at least one of them listed in `GATEHOUSE_SEALING_KEYS`: a sealed token opens with the key its recipient's key id names. Keep a key dropped from that list here until the longest-lived token sealed to it has lapsed (a refresh token lives as long as the person's session at the IdP); a token no key here opens counts as none (`CREDENTIAL_REFUSED`)",
   }),
 };

@@ -19,6 +19,16 @@ export const POLICY_VARIABLES = {
     default: 'gatehouse.runs',
     doc: "the scope a trusted caller's token must carry to register and manage runs",
   }),
+  POLICY_OPERATOR_AUDIENCE: variable(text(), {
+    readers: ['policy'],
+    default: 'gatehouse-approval',
+    doc: "the audience (`aud`) a person's access token must name to look up and resolve operations: by default the one people's tokens for the approval API carry (`gatehouse operations sign-in`); an IdP that can, gives operators an audience of their own",
+  }),
+  POLICY_OPERATOR_ROLE: variable(text(), {
+    readers: ['policy'],
+    default: 'ops-admin',
+    doc: 'the role of the approver policy (`GATEHOUSE_APPROVER_POLICY_FILE`) that makes a person an operator: only they look up and resolve operations, of the tenants their claims give them',
+  }),
   POLICY_HOST: variable(text(), { readers: ['policy'], default: '127.0.0.1', doc: 'listen address of the control API' }),
   POLICY_PORT: variable(port(), { readers: ['policy'], default: '8091', doc: 'listen port of the control API' }),
   GATEHOUSE_ROLES_FILE: variable(text(), {

@@ -1,5 +1,7 @@
 import { parseSigningKey, parseTrustedKeys } from '@gatehouse/events';
 import type { SigningKey, TrustedKeys } from '@gatehouse/events';
+import { parseSealingKeys, parseUnsealingKeys } from '@gatehouse/identity';
+import type { SealingKeys, UnsealingKeys } from '@gatehouse/identity';
 
 /** What parsing one set, non-empty value gives: the typed value, or why it is refused. */
 export type Parsed<T> =
@@ -161,6 +163,34 @@ export function trustedKeys(): ValueKind<TrustedKeys> {
         return ok(parseTrustedKeys(raw));
       } catch (error) {
         return refused(error instanceof Error ? error.message : 'not a list of public keys');
+      }
+    },
+  };
+}
+
+/** Comma-separated `<key id>:<base64 SPKI X25519 or P-256 key>`: the executors' public keys people's tokens are sealed to. */
+export function sealingKeys(): ValueKind<SealingKeys> {
+  return {
+    describe: 'comma-separated `<key id>:<base64 SPKI X25519 or P-256 key>`',
+    parse: (raw) => {
+      try {
+        return ok(parseSealingKeys(raw));
+      } catch (error) {
+        return refused(error instanceof Error ? error.message : 'not a list of sealing keys');
+      }
+    },
+  };
+}
+
+/** Comma-separated `<key id>:<base64 PKCS#8 X25519 or P-256 key>`: an executor's private halves of those keys. */
+export function unsealingKeys(): ValueKind<UnsealingKeys> {
+  return {
+    describe: 'comma-separated `<key id>:<base64 PKCS#8 X25519 or P-256 key>`',
+    parse: (raw) => {
+      try {
+        return ok(parseUnsealingKeys(raw));
+      } catch (error) {
+        return refused(error instanceof Error ? error.message : 'not a list of unsealing keys');
       }
     },
   };
