@@ -12,7 +12,7 @@ import { ISSUER } from './identity.js';
 export const RECORDS = { audience: 'records-service', scope: 'records.access' } as const;
 
 /** What the records service saw of each request it served or refused. */
-export interface Seen {
+interface Seen {
   readonly status: number;
   readonly sub?: string;
   readonly aud?: unknown;

@@ -6,14 +6,14 @@ import { identityProvider } from './settings.js';
 import type { IdentityProviderTarget } from './settings.js';
 
 /** What a person is asked to do on another device. */
-export interface DevicePrompt {
+interface DevicePrompt {
   readonly verificationUri: string;
   readonly verificationUriComplete: string | undefined;
   readonly userCode: string;
   readonly expiresInMs: number;
 }
 
-export interface DeviceSignedIn {
+interface DeviceSignedIn {
   readonly accessToken: string;
   readonly expiresInS: number | undefined;
 }
@@ -30,7 +30,7 @@ const errorName = (error: unknown): string => {
  * person enters it in any browser and signs in there, and the CLI, polling as the IdP says, gets
  * their access token. The CLI never sees a password.
  */
-export async function deviceSignIn(target: IdentityProviderTarget, prompt: (p: DevicePrompt) => void): Promise<DeviceSignedIn> {
+async function deviceSignIn(target: IdentityProviderTarget, prompt: (p: DevicePrompt) => void): Promise<DeviceSignedIn> {
   let relyingParty: oidc.Configuration;
   try {
     relyingParty = await discoverRelyingParty(target.issuer, target.clientId);
