@@ -27,7 +27,7 @@ import type { McpResult, RunWithToken } from './support/mcp.js';
 import { MODERN } from './support/mcp-modern.js';
 import { pollUntil } from './support/poll.js';
 import { REFERENCE_ROLES_FILE } from './support/reference-pack.js';
-import { TEST_SEALER, TEST_UNSEALER } from './support/signing.js';
+import { TEST_FRONT_DOOR_KEY, TEST_SEALER, TEST_UNSEALER } from './support/signing.js';
 
 // The realm's gatehouse.mcp scope names this front door's resource URL as the tokens' audience.
 const PORT = 18095;
@@ -158,7 +158,7 @@ describe('MCP clients that sign their person in: the front door as an OAuth reso
     // Clock tolerance 0, so a real 1-second token is refused as expired as soon as it lapses.
     const verifier = await AccessTokenVerifier.discover({ issuer: ISSUER, audience: RESOURCE, clockToleranceS: 0 });
     door = await startFrontDoor(g, {
-      transport: { kind: 'http', host: '127.0.0.1', port: PORT, publicUrl: BASE },
+      transport: { kind: 'http', host: '127.0.0.1', port: PORT, publicUrl: BASE, signingKey: TEST_FRONT_DOOR_KEY },
       people: {
         verifier,
         policy: AgentPolicy.load(AGENT_POLICY, liveRoleTools(roles, g.catalog), 24 * 3600 * 1000),
@@ -235,7 +235,8 @@ describe('MCP clients that sign their person in: the front door as an OAuth reso
     expect(tools).not.toContain('start_customer_export_v1');
     const read = (await client.callTool({ name: 'get_customer_v1', arguments: { customer_id: 'C-1842' } })) as McpResult;
     expect(dataOf(read)).toMatchObject({ customer_id: 'C-1842' });
-    // The run is the person's: on_behalf_of names them; registered by the front door.
+    // The run is the person's: on_behalf_of names them, by the email their token carries (what
+    // approvers are shown as "on behalf of"); registered by the front door.
     const runId = (await g.redis.keys(`${g.redisPrefix}run:{run_mcp_*`))
       .map((key) => /\{(run_mcp_[0-9a-f]+)\}/.exec(key)?.[1])
       .find((id) => id !== undefined);
@@ -243,7 +244,7 @@ describe('MCP clients that sign their person in: the front door as an OAuth reso
     expect(run).toMatchObject({
       tenant: 'acme',
       role: 'support-agent',
-      on_behalf_of: { issuer: ISSUER, subject: PEOPLE.owner.subject },
+      on_behalf_of: { issuer: ISSUER, subject: PEOPLE.owner.subject, name: 'owner@acme.example' },
       registered_by: { client_id: 'gatehouse-mcp' },
     });
     // A 2025-11-25 client with the same person's token reaches the same run.
