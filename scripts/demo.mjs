@@ -167,7 +167,7 @@ async function main() {
     );
     const call = (run, tool, args, options = {}) => {
       agentSays(tool, args);
-      return client.call(tool, args, { runId: run.run_id, tenant: run.tenant, ...options });
+      return client.call(tool, args, { runId: run.run_id, tenant: run.tenant, runKey: run.run_key, ...options });
     };
 
     out(`\n${bold('1. A read')}`);
@@ -326,7 +326,11 @@ async function main() {
     out(`\n${bold('11. A rate-limited call')} ${dim('(start_customer_export.v1 allows 10 per minute per tenant)')}`);
     const bursts = await Promise.all(
       Array.from({ length: 11 }, () =>
-        client.call('start_customer_export.v1', { customer_id: 'C-1842', format: 'csv' }, { runId: ops.run_id, tenant: 'acme' }),
+        client.call(
+          'start_customer_export.v1',
+          { customer_id: 'C-1842', format: 'csv' },
+          { runId: ops.run_id, tenant: 'acme', runKey: ops.run_key },
+        ),
       ),
     );
     agentSays('start_customer_export.v1 ×11', { customer_id: 'C-1842', format: 'csv' });

@@ -31,6 +31,9 @@ function localPair(role, type = 'ed25519') {
  */
 const ASSERTION = localPair('assertion');
 
+/** The MCP front doors' pair: they prove the commands of the runs they act for with it (MCP_SIGNING_KEY, GATEHOUSE_MCP_KEYS). */
+const FRONT_DOOR = localPair('mcp');
+
 /** The executors' JWKS of this start: the public half of ASSERTION, by its key id. */
 export function assertionJwks() {
   const [kid, spki] = ASSERTION.publicKey.split(':');
@@ -138,8 +141,11 @@ function identityEnv(kind, pack) {
 /** The signing keys a service of `kind` is started with, if it signs; the key set a system of record checks calls with. */
 function signingEnv(kind) {
   if (kind === 'customers') return { CUSTOMERS_ASSERTION_KEYS: writeAssertionJwks() };
+  // The MCP front door proves its clients' commands with its own key; the policy service trusts its public half.
+  if (kind === 'mcp') return { MCP_SIGNING_KEY: FRONT_DOOR.signingKey };
   const pair = PAIRS[kind];
   if (pair === undefined) return {};
+  if (kind === 'policy') return { GATEHOUSE_SIGNING_KEY: pair.signingKey, GATEHOUSE_MCP_KEYS: FRONT_DOOR.publicKey };
   return kind === 'executor'
     ? { GATEHOUSE_SIGNING_KEY: pair.signingKey, GATEHOUSE_ASSERTION_KEY: ASSERTION.signingKey }
     : { GATEHOUSE_SIGNING_KEY: pair.signingKey };

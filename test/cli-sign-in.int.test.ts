@@ -54,6 +54,7 @@ describe('the CLI signs its person in with the device grant and approves as them
       }),
     });
     run = (await response.json()) as Run;
+    g.client.holdRunKey(run.run_id, (run as Run & { run_key: string }).run_key);
   });
   afterAll(async () => {
     await g?.stop();

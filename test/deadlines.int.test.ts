@@ -3,9 +3,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EventPublisher } from '@gatehouse/events';
 import type { ToolCommand } from '@gatehouse/events';
 import { customerSupportCatalog } from '@gatehouse/example-customer-support';
-import type { Run } from '@gatehouse/state';
 import { startGatehouse } from './support/gatehouse.js';
-import type { Gatehouse } from './support/gatehouse.js';
+import type { Gatehouse, RegisteredRun } from './support/gatehouse.js';
+import { proofFor } from './support/signing.js';
 import { eventually } from './support/stack.js';
 import { sandboxAllowsWrites } from './support/test-policy.js';
 import { collect, currentVersion, preview } from './support/writes.js';
@@ -14,7 +14,7 @@ import { collect, currentVersion, preview } from './support/writes.js';
 // extends it.
 describe("a call's deadline holds at every stage", () => {
   let g: Gatehouse;
-  let run: Run;
+  let run: RegisteredRun;
   let results: Awaited<ReturnType<typeof collect<'results'>>>;
   let orders: Awaited<ReturnType<typeof collect<'execute'>>>;
 
@@ -48,7 +48,7 @@ describe("a call's deadline holds at every stage", () => {
   async function send(...commands: ToolCommand[]): Promise<void> {
     const publisher = await EventPublisher.connect(g.kafka, g.serde);
     try {
-      for (const c of commands) await publisher.publish('commands', c.tenant, c);
+      for (const c of commands) await publisher.publish('commands', c.tenant, c, proofFor(run, c));
     } finally {
       await publisher.disconnect();
     }

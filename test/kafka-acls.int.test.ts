@@ -7,7 +7,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AclOperationTypes, AclPermissionTypes, AclResourceTypes, ResourcePatternTypes } from 'kafkajs';
 import type { Admin, Consumer, Producer } from 'kafkajs';
 import { createClient } from '@gatehouse/client';
-import { dlqTopicOf, eventsConfigFromEnv, KafkaAdmin, provisionTopics, replyGroupPrefix, TOPIC_ROLES, topicNames } from '@gatehouse/events';
+import {
+  dlqTopicOf,
+  eventsConfigFromEnv,
+  KafkaAdmin,
+  provisionTopics,
+  replyGroupPrefix,
+  RunKey,
+  TOPIC_ROLES,
+  topicNames,
+} from '@gatehouse/events';
 import type { EventsConfig, TopicSettings } from '@gatehouse/events';
 import { createLogger } from '@gatehouse/telemetry';
 import { testKafka } from './support/kafkajs.js';
@@ -255,7 +264,11 @@ describe('KafkaConnection ACLs of a broker configured like compose', () => {
     try {
       const commandId = randomUUID();
       // No policy service runs here, so the call ends at its deadline; what matters is where it went.
-      await client.call('get_customer.v1', { customer_id: 'c-1' }, { runId: 'run-acl', tenant: 'acme', commandId, timeoutMs: 1_000 });
+      await client.call(
+        'get_customer.v1',
+        { customer_id: 'c-1' },
+        { runId: 'run-acl', runKey: RunKey.generate(), tenant: 'acme', commandId, timeoutMs: 1_000 },
+      );
       const policy = await consumerAs('gatehouse-policy', `${prefix}gatehouse-policy`);
       await readOnce(policy, topics.commands, commandId);
       await policy.disconnect();

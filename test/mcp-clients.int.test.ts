@@ -180,10 +180,11 @@ describe("off-the-shelf MCP clients call a run's tools through the front door", 
   });
 
   /** The environment of a front door started as a subprocess over this test's Gatehouse. */
-  function stdioEnv(token: string): Record<string, string> {
+  function stdioEnv(run: RunWithToken): Record<string, string> {
     return {
       ...getDefaultEnvironment(),
-      GATEHOUSE_MCP_TOKEN: token,
+      GATEHOUSE_MCP_TOKEN: run.mcp_token,
+      GATEHOUSE_RUN_KEY: run.run_key,
       ...PUBLIC_KEYS_ENV,
       GATEHOUSE_TOOL_PACK: '@gatehouse/example-customer-support',
       GATEHOUSE_TOPIC_PREFIX: g.topicPrefix,
@@ -303,7 +304,7 @@ describe("off-the-shelf MCP clients call a run's tools through the front door", 
     const transport = new StdioClientTransport({
       command: process.execPath,
       args: [MCP_MAIN, '--stdio'],
-      env: stdioEnv(agent.mcp_token),
+      env: stdioEnv(agent),
       cwd: ROOT,
       stderr: 'pipe',
     });
@@ -349,7 +350,7 @@ describe("off-the-shelf MCP clients call a run's tools through the front door", 
     const transport = new ModernStdioTransport({
       command: process.execPath,
       args: [MCP_MAIN, '--stdio'],
-      env: stdioEnv(reader.mcp_token),
+      env: stdioEnv(reader),
       cwd: ROOT,
       stderr: 'pipe',
     });
@@ -391,7 +392,7 @@ describe("off-the-shelf MCP clients call a run's tools through the front door", 
     expect(stop.status).toBe(200);
     const child = spawn(process.execPath, [MCP_MAIN, '--stdio'], {
       cwd: ROOT,
-      env: stdioEnv(stoppedRun.mcp_token),
+      env: stdioEnv(stoppedRun),
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     cleanups.push(() => Promise.resolve(child.exitCode === null && child.signalCode === null && child.kill('SIGKILL')));
@@ -408,7 +409,7 @@ describe("off-the-shelf MCP clients call a run's tools through the front door", 
     // At info, so that it says when it is ready (on stderr, like every log line in stdio mode).
     const child = spawn(process.execPath, [MCP_MAIN, '--stdio'], {
       cwd: ROOT,
-      env: { ...stdioEnv(run.mcp_token), LOG_LEVEL: 'info' },
+      env: { ...stdioEnv(run), LOG_LEVEL: 'info' },
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     cleanups.push(() => Promise.resolve(child.exitCode === null && child.signalCode === null && child.kill('SIGKILL')));

@@ -2,18 +2,18 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DLQ_HEADER, dlqTopicOf, EventPublisher } from '@gatehouse/events';
 import type { ToolCommand } from '@gatehouse/events';
-import type { Run } from '@gatehouse/state';
 import { startGatehouse } from './support/gatehouse.js';
-import type { Gatehouse } from './support/gatehouse.js';
+import type { Gatehouse, RegisteredRun } from './support/gatehouse.js';
 import { recordResults } from './support/results.js';
 import type { ResultLog } from './support/results.js';
+import { proofFor } from './support/signing.js';
 import { readRaw } from './support/stack.js';
 
 // One command_id, one answer. Commands are published straight on the topic, as a runtime whose
 // publish failed ambiguously (and sent again) or a redelivery after a crash would leave them.
 describe('the boundary answers each command_id once', () => {
   let g: Gatehouse;
-  let run: Run;
+  let run: RegisteredRun;
   let results: ResultLog;
   let publisher: EventPublisher;
 
@@ -55,7 +55,7 @@ describe('the boundary answers each command_id once', () => {
    */
   const drained = async (): Promise<void> => {
     const marker = command(`marker-${randomUUID()}`, { customer_id: 'C-1842' });
-    await publisher.publish('commands', marker.tenant, marker);
+    await publisher.publish('commands', marker.tenant, marker, proofFor(run, marker));
     await results.waitFor([marker.command_id]);
   };
 
@@ -64,8 +64,8 @@ describe('the boundary answers each command_id once', () => {
     const orders = await g.watchOrders();
     const twice = command(`twice-${randomUUID()}`, { customer_id: 'C-1842' });
     await publisher.publishMany('commands', [
-      { key: twice.tenant, event: twice },
-      { key: twice.tenant, event: twice },
+      { key: twice.tenant, event: twice, headers: proofFor(run, twice) },
+      { key: twice.tenant, event: twice, headers: proofFor(run, twice) },
     ]);
     await results.waitFor([twice.command_id]);
     await drained();
@@ -81,9 +81,9 @@ describe('the boundary answers each command_id once', () => {
     const id = `reused-${randomUUID()}`;
     const first = command(id, { customer_id: 'C-1842' });
     const other = command(id, { customer_id: 'C-2001' });
-    await publisher.publish('commands', first.tenant, first);
+    await publisher.publish('commands', first.tenant, first, proofFor(run, first));
     await results.waitFor([id]);
-    await publisher.publish('commands', other.tenant, other);
+    await publisher.publish('commands', other.tenant, other, proofFor(run, other));
     await drained();
 
     const answers = results.of(id);

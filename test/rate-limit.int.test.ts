@@ -5,12 +5,13 @@ import type { ToolCommand, ToolResult } from '@gatehouse/events';
 import type { Run } from '@gatehouse/state';
 import type { Admin, Producer } from 'kafkajs';
 import { startGatehouse } from './support/gatehouse.js';
-import type { Gatehouse } from './support/gatehouse.js';
+import type { Gatehouse, RegisteredRun } from './support/gatehouse.js';
 import { awaitGroup, describeGroup, isSpreadOver } from './support/processes.js';
 import type { GroupView } from './support/processes.js';
 import { recordResults } from './support/results.js';
 import type { ResultLog } from './support/results.js';
 import { pollUntil } from './support/poll.js';
+import { proofFor } from './support/signing.js';
 import { eventually } from './support/stack.js';
 import { Teardown } from './support/teardown.js';
 import { TEST_ROLE, testCatalog } from './support/test-catalog.js';
@@ -59,8 +60,10 @@ describe('a per-tenant rate limit shared by two policy instances', () => {
   let producer: Producer;
   let results: ResultLog;
   let watch: Awaited<ReturnType<Gatehouse['watchOrders']>>;
-  let acmeRuns: Run[];
-  let globexRun: Run;
+  let acmeRuns: RegisteredRun[];
+  let globexRun: RegisteredRun;
+  /** Each run's key by run id: the commands sent by hand prove their run as the client's do. */
+  const runKeys = new Map<string, string>();
   let before: GroupView;
   const acme: Sent[] = [];
   const globex: Sent[] = [];
@@ -85,7 +88,15 @@ describe('a per-tenant rate limit shared by two policy instances', () => {
     await producer.send({
       topic: g.topics.commands,
       acks: -1,
-      messages: entries.map((e) => ({ key: e.command.tenant, partition: e.partition, value: g.serde.encode('commands', e.command) })),
+      messages: entries.map((e) => {
+        const runKey = runKeys.get(e.command.run_id);
+        return {
+          key: e.command.tenant,
+          partition: e.partition,
+          value: g.serde.encode('commands', e.command),
+          ...(runKey === undefined ? {} : { headers: proofFor({ run_key: runKey }, e.command) }),
+        };
+      }),
     });
   };
 
@@ -118,13 +129,14 @@ describe('a per-tenant rate limit shared by two policy instances', () => {
     watch = teardown.add(await g.watchOrders(), (w) => w.stop());
     acmeRuns = [await g.createRun(TEST_ROLE), await g.createRun(TEST_ROLE), await g.createRun(TEST_ROLE)];
     globexRun = await g.createRun(TEST_ROLE, { tenant: 'globex' });
+    for (const run of [...acmeRuns, globexRun]) runKeys.set(run.run_id, run.run_key);
 
     // Both instances hold partitions and every partition is being consumed before the burst.
     before = await awaitGroup(admin, `${g.label}-policy`, g.topics.commands, (v) => isSpreadOver(v, 2, PARTITIONS), 30_000);
     for (let p = 0; p < PARTITIONS; p += 1) await probe(p);
 
     for (let i = 0; i < 3 * LIMIT; i += 1) {
-      acme.push({ command: commandOf(acmeRuns[i % acmeRuns.length] as Run, i, 'acme'), partition: i % PARTITIONS });
+      acme.push({ command: commandOf(acmeRuns[i % acmeRuns.length] as RegisteredRun, i, 'acme'), partition: i % PARTITIONS });
     }
     for (let i = 0; i < LIMIT; i += 1) globex.push({ command: commandOf(globexRun, i, 'globex'), partition: i % PARTITIONS });
     burstStartedAt = Date.now();

@@ -2,9 +2,8 @@ import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vites
 import { createClient } from '@gatehouse/client';
 import type { GatehouseClient } from '@gatehouse/client';
 import { DLQ_HEADER, dlqTopicOf, EventPublisher } from '@gatehouse/events';
-import type { Run } from '@gatehouse/state';
 import { startGatehouse } from './support/gatehouse.js';
-import type { Gatehouse } from './support/gatehouse.js';
+import type { Gatehouse, RegisteredRun } from './support/gatehouse.js';
 import { recordResults } from './support/results.js';
 import type { ResultLog } from './support/results.js';
 import { TEST_KEY_RING } from './support/signing.js';
@@ -64,7 +63,7 @@ describe('answers go to the instance that asked', () => {
     // A run per instance, as each agent-runtime instance serves its own runs (and its own rate limits).
     const runs = await Promise.all(fleet.map(() => g.createRun('support-agent')));
     const calls = async (client: GatehouseClient, index: number): Promise<number> => {
-      const run = runs[index] as Run;
+      const run = runs[index] as RegisteredRun;
       let ok = 0;
       let next = 0;
       const worker = async (): Promise<void> => {
@@ -73,7 +72,7 @@ describe('answers go to the instance that asked', () => {
           const result = await client.call(
             'get_customer.v1',
             { customer_id: 'C-1842' },
-            { runId: run.run_id, tenant: run.tenant, timeoutMs: 60_000 },
+            { runId: run.run_id, runKey: run.run_key, tenant: run.tenant, timeoutMs: 60_000 },
           );
           if (result.ok) ok += 1;
           settled[index] = (settled[index] ?? 0) + 1;
@@ -115,7 +114,11 @@ describe('answers go to the instance that asked', () => {
     const client = await newClient(mine);
     const run = await g.createRun('support-agent');
     expect(client.stats().replyPartition).toBe(mine);
-    const result = await client.call('get_customer.v1', { customer_id: 'C-1842' }, { runId: run.run_id, tenant: run.tenant });
+    const result = await client.call(
+      'get_customer.v1',
+      { customer_id: 'C-1842' },
+      { runId: run.run_id, runKey: run.run_key, tenant: run.tenant },
+    );
     expect(result.ok).toBe(true);
     await eventually(() => (everything.of(result.commandId).length === 1 ? true : undefined), 20_000, 'the answer on the topic');
     expect(everything.of(result.commandId)[0]?.partition).toBe(mine);

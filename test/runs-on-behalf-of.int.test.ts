@@ -82,7 +82,8 @@ describe('runs registered by trusted code with an IdP token, acting on behalf of
 
   it('carries the person on the approval request and its order, and refuses their own approval as SELF_APPROVAL', async () => {
     const created = await control('/runs', await orchestratorToken(), { ...registration, on_behalf_of: OWNER });
-    const run = (await created.json()) as Run;
+    const run = (await created.json()) as Run & { run_key: string };
+    g.client.holdRunKey(run.run_id, run.run_key);
     const proposalId = await preview(g, run, '11 Behalf Road');
     const settled = g.client.call(
       'commit_address_change.v2',

@@ -174,13 +174,11 @@ describe('a pack outside the repository, on the SDK and client installed from th
       resultKeys: TEST_KEY_RING,
     });
     try {
-      const found = await client.call('get_ticket.v1', { ticket_id: 'T-2' }, { runId: agent.run_id, tenant: agent.tenant });
+      // The installed client proves the run's commands with the key its registration returned.
+      const run = { runId: agent.run_id, runKey: agent.run_key, tenant: agent.tenant };
+      const found = await client.call('get_ticket.v1', { ticket_id: 'T-2' }, run);
       expect(found).toMatchObject({ ok: true, tool: 'get_ticket.v1', result: { ticket_id: 'T-2' } });
-      const refused = await client.call(
-        'preview_ticket_priority_change.v1',
-        { ticket_id: 'T-2', priority: 'high' },
-        { runId: agent.run_id, tenant: agent.tenant },
-      );
+      const refused = await client.call('preview_ticket_priority_change.v1', { ticket_id: 'T-2', priority: 'high' }, run);
       expect(refused).toMatchObject({ ok: false, error: { code: 'CAPABILITY_DENIED' } });
     } finally {
       await client.close();

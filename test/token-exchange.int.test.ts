@@ -35,8 +35,9 @@ describe('a tool whose system of record trusts only the IdP', () => {
     await records?.close();
   });
 
-  const register = (body: Record<string, unknown>): Promise<Response> =>
-    fetch(`${g.policies[0]?.url ?? ''}/runs`, {
+  /** Registers a run as trusted code does; the test's client holds the key of one registered, as its runtime would. */
+  const register = async (body: Record<string, unknown>): Promise<Response> => {
+    const response = await fetch(`${g.policies[0]?.url ?? ''}/runs`, {
       method: 'POST',
       headers: { authorization: `Bearer ${CONTROL_TOKEN}`, 'content-type': 'application/json' },
       body: JSON.stringify({
@@ -48,6 +49,12 @@ describe('a tool whose system of record trusts only the IdP', () => {
         ...body,
       }),
     });
+    if (response.status === 201) {
+      const run = (await response.clone().json()) as { run_id: string; run_key: string };
+      g.client.holdRunKey(run.run_id, run.run_key);
+    }
+    return response;
+  };
   const delegated = async (person: Person): Promise<string> =>
     (await tokensOf(person, 'gatehouse-test', 'openid gatehouse.delegation')).access_token;
   const exchangeSteps = async (): Promise<Record<string, number>> => {

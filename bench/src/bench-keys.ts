@@ -9,6 +9,8 @@ export const BENCH_KEYS = {
   policy: generateSigningKey('bench-policy'),
   executor: generateSigningKey('bench-executor'),
   assertion: generateSigningKey('bench-assertion'),
+  /** The MCP front door's: it proves its clients' commands with it. */
+  mcp: generateSigningKey('bench-mcp'),
 } as const;
 
 /** What the front door in the bench process checks answers with. */

@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { EventSerde, topicNames } from '@gatehouse/events';
+import { EventSerde, RunKey, topicNames } from '@gatehouse/events';
 import type { EventsConfig, ToolCommand } from '@gatehouse/events';
 import { createLogger } from '@gatehouse/telemetry';
 import type { Consumer, Kafka, Message, Producer } from 'kafkajs';
 import { PAUSE_SESSION_TIMEOUT_MS } from './child-process.js';
 import { kafkajsClient } from './kafkajs-client.js';
+import type { BenchRun } from './stack.js';
 import { median, summarize } from './stats.js';
 import type { LatencySummary } from './stats.js';
 
@@ -15,7 +16,7 @@ export interface KafkaDriverSetup {
   readonly kind: 'kafka';
   readonly config: EventsConfig;
   readonly topicPrefix: string;
-  readonly runs: readonly { readonly runId: string; readonly tenant: string }[];
+  readonly runs: readonly BenchRun[];
   readonly answers: AnswerKind;
 }
 
@@ -106,6 +107,8 @@ export class Driver {
   private lastOkAt = 0;
   private counting = true;
   private queue: Message[] = [];
+  /** Each run's key, parsed once. */
+  private readonly runKeys = new Map<string, RunKey>();
   private sending = false;
   private onAnswer: () => void = () => undefined;
   /** Called when the last pending call is answered (set while a drain waits for it). */
@@ -249,7 +252,7 @@ export class Driver {
 
   private enqueue(sentAt: number): void {
     const seq = this.seq++;
-    const run = this.setup.runs[seq % this.setup.runs.length] as { runId: string; tenant: string };
+    const run = this.setup.runs[seq % this.setup.runs.length] as BenchRun;
     const commandId = `${this.prefix}-${seq}`;
     const command: ToolCommand = {
       schema_version: 1,
@@ -262,7 +265,22 @@ export class Driver {
       deadline_at: sentAt + 60_000,
     };
     this.pending.set(commandId, { sentAt });
-    this.queue.push({ key: run.tenant, value: this.serde.encode('commands', command) });
+    // Proved as an agent runtime proves it: the run's key over the command (no reply partition: the driver reads every partition).
+    const key = run.runKey === undefined ? undefined : this.keyOf(run.runKey);
+    this.queue.push({
+      key: run.tenant,
+      value: this.serde.encode('commands', command),
+      ...(key === undefined ? {} : { headers: key.prove(command, null) }),
+    });
+  }
+
+  private keyOf(text: string): RunKey {
+    let key = this.runKeys.get(text);
+    if (key === undefined) {
+      key = RunKey.parse(text);
+      this.runKeys.set(text, key);
+    }
+    return key;
   }
 
   /** Sends everything queued in one produce request; one request in flight, so batches grow under load. */

@@ -3,7 +3,8 @@ import type { RunningMcpService } from '@gatehouse/mcp';
 import { Keyspace, RunRegistry, RunTokens } from '@gatehouse/state';
 import type { Redis } from '@gatehouse/state';
 import { benchCatalog } from './bench-catalog.js';
-import { benchResultKeys } from './bench-keys.js';
+import { parseSigningKey } from '@gatehouse/events';
+import { BENCH_KEYS, benchResultKeys } from './bench-keys.js';
 import type { ArmTopics, BenchRun } from './stack.js';
 import { config, serviceLogger } from './stack.js';
 
@@ -21,7 +22,7 @@ export function startBenchFrontDoor(arm: ArmTopics, redis: Redis, redisPrefix: s
     redisPrefix,
     catalog: benchCatalog().catalog,
     logger: serviceLogger,
-    transport: { kind: 'http', host: '127.0.0.1', port: 0 },
+    transport: { kind: 'http', host: '127.0.0.1', port: 0, signingKey: parseSigningKey(BENCH_KEYS.mcp.signingKey) },
     waitMs: MCP_SETTINGS.waitMs,
     progressMs: MCP_SETTINGS.progressMs,
     taskTtlMs: MCP_SETTINGS.taskTtlMs,

@@ -39,6 +39,7 @@ async function start(s: ServiceStart): Promise<void> {
       logger: serviceLogger,
       controlToken: randomUUID(),
       signingKey: parseSigningKey(s.keys.policy.signingKey),
+      frontDoorKeys: parseTrustedKeys(s.keys.mcp.trustedKey),
       host: '127.0.0.1',
       port: 0,
       maxArgumentBytes: POLICY_SETTINGS.maxArgumentBytes,

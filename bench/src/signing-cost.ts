@@ -1,6 +1,7 @@
 // `node bench/dist/signing-cost.js [count]`: what signing and verifying cost per event, by kind, in
-// one process (CPU time per call, 10,000 of each by default). A read call signs one order (policy
-// service) and one answer (executor) and verifies each once (executor, then the agent's client).
+// one process (CPU time per call, 10,000 of each by default). A read call proves its command (the
+// agent's client; the policy service checks it), signs one order (policy service) and one answer
+// (executor) and verifies each once (executor, then the agent's client).
 // Under load a publisher signs what it sends together once (MAX_BATCH_LEAVES events per signature),
 // and a reader verifies that signature once per batch: the batch rows give the cost per event then.
 import { canonicalArguments } from '@gatehouse/contracts';
@@ -12,10 +13,13 @@ import {
   parseSigningKey,
   parseTrustedKeys,
   payloadFor,
+  RunKey,
+  runPublicKey,
+  verifyCommandProof,
   verifyOrder,
   verifyResult,
 } from '@gatehouse/events';
-import type { ExecutionOrder, ToolResult } from '@gatehouse/events';
+import type { ExecutionOrder, ToolCommand, ToolResult } from '@gatehouse/events';
 
 const count = Number(process.argv[2] ?? 10_000);
 const policy = generateSigningKey('bench-policy');
@@ -59,6 +63,22 @@ const result: ToolResult = {
   completed_at: Date.now(),
   duration_ms: 3,
 };
+
+// The command a read call starts with, proved with its run's key (the agent's client) and checked
+// against the run record's public half (the policy service).
+const runKey = RunKey.generate();
+const runPublic = runPublicKey(runKey.publicKey());
+const command: ToolCommand = {
+  schema_version: 1,
+  command_id: 'cmd-1',
+  run_id: 'run-1',
+  tenant: 'acme',
+  tool: 'get_customer.v1',
+  arguments: canonical,
+  sent_at: Date.now(),
+  deadline_at: Date.now() + 60_000,
+};
+const noFrontDoors = new Map();
 
 /** CPU microseconds per call of `step`, after a warm-up of a tenth as many. */
 function cost(step: () => unknown): number {
@@ -110,7 +130,10 @@ const verifyBatchOfResults = costOnce(
 
 const orderHeaders = { ...headers, ...policySigner.headersFor('execute', order, headers) };
 const resultHeaders = { ...headers, ...executorSigner.headersFor('results', result, headers) };
+const commandHeaders = { ...headers, ...runKey.prove(command, 3) };
 const rows = {
+  'prove a command': cost(() => runKey.prove(command, 3)),
+  'check a command proof': cost(() => verifyCommandProof(command, commandHeaders, runPublic, noFrontDoors)),
   'sign an order': cost(() => policySigner.headersFor('execute', order, headers)),
   'verify an order': cost(() => verifyOrder(order, orderHeaders, ring)),
   'sign a result': cost(() => executorSigner.headersFor('results', result, headers)),
@@ -126,5 +149,5 @@ for (const [what, us] of Object.entries(rows)) process.stdout.write(`${what.padE
 for (const [what, us] of Object.entries(batchRows)) process.stdout.write(`${what.padEnd(30)} ${us.toFixed(1)} µs CPU\n`);
 const perCall = Object.values(rows).reduce((a, b) => a + b, 0);
 process.stdout.write(
-  `per read call (all four) ${perCall.toFixed(1)} µs; of which the answer's ${(rows['sign a result'] + rows['verify a result']).toFixed(1)} µs\n`,
+  `per read call (all six) ${perCall.toFixed(1)} µs; of which the command's proof ${(rows['prove a command'] + rows['check a command proof']).toFixed(1)} µs, the answer's ${(rows['sign a result'] + rows['verify a result']).toFixed(1)} µs\n`,
 );

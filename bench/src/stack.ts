@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { eventsConfigFromEnv, EventSerde, KafkaAdmin, provisionTopics, topicNames } from '@gatehouse/events';
+import { eventsConfigFromEnv, EventSerde, KafkaAdmin, provisionTopics, RunKey, topicNames } from '@gatehouse/events';
 import type { EventsConfig, KafkaConnection, Topics } from '@gatehouse/events';
 import { createRedis, Keyspace, redisUrlFromEnv, RunRegistry } from '@gatehouse/state';
 import type { Redis } from '@gatehouse/state';
@@ -81,6 +81,8 @@ export async function startGroupAtBeginning(kafka: Kafka, groupId: string, topic
 export interface BenchRun {
   readonly runId: string;
   readonly tenant: string;
+  /** The run's key (`run_key`), as the control API would have returned it: its commands are proved with it. Absent for the relays' runs, which nothing checks. */
+  readonly runKey?: string;
 }
 
 /**
@@ -92,6 +94,7 @@ export async function registerRuns(redis: Redis, redisPrefix: string, capabiliti
   const now = Date.now();
   const runs: BenchRun[] = [];
   for (let i = 0; i < count; i += 1) {
+    const key = RunKey.generate();
     const run = {
       run_id: `run_bench_${randomUUID().replace(/-/g, '').slice(0, 20)}`,
       tenant: `bench-tenant-${String(i).padStart(3, '0')}`,
@@ -102,9 +105,10 @@ export async function registerRuns(redis: Redis, redisPrefix: string, capabiliti
       created_at: now,
       expires_at: now + 3_600_000,
       stopped_at: null,
+      proof_key: key.publicKey(),
     };
     if (!(await registry.create(run))) throw new Error(`run id ${run.run_id} is taken`);
-    runs.push({ runId: run.run_id, tenant: run.tenant });
+    runs.push({ runId: run.run_id, tenant: run.tenant, runKey: key.text() });
   }
   return runs;
 }

@@ -5,6 +5,7 @@
 // never a day of Redis.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RunKey } from '@gatehouse/events';
 import { startGatehouse } from '../support/gatehouse.js';
 import type { Gatehouse } from '../support/gatehouse.js';
 
@@ -17,6 +18,8 @@ describe('commands naming runs that do not exist, sent by an agent runtime', () 
   afterAll(async () => {
     await g?.stop();
   });
+
+  const invented = RunKey.generate();
 
   /** The command claims under this Gatehouse's prefix: what a command leaves in Redis. */
   const claims = async (): Promise<string[]> => g.redis.keys(`${g.redisPrefix}cmd:*`);
@@ -37,7 +40,13 @@ describe('commands naming runs that do not exist, sent by an agent runtime', () 
           'get_customer.v1',
           { customer_id: 'C-1842' },
           // Ids a run could have, and hostile ones no run can have.
-          { runId: i % 2 === 0 ? `run_${randomUUID()}` : `run{${'x'.repeat(300)}}${i}`, tenant: 'acme', timeoutMs: 30_000 },
+          // Each proved with a key of the sender's own making: there is no run whose key it could be.
+          {
+            runId: i % 2 === 0 ? `run_${randomUUID()}` : `run{${'x'.repeat(300)}}${i}`,
+            runKey: invented,
+            tenant: 'acme',
+            timeoutMs: 30_000,
+          },
         ),
       ),
     );
@@ -54,7 +63,11 @@ describe('commands naming runs that do not exist, sent by an agent runtime', () 
     const commandId = randomUUID();
     const runId = `run_${randomUUID()}`;
     for (let copy = 0; copy < 3; copy += 1) {
-      const answer = await g.client.call('get_customer.v1', { customer_id: 'C-1842' }, { runId, tenant: 'acme', commandId });
+      const answer = await g.client.call(
+        'get_customer.v1',
+        { customer_id: 'C-1842' },
+        { runId, runKey: invented, tenant: 'acme', commandId },
+      );
       expect(answer.ok === false && answer.error.code).toBe('RUN_NOT_FOUND');
     }
     expect((await claims()).filter((key) => key.includes(runId))).toEqual([]);

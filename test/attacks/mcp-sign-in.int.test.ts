@@ -26,6 +26,7 @@ import type { McpResult } from '../support/mcp.js';
 import { pollUntil } from '../support/poll.js';
 import { realmClients } from '../support/realm-clients.js';
 import { REFERENCE_ROLES_FILE } from '../support/reference-pack.js';
+import { TEST_FRONT_DOOR_KEY } from '../support/signing.js';
 
 const require = createRequire(import.meta.url);
 const MCP_REMOTE = require.resolve('mcp-remote/dist/proxy.js');
@@ -80,7 +81,7 @@ describe('A desktop MCP client that signs its person in through mcp-remote, agai
     g = await startGatehouse('mcpremote');
     const roles = loadRoles(REFERENCE_ROLES_FILE, g.catalog);
     door = await startFrontDoor(g, {
-      transport: { kind: 'http', host: '127.0.0.1', port: 0 },
+      transport: { kind: 'http', host: '127.0.0.1', port: 0, signingKey: TEST_FRONT_DOOR_KEY },
       people: {
         verifier: await AccessTokenVerifier.discover({ issuer: ISSUER, audience: AUDIENCE }),
         policy: AgentPolicy.load(AGENT_POLICY, liveRoleTools(roles, g.catalog), 24 * 3600 * 1000),

@@ -166,7 +166,9 @@ describe('an attacker who reads every key of Redis after people signed in and to
       }),
     });
     expect(response.status).toBe(201);
-    return ((await response.json()) as { run_id: string }).run_id;
+    const run = (await response.json()) as { run_id: string; run_key: string };
+    g.client.holdRunKey(run.run_id, run.run_key);
+    return run.run_id;
   };
 
   beforeAll(async () => {

@@ -9,6 +9,7 @@ import type { FuzzCategory } from '../support/fuzz-corpus.js';
 import { Prng } from '../support/fuzz-prng.js';
 import { startGatehouse } from '../support/gatehouse.js';
 import type { Gatehouse } from '../support/gatehouse.js';
+import { proofFor } from '../support/signing.js';
 import { pollUntil } from '../support/poll.js';
 import { PolicyFleet } from '../support/policy-fleet.js';
 import { openEventLedger, openLedger } from '../support/topic-ledger.js';
@@ -38,8 +39,8 @@ async function rowsDigest(g: Gatehouse): Promise<string> {
 
 describe(`50,000 generated envelopes on gatehouse.commands (seed ${SEED}; replay with FUZZ_SEED=${SEED})`, () => {
   let g: Gatehouse;
-  let agentRun: Run;
-  let readOnlyRun: Run;
+  let agentRun: Run & { readonly run_key: string };
+  let readOnlyRun: Run & { readonly run_key: string };
   let watch: Awaited<ReturnType<Gatehouse['watchOrders']>>;
   let results: TopicLedger<ToolResult>;
   let dlq: TopicLedger<Buffer | null>;
@@ -56,6 +57,7 @@ describe(`50,000 generated envelopes on gatehouse.commands (seed ${SEED}; replay
     if (control === undefined) throw new Error('no policy process');
     agentRun = await policies.createRun(control, 'acme', 'support-agent');
     readOnlyRun = await policies.createRun(control, 'acme', 'support-readonly');
+    g.client.holdRunKey(agentRun.run_id, agentRun.run_key);
     watch = await g.watchOrders();
     results = await openEventLedger(g, 'results');
     dlq = await openLedger(g.kafka, dlqTopicOf(g.topics.commands), (value) => Promise.resolve(value), `${g.label}-dlq-ledger`);
@@ -97,9 +99,14 @@ describe(`50,000 generated envelopes on gatehouse.commands (seed ${SEED}; replay
       const envelope = generate(rng, i);
       byCategory[envelope.category] = (byCategory[envelope.category] ?? 0) + 1;
       const decoded = await g.serde.decode('commands', envelope.value);
+      // The fuzzer plays the runtime of the live runs, which holds their keys: a command naming one
+      // is proved as the policy service will read it, whatever its strings held when encoded.
+      let headers = envelope.headers;
       if (decoded.ok) {
         expect(decodable.has(decoded.value.command_id), `${seed}: command ids are unique`).toBe(false);
         decodable.set(decoded.value.command_id, i);
+        const run = [agentRun, readOnlyRun].find((r) => r.run_id === decoded.value.run_id);
+        if (run !== undefined) headers = { ...headers, ...proofFor(run, decoded.value) };
       } else undecodable.add(envelope.key);
       const size = (envelope.value?.length ?? 0) + 64;
       corpusBytes += size;
@@ -108,9 +115,7 @@ describe(`50,000 generated envelopes on gatehouse.commands (seed ${SEED}; replay
         batchBytes = 0;
       }
       batchBytes += size;
-      batches
-        .at(-1)
-        ?.push({ key: envelope.key, value: envelope.value, ...(envelope.headers === undefined ? {} : { headers: envelope.headers }) });
+      batches.at(-1)?.push({ key: envelope.key, value: envelope.value, ...(headers === undefined ? {} : { headers }) });
     }
     expect(decodable.size + undecodable.size, seed).toBe(ENVELOPES);
 
@@ -161,9 +166,14 @@ describe(`50,000 generated envelopes on gatehouse.commands (seed ${SEED}; replay
     const reasons: Record<string, number> = {};
     const deadKeys = new Map<string, number>();
     const strayDead: string[] = [];
+    const unprovenMessages: string[] = [];
     for (const record of dlq.records) {
       const reason = record.headers?.[DLQ_HEADER.reason]?.toString() ?? 'none';
       reasons[reason] = (reasons[reason] ?? 0) + 1;
+      if (reason === 'command_unproven' && unprovenMessages.length < 5)
+        unprovenMessages.push(
+          `${record.key ?? ''}: ${record.headers?.[DLQ_HEADER.message]?.toString() ?? ''} headers ${Object.keys(record.headers ?? {}).join(',')}`,
+        );
       const key = record.key ?? '';
       deadKeys.set(key, (deadKeys.get(key) ?? 0) + 1);
       if (!undecodable.has(key) || !Object.values<string>(DecodeFailure).includes(reason)) strayDead.push(`${key} (${reason})`);
@@ -179,7 +189,7 @@ describe(`50,000 generated envelopes on gatehouse.commands (seed ${SEED}; replay
         `DLQ ${dlq.records.length} of ${undecodable.size} expected (missing ${notDead.length}, stray ${strayDead.length}), ` +
         `answered + DLQ ${perCommand.size + deadKeys.size}, executions ${fuzzOrders.length}, rows changed ${rowsBefore === rowsAfter ? 0 : 'YES'}, ` +
         `policy crashes ${crashed.length}, final call ${final.ok ? 'ok' : final.error.code}, produced in ${producedMs} ms, drained in ${drainedMs} ms, ` +
-        `codes ${JSON.stringify(codes)}, DLQ reasons ${JSON.stringify(reasons)}, categories ${JSON.stringify(byCategory)} (weights ${JSON.stringify(FUZZ_WEIGHTS)})`,
+        `codes ${JSON.stringify(codes)}, DLQ reasons ${JSON.stringify(reasons)} ${JSON.stringify(unprovenMessages)}, categories ${JSON.stringify(byCategory)} (weights ${JSON.stringify(FUZZ_WEIGHTS)})`,
     );
 
     expect(crashed, `${seed}: policy processes that died`).toEqual([]);

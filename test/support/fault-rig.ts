@@ -151,6 +151,7 @@ async function startRig(label: string, options: FaultRigOptions): Promise<FaultR
     for (const tenant of tenants) {
       const run =
         fleet === undefined || live === undefined ? await g.createRun('support-agent', { tenant }) : await fleet.createRun(live, tenant);
+      g.client.holdRunKey(run.run_id, run.run_key);
       runs.set(tenant, run);
       runIds.add(run.run_id);
     }

@@ -27,6 +27,7 @@ import {
   TEST_KEY_RING,
   TEST_SEALER,
   TEST_SEALING_KEYS,
+  TEST_FRONT_DOOR_KEYS,
   TEST_SIGNING_KEYS,
   TEST_UNSEALING_KEYS,
 } from './signing.js';
@@ -100,12 +101,15 @@ export interface Gatehouse {
       /** The person the run acts for, as their IdP names them (any issuer: this Gatehouse checks none). */
       onBehalfOf?: PersonRef;
     },
-  ): Promise<Run>;
+  ): Promise<RegisteredRun>;
   startExecutor(id?: string): Promise<RunningExecutor>;
   /** Records every ExecutionOrder published, to prove what was (not) routed. */
   watchOrders(): Promise<{ orders: ExecutionOrder[]; stop(): Promise<void> }>;
   stop(): Promise<void>;
 }
+
+/** A run as registration answers it: the record, and the run's key (shown once; `client` holds it). */
+export type RegisteredRun = Run & { readonly run_key: string };
 
 export async function startGatehouse(label: string, options: GatehouseOptions = {}): Promise<Gatehouse> {
   const customers = await startTestService({
@@ -151,6 +155,7 @@ export async function startGatehouse(label: string, options: GatehouseOptions = 
         ...(operators === undefined ? {} : { operatorIdentity: operators }),
         ...(subjectTokens === undefined ? {} : { subjectTokens }),
         signingKey: TEST_SIGNING_KEYS.policy,
+        frontDoorKeys: TEST_FRONT_DOOR_KEYS,
         host: '127.0.0.1',
         port: 0,
         maxArgumentBytes: 64 * 1024,
@@ -261,7 +266,10 @@ export async function startGatehouse(label: string, options: GatehouseOptions = 
         }),
       });
       if (response.status !== 201) throw new Error(`run creation answered ${response.status}: ${await response.text()}`);
-      return (await response.json()) as Run;
+      const run = (await response.json()) as RegisteredRun;
+      // The harness's client proves this run's commands with its key, as the agent runtime given it would.
+      client.holdRunKey(run.run_id, run.run_key);
+      return run;
     },
     async watchOrders() {
       const orders: ExecutionOrder[] = [];

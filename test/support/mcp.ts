@@ -9,7 +9,7 @@ import { TOKENS } from './approval.js';
 import { decideAs } from './decide.js';
 import { CONTROL_TOKEN } from './gatehouse.js';
 import type { Gatehouse } from './gatehouse.js';
-import { TEST_KEY_RING } from './signing.js';
+import { TEST_FRONT_DOOR_KEY, TEST_KEY_RING } from './signing.js';
 import { config, logger } from './stack.js';
 
 /** A tool result as any MCP client hands it over, whichever SDK and revision. */
@@ -42,8 +42,8 @@ export function dataOf(result: McpResult): Record<string, unknown> {
   return result.structuredContent ?? {};
 }
 
-/** A run registered with `mcp_token: true`: the bearer token an MCP client sends. */
-export type RunWithToken = Run & { readonly mcp_token: string };
+/** A run registered with `mcp_token: true`: the bearer token an MCP client sends, and the run's key (`GATEHOUSE_RUN_KEY` of a stdio front door). */
+export type RunWithToken = Run & { readonly mcp_token: string; readonly run_key: string };
 
 /** Starts an MCP front door in this process over a test Gatehouse's topics and Redis prefix. */
 export function startFrontDoor(
@@ -58,7 +58,7 @@ export function startFrontDoor(
     redisPrefix: g.redisPrefix,
     catalog: g.catalog,
     logger,
-    transport: { kind: 'http', host: '127.0.0.1', port: 0 },
+    transport: { kind: 'http', host: '127.0.0.1', port: 0, signingKey: TEST_FRONT_DOOR_KEY },
     waitMs: 30_000,
     progressMs: 200,
     taskTtlMs: 600_000,

@@ -22,7 +22,7 @@ import type { Redis, Run } from '@gatehouse/state';
 import { DATABASE_URL } from './approval.js';
 import { pollUntil } from './poll.js';
 import { config, eventually, freshTopics, logger } from './stack.js';
-import { TEST_ASSERTION_SETTINGS, TEST_KEY_RING, TEST_SIGNING_KEYS } from './signing.js';
+import { TEST_ASSERTION_SETTINGS, TEST_FRONT_DOOR_KEYS, TEST_KEY_RING, TEST_SIGNING_KEYS } from './signing.js';
 import type { KafkaConnection } from '@gatehouse/events';
 
 const CONTROL_TOKEN = `test-control-${randomUUID()}`;
@@ -60,7 +60,10 @@ export interface PackGatehouse {
   readonly executor: RunningExecutor;
   readonly client: GatehouseClient;
   /** Registers a run through the control API, as trusted code does (never the agent). */
-  createRun(role: string, overrides?: { tenant?: string; principal?: string; environment?: string; ttlMs?: number }): Promise<Run>;
+  createRun(
+    role: string,
+    overrides?: { tenant?: string; principal?: string; environment?: string; ttlMs?: number },
+  ): Promise<Run & { readonly run_key: string }>;
   /** Calls a tool as `run` and resolves with its terminal result. */
   call(run: Run, tool: string, args: unknown): Promise<CallResult>;
   /** Sends a commit and resolves once the approval service holds its pending request. */
@@ -124,6 +127,7 @@ export async function startPackGatehouse<C extends ConfigSpec, D>(
       logger,
       controlToken: CONTROL_TOKEN,
       signingKey: TEST_SIGNING_KEYS.policy,
+      frontDoorKeys: TEST_FRONT_DOOR_KEYS,
       host: '127.0.0.1',
       port: 0,
       maxArgumentBytes: 64 * 1024,
@@ -215,7 +219,9 @@ export async function startPackGatehouse<C extends ConfigSpec, D>(
           }),
         });
         if (response.status !== 201) throw new Error(`run creation answered ${response.status}: ${await response.text()}`);
-        return (await response.json()) as Run;
+        const run = (await response.json()) as Run & { run_key: string };
+        client.holdRunKey(run.run_id, run.run_key);
+        return run;
       },
       call: (run, tool, args) => client.call(tool, args, { runId: run.run_id, tenant: run.tenant }),
       async commitPending(run, tool, proposalId, token) {

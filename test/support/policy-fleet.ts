@@ -136,14 +136,14 @@ export class PolicyFleet {
   }
 
   /** Registers a run through the control API of a live policy process, as trusted code does. */
-  async createRun(process: ServiceProcess, tenant: string, role = 'support-agent'): Promise<Run> {
+  async createRun(process: ServiceProcess, tenant: string, role = 'support-agent'): Promise<Run & { readonly run_key: string }> {
     const response = await fetch(`${this.urls.get(process) ?? ''}/runs`, {
       method: 'POST',
       headers: { authorization: `Bearer ${CONTROL_TOKEN}`, 'content-type': 'application/json' },
       body: JSON.stringify({ tenant, principal: 'agent:support-bot', role, environment: 'sandbox', ttl_ms: 600_000 }),
     });
     if (response.status !== 201) throw new Error(`run creation answered ${response.status}: ${await response.text()}`);
-    return (await response.json()) as Run;
+    return (await response.json()) as Run & { readonly run_key: string };
   }
 
   async stop(): Promise<void> {

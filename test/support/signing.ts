@@ -1,8 +1,8 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { EventSigner, generateSigningKey, keyRing, parseSigningKey, parseTrustedKeys } from '@gatehouse/events';
-import type { EventByRole, KeyRing, KeyRole, SigningKey, TopicRole } from '@gatehouse/events';
+import { EventSigner, generateSigningKey, keyRing, parseSigningKey, parseTrustedKeys, RunKey } from '@gatehouse/events';
+import type { EventByRole, KeyRing, KeyRole, SigningKey, ToolCommand, TopicRole, TrustedKeys } from '@gatehouse/events';
 import type { AssertionSettings } from '@gatehouse/executor';
 import { randomUUID } from 'node:crypto';
 import {
@@ -52,6 +52,13 @@ export const PUBLIC_KEYS_ENV = {
   GATEHOUSE_APPROVAL_KEYS: PAIRS.approval.trustedKey,
   GATEHOUSE_EXECUTOR_KEYS: PAIRS.executor.trustedKey,
 } as const;
+
+/** The MCP front doors' key pair: what they prove their clients' commands with (MCP_SIGNING_KEY, GATEHOUSE_MCP_KEYS). */
+const FRONT_DOOR_PAIR = generateSigningKey('test-mcp');
+/** The front doors' private key, for front doors started in the test process. */
+export const TEST_FRONT_DOOR_KEY: SigningKey = parseSigningKey(FRONT_DOOR_PAIR.signingKey);
+/** The front doors' public keys, as the policy service trusts them. */
+export const TEST_FRONT_DOOR_KEYS: TrustedKeys = parseTrustedKeys(FRONT_DOOR_PAIR.trustedKey);
 
 /** The executors' call-assertion pair: a key of its own, as in a deployment. */
 const ASSERTION_PAIR = generateSigningKey('test-assertion');
@@ -148,11 +155,18 @@ export function signingEnvFor(script: string): Record<string, string> {
         ...(role === 'executor' ? { GATEHOUSE_UNSEALING_KEYS: SEALING_PAIR.unsealingKey } : {}),
       }
     : {};
+  const frontDoor =
+    role === 'policy'
+      ? { GATEHOUSE_MCP_KEYS: FRONT_DOOR_PAIR.trustedKey }
+      : /services\/mcp\//.test(script)
+        ? { MCP_SIGNING_KEY: FRONT_DOOR_PAIR.signingKey }
+        : {};
   return {
     ...PUBLIC_KEYS_ENV,
     ...(role === undefined ? {} : { GATEHOUSE_SIGNING_KEY: PAIRS[role].signingKey }),
     ...assertions,
     ...sealing,
+    ...frontDoor,
   };
 }
 
@@ -172,4 +186,13 @@ export function signedHeaders<R extends TopicRole>(
 ): Record<string, string> {
   const topic = options.topic ?? ('execute' as R);
   return { ...options.headers, ...signers[options.by ?? 'approval'].headersFor(topic, event, options.headers) };
+}
+
+/** The proof headers of a command sent for `run` with its key, answers routed to `replyPartition` (none: null), as the client sends them. */
+export function proofFor(
+  run: { readonly run_key: string },
+  command: ToolCommand,
+  replyPartition: number | null = null,
+): Record<string, string> {
+  return RunKey.parse(run.run_key).prove(command, replyPartition);
 }

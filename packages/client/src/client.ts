@@ -8,10 +8,14 @@ import {
   EventPublisher,
   EventSerde,
   kafkaErrorCodes,
+  RUN_PROOF_HEADER,
+  RunKey,
+  RunKeyError,
   startReplyReader,
   topicNames,
+  wellFormedCommand,
 } from '@gatehouse/events';
-import type { EventsConfig, KeyRing, ReplyReader, ToolCommand, ToolResult, Topics } from '@gatehouse/events';
+import type { CommandProver, EventsConfig, KeyRing, ReplyReader, ToolCommand, ToolResult, Topics } from '@gatehouse/events';
 import {
   contextOf,
   createLogger,
@@ -56,6 +60,11 @@ export interface ClientOptions {
   readonly resultKeys?: KeyRing;
   /** Called for every answer refused, with the reason (`stats().untrusted` counts them too). */
   readonly onUntrusted?: (reason: string) => void;
+  /**
+   * Proves every command this client sends whose run's key it does not hold: an MCP front door's
+   * key. Without it, a command is proved with its run's key (`CallOptions.runKey`, or `holdRunKey`).
+   */
+  readonly prover?: CommandProver;
 }
 
 /** What this instance has read of the results topic. */
@@ -74,6 +83,11 @@ export interface ClientStats {
 export interface CallOptions {
   readonly runId: string;
   readonly tenant: string;
+  /**
+   * The run's key, as its registration returned it (`run_key`): every command proves its run with
+   * it, and the policy service answers nothing else. Default: the key `holdRunKey` was given for the run.
+   */
+  readonly runKey?: string | RunKey;
   readonly timeoutMs?: number;
   readonly commandId?: string;
   /** Sent as-is instead of JSON.stringify(args): for runtimes that already hold the model's JSON text. */
@@ -110,6 +124,8 @@ export interface SentCommand {
 }
 
 export interface ResumeOptions {
+  /** The run's key, as for `call`: the command is proved again with it. */
+  readonly runKey?: string | RunKey;
   readonly onPending?: (notice: PendingNotice) => void;
   readonly traceparent?: string;
   /** Stops waiting; the command is not recalled. */
@@ -145,6 +161,10 @@ export class GatehouseClient {
   private readerAt: (point: ReplyPoint) => Promise<ReplyReader> = () => Promise.reject(new Error('the client is not started'));
   private replyPartitionHeader = '';
   private publishRetries = 0;
+  private prover: CommandProver | undefined;
+  /** Run keys by run id (`holdRunKey`), and keys given as text by that text, parsed once. */
+  private readonly runKeys = new Map<string, RunKey>();
+  private readonly parsedKeys = new Map<string, RunKey>();
 
   private constructor(
     private readonly publisher: EventPublisher,
@@ -203,7 +223,36 @@ export class GatehouseClient {
       throw error;
     }
     client.replyPartitionHeader = String(client.reader.partition);
+    client.prover = options.prover;
     return client;
+  }
+
+  /**
+   * Holds the key of a run (`run_key`, as its registration returned it) for every call of that run
+   * that names no key of its own. A run's key never changes; holding it again replaces it.
+   */
+  holdRunKey(runId: string, key: string | RunKey): void {
+    this.runKeys.set(runId, typeof key === 'string' ? RunKey.parse(key) : key);
+  }
+
+  /** The headers that prove `command`, routed to `replyPartition`, speaks for its run. Throws RunKeyError without a key. */
+  private proofOf(command: ToolCommand, replyPartition: number, given: string | RunKey | undefined): Record<string, string> {
+    const key = given === undefined ? this.runKeys.get(command.run_id) : typeof given === 'string' ? this.parsed(given) : given;
+    if (key !== undefined) return key.prove(command, replyPartition);
+    if (this.prover !== undefined) return this.prover(command, replyPartition);
+    throw new RunKeyError(
+      'RUN_KEY_MISSING',
+      `no key for run ${command.run_id}: give the run_key its registration returned (CallOptions.runKey, or holdRunKey)`,
+    );
+  }
+
+  private parsed(text: string): RunKey {
+    const held = this.parsedKeys.get(text);
+    if (held !== undefined) return held;
+    const key = RunKey.parse(text);
+    if (this.parsedKeys.size >= 1_000) this.parsedKeys.clear();
+    this.parsedKeys.set(text, key);
+    return key;
   }
 
   /**
@@ -227,7 +276,8 @@ export class GatehouseClient {
       return { ok: false, commandId, tool, status: 'error', error };
     }
     const sentAt = Date.now();
-    const command: ToolCommand = {
+    // Sent as it will read back: a lone surrogate (say, in a model's raw arguments) becomes U+FFFD.
+    const command = wellFormedCommand({
       schema_version: 1,
       command_id: commandId,
       run_id: options.runId,
@@ -236,7 +286,7 @@ export class GatehouseClient {
       arguments: options.rawArguments ?? JSON.stringify(args),
       sent_at: sentAt,
       deadline_at: sentAt + timeoutMs,
-    };
+    });
     // Every call is traced: one the caller did not place in a trace starts its own. Its span is the
     // parent of everything the command causes; with no tracer recording, the caller's context (or a
     // fresh one) travels as it is.
@@ -247,8 +297,18 @@ export class GatehouseClient {
       run_id: options.runId,
       command_id: commandId,
     });
-    const settled = this.awaitAnswer(commandId, tool, timeoutMs, span, options);
-    await this.sendWithin(settled, this.send(command, this.headersOf(traceHeadersOf(context), this.replyPartitionHeader), options.signal));
+    let proof: Record<string, string>;
+    try {
+      proof = this.proofOf(command, Number(this.replyPartitionHeader), options.runKey);
+    } catch (error) {
+      endSpan(span, { status: 'error' });
+      throw error;
+    }
+    const settled = this.awaitAnswer(command.command_id, tool, timeoutMs, span, options);
+    await this.sendWithin(
+      settled,
+      this.send(command, { ...this.headersOf(traceHeadersOf(context), this.replyPartitionHeader), ...proof }, options.signal),
+    );
     return settled;
   }
 
@@ -301,21 +361,29 @@ export class GatehouseClient {
       endSpan(span, { status: 'error' });
       throw error;
     }
-    const settled = this.awaitAnswer(commandId, tool, timeoutMs, span, options);
+    const command = wellFormedCommand({
+      schema_version: 1,
+      command_id: commandId,
+      run_id: sent.runId,
+      tenant: sent.tenant,
+      tool,
+      arguments: sent.rawArguments,
+      sent_at: sent.sentAt,
+      deadline_at: sent.deadlineAt,
+    });
+    let proof: Record<string, string>;
     try {
-      const command: ToolCommand = {
-        schema_version: 1,
-        command_id: commandId,
-        run_id: sent.runId,
-        tenant: sent.tenant,
-        tool,
-        arguments: sent.rawArguments,
-        sent_at: sent.sentAt,
-        deadline_at: sent.deadlineAt,
-      };
+      proof = this.proofOf(command, sent.reply.partition, options.runKey);
+    } catch (error) {
+      endSpan(span, { status: 'error' });
+      await reader.stop();
+      throw error;
+    }
+    const settled = this.awaitAnswer(command.command_id, tool, timeoutMs, span, options);
+    try {
       await this.sendWithin(
         settled,
-        this.send(command, this.headersOf(traceHeadersOf(context), String(sent.reply.partition)), options.signal),
+        this.send(command, { ...this.headersOf(traceHeadersOf(context), String(sent.reply.partition)), ...proof }, options.signal),
       );
       return await settled;
     } finally {
@@ -427,9 +495,16 @@ export class GatehouseClient {
     waiter.resolve(result);
   }
 
-  /** The run's tools as MCP or OpenAI function-calling definitions, from the control API. */
-  async tools(runId: string, format: ToolDefinitionFormat = 'mcp'): Promise<unknown[]> {
-    const response = await fetch(`${this.controlUrl}/runs/${encodeURIComponent(runId)}/tools?format=${format}`);
+  /**
+   * The run's tools as MCP or OpenAI function-calling definitions, from the control API; the request
+   * proves the run with its key (`runKey`, or the one `holdRunKey` was given). Throws RunKeyError without one.
+   */
+  async tools(runId: string, format: ToolDefinitionFormat = 'mcp', runKey?: string | RunKey): Promise<unknown[]> {
+    const key = runKey === undefined ? this.runKeys.get(runId) : typeof runKey === 'string' ? this.parsed(runKey) : runKey;
+    if (key === undefined) throw new RunKeyError('RUN_KEY_MISSING', `no key for run ${runId}: give the run_key its registration returned`);
+    const response = await fetch(`${this.controlUrl}/runs/${encodeURIComponent(runId)}/tools?format=${format}`, {
+      headers: { [RUN_PROOF_HEADER]: key.proveRequest(runId, Date.now()) },
+    });
     if (!response.ok) throw new Error(`control API answered HTTP ${response.status} for the tools of run ${runId}`);
     const body = (await response.json()) as { tools: unknown[] };
     return body.tools;

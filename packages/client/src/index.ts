@@ -1,6 +1,7 @@
 export { toCallError, toCallResult } from './call-result.js';
 export type { CallError, CallResult, PendingNotice, UnknownCodeDetails } from './call-result.js';
 export { createClient, GatehouseClient } from './client.js';
+export { RunKey, RunKeyError } from '@gatehouse/events';
 export type { CallOptions, ClientOptions, ReplyPoint, ResumeOptions, SentCommand, ToolDefinitionFormat } from './client.js';
 export {
   DATA_NOTE,

@@ -328,7 +328,7 @@ export function payloadFor<R extends TopicRole>(role: R, event: EventByRole[R], 
   return isSignedRole(role) ? signingPayload(role, event as EventByRole[typeof role], headers) : undefined;
 }
 
-type HeaderValue =
+export type HeaderValue =
   { readonly kind: 'absent' } | { readonly kind: 'conflicting'; readonly count: number } | { readonly kind: 'one'; readonly text: string };
 
 /**
@@ -336,7 +336,7 @@ type HeaderValue =
  * identical repeats are harmless, differing ones are refused rather than picking one of them.
  * Own properties only: a hostile record may name a header `__proto__` or `constructor`.
  */
-function headerValue(headers: SignedHeaders | undefined, name: string): HeaderValue {
+export function headerValue(headers: SignedHeaders | undefined, name: string): HeaderValue {
   if (headers === undefined || !Object.hasOwn(headers, name)) return { kind: 'absent' };
   const raw: unknown = headers[name];
   const values = Array.isArray(raw) ? (raw as unknown[]) : [raw];
@@ -357,11 +357,11 @@ function refuse(reason: SignatureRefusal, detail: string): SignatureCheck {
 }
 
 // A key id comes from the record, so it is echoed only when it has the shape of one.
-function describeKeyId(keyId: string): string {
+export function describeKeyId(keyId: string): string {
   return KEY_ID.test(keyId) ? `"${keyId}"` : 'a malformed key id';
 }
 
-function signatureBytes(text: string): Buffer | undefined {
+export function signatureBytes(text: string): Buffer | undefined {
   const bytes = strictBase64(text);
   return bytes?.length === ED25519_SIGNATURE_BYTES ? bytes : undefined;
 }

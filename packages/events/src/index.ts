@@ -94,3 +94,17 @@ export {
 export type { KeyRing, RoleKey, SigningKey, TrustedKeys } from './signing-keys.js';
 export { replyGroupPrefix, startReplyReader } from './reply-reader.js';
 export type { ReplyReader, ReplyReaderOptions } from './reply-reader.js';
+export {
+  COMMAND_PROOF_HEADER,
+  COMMAND_PROVER_HEADER,
+  commandProofPayload,
+  frontDoorProof,
+  RUN_PROOF_HEADER,
+  RunKey,
+  RunKeyError,
+  runPublicKey,
+  verifyCommandProof,
+  verifyRunRequest,
+  wellFormedCommand,
+} from './command-proof.js';
+export type { CommandProofCheck, CommandProofRefusal, CommandProver } from './command-proof.js';

@@ -37,6 +37,12 @@ export interface Run {
   readonly created_at: number;
   readonly expires_at: number;
   readonly stopped_at: number | null;
+  /**
+   * The public half of the run's own key (base64 SPKI DER, Ed25519): its commands prove the run with
+   * the private half, which only the registering code was given. Absent on runs registered before
+   * commands were proved, and on runs an MCP front door registered (their commands carry its proof).
+   */
+  readonly proof_key?: string | null;
 }
 
 /** How long a run's record outlives its expiry, so lookups can say "expired" and audits can read it. */

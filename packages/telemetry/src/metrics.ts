@@ -28,9 +28,14 @@ const UNTRUSTED_ORDER_REASONS = [
   'arguments_altered',
   'expired',
   'stale',
+  // A command's proof of its run (the policy service's check).
+  'unproven',
+  'unknown_prover',
+  'bad_proof',
+  'run_has_no_key',
 ] as const;
 /** The signed topics other than `execute`, whose refused records are counted together. */
-const SIGNED_RECORD_KINDS = ['approvalsRequested', 'approvalsDecided', 'results', 'operator'] as const;
+const SIGNED_RECORD_KINDS = ['commands', 'approvalsRequested', 'approvalsDecided', 'results', 'operator'] as const;
 /** Why an executor published nothing for a trusted order. */
 export const DUPLICATE_ORDER_REASONS = ['answered', 'command_id_reused'] as const;
 
@@ -100,7 +105,7 @@ export const METRICS = {
   },
   untrustedRecords: {
     name: 'gatehouse_untrusted_records_total',
-    help: 'Approval requests, decisions and results a reader refused and dead-lettered because no key of a role that may issue them vouched for them, by topic role and reason.',
+    help: 'Commands that did not prove their run, and approval requests, decisions and results no key of a role that may issue them vouched for, that a reader refused and dead-lettered, by topic role and reason.',
     labelNames: ['kind', 'reason'],
   },
   duplicateOrders: {

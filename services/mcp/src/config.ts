@@ -1,5 +1,5 @@
 import { eventsConfigFromEnv, keyRing } from '@gatehouse/events';
-import type { EventsConfig, KeyRing } from '@gatehouse/events';
+import type { EventsConfig, KeyRing, SigningKey } from '@gatehouse/events';
 import type { SealingKeys } from '@gatehouse/identity';
 import { ConfigError, readConfig, variablesReadBy } from '@gatehouse/runtime';
 import type { Env } from '@gatehouse/runtime';
@@ -40,6 +40,10 @@ export interface McpConfig {
     | undefined;
   /** The run token of the stdio transport. */
   readonly stdioToken: string | undefined;
+  /** The run key of the stdio transport (GATEHOUSE_RUN_KEY): its run's commands are proved with it. */
+  readonly stdioRunKey: string | undefined;
+  /** What the HTTP endpoint proves its clients' commands with (MCP_SIGNING_KEY). */
+  readonly signingKey: SigningKey | undefined;
   /** The policy, approval and executor keys: only answers they signed reach an MCP client. */
   readonly resultKeys: KeyRing;
   /** Span export over OTLP (OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_SERVICE_NAME); off without an endpoint. */
@@ -124,6 +128,8 @@ export function mcpConfigFromEnv(env: Env = process.env): McpConfig {
       c.GATEHOUSE_SEALING_KEYS,
     ),
     stdioToken: c.GATEHOUSE_MCP_TOKEN,
+    stdioRunKey: c.GATEHOUSE_RUN_KEY,
+    signingKey: c.MCP_SIGNING_KEY,
     resultKeys: keyRing({ policy: c.GATEHOUSE_POLICY_KEYS, approval: c.GATEHOUSE_APPROVAL_KEYS, executor: c.GATEHOUSE_EXECUTOR_KEYS }),
     tracing: { serviceName: c.OTEL_SERVICE_NAME ?? 'gatehouse-mcp', endpoint: c.OTEL_EXPORTER_OTLP_ENDPOINT },
   };

@@ -1,4 +1,4 @@
-import { hostToolPack, loadToolPack, runMain } from '@gatehouse/runtime';
+import { ConfigError, hostToolPack, loadToolPack, runMain } from '@gatehouse/runtime';
 import { createRedis } from '@gatehouse/state';
 import { createLogger, startTracing } from '@gatehouse/telemetry';
 import { peopleSignIn } from './people-sign-in.js';
@@ -18,8 +18,20 @@ await runMain({
     // spans of the final records are flushed.
     const tracing = startTracing(config.tracing);
     teardown.add(() => tracing.shutdown());
-    if (stdio && config.stdioToken === undefined) {
-      throw new StdioTokenError('--stdio serves one run: set GATEHOUSE_MCP_TOKEN to its token (gatehouse runs create --mcp-token)');
+    if (stdio && (config.stdioToken === undefined || config.stdioRunKey === undefined)) {
+      throw new StdioTokenError(
+        '--stdio serves one run: set GATEHOUSE_MCP_TOKEN and GATEHOUSE_RUN_KEY to its token and key (gatehouse runs create --mcp-token)',
+      );
+    }
+    const signingKey = config.signingKey;
+    if (!stdio && signingKey === undefined) {
+      throw new ConfigError([
+        {
+          variable: 'MCP_SIGNING_KEY',
+          reason:
+            "required for the HTTP endpoint: it proves its clients' commands with it (`node scripts/signing-key.mjs <key id>` makes a pair)",
+        },
+      ]);
     }
     const pack = await hostToolPack(await loadToolPack(config.toolPack ?? ''), process.env);
     const people =
@@ -35,10 +47,11 @@ await runMain({
       catalog: pack.catalog,
       logger,
       transport:
-        stdio && config.stdioToken !== undefined
-          ? { kind: 'stdio', token: config.stdioToken }
+        stdio || signingKey === undefined
+          ? { kind: 'stdio', token: config.stdioToken ?? '', runKey: config.stdioRunKey ?? '' }
           : {
               kind: 'http',
+              signingKey,
               host: config.host,
               port: config.port,
               publicUrl: config.publicUrl,

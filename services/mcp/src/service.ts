@@ -3,11 +3,11 @@ import { readFileSync } from 'node:fs';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/server/validators/ajv';
 import { createClient } from '@gatehouse/client';
 import type { Catalog } from '@gatehouse/contracts';
-import { topicNames } from '@gatehouse/events';
-import type { EventsConfig, KeyRing } from '@gatehouse/events';
+import { frontDoorProof, topicNames } from '@gatehouse/events';
+import type { CommandProver, EventsConfig, KeyRing, SigningKey } from '@gatehouse/events';
 import { healthOf, redisReady, registryReady, withTeardown } from '@gatehouse/runtime';
 import { DelegationWriter, Keyspace, RunRegistry, RunTokens } from '@gatehouse/state';
-import type { Redis } from '@gatehouse/state';
+import type { Redis, Run } from '@gatehouse/state';
 import { GatehouseMetrics } from '@gatehouse/telemetry';
 import type { Logger } from '@gatehouse/telemetry';
 import { startHttpFront } from './http-front.js';
@@ -15,7 +15,7 @@ import { McpAuth } from './mcp-auth.js';
 import type { PeopleSignIn } from './mcp-auth.js';
 import { TaskWaits } from './task-waits.js';
 import type { FrontDoor } from './run-server.js';
-import { requireLiveToken, startStdioFront } from './stdio-front.js';
+import { requireLiveToken, requireRunKey, startStdioFront } from './stdio-front.js';
 
 export interface McpServiceOptions {
   readonly events: EventsConfig;
@@ -33,8 +33,15 @@ export interface McpServiceOptions {
         readonly publicUrl?: string | undefined;
         readonly allowedHosts?: readonly string[] | undefined;
         readonly allowedOrigins?: readonly string[] | undefined;
+        /** What proves its clients' commands, for any run it is shown (MCP_SIGNING_KEY): the policy service lists its public half. */
+        readonly signingKey: SigningKey;
       }
-    | { readonly kind: 'stdio'; readonly token: string };
+    | {
+        readonly kind: 'stdio';
+        readonly token: string;
+        /** The run's own key (`run_key`, GATEHOUSE_RUN_KEY): the one run's commands are proved with it. */
+        readonly runKey: string;
+      };
   readonly waitMs: number;
   readonly progressMs: number;
   readonly taskTtlMs: number;
@@ -68,6 +75,7 @@ export async function startMcpService(options: McpServiceOptions): Promise<Runni
     const runTokens = new RunTokens(options.redis, keys, runs);
     // A stdio front door serves one run: a token that names none is refused before Kafka is touched.
     const stdioRun = options.transport.kind === 'stdio' ? await requireLiveToken(runTokens, options.transport.token) : undefined;
+    const prover = proverOf(options.transport, stdioRun);
     const metrics = new GatehouseMetrics({ tools: options.catalog.tools() });
     const client = await createClient({
       resultKeys: options.resultKeys,
@@ -77,6 +85,7 @@ export async function startMcpService(options: McpServiceOptions): Promise<Runni
       clientId: options.clientId ?? 'gatehouse-mcp',
       logger: options.logger,
       defaultTimeoutMs: options.waitMs,
+      prover,
     });
     teardown.add(() => client.close());
     const waits = new TaskWaits(options.redis, keys, randomUUID(), options.taskLeaseMs ?? 15_000, options.logger);
@@ -123,4 +132,17 @@ export async function startMcpService(options: McpServiceOptions): Promise<Runni
 function delegationWriter(options: McpServiceOptions, keys: Keyspace): DelegationWriter | undefined {
   const delegation = options.people?.delegation;
   return delegation === undefined ? undefined : new DelegationWriter(options.redis, keys, delegation.sealer);
+}
+
+/**
+ * How the front door proves the commands it sends: over HTTP with its own key, for whichever run a
+ * request's token or sign-in names; over stdio with its one run's own key, checked against the run.
+ */
+function proverOf(transport: McpServiceOptions['transport'], stdioRun: Run | undefined): CommandProver {
+  if (transport.kind === 'stdio') {
+    const key = requireRunKey(stdioRun as Run, transport.runKey);
+    return (command, replyPartition) => key.prove(command, replyPartition);
+  }
+  const { keyId, privateKey } = transport.signingKey;
+  return (command, replyPartition) => frontDoorProof(keyId, privateKey, command, replyPartition);
 }

@@ -1,5 +1,6 @@
 import { serveStdio, StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import type { JSONRPCMessage, MessageExtraInfo, Transport } from '@modelcontextprotocol/server';
+import { RunKey } from '@gatehouse/events';
 import type { Run, RunTokens } from '@gatehouse/state';
 import { createLegacyRunServer } from './legacy-server.js';
 import { createModernRunServer } from './modern-server.js';
@@ -10,6 +11,22 @@ export class StdioTokenError extends Error {
     super(message);
     this.name = 'StdioTokenError';
   }
+}
+
+/**
+ * The key the stdio front door proves its run's commands with: the run's own (`run_key`), which
+ * must be the key of the run the token names. Throws StdioTokenError otherwise.
+ */
+export function requireRunKey(run: Run, text: string): RunKey {
+  let key: RunKey;
+  try {
+    key = RunKey.parse(text);
+  } catch (error) {
+    throw new StdioTokenError(`GATEHOUSE_RUN_KEY cannot be used: ${(error as Error).message}`);
+  }
+  if (key.publicKey() !== run.proof_key)
+    throw new StdioTokenError(`GATEHOUSE_RUN_KEY is not the key of run ${run.run_id}, which GATEHOUSE_MCP_TOKEN names`);
+  return key;
 }
 
 /** The run the token names; throws StdioTokenError unless that run is still active. */

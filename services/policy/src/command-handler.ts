@@ -22,6 +22,7 @@ import {
   tracerFor,
 } from '@gatehouse/telemetry';
 import type { GatehouseMetrics, Logger, SpanOutcome, SpanScope, TraceContext } from '@gatehouse/telemetry';
+import type { CommandProofs } from './command-proofs.js';
 import { decide } from './decide.js';
 import type { DecideDeps } from './decide.js';
 
@@ -61,6 +62,7 @@ interface Publication {
 /** What handling one command needs: the stores it decides with, where it publishes and reports. */
 interface Handling {
   readonly deps: DecideDeps & { readonly claims: CommandClaims };
+  readonly proofs: CommandProofs;
   readonly logger: Logger;
   readonly metrics: GatehouseMetrics;
   readonly deadLetters: DeadLetters;
@@ -68,9 +70,10 @@ interface Handling {
   readonly publishAll: (publications: readonly Publication[]) => Promise<void>;
 }
 
-/** decode (done by the consumer) → claim → check → decide → stage → publish → answered, for one command. */
+/** decode (done by the consumer) → prove → claim → check → decide → stage → publish → answered, for one command. */
 export function commandHandler(
   deps: DecideDeps & { readonly claims: CommandClaims },
+  proofs: CommandProofs,
   publisher: EventPublisher,
   logger: Logger,
   metrics: GatehouseMetrics,
@@ -81,7 +84,7 @@ export function commandHandler(
     // In order: an approval request before the pending answer that points people at it.
     for (const p of publications) await publisher.publish(p.role, p.key, p.event, p.headers);
   };
-  const handling: Handling = { deps, logger, metrics, deadLetters, publishAll };
+  const handling: Handling = { deps, proofs, logger, metrics, deadLetters, publishAll };
 
   /** One span per command: a child of the call's, and the parent of everything the decision publishes. */
   return async (command: ToolCommand, record: ConsumedRecord): Promise<void> => {
@@ -97,9 +100,9 @@ export function commandHandler(
   };
 }
 
-/** claim → decide and publish (or publish the staged decision again) → answered, for one command, to how it ended. */
+/** prove → claim → decide and publish (or publish the staged decision again) → answered, for one command, to how it ended. */
 async function handle(handling: Handling, command: ToolCommand, record: ConsumedRecord, scope: SpanScope): Promise<SpanOutcome> {
-  const { deps, logger, metrics, deadLetters, publishAll } = handling;
+  const { deps, proofs, logger, metrics, deadLetters, publishAll } = handling;
   const started = Date.now();
   const context = {
     command_id: command.command_id,
@@ -108,6 +111,16 @@ async function handle(handling: Handling, command: ToolCommand, record: Consumed
     tool: command.tool,
     trace_id: traceIdOf(record.headers),
   };
+  // First the command proves its run: nothing is stored, claimed or answered for one that does not.
+  const proof = await proofs.check(command, record.headers);
+  if (proof.kind === 'no_run') return refuseUnclaimed(handling, command, record, context, scope);
+  if (proof.kind === 'refused') {
+    metrics.untrustedRecord('commands', proof.reason);
+    const message = `the command does not prove its run (${proof.reason}): ${proof.detail}; it is not answered`;
+    if (record.origin !== undefined) await deadLetters.send(record.origin, 'command_unproven', message);
+    logger.warn(context, message);
+    return { status: 'unproven', code: proof.reason };
+  }
   // One command_id, one answer. The claim is per tenant and run (a run id cannot be guessed, so no
   // one can claim another run's ids first). A copy of a handled command (redelivered, or re-sent
   // by a client whose publish failed ambiguously) gets nothing more; another payload under a used

@@ -1,5 +1,5 @@
 import type { ReplicaBarrier } from '@gatehouse/state';
-import type { EventsConfig, SigningKey } from '@gatehouse/events';
+import type { EventsConfig, SigningKey, TrustedKeys } from '@gatehouse/events';
 import type { SealingKeys } from '@gatehouse/identity';
 import { ConfigError, eventsConfigOf, readConfig, variablesReadBy } from '@gatehouse/runtime';
 import type { Env } from '@gatehouse/runtime';
@@ -32,6 +32,8 @@ export interface PolicyConfig {
   /** The approver policy in place of the pack's (GATEHOUSE_APPROVER_POLICY_FILE): operators are mapped by it. */
   readonly approverPolicyFile: string | undefined;
   readonly signingKey: SigningKey;
+  /** The MCP front doors' public keys (GATEHOUSE_MCP_KEYS): commands one of them proved speak for their run. */
+  readonly frontDoorKeys: TrustedKeys | undefined;
   /** The tool pack to host (GATEHOUSE_TOOL_PACK). */
   readonly toolPack: string | undefined;
   /** Files that replace the pack's roles and policy table, when set. */
@@ -79,6 +81,7 @@ export function policyConfigFromEnv(env: Env = process.env): PolicyConfig {
     operators: c.GATEHOUSE_OIDC_ISSUER === undefined ? undefined : { audience: c.POLICY_OPERATOR_AUDIENCE, role: c.POLICY_OPERATOR_ROLE },
     approverPolicyFile: c.GATEHOUSE_APPROVER_POLICY_FILE,
     signingKey: c.GATEHOUSE_SIGNING_KEY,
+    frontDoorKeys: c.GATEHOUSE_MCP_KEYS,
     toolPack: c.GATEHOUSE_TOOL_PACK,
     rolesFile: c.GATEHOUSE_ROLES_FILE,
     policyTableFile: c.GATEHOUSE_POLICY_TABLE_FILE,

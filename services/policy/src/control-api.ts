@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import Fastify from 'fastify';
 import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify';
+import { RUN_PROOF_HEADER, RunKey, runPublicKey, verifyRunRequest } from '@gatehouse/events';
 import { toMcpTool, toOpenAiFunction } from '@gatehouse/contracts';
 import type { Catalog } from '@gatehouse/contracts';
 import { isActive } from '@gatehouse/state';
@@ -138,6 +139,10 @@ const samePerson = (a: PersonRef | null | undefined, b: PersonRef): boolean =>
 
 /** Routes anyone may call: health, metrics, and a run's tool definitions (the run id is the runtime's handle). */
 const PUBLIC = { public: true } as const;
+/** A route an agent runtime reaches with its run's proof (`gatehouse-run-proof`) instead of trusted code's token. */
+const RUN_PROVED = { runProved: true } as const;
+/** How far a run-proved request's time may be from this service's clock, either way. */
+const RUN_PROOF_WINDOW_MS = 5 * 60 * 1000;
 
 /**
  * The trusted side: registering runs (who, which role, which tools, until when), listing and
@@ -152,7 +157,7 @@ export function buildControlApi(options: ControlApiOptions): FastifyInstance {
   registerRunRegistration(app, options, registrarOf);
   registerRunTokenRoutes(app, options, registrarOf);
   registerRunRoutes(app, options, registrarOf);
-  registerToolRoutes(app, options);
+  registerToolRoutes(app, options, registrarOf);
   if (options.operations !== undefined) {
     registerOperatorRoutes(app, {
       ...options.operations,
@@ -175,8 +180,10 @@ function authenticateCallers(app: FastifyInstance, options: ControlApiOptions): 
   // their caller themselves, as early, and trusted code is no operator.
   const callerOf = new WeakMap<FastifyRequest, Registrar>();
   app.addHook('onRequest', async (request, reply) => {
-    const route = request.routeOptions.config as { public?: boolean; operator?: boolean };
+    const route = request.routeOptions.config as { public?: boolean; operator?: boolean; runProved?: boolean };
     if (route.public === true || route.operator === true) return;
+    // Such a route checks the proof itself; without one, it is trusted code's like any other.
+    if (route.runProved === true && request.headers[RUN_PROOF_HEADER] !== undefined) return;
     const caller = await options.callers.authenticate(request.headers.authorization);
     if (!caller.ok) {
       options.metrics?.identityRefused('control', caller.code);
@@ -247,6 +254,8 @@ function registerRunRegistration(app: FastifyInstance, options: ControlApiOption
     }
     const now = Date.now();
     const registrar = registrarOf(request);
+    // The run's own key: its commands prove the run with it. Only the public half is kept.
+    const runKey = RunKey.generate();
     const run: Run = {
       run_id: body.run_id ?? `run_${randomUUID()}`,
       tenant: body.tenant,
@@ -259,6 +268,7 @@ function registerRunRegistration(app: FastifyInstance, options: ControlApiOption
       created_at: now,
       expires_at: now + body.ttl_ms,
       stopped_at: null,
+      proof_key: runKey.publicKey(),
     };
     if (!(await options.runs.create(run))) {
       return reply.code(409).send({ error: { code: 'RUN_EXISTS', message: `run ${run.run_id} already exists` } });
@@ -276,9 +286,10 @@ function registerRunRegistration(app: FastifyInstance, options: ControlApiOption
       },
       'run registered',
     );
-    // The token is shown once, in this answer; only its hash is kept.
-    if (body.mcp_token === true) return reply.code(201).send({ ...run, mcp_token: (await options.runTokens.issue(run)).token });
-    return reply.code(201).send(run);
+    // The run key and the token are shown once, in this answer; neither is kept.
+    const created = { ...run, run_key: runKey.text() };
+    if (body.mcp_token === true) return reply.code(201).send({ ...created, mcp_token: (await options.runTokens.issue(run)).token });
+    return reply.code(201).send(created);
   });
 }
 
@@ -359,16 +370,28 @@ function registerRunRoutes(app: FastifyInstance, options: ControlApiOptions, reg
 }
 
 /** A run's tool definitions, for its runtime. */
-function registerToolRoutes(app: FastifyInstance, options: ControlApiOptions): void {
-  // The run id is the runtime's handle: it reveals only what that run may call.
-  app.get<{ Params: { id: string }; Querystring: { format?: string } }>('/runs/:id/tools', { config: PUBLIC }, async (request, reply) => {
-    const run = await options.runs.get(request.params.id);
-    if (run === undefined || !isActive(run))
-      return reply.code(404).send({ error: { code: 'RUN_NOT_FOUND', message: 'no such active run' } });
-    const tools = run.capabilities.map((address) => options.catalog.get(address)).filter((t) => t !== undefined);
-    const format = request.query.format ?? 'mcp';
-    if (format === 'mcp') return { tools: tools.map(toMcpTool) };
-    if (format === 'openai') return { tools: tools.map(toOpenAiFunction) };
-    return reply.code(400).send({ error: { code: 'INVALID_REQUEST', message: 'format is mcp or openai' } });
-  });
+function registerToolRoutes(app: FastifyInstance, options: ControlApiOptions, registrarOf: RegistrarOf): void {
+  // A run's tools, for its agent runtime (the request proves the run with its key, `gatehouse-run-proof`)
+  // or for the trusted code that manages it. A proof that fails is answered as a run that does not
+  // exist, so the route tells no one which run ids are live.
+  app.get<{ Params: { id: string }; Querystring: { format?: string } }>(
+    '/runs/:id/tools',
+    { config: RUN_PROVED },
+    async (request, reply) => {
+      const run = await options.runs.get(request.params.id);
+      const proof = request.headers[RUN_PROOF_HEADER];
+      const allowed =
+        run !== undefined &&
+        isActive(run) &&
+        (typeof proof === 'string'
+          ? verifyRunRequest(run.run_id, proof, runPublicKey(run.proof_key), Date.now(), RUN_PROOF_WINDOW_MS)
+          : manages(registrarOf(request), run));
+      if (!allowed || run === undefined) return reply.code(404).send({ error: { code: 'RUN_NOT_FOUND', message: 'no such active run' } });
+      const tools = run.capabilities.map((address) => options.catalog.get(address)).filter((t) => t !== undefined);
+      const format = request.query.format ?? 'mcp';
+      if (format === 'mcp') return { tools: tools.map(toMcpTool) };
+      if (format === 'openai') return { tools: tools.map(toOpenAiFunction) };
+      return reply.code(400).send({ error: { code: 'INVALID_REQUEST', message: 'format is mcp or openai' } });
+    },
+  );
 }

@@ -58,6 +58,7 @@ await runMain({
         ? {}
         : { operatorIdentity: await operatorIdentity(config.oidc, config.operators, pack) }),
       signingKey: config.signingKey,
+      ...(config.frontDoorKeys === undefined ? {} : { frontDoorKeys: config.frontDoorKeys }),
       host: config.host,
       port: config.port,
       maxArgumentBytes: config.maxArgumentBytes,

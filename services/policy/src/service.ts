@@ -1,4 +1,4 @@
-import type { EventsConfig, SigningKey, Topics } from '@gatehouse/events';
+import type { EventsConfig, SigningKey, Topics, TrustedKeys } from '@gatehouse/events';
 import type { Catalog } from '@gatehouse/contracts';
 import { rolesGranting } from '@gatehouse/governance';
 import type { PolicyTable, Roles } from '@gatehouse/governance';
@@ -19,6 +19,7 @@ import type { Redis, TokenSeal } from '@gatehouse/state';
 import { GatehouseMetrics } from '@gatehouse/telemetry';
 import type { Logger } from '@gatehouse/telemetry';
 import { commandHandler } from './command-handler.js';
+import { CommandProofs } from './command-proofs.js';
 import type { AccessTokenVerifier } from '@gatehouse/identity';
 import { buildControlApi } from './control-api.js';
 import { Operators } from './operators.js';
@@ -54,6 +55,11 @@ export interface PolicyServiceOptions {
   readonly operatorIdentity?: OperatorIdentity;
   /** What this service signs its orders, approval requests and answers with (GATEHOUSE_SIGNING_KEY). */
   readonly signingKey: SigningKey;
+  /**
+   * The MCP front doors' public keys (GATEHOUSE_MCP_KEYS): a command one of them proved speaks for
+   * the run it names. Absent: only a run's own key proves its commands.
+   */
+  readonly frontDoorKeys?: TrustedKeys;
   readonly host: string;
   /** 0 picks a free port. */
   readonly port: number;
@@ -113,7 +119,13 @@ export async function startPolicyService(options: PolicyServiceOptions): Promise
       runtime,
       role: 'commands',
       groupId: options.groupId,
-      handle: commandHandler(deps, runtime.publisher, logger.child({ component: 'decide' }), metrics),
+      handle: commandHandler(
+        deps,
+        new CommandProofs(runs, options.frontDoorKeys ?? new Map()),
+        runtime.publisher,
+        logger.child({ component: 'decide' }),
+        metrics,
+      ),
       logger,
       metrics,
       maxConcurrency: options.concurrency,

@@ -17,6 +17,8 @@ interface RunView {
   readonly stopped_at: number | null;
   /** Present once, in the answer to a registration that asked for it. */
   readonly mcp_token?: string;
+  /** Present once, in the answer to a registration: the key the run's commands are proved with. */
+  readonly run_key?: string;
 }
 
 const ENVIRONMENTS = ['sandbox', 'staging', 'production'] as const;
@@ -73,6 +75,7 @@ export const runs: CommandGroup = {
       notes: [
         'Example: gatehouse runs create --tenant acme --principal agent:support-bot --role support-agent --environment sandbox --ttl 15m',
         'With --mcp-token the answer carries the token an MCP client sends as `Authorization: Bearer <token>` (docs/mcp.md).',
+        "The answer carries the run's key once (`run key`): the agent runtime proves every command of the run with it (`runKey` of the client; GATEHOUSE_RUN_KEY of a stdio front door). Only its public half is kept.",
       ],
       async run({ options, out, io }) {
         const environment = options.required('environment');
@@ -92,7 +95,11 @@ export const runs: CommandGroup = {
         };
         const run = await new HttpApi(controlApi(io.env)).post<RunView>('/runs', body);
         out.result(run, () =>
-          out.fields([...runFields(run, io.now()), ...(run.mcp_token === undefined ? [] : [['mcp token', run.mcp_token] as const])]),
+          out.fields([
+            ...runFields(run, io.now()),
+            ...(run.run_key === undefined ? [] : [['run key', run.run_key] as const]),
+            ...(run.mcp_token === undefined ? [] : [['mcp token', run.mcp_token] as const]),
+          ]),
         );
       },
     },

@@ -1,4 +1,4 @@
-import { integer, port, text, url } from './value-kind.js';
+import { integer, port, signingKey, text, url } from './value-kind.js';
 import { variable } from './variable.js';
 
 /** The MCP front door: where it listens, whom it answers, how long a call may wait. */
@@ -58,6 +58,18 @@ export const MCP_VARIABLES = {
     default: '300000',
     defaultText: '`300000` (5 minutes)',
     doc: "the longest `ttlMs` a 2026-07-28 `tools/list` answer carries (never past the run's end): the run's tools change only with the pack and the run, so this bounds how long a new deployment's tools take to be seen",
+  }),
+  MCP_SIGNING_KEY: variable(signingKey(), {
+    readers: ['mcp'],
+    unset: '*(required for the HTTP endpoint)*',
+    secret: true,
+    doc: "the Ed25519 key, under a key id, the HTTP endpoint proves its clients' commands with, for the runs whose tokens or sign-ins it is shown (`node scripts/signing-key.mjs <key id>` makes a pair); the policy service lists its public half in `GATEHOUSE_MCP_KEYS`. Never another service's key",
+  }),
+  GATEHOUSE_RUN_KEY: variable(text({ minLength: 16 }), {
+    readers: ['mcp'],
+    unset: '*(required with `--stdio`)*',
+    secret: true,
+    doc: 'the run key the stdio transport proves its commands with: the `run_key` its run was registered with (`gatehouse runs create --mcp-token` prints both)',
   }),
   GATEHOUSE_MCP_TOKEN: variable(text({ minLength: 16 }), {
     readers: ['mcp'],

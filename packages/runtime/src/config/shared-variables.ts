@@ -66,6 +66,11 @@ export const SHARED_VARIABLES = {
     required: "an executor's answer reaches an agent only when an executor key signed it",
     doc: "the executors' public keys: their answers (client, MCP front door, `trace record`); where optional, a reader that has them names what they signed out of turn `wrong_role`",
   }),
+  GATEHOUSE_MCP_KEYS: variable(trustedKeys(), {
+    readers: ['policy'],
+    unset: 'no MCP front door proves commands: the commands of an MCP client are dead-lettered',
+    doc: "the MCP front doors' public keys (the public halves of their `MCP_SIGNING_KEY`): a command a front door proved speaks for the run it names, as one proved with the run's own key does; list the old and the new key while rotating",
+  }),
   GATEHOUSE_REDIS_PREFIX: variable(text({ pattern: { regex: /^[^{}]*$/, says: 'text without braces' } }), {
     readers: SERVICES,
     default: 'gh:',
