@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CallResult } from '@gatehouse/client';
+import { RunKey } from '@gatehouse/events';
 import type { ExecutionOrder } from '@gatehouse/events';
 import type { Run } from '@gatehouse/state';
 import { eventually } from './support/stack.js';
@@ -111,6 +112,8 @@ describe('the policy service as a hostile boundary', () => {
           tenant: c.tenant ?? run.tenant,
           commandId: `hostile-${CASES.indexOf(c)}-${randomUUID()}`,
           ...(c.raw === undefined ? {} : { rawArguments: c.raw }),
+          // A run id nobody registered: proved with a key of the sender's own making (no run has it).
+          ...(c.run === 'forged' ? { runKey: RunKey.generate() } : {}),
         });
         outcomes.set(c.name, result);
       }),
