@@ -107,6 +107,19 @@ describe('an agent runtime that sends commands in the name of another run of its
     expect(ids.sort()).toEqual([...forgedIds].sort());
   });
 
+  it('cannot take a real call’s command_id while it is in flight: copies under it with no proof or another key leave it exactly one answer', async () => {
+    const commandId = `real-${randomUUID()}`;
+    const real = g.client.call('get_customer.v1', { customer_id: 'C-1842' }, { runId: victim.run_id, tenant: victim.tenant, commandId });
+    const copy: ToolCommand = { ...command(victim, 'get_customer.v1', { customer_id: 'C-2001' }), command_id: commandId };
+    await publisher.publish('commands', copy.tenant, copy);
+    await publisher.publish('commands', copy.tenant, copy, proofFor(own, copy));
+    const answer = await real;
+    await drained();
+    expect(answer.ok && answer.result).toMatchObject({ customer_id: 'C-1842' });
+    expect(results.of(commandId)).toHaveLength(1);
+    expect(orders.orders.filter((o) => o.command_id === commandId)).toHaveLength(1);
+  });
+
   it('leaves the named run working: its own runtime’s calls, proved with its key, are answered', async () => {
     const read = await g.client.call('get_customer.v1', { customer_id: 'C-1842' }, { runId: victim.run_id, tenant: victim.tenant });
     expect(read.ok).toBe(true);
