@@ -2,6 +2,8 @@
 // local realm when the tests start. The realm `npm start` imports (deploy/local/keycloak) holds only
 // what a deployment would; a public client with the password grant and the runs scope would let any
 // person of the realm mint a control-API token, so it never ships there.
+import { randomUUID } from 'node:crypto';
+
 const KEYCLOAK_URL = process.env['KEYCLOAK_URL'] ?? 'http://127.0.0.1:18080';
 const REALM = 'gatehouse';
 // The local stack's bootstrap administrator (deploy/local/stack-keycloak.mjs): in memory, on loopback.
@@ -105,4 +107,72 @@ export async function addTestPeople(): Promise<void> {
 export async function setup(): Promise<void> {
   await addTestClients();
   await addTestPeople();
+}
+
+/** A person created for one test, and what the IdP can do to them afterwards. */
+export interface DisposablePerson {
+  readonly username: string;
+  readonly password: string;
+  readonly name: string;
+  /** Keycloak's id for them: the subject of their tokens. */
+  readonly subject: string;
+  /** Takes them out of every group: they map to no approver role. */
+  leaveGroups(): Promise<void>;
+  /** Disables their account. */
+  disable(): Promise<void>;
+  /** Ends every session they hold at the IdP (an administrator's "sign out"). */
+  signOutEverywhere(): Promise<void>;
+  /** Removes them from the realm. */
+  remove(): Promise<void>;
+}
+
+/**
+ * A new person of the realm, in `groups` with `tenants`, under a random name: tests that change what
+ * the IdP says of a person use one of these, never a person other tests share.
+ */
+export async function addDisposablePerson(groups: readonly string[], tenants: readonly string[]): Promise<DisposablePerson> {
+  const admin = async (path: string, init: RequestInit = {}): Promise<Response> =>
+    fetch(`${KEYCLOAK_URL}/admin/realms/${REALM}${path}`, {
+      ...init,
+      headers: { authorization: `Bearer ${await adminToken()}`, 'content-type': 'application/json' },
+    });
+  const tag = randomUUID().slice(0, 8);
+  const person = { username: `person-${tag}@acme.example`, password: `password-${randomUUID()}`, name: `Dana Disposable-${tag}` };
+  const created = await admin('/users', {
+    method: 'POST',
+    body: JSON.stringify({
+      username: person.username,
+      email: person.username,
+      emailVerified: true,
+      enabled: true,
+      firstName: 'Dana',
+      lastName: `Disposable-${tag}`,
+      attributes: { tenant: [...tenants] },
+      groups: [...groups],
+      credentials: [{ type: 'password', value: person.password, temporary: false }],
+    }),
+  });
+  if (created.status !== 201) throw new Error(`adding a person answered HTTP ${created.status}: ${await created.text()}`);
+  const subject = (created.headers.get('location') ?? '').split('/').pop() ?? '';
+  const expect2xx = async (what: string, response: Promise<Response>): Promise<void> => {
+    const answered = await response;
+    if (answered.status >= 300) throw new Error(`${what} answered HTTP ${answered.status}: ${await answered.text()}`);
+  };
+  return {
+    ...person,
+    subject,
+    async leaveGroups() {
+      const joined = (await (await admin(`/users/${subject}/groups`)).json()) as { id: string }[];
+      for (const group of joined) await expect2xx('leaving a group', admin(`/users/${subject}/groups/${group.id}`, { method: 'DELETE' }));
+    },
+    async disable() {
+      await expect2xx('disabling a person', admin(`/users/${subject}`, { method: 'PUT', body: JSON.stringify({ enabled: false }) }));
+    },
+    async signOutEverywhere() {
+      await expect2xx('signing a person out', admin(`/users/${subject}/logout`, { method: 'POST' }));
+    },
+    async remove() {
+      await expect2xx('removing a person', admin(`/users/${subject}`, { method: 'DELETE' }));
+    },
+  };
 }

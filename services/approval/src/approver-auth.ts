@@ -19,6 +19,9 @@ export type Authenticated =
   | { readonly ok: true; readonly approver: Approver; readonly session?: { readonly id: string; readonly value: Session } }
   | { readonly ok: false; readonly code: IdentityRefusalCode; readonly message: string; readonly challenge?: string };
 
+/** When a session's person is checked with the IdP again; see ApproverAuth.authenticate. */
+type Vouch = 'now' | 'lapsed' | 'never';
+
 export const SESSION_COOKIE = 'gatehouse_session';
 /** The cookie name under TLS: the __Host- prefix makes browsers refuse it without Secure, a Path of / or with a Domain. */
 export const SECURE_SESSION_COOKIE = '__Host-gatehouse_session';
@@ -58,6 +61,12 @@ export class ApproverAuth {
     readonly sessionId: string | undefined;
     readonly csrf: string | undefined;
     readonly changes: boolean;
+    /**
+     * When to ask the IdP whether it still vouches for a session's person: `now` (the default for
+     * a state-changing request: every decision), `lapsed` (the default for a read: once the access
+     * token has lapsed), `never` (signing out needs no vouching).
+     */
+    readonly vouch?: Vouch;
   }): Promise<Authenticated> {
     const { authorization } = request;
     if (authorization !== undefined) {
@@ -68,8 +77,7 @@ export class ApproverAuth {
     const session = await this.sessions.get(request.sessionId);
     if (session === undefined) return refused('SESSION_INVALID');
     if (request.changes && (request.csrf === undefined || !sameSecret(request.csrf, session.csrf))) return refused('CSRF_TOKEN_INVALID');
-    if (!request.changes) return { ok: true, approver: session.approver, session: { id: request.sessionId, value: session } };
-    return this.stillVouched(request.sessionId, session);
+    return this.stillVouched(request.sessionId, session, request.vouch ?? (request.changes ? 'now' : 'lapsed'));
   }
 
   private async bearer(token: string): Promise<Authenticated> {
@@ -83,13 +91,16 @@ export class ApproverAuth {
   }
 
   /**
-   * Before a decision: once the session's access token has lapsed, the IdP is asked again (refresh
-   * grant). A person it signed out, disabled or moved out of every approver group loses the session
-   * here, within one access-token lifetime, rather than at the session's end.
+   * The IdP is asked again (refresh grant) before every decision, and before a read once the
+   * session's access token has lapsed. A person it signed out, disabled or moved out of every
+   * approver group loses the session at their next decision, and for reads within one access-token
+   * lifetime, rather than at the session's end. A session the IdP gave no refresh token decides
+   * until its access token lapses, then must sign in again.
    */
-  private async stillVouched(id: string, session: Session): Promise<Authenticated> {
+  private async stillVouched(id: string, session: Session, vouch: Vouch): Promise<Authenticated> {
     const console = this.identity?.console;
-    if (console === undefined || Date.now() < session.accessExpiresAt)
+    const lapsed = Date.now() >= session.accessExpiresAt;
+    if (console === undefined || vouch === 'never' || (!lapsed && (vouch === 'lapsed' || session.refreshToken === null)))
       return { ok: true, approver: session.approver, session: { id, value: session } };
     if (session.refreshToken === null) {
       await this.sessions.delete(id);

@@ -1,5 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
-import { sameSecret } from '@gatehouse/identity';
+import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } from 'node:crypto';
 import type { Keyspace, Redis } from '@gatehouse/state';
 import type { Approver } from './approvers.js';
 
@@ -10,7 +9,7 @@ export interface Session {
   readonly csrf: string;
   /** For sign-out at the identity provider (id_token_hint). */
   readonly idToken: string;
-  /** Asked again before a decision once the access token has lapsed: a person the IdP dropped is dropped here. */
+  /** Asked again before every decision, and before a read once the access token has lapsed: a person the IdP dropped is dropped here. */
   readonly refreshToken: string | null;
   readonly accessExpiresAt: number;
   readonly createdAt: number;
@@ -25,8 +24,6 @@ export interface PendingSignIn {
   readonly returnTo: string;
   /** Seconds: the IdP must have authenticated the person this recently (OIDC max_age). */
   readonly maxAge: number | null;
-  /** The sha256 of the random value the browser that started the sign-in holds in a cookie. */
-  readonly browserSha256: string;
 }
 
 /** What the callback gets for a state and the sign-in cookie the browser brought back. */
@@ -41,9 +38,39 @@ export const SIGN_IN_TTL_MS = 10 * 60_000;
 const sha256 = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex');
 const random = (): string => randomBytes(32).toString('base64url');
 
+const SEALED = 'v1';
+
+/** An AES-256-GCM key that only the holder of `secret` (a browser's cookie value) can derive. */
+const keyOf = (secret: string, purpose: string): Buffer =>
+  Buffer.from(hkdfSync('sha256', Buffer.from(secret, 'utf8'), Buffer.alloc(0), `gatehouse ${purpose}`, 32));
+
+/** `value` as JSON, sealed under `secret`: `v1.<iv>.<ciphertext and tag>`, base64url. */
+function seal(secret: string, purpose: string, value: unknown): string {
+  const iv = randomBytes(12);
+  const cipher = createCipheriv('aes-256-gcm', keyOf(secret, purpose), iv);
+  const sealed = Buffer.concat([cipher.update(JSON.stringify(value), 'utf8'), cipher.final(), cipher.getAuthTag()]);
+  return `${SEALED}.${iv.toString('base64url')}.${sealed.toString('base64url')}`;
+}
+
+/** What `seal` sealed under `secret`, or undefined: another secret, altered, or not sealed at all. */
+function open<T>(secret: string, purpose: string, text: string): T | undefined {
+  const [version, iv = '', body = ''] = text.split('.');
+  const sealed = Buffer.from(body, 'base64url');
+  if (version !== SEALED || sealed.length < 16) return undefined;
+  try {
+    const decipher = createDecipheriv('aes-256-gcm', keyOf(secret, purpose), Buffer.from(iv, 'base64url'));
+    decipher.setAuthTag(sealed.subarray(sealed.length - 16));
+    return JSON.parse(Buffer.concat([decipher.update(sealed.subarray(0, sealed.length - 16)), decipher.final()]).toString('utf8')) as T;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * Approver sessions and pending sign-ins in Redis, each under the sha256 of the secret the browser
- * holds, so reading Redis yields no usable cookie. Any instance of the service answers any session.
+ * holds and sealed with a key derived from that secret, so reading Redis yields no usable cookie
+ * and no token: a session's ID and refresh tokens, and a sign-in's PKCE verifier, open only for a
+ * request that brings the browser's cookie. Any instance of the service answers any session.
  */
 export class SessionStore {
   constructor(
@@ -59,7 +86,7 @@ export class SessionStore {
   ): Promise<{ readonly id: string; readonly session: Session }> {
     const id = random();
     const session: Session = { ...fields, csrf: random(), createdAt: now, expiresAt: now + this.ttlMs };
-    await this.redis.set(this.keys.approverSession(sha256(id)), JSON.stringify(session), 'PX', this.ttlMs);
+    await this.redis.set(this.keys.approverSession(sha256(id)), seal(id, 'approver session', session), 'PX', this.ttlMs);
     return { id, session };
   }
 
@@ -68,15 +95,15 @@ export class SessionStore {
     if (id.length !== 43) return undefined;
     const text = await this.redis.get(this.keys.approverSession(sha256(id)));
     if (text === null) return undefined;
-    const session = JSON.parse(text) as Session;
-    return session.expiresAt > now ? session : undefined;
+    const session = open<Session>(id, 'approver session', text);
+    return session !== undefined && session.expiresAt > now ? session : undefined;
   }
 
   /** Keeps a session's refreshed tokens and claims; its end does not move. */
   async update(id: string, session: Session, now = Date.now()): Promise<void> {
     const left = session.expiresAt - now;
     if (left <= 0) return this.delete(id);
-    await this.redis.set(this.keys.approverSession(sha256(id)), JSON.stringify(session), 'PX', left, 'XX');
+    await this.redis.set(this.keys.approverSession(sha256(id)), seal(id, 'approver session', session), 'PX', left, 'XX');
   }
 
   async delete(id: string): Promise<void> {
@@ -87,11 +114,10 @@ export class SessionStore {
    * Starts a sign-in: `state` goes to the IdP and comes back once; `browser` goes into a cookie of
    * the browser that starts it, and only that browser can finish it (no login CSRF).
    */
-  async beginSignIn(fields: Omit<PendingSignIn, 'browserSha256'>): Promise<{ readonly state: string; readonly browser: string }> {
+  async beginSignIn(pending: PendingSignIn): Promise<{ readonly state: string; readonly browser: string }> {
     const state = random();
     const browser = random();
-    const pending: PendingSignIn = { ...fields, browserSha256: sha256(browser) };
-    await this.redis.set(this.keys.signIn(sha256(state)), JSON.stringify(pending), 'PX', SIGN_IN_TTL_MS);
+    await this.redis.set(this.keys.signIn(sha256(state)), seal(browser, 'sign-in', pending), 'PX', SIGN_IN_TTL_MS);
     return { state, browser };
   }
 
@@ -111,12 +137,11 @@ export class SessionStore {
     const key = this.keys.signIn(sha256(state));
     const text = await this.redis.get(key);
     if (text === null) return { ok: false, reason: 'unknown' };
-    const pending = JSON.parse(text) as Partial<PendingSignIn>;
-    // A sign-in begun before binding existed has no browserSha256: nobody can finish it.
-    if (typeof pending.browserSha256 !== 'string' || !sameSecret(sha256(browser), pending.browserSha256))
-      return { ok: false, reason: 'other-browser' };
+    // Only the browser that started the sign-in holds the key its record opens with.
+    const pending = open<PendingSignIn>(browser, 'sign-in', text);
+    if (pending === undefined) return { ok: false, reason: 'other-browser' };
     // Exactly one of concurrent callbacks of the same browser removes the key; the others find nothing.
     if ((await this.redis.del(key)) !== 1) return { ok: false, reason: 'unknown' };
-    return { ok: true, pending: pending as PendingSignIn };
+    return { ok: true, pending };
   }
 }

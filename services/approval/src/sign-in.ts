@@ -251,6 +251,7 @@ function registerLogout(app: FastifyInstance, flow: SignInFlow): void {
       sessionId,
       csrf: typeof csrfHeader === 'string' ? csrfHeader : undefined,
       changes: true,
+      vouch: 'never',
     });
     if (!signedIn.ok || signedIn.session === undefined) {
       if (!signedIn.ok) flow.metrics?.identityRefused('approval', signedIn.code);

@@ -46,7 +46,7 @@ export const APPROVAL_VARIABLES = {
     readers: ['approval'],
     default: String(8 * 3600 * 1000),
     defaultText: '`28800000` (8 hours)',
-    doc: "how long a console session lasts at most; before each decision the IdP is asked again once the session's access token has lapsed",
+    doc: "how long a console session lasts at most; the IdP is asked again before every decision, and before a read once the session's access token has lapsed",
   }),
   GATEHOUSE_APPROVER_POLICY_FILE: variable(text(), {
     readers: ['approval', 'policy'],
