@@ -48,6 +48,11 @@ export const ApiErrorCode = {
     meaning:
       "A decision's `arguments_sha256` or `target_version` (what the person was shown) differs from the stored proposal: nothing was recorded; reload it and decide again.",
   },
+  REQUEST_UNVERIFIED: {
+    status: 409,
+    meaning:
+      'The stored approval request is no longer the one the policy service signed (its database row was changed): nobody can decide it, nothing was recorded, and the refusal is counted (`gatehouse_untrusted_records_total{kind="approvalsRequested"}`). The agent must propose again.',
+  },
 } as const satisfies Record<string, ApiErrorCodeEntry>;
 
 export type ApiErrorCode = keyof typeof ApiErrorCode;

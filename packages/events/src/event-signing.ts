@@ -317,7 +317,8 @@ export class EventSigner {
     return headers;
   }
 
-  private headersOver(payload: Buffer): Record<string, string> {
+  /** The signature headers over `payload` alone (what verifyPayload checks). */
+  headersOver(payload: Buffer): Record<string, string> {
     const signature = sign(null, payload, this.privateKey);
     return { [SIGNATURE_HEADER]: signature.toString('base64'), [KEY_ID_HEADER]: this.keyId };
   }
@@ -377,6 +378,21 @@ export function verifySigned<R extends SignedRole>(
   headers: SignedHeaders | undefined,
   ring: KeyRing,
 ): SignatureCheck {
+  return verifyPayload(`the ${role} event`, SIGNED_BY[role], () => signingPayload(role, event, headers), headers, ring);
+}
+
+/**
+ * Whether `headers` carry a valid signature, by a key of the ring held by one of `allowed`, over
+ * the bytes `payload` makes (made only once the headers are found well formed; `what` names the
+ * signed thing in refusals, as `the decision seal`). Never throws on what the headers carry.
+ */
+export function verifyPayload(
+  what: string,
+  allowed: readonly KeyRole[],
+  payload: () => Buffer,
+  headers: SignedHeaders | undefined,
+  ring: KeyRing,
+): SignatureCheck {
   const signatureHeader = headerValue(headers, SIGNATURE_HEADER);
   const keyIdHeader = headerValue(headers, KEY_ID_HEADER);
   if (signatureHeader.kind === 'absent') return refuse('unsigned', `no ${SIGNATURE_HEADER} header`);
@@ -388,37 +404,36 @@ export function verifySigned<R extends SignedRole>(
   const keyId = keyIdHeader.text;
   const held = ring.get(keyId);
   if (held === undefined) return refuse('unknown_key', `key id ${describeKeyId(keyId)} is not trusted`);
-  const allowed: readonly KeyRole[] = SIGNED_BY[role];
   if (!allowed.includes(held.role))
     return refuse(
       'wrong_role',
-      `key id "${keyId}" is the ${held.role} service's; ${role} events are signed by the ${allowed.join(' or ')} service`,
+      `key id "${keyId}" is the ${held.role} service's; ${what} is signed by the ${allowed.join(' or ')} service`,
     );
 
   const signature = signatureBytes(signatureHeader.text);
   if (signature === undefined)
     return refuse('bad_signature', `${SIGNATURE_HEADER} is not base64 of a ${ED25519_SIGNATURE_BYTES}-byte Ed25519 signature`);
 
-  let payload: Buffer;
+  let signed: Buffer;
   try {
-    payload = signingPayload(role, event, headers);
+    signed = payload();
   } catch (error) {
-    // No issuer could have signed an event without a canonical form.
-    return refuse('bad_signature', `the event has no signable form: ${error instanceof Error ? error.message : String(error)}`);
+    // No issuer could have signed something without a canonical form.
+    return refuse('bad_signature', `${what} has no signable form: ${error instanceof Error ? error.message : String(error)}`);
   }
   const proofHeader = headerValue(headers, BATCH_PROOF_HEADER);
   if (proofHeader.kind === 'conflicting') return refuse('bad_signature', `${proofHeader.count} different ${BATCH_PROOF_HEADER} headers`);
   if (proofHeader.kind === 'absent') {
-    if (!verify(null, payload, held.key, signature))
-      return refuse('bad_signature', `the signature does not match the event under key id "${keyId}"`);
+    if (!verify(null, signed, held.key, signature))
+      return refuse('bad_signature', `the signature does not match ${what} under key id "${keyId}"`);
     return { ok: true, keyId, role: held.role };
   }
-  // Signed with the others of its batch: the event's path must lead to a root this key signed.
-  const root = rootOf(payload, proofHeader.text);
+  // Signed with the others of its batch: the path must lead to a root this key signed.
+  const root = rootOf(signed, proofHeader.text);
   if (root === undefined) return refuse('bad_signature', `${BATCH_PROOF_HEADER} is not a path of a signed batch`);
   if (!rootAlreadyVerified(ring, keyId, signature, root)) {
     if (!verify(null, rootSigningBytes(root), held.key, signature))
-      return refuse('bad_signature', `the signature does not match the event's batch under key id "${keyId}"`);
+      return refuse('bad_signature', `the signature does not match the batch of ${what} under key id "${keyId}"`);
     rememberVerifiedRoot(ring, keyId, signature, root);
   }
   return { ok: true, keyId, role: held.role };

@@ -108,3 +108,5 @@ export {
   wellFormedCommand,
 } from './command-proof.js';
 export type { CommandProofCheck, CommandProofRefusal, CommandProver } from './command-proof.js';
+export { requestProofOf, sealDecision, verifyDecisionSeal } from './decision-seal.js';
+export type { DecisionSeal, SealedApproval } from './decision-seal.js';

@@ -105,7 +105,7 @@ export const METRICS = {
   },
   untrustedRecords: {
     name: 'gatehouse_untrusted_records_total',
-    help: 'Commands that did not prove their run, and approval requests, decisions and results no key of a role that may issue them vouched for, that a reader refused and dead-lettered, by topic role and reason.',
+    help: 'Commands that did not prove their run, and approval requests, decisions and results no key of a role that may issue them vouched for, that a reader refused and dead-lettered (or, read back from the approval database, left undecided and unpublished), by topic role and reason.',
     labelNames: ['kind', 'reason'],
   },
   duplicateOrders: {

@@ -137,14 +137,19 @@ export class ApprovalDecisions {
         maxAge,
       });
     }
-    const row = await this.repository.approve(proposalId, {
+    const decision = {
       identity: approver.identity,
       decider: deciderOf(approver),
       roles: approver.roles,
       decisionId: randomId('dec'),
       approvalId: randomId('apr'),
       orderId: randomId('ord'),
+    };
+    const row = await this.repository.approve(proposalId, {
+      ...decision,
       validityMs: this.validityMs,
+      // Sealed over the request as checked: a row changed in between no longer matches its seal.
+      seal: this.publisher.sealOf(checked.row, decision),
     });
     if (row === undefined) return this.lostRace(proposalId);
     this.metrics?.approvalDecision(row.request.tool, row.state);
@@ -179,7 +184,7 @@ export class ApprovalDecisions {
       return notFound();
     }
     // What the person saw is checked before anything is recorded (or a step-up asked for).
-    const problem = authorityProblem(approver, row) ?? stateProblem(row) ?? mismatchProblem(row, shown);
+    const problem = authorityProblem(approver, row) ?? stateProblem(row) ?? mismatchProblem(row, shown) ?? this.unverified(row);
     if (problem !== undefined) {
       this.logger.info({ ...ids(row), approver: approver.identity, code: problem.code }, 'decision refused');
       return fail(problem);
@@ -200,6 +205,17 @@ export class ApprovalDecisions {
       });
     }
     return { ok: true, row, published: false };
+  }
+
+  /** A request the policy service's signature no longer covers is decided by nobody. */
+  private unverified(row: StoredRequest): DecisionRefusal | undefined {
+    const detail = this.publisher.untrusted(row);
+    if (detail === undefined) return undefined;
+    return {
+      status: 409,
+      code: 'REQUEST_UNVERIFIED',
+      message: `the stored request is not the one the policy service signed (${detail}); nobody can decide it`,
+    };
   }
 
   /** The conditional UPDATE matched nothing: someone else decided, or the request lapsed, in between. */

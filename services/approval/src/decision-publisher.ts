@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { Catalog } from '@gatehouse/contracts';
-import type { EventPublisher, ExecutionOrder } from '@gatehouse/events';
+import { sealDecision, verifyDecisionSeal, verifyRequest } from '@gatehouse/events';
+import type { DecisionSeal, EventPublisher, EventSigner, ExecutionOrder, KeyRing, SealedApproval } from '@gatehouse/events';
 import type { ApprovalStore } from '@gatehouse/state';
 import { sentAtOf, traceIdOf } from '@gatehouse/telemetry';
 import type { CarriedHeaders, GatehouseMetrics, Logger } from '@gatehouse/telemetry';
 import { approvalRecord, decisionEvent, executionOrder, refusalResult, WITHDRAWN_REASON } from './decision-events.js';
-import type { RequestRepository, StoredRequest } from './request-repository.js';
+import type { ApproveChange, RequestRepository, StoredRequest } from './request-repository.js';
 import { eventOf } from './webhooks.js';
 import type { WebhookOutbox } from './webhooks.js';
 
@@ -22,6 +23,8 @@ export class DecisionPublisher {
     private readonly publisher: EventPublisher,
     private readonly approvals: ApprovalStore,
     private readonly catalog: Catalog,
+    /** This service's signer (for seals) and the keys it trusts (the policy service's, for stored requests; its own). */
+    private readonly trust: { readonly signer: EventSigner; readonly keys: KeyRing },
     private readonly logger: Logger,
     private readonly metrics?: GatehouseMetrics,
     /** Approvers' tools are told of every decision, expiry and withdrawal. */
@@ -43,10 +46,63 @@ export class DecisionPublisher {
     return this.catalog.get(tool)?.previewedBy;
   }
 
+  /** The seal on an approval of `row`'s request, as read before the person's decision is recorded. */
+  sealOf(row: StoredRequest, change: Omit<ApproveChange, 'seal' | 'validityMs'>): DecisionSeal {
+    return sealDecision(this.trust.signer, {
+      request: row.request,
+      decision_id: change.decisionId,
+      approval_id: change.approvalId,
+      order_id: change.orderId,
+      decided_by: change.identity,
+      decider: change.decider,
+      approver_roles: change.roles,
+    });
+  }
+
+  /**
+   * Why a stored row may not be decided or published as it stands, or undefined when it may: its
+   * request is no longer what the policy service signed, or (approved) its approval is not one this
+   * service sealed when a person decided, or outlives the request. Counted and logged as untrusted.
+   */
+  untrusted(row: StoredRequest): string | undefined {
+    const request = verifyRequest(row.request, row.request_proof ?? undefined, this.trust.keys);
+    if (!request.ok) return this.refuse(row, 'approvalsRequested', request.reason, `the stored request: ${request.detail}`);
+    if (row.state !== 'approved') return undefined;
+    const approval: SealedApproval | undefined =
+      row.decision_id === null || row.approval_id === null || row.order_id === null || row.decided_by === null
+        ? undefined
+        : {
+            request: row.request,
+            decision_id: row.decision_id,
+            approval_id: row.approval_id,
+            order_id: row.order_id,
+            decided_by: row.decided_by,
+            decider: row.decider,
+            approver_roles: row.approver_roles ?? [],
+          };
+    if (approval === undefined) return this.refuse(row, 'approvalsDecided', 'unsigned', 'the stored approval lacks its ids');
+    const sealed = verifyDecisionSeal(approval, row.decision_seal ?? undefined, this.trust.keys);
+    if (!sealed.ok) return this.refuse(row, 'approvalsDecided', sealed.reason, `the stored approval: ${sealed.detail}`);
+    if (row.approval_expires_at === null || row.approval_expires_at > row.request.expires_at)
+      return this.refuse(row, 'approvalsDecided', 'expired', 'the stored approval outlives its request');
+    return undefined;
+  }
+
+  private refuse(row: StoredRequest, kind: 'approvalsRequested' | 'approvalsDecided', reason: string, detail: string): string {
+    this.metrics?.untrustedRecord(kind, reason);
+    this.logger.error(
+      { ...ids(row), state: row.state, reason, detail },
+      'a stored request or approval no key of this service or the policy service vouches for; nothing is decided or ordered for it',
+    );
+    return detail;
+  }
+
   async publish(row: StoredRequest): Promise<void> {
     const tenant = row.request.tenant;
     // Everything the decision causes carries the trace context of the command it answers.
     const headers = row.carried_headers ?? undefined;
+    // An approval someone wrote into the database is never ordered; it stays unpublished, counted.
+    if (row.state === 'approved' && this.untrusted(row) !== undefined) return;
     if (row.state === 'approved') {
       await this.saveApproval(row);
       await this.publishDecision(row, headers);
@@ -75,6 +131,7 @@ export class DecisionPublisher {
   /** Answers a commit re-sent for an already decided proposal, under the same decision. */
   async answerResend(row: StoredRequest, commandId: string, headers?: CarriedHeaders): Promise<void> {
     const tenant = row.request.tenant;
+    if (row.state === 'approved' && this.untrusted(row) !== undefined) return;
     if (row.state === 'approved') {
       // The executor's idempotency key (run:proposal:commit) answers with the stored result.
       await this.saveApproval(row);

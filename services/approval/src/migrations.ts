@@ -75,6 +75,13 @@ const MIGRATIONS: readonly Migration<Tables>[] = [
       CREATE INDEX ON ${t.webhooks} (next_attempt_at) WHERE state = 'pending';
     `,
   },
+  {
+    version: 5,
+    name: "the policy service's signature kept with each request, and the approval service's seal on each approval",
+    // A row without them is never approved or published as approved: rows pending across this
+    // migration must be proposed again.
+    sql: (t) => `ALTER TABLE ${t.requests} ADD COLUMN request_proof jsonb, ADD COLUMN decision_seal jsonb`,
+  },
 ];
 
 /** The highest migration version this build knows. */

@@ -1,5 +1,5 @@
 import { toolError } from '@gatehouse/contracts';
-import { errorResult } from '@gatehouse/events';
+import { errorResult, requestProofOf } from '@gatehouse/events';
 import type { ApprovalRequest, ConsumedRecord, EventPublisher } from '@gatehouse/events';
 import {
   annotateSpan,
@@ -68,7 +68,7 @@ export function requestHandler(
     let outcome: SpanOutcome;
     try {
       // The trace context of the request travels on to everything it causes.
-      outcome = await handle(request, carriedHeaders(record.headers, undefined, scope.context));
+      outcome = await handle(request, requestProofOf(record.headers), carriedHeaders(record.headers, undefined, scope.context));
     } catch (error) {
       endSpanThrown(scope.span, error);
       throw error;
@@ -82,9 +82,14 @@ export function requestHandler(
     if (row !== undefined) await webhooks.enqueue(row, 'approval.requested');
   }
 
-  async function handle(request: ApprovalRequest, carried: CarriedHeaders | undefined): Promise<SpanOutcome> {
-    // The consumer let through only a request the policy service signed, its arguments re-hashed.
-    if (await repository.insert(request, carried)) {
+  async function handle(
+    request: ApprovalRequest,
+    proof: Readonly<Record<string, string>>,
+    carried: CarriedHeaders | undefined,
+  ): Promise<SpanOutcome> {
+    // The consumer let through only a request the policy service signed, its arguments re-hashed;
+    // the signature is kept with it, and checked again whenever it is decided or published.
+    if (await repository.insert(request, proof, carried)) {
       await notify(request.proposal_id);
       logger.info(
         { ...context(request, carried), approver_role: request.approver_role, expires_at: request.expires_at },

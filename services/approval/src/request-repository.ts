@@ -1,6 +1,6 @@
 import type { Pool } from 'pg';
 import { ApprovalState } from '@gatehouse/events';
-import type { ApprovalRequest, Decider } from '@gatehouse/events';
+import type { ApprovalRequest, Decider, DecisionSeal } from '@gatehouse/events';
 
 export type { Decider };
 import type { CarriedHeaders } from '@gatehouse/telemetry';
@@ -36,6 +36,10 @@ export interface StoredRequest {
   readonly published_at: number | null;
   /** Trace context (and send time) of the command `command_id`: copied onto what the decision publishes. */
   readonly carried_headers: CarriedHeaders | null;
+  /** The policy service's signature headers of the request as it arrived; null on a row stored before they were kept. */
+  readonly request_proof: Readonly<Record<string, string>> | null;
+  /** The approval service's seal on an approval, made when the person decided; null unless approved. */
+  readonly decision_seal: DecisionSeal | null;
   /** The database's clock when the row was read: time left is measured against it. */
   readonly now: number;
 }
@@ -59,6 +63,8 @@ interface Row {
   order_id: string | null;
   published_at_ms: string | null;
   carried_headers: CarriedHeaders | null;
+  request_proof: Record<string, string> | null;
+  decision_seal: Record<string, string> | null;
   now_ms: string;
 }
 
@@ -67,7 +73,7 @@ const ms = (column: string): string => `(extract(epoch from ${column}) * 1000)::
 const COLUMNS = `proposal_id, tenant, request, state, command_id, command_ids, ${ms('expires_at')} AS expires_at_ms,
   decision_id, decided_by, decider, ${ms('decided_at')} AS decided_at_ms, reason, approver_roles, approval_id,
   ${ms('approval_expires_at')} AS approval_expires_at_ms, order_id, ${ms('published_at')} AS published_at_ms,
-  carried_headers, ${ms('now()')} AS now_ms`;
+  carried_headers, request_proof, decision_seal, ${ms('now()')} AS now_ms`;
 
 const num = (value: string | null): number | null => (value === null ? null : Number(value));
 
@@ -91,6 +97,8 @@ function toStored(row: Row): StoredRequest {
     order_id: row.order_id,
     published_at: num(row.published_at_ms),
     carried_headers: row.carried_headers,
+    request_proof: row.request_proof,
+    decision_seal: row.decision_seal,
     now: Number(row.now_ms),
   };
 }
@@ -103,6 +111,8 @@ export interface ApproveChange {
   readonly approvalId: string;
   readonly orderId: string;
   readonly validityMs: number;
+  /** The approval service's seal over the request as read and this decision (DecisionPublisher.sealOf). */
+  readonly seal: DecisionSeal;
 }
 
 export interface RejectChange {
@@ -134,12 +144,12 @@ export class RequestRepository {
   }
 
   /** Stores a new pending request; false when the proposal is already known. */
-  async insert(request: ApprovalRequest, carried?: CarriedHeaders): Promise<boolean> {
+  async insert(request: ApprovalRequest, proof: Readonly<Record<string, string>>, carried?: CarriedHeaders): Promise<boolean> {
     const result = await this.pool.query(
       `INSERT INTO ${this.t.requests}
          (proposal_id, tenant, run_id, principal, tool, approver_role, arguments_sha256, request, state,
-          command_id, command_ids, requested_at, expires_at, carried_headers)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'pending', $9, ARRAY[$9], to_timestamp($10 / 1000.0), to_timestamp($11 / 1000.0), $12)
+          command_id, command_ids, requested_at, expires_at, carried_headers, request_proof)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'pending', $9, ARRAY[$9], to_timestamp($10 / 1000.0), to_timestamp($11 / 1000.0), $12, $13)
        ON CONFLICT (proposal_id) DO NOTHING`,
       [
         request.proposal_id,
@@ -154,6 +164,7 @@ export class RequestRepository {
         request.requested_at,
         request.expires_at,
         carried === undefined ? null : JSON.stringify(carried),
+        JSON.stringify(proof),
       ],
     );
     return result.rowCount === 1;
@@ -204,7 +215,7 @@ export class RequestRepository {
           SET state = 'approved', decided_by = $2, decided_at = now(), approver_roles = $3, decision_id = $4,
               approval_id = $5, order_id = $6,
               approval_expires_at = LEAST(now() + make_interval(secs => $7 / 1000.0), expires_at),
-              publish_claimed_at = now(), decider = $8
+              publish_claimed_at = now(), decider = $8, decision_seal = $9
         WHERE proposal_id = $1 AND state = 'pending' AND expires_at > now()
         RETURNING ${COLUMNS}`,
       [
@@ -216,6 +227,7 @@ export class RequestRepository {
         change.orderId,
         change.validityMs,
         JSON.stringify(change.decider),
+        JSON.stringify(change.seal),
       ],
     );
     const row = result.rows[0];

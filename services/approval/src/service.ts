@@ -1,6 +1,6 @@
 import pg from 'pg';
 import type { Catalog } from '@gatehouse/contracts';
-import { assertSignsAs } from '@gatehouse/events';
+import { assertSignsAs, EventSigner } from '@gatehouse/events';
 import type { EventsConfig, KeyRing, SigningKey, Topics } from '@gatehouse/events';
 import { consumerChecks, healthOf, postgresReady, startConsumption, startEventRuntime, withTeardown } from '@gatehouse/runtime';
 import type { Health, StopOptions, Teardown } from '@gatehouse/runtime';
@@ -128,6 +128,7 @@ export async function startApprovalService(options: ApprovalServiceOptions): Pro
       runtime.publisher,
       approvals,
       options.catalog,
+      { signer: new EventSigner(options.signingKey), keys: options.trustedKeys },
       logger.child({ component: 'outbox' }),
       metrics,
       webhooks,

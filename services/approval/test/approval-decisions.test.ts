@@ -43,6 +43,8 @@ const stored = (overrides: Partial<StoredRequest['request']> = {}): StoredReques
   order_id: null,
   published_at: null,
   carried_headers: null,
+  request_proof: null,
+  decision_seal: null,
   now: 1_700_000_000_000,
   request: {
     schema_version: 1,
@@ -88,6 +90,9 @@ function world(row: StoredRequest) {
       published.push(decided);
       return Promise.resolve();
     },
+    // Every stored request here is taken as the policy service signed it (seals are tested across the stack).
+    untrusted: () => undefined,
+    sealOf: () => ({}),
   } as unknown as DecisionPublisher;
   return { decisions: new ApprovalDecisions(repository, publisher, 60_000, logger), recorded, published };
 }

@@ -22,6 +22,8 @@ const row = (overrides: Partial<StoredRequest> = {}): StoredRequest => ({
   order_id: null,
   published_at: null,
   carried_headers: null,
+  request_proof: null,
+  decision_seal: null,
   now: 1_700_000_000_000,
   request: {
     schema_version: 1,
