@@ -4,7 +4,9 @@
 // console session; and anyone who can read the approval service's keys in Redis. The promises: the
 // IdP is asked again before every decision, so a person it dropped decides nothing more and loses
 // the session; and nothing Redis holds for a session or a sign-in under way works as a cookie, a
-// token or a PKCE verifier.
+// token or a PKCE verifier; and whoever can also write those keys cannot make up a session, moving
+// one from its cookie or signing one with any key but the approval service's.
+import { createCipheriv, createHash, hkdfSync, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { approvalRequest, startApprovalHarness } from '../support/approval.js';
 import type { ApprovalHarness } from '../support/approval.js';
@@ -12,6 +14,9 @@ import { ConsoleBrowser } from '../support/console-browser.js';
 import { decideAs } from '../support/decide.js';
 import { signInAtLoginPage, stackIdentity } from '../support/identity.js';
 import type { SignedIn } from '../support/identity.js';
+import { canonicalJson } from '@gatehouse/contracts';
+import { EventSigner } from '@gatehouse/events';
+import { TEST_SIGNING_KEYS } from '../support/signing.js';
 import { addDisposablePerson } from '../support/test-realm.js';
 import type { DisposablePerson } from '../support/test-realm.js';
 
@@ -123,6 +128,72 @@ describe('an attacker who reads every key the approval service keeps in Redis', 
         }),
     );
     expect(asCookies.every((status) => status === 401)).toBe(true);
+    expect((await h.callAs('GET', '/api/me', signedIn.signedIn)).status).toBe(200);
+  });
+  /**
+   * What an attacker who read this project's source writes for a cookie value of their own: a
+   * session of a support lead of every tenant, sealed exactly as the service seals (the key comes
+   * from the cookie they chose), signed by `signer` or not at all.
+   */
+  const forgedSession = (cookie: string, signer: EventSigner | undefined): string => {
+    const idSha256 = createHash('sha256').update(cookie, 'utf8').digest('hex');
+    const now = Date.now();
+    const session = {
+      approver: {
+        identity: 'forger@acme.example',
+        issuer: 'https://idp.example',
+        subject: 'forger',
+        name: 'Forger',
+        authTime: now,
+        roles: ['support-lead', 'ops-admin'],
+        tenants: ['acme', 'globex'],
+        demo: false,
+      },
+      csrf: randomBytes(32).toString('base64url'),
+      idToken: 'x',
+      refreshToken: null,
+      accessExpiresAt: now + 3_600_000,
+      createdAt: now,
+      expiresAt: now + 3_600_000,
+    };
+    const payload = Buffer.from(`gatehouse.approver-session.v1\n${canonicalJson({ id_sha256: idSha256, session })}`, 'utf8');
+    const plain = JSON.stringify({ session, signature: signer === undefined ? {} : signer.headersOver(payload) });
+    const key = Buffer.from(hkdfSync('sha256', Buffer.from(cookie, 'utf8'), Buffer.alloc(0), 'gatehouse approver session', 32));
+    const iv = randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', key, iv);
+    const sealed = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final(), cipher.getAuthTag()]);
+    return `v1.${iv.toString('base64url')}.${sealed.toString('base64url')}`;
+  };
+
+  it.each([
+    ['unsigned', undefined],
+    ['signed with the policy service’s key', new EventSigner(TEST_SIGNING_KEYS.policy)],
+    ['signed with the executor’s key', new EventSigner(TEST_SIGNING_KEYS.executor)],
+  ] as const)('writes a made-up session for a cookie of its own, %s: it is SESSION_INVALID', async (_how, signer) => {
+    const cookie = randomBytes(32).toString('base64url');
+    const idSha256 = createHash('sha256').update(cookie, 'utf8').digest('hex');
+    await h.redis.set(`${h.redisPrefix}approver-session:${idSha256}`, forgedSession(cookie, signer), 'PX', 60_000);
+
+    const me = await h.callAs<ErrorBody>('GET', '/api/me', { cookie: `gatehouse_session=${cookie}` });
+
+    expect([me.status, me.body.error?.code]).toEqual([401, 'SESSION_INVALID']);
+  });
+
+  it('copies a real session’s record under a cookie of its own: it opens for no other cookie', async () => {
+    const person = await addDisposablePerson(['/support-leads'], ['acme']);
+    people.push(person);
+    const signedIn = await signInAtLoginPage(h.url(), person);
+    if (!signedIn.ok) throw new Error(`${person.username} was refused: ${signedIn.location}`);
+    const real = signedIn.signedIn.cookie.split('=')[1] ?? '';
+    const sha = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex');
+    const record = await h.redis.get(`${h.redisPrefix}approver-session:${sha(real)}`);
+    expect(record).not.toBeNull();
+    const cookie = randomBytes(32).toString('base64url');
+
+    await h.redis.set(`${h.redisPrefix}approver-session:${sha(cookie)}`, record ?? '', 'PX', 60_000);
+
+    const me = await h.callAs<ErrorBody>('GET', '/api/me', { cookie: `gatehouse_session=${cookie}` });
+    expect([me.status, me.body.error?.code]).toEqual([401, 'SESSION_INVALID']);
     expect((await h.callAs('GET', '/api/me', signedIn.signedIn)).status).toBe(200);
   });
 });

@@ -71,6 +71,7 @@ export {
   verifyEvent,
   verifyHandoff,
   verifyOrder,
+  verifyPayload,
   verifyRequest,
   verifyResult,
   verifySigned,

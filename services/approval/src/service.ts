@@ -123,12 +123,13 @@ export async function startApprovalService(options: ApprovalServiceOptions): Pro
     let listening = '';
     const publicUrl = (): string => options.publicUrl ?? listening;
     const webhooks = startWebhooks(options, pool, publicUrl, logger, metrics, teardown);
+    const trust = { signer: new EventSigner(options.signingKey), keys: options.trustedKeys };
     const decisions = new DecisionPublisher(
       repository,
       runtime.publisher,
       approvals,
       options.catalog,
-      { signer: new EventSigner(options.signingKey), keys: options.trustedKeys },
+      trust,
       logger.child({ component: 'outbox' }),
       metrics,
       webhooks,
@@ -161,6 +162,7 @@ export async function startApprovalService(options: ApprovalServiceOptions): Pro
 
     const api = serveDecisions(options, {
       repository,
+      trust,
       decisions,
       keys,
       runIsActive,
@@ -225,6 +227,8 @@ async function openDatabase(options: ApprovalServiceOptions, logger: Logger, tea
 
 interface DecisionParts {
   readonly repository: RequestRepository;
+  /** This service's signer, and the keys it trusts: for sessions, seals and stored requests. */
+  readonly trust: { readonly signer: EventSigner; readonly keys: KeyRing };
   readonly decisions: DecisionPublisher;
   readonly keys: Keyspace;
   readonly runIsActive: (runId: string) => Promise<boolean>;
@@ -238,7 +242,7 @@ interface DecisionParts {
 /** The API and console where people decide requests, with sign-in when an identity provider is configured. */
 function serveDecisions(options: ApprovalServiceOptions, parts: DecisionParts): ReturnType<typeof buildApi> {
   const { repository, decisions, keys, runIsActive, publicUrl, assets, logger, metrics } = parts;
-  const sessions = new SessionStore(options.redis, keys, options.sessionTtlMs);
+  const sessions = new SessionStore(options.redis, keys, parts.trust, options.sessionTtlMs);
   const auth = new ApproverAuth(sessions, logger.child({ component: 'auth' }), options.identity, options.approvers);
   const decider = new ApprovalDecisions(
     repository,

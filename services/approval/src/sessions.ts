@@ -1,4 +1,7 @@
 import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } from 'node:crypto';
+import { verifyPayload } from '@gatehouse/events';
+import type { EventSigner, KeyRing } from '@gatehouse/events';
+import { canonicalJson } from '@gatehouse/contracts';
 import type { Keyspace, Redis } from '@gatehouse/state';
 import type { Approver } from './approvers.js';
 
@@ -66,16 +69,32 @@ function open<T>(secret: string, purpose: string, text: string): T | undefined {
   }
 }
 
+/** A session as sealed: the session, and the approval service's signature over it and its key. */
+interface SignedSession {
+  readonly session: Session;
+  readonly signature: Readonly<Record<string, string>>;
+}
+
+const SESSION_PREFIX = 'gatehouse.approver-session.v1\n';
+
+/** The bytes signed for a session: what it says, bound to the key it is stored under. */
+const sessionPayload = (idSha256: string, session: Session): Buffer =>
+  Buffer.from(`${SESSION_PREFIX}${canonicalJson({ id_sha256: idSha256, session })}`, 'utf8');
+
 /**
  * Approver sessions and pending sign-ins in Redis, each under the sha256 of the secret the browser
  * holds and sealed with a key derived from that secret, so reading Redis yields no usable cookie
  * and no token: a session's ID and refresh tokens, and a sign-in's PKCE verifier, open only for a
- * request that brings the browser's cookie. Any instance of the service answers any session.
+ * request that brings the browser's cookie. A session is also signed with the approval service's
+ * key, so whoever can write Redis cannot make one up (roles, tenants, a person) for a cookie of
+ * their own. Any instance of the service answers any session.
  */
 export class SessionStore {
   constructor(
     private readonly redis: Redis,
     private readonly keys: Keyspace,
+    /** This service's signer, and the keys it trusts (its own among them). */
+    private readonly trust: { readonly signer: EventSigner; readonly keys: KeyRing },
     /** How long a session lasts at most, however active (default 8 h). */
     private readonly ttlMs: number = 8 * 3600_000,
   ) {}
@@ -86,7 +105,7 @@ export class SessionStore {
   ): Promise<{ readonly id: string; readonly session: Session }> {
     const id = random();
     const session: Session = { ...fields, csrf: random(), createdAt: now, expiresAt: now + this.ttlMs };
-    await this.redis.set(this.keys.approverSession(sha256(id)), seal(id, 'approver session', session), 'PX', this.ttlMs);
+    await this.redis.set(this.keys.approverSession(sha256(id)), this.sealed(id, session), 'PX', this.ttlMs);
     return { id, session };
   }
 
@@ -95,15 +114,29 @@ export class SessionStore {
     if (id.length !== 43) return undefined;
     const text = await this.redis.get(this.keys.approverSession(sha256(id)));
     if (text === null) return undefined;
-    const session = open<Session>(id, 'approver session', text);
-    return session !== undefined && session.expiresAt > now ? session : undefined;
+    const signed = open<SignedSession>(id, 'approver session', text);
+    if (signed === undefined) return undefined;
+    const check = verifyPayload(
+      'an approver session',
+      ['approval'],
+      () => sessionPayload(sha256(id), signed.session),
+      signed.signature,
+      this.trust.keys,
+    );
+    return check.ok && signed.session.expiresAt > now ? signed.session : undefined;
   }
 
   /** Keeps a session's refreshed tokens and claims; its end does not move. */
   async update(id: string, session: Session, now = Date.now()): Promise<void> {
     const left = session.expiresAt - now;
     if (left <= 0) return this.delete(id);
-    await this.redis.set(this.keys.approverSession(sha256(id)), seal(id, 'approver session', session), 'PX', left, 'XX');
+    await this.redis.set(this.keys.approverSession(sha256(id)), this.sealed(id, session), 'PX', left, 'XX');
+  }
+
+  /** `session`, signed and sealed under the cookie `id`. */
+  private sealed(id: string, session: Session): string {
+    const signed: SignedSession = { session, signature: this.trust.signer.headersOver(sessionPayload(sha256(id), session)) };
+    return seal(id, 'approver session', signed);
   }
 
   async delete(id: string): Promise<void> {
