@@ -27,6 +27,9 @@ type Reading =
 
 const UNKNOWN_ID_TTL_MS = 30_000;
 const UNKNOWN_ID_CACHE_MAX = 10_000;
+// Resolvers for other schema ids of a topic (earlier and later versions): a fleet has a handful. Whoever
+// can register schemas and write a topic can mint any number, so the cache starts over past this.
+const READING_CACHE_MAX = 1_000;
 const MESSAGE_MAX = 300;
 
 export interface EventSerdeOptions {
@@ -162,6 +165,7 @@ export class EventSerde {
     const key = `${role}:${schemaId}`;
     let reading = this.readings.get(key);
     if (reading === undefined) {
+      if (this.readings.size >= READING_CACHE_MAX) this.readings.clear();
       reading = this.resolve(role, schemaId);
       this.readings.set(key, reading);
       // A registry outage must not be cached: forget the attempt so the next record asks again.
