@@ -187,9 +187,21 @@ function fileKeys(path: string): JWTVerifyGetKey {
   };
 }
 
+const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/;
+
+/**
+ * Where the executors' keys come from. A URL must be https, or plain http to this host (loopback):
+ * anyone on the path of a plain-HTTP fetch could serve a key set of their own and mint assertions
+ * this system of record accepts. Across a network, serve the JWKS over TLS or read it from a file.
+ */
 function keysOf(source: CallAssertionVerifierOptions['keys']): JWTVerifyGetKey {
-  if (source instanceof URL || (typeof source === 'string' && /^https?:\/\//.test(source))) {
-    return createRemoteJWKSet(new URL(source), { timeoutDuration: 5_000, cooldownDuration: 30_000 });
+  if (source instanceof URL || (typeof source === 'string' && /^https?:\/\//i.test(source))) {
+    const url = new URL(source);
+    if (url.protocol === 'http:' && !LOOPBACK.test(url.hostname))
+      throw new TypeError(
+        `the executors' key set ${url.origin} would be fetched over plain HTTP from another host: anyone on that path could serve keys of their own; use https, or a file holding the set (\`gatehouse keys jwks\`)`,
+      );
+    return createRemoteJWKSet(url, { timeoutDuration: 5_000, cooldownDuration: 30_000 });
   }
   if (typeof source === 'string') return fileKeys(source);
   return createLocalJWKSet(source);

@@ -245,6 +245,21 @@ describe('a call assertion, minted by an executor and checked by a system of rec
     });
   });
 
+  it.each([
+    ['https://executor.example/.well-known/jwks.json', true],
+    ['http://127.0.0.1:8092/.well-known/jwks.json', true],
+    ['http://localhost:8092/.well-known/jwks.json', true],
+    ['http://[::1]:8092/.well-known/jwks.json', true],
+    ['http://executor:8092/.well-known/jwks.json', false],
+    ['HTTP://10.0.0.7:8092/.well-known/jwks.json', false],
+    ['http://127.0.0.1.attacker.example/.well-known/jwks.json', false],
+    ['http://[::ffff:127.0.0.1]/.well-known/jwks.json', false],
+  ])('takes a key set from %s: %s (plain HTTP from loopback only)', (keys, taken) => {
+    const build = () => new CallAssertionVerifier({ issuer: ISSUER, audience: AUDIENCE, keys });
+    if (taken) expect(build).not.toThrow();
+    else expect(build).toThrow(/plain HTTP from another host/);
+  });
+
   it('reads a key set from a file, and again when a rotation adds a key id it does not know', async () => {
     const file = join(mkdtempSync(join(tmpdir(), 'jwks-')), 'jwks.json');
     writeFileSync(file, JSON.stringify(assertionJwks(new Map([['exec-2026-12', current.publicKey]]))));

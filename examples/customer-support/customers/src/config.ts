@@ -65,7 +65,7 @@ function assertionKeys(env: Env): string {
   const value = env['CUSTOMERS_ASSERTION_KEYS'];
   if (value === undefined || value === '') {
     throw invalid(
-      "CUSTOMERS_ASSERTION_KEYS is required: the executors' JWKS URL (http://executor:8092/.well-known/jwks.json) or a file holding it (`gatehouse jwks`)",
+      "CUSTOMERS_ASSERTION_KEYS is required: the executors' JWKS: a file holding it (`gatehouse keys jwks`), or its https URL (plain http only on loopback)",
     );
   }
   if (/^https?:\/\//.test(value)) return value;

@@ -3,8 +3,8 @@ import { usageError } from '../exit-code.js';
 
 /**
  * The executors' call-assertion key set, from the public keys the deployment lists
- * (GATEHOUSE_ASSERTION_KEYS): for systems of record that cannot reach an executor's
- * `/.well-known/jwks.json` and read the set from a file instead.
+ * (GATEHOUSE_ASSERTION_KEYS): for systems of record that read the set from a file rather than
+ * fetch an executor's `/.well-known/jwks.json` (over plain HTTP, only allowed on loopback).
  */
 async function jwksText(listed: string | undefined): Promise<string> {
   if (listed === undefined || listed.trim() === '') {
@@ -33,7 +33,7 @@ export const keys: CommandGroup = {
       summary: 'print the executors\u2019 call-assertion keys as a JWKS, for a system of record that reads them from a file',
       notes: [
         'Reads GATEHOUSE_ASSERTION_KEYS: every executor key in use, the old and the new while rotating.',
-        'Example: gatehouse keys jwks > jwks.json, then CUSTOMERS_ASSERTION_KEYS=jwks.json. A system of record that reaches an executor reads http://<executor>:8092/.well-known/jwks.json instead.',
+        'Example: gatehouse keys jwks > jwks.json, then CUSTOMERS_ASSERTION_KEYS=jwks.json. A system of record on an executor’s own host may read http://127.0.0.1:8092/.well-known/jwks.json instead; across a network, only over https.',
       ],
       async run({ io }) {
         io.stdout.write(await jwksText(io.env['GATEHOUSE_ASSERTION_KEYS']));

@@ -63,7 +63,7 @@ export const EXECUTOR_VARIABLES = {
   GATEHOUSE_ASSERTION_KEYS: variable(trustedKeys(), {
     readers: ['executor', 'cli'],
     unset: '*(its own key only)*',
-    doc: "call-assertion public keys published in the executors' JWKS besides the executor's own: the other executors' keys, and the old and the new key while rotating (`gatehouse jwks` writes the set as a file)",
+    doc: "call-assertion public keys published in the executors' JWKS besides the executor's own: the other executors' keys, and the old and the new key while rotating (`gatehouse keys jwks` writes the set as a file)",
   }),
   GATEHOUSE_ASSERTION_ISSUER: variable(text(), {
     readers: ['executor'],
