@@ -45,7 +45,9 @@ export function checkSchemaName(name: string): string {
 function assertionKeys(env: Env): string {
   const value = env['REFUNDS_ASSERTION_KEYS'];
   if (value === undefined || value === '')
-    throw invalid("REFUNDS_ASSERTION_KEYS is required: the executors' JWKS: a file holding it (`gatehouse keys jwks`), or its https URL (plain http only on loopback)");
+    throw invalid(
+      "REFUNDS_ASSERTION_KEYS is required: the executors' JWKS: a file holding it (`gatehouse keys jwks`), or its https URL (plain http only on loopback)",
+    );
   if (!/^https?:\/\//.test(value) && !existsSync(value))
     throw invalid(`REFUNDS_ASSERTION_KEYS names ${value}, which is neither an http(s) URL nor a file`);
   return value;
