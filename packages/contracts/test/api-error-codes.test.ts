@@ -22,6 +22,7 @@ const PINNED = [
   'OUTCOME_ALREADY_KNOWN',
   'STORE_UNCONFIRMED',
   'PROPOSAL_MISMATCH',
+  'REQUEST_UNVERIFIED',
 ];
 
 /** The identity refusals (@gatehouse/identity's IDENTITY_REFUSALS), read from their source: contracts depends on nothing. */
