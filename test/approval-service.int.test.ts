@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TOKEN_FILE_ISSUER } from '@gatehouse/approval';
+import { contractSha256 } from '@gatehouse/contracts';
+import { customerSupportCatalog } from '@gatehouse/example-customer-support';
 import type { RequestDetail, RequestSummary } from '@gatehouse/approval';
 import { approvalRequest, IDENTITIES, startApprovalHarness, TOKENS } from './support/approval.js';
 import { DLQ_HEADER, dlqTopicOf, verifyDecision } from '@gatehouse/events';
@@ -114,6 +116,8 @@ describe('the approval service: a person decides on the stored canonical proposa
     const order = await h.events.waitFor('execute', (o) => o.proposal_id === request.proposal_id, 'the execution order');
     expect(order.order_id).toMatch(/^ord_/);
     expect(order.issued_at).toBeGreaterThanOrEqual(decision.decided_at);
+    const commit = customerSupportCatalog().get('commit_address_change.v2');
+    expect(commit).toBeDefined();
     expect(order).toEqual({
       schema_version: 1,
       order_id: order.order_id,
@@ -139,6 +143,8 @@ describe('the approval service: a person decides on the stored canonical proposa
       deadline_at: expiresAt,
       issued_at: order.issued_at,
       on_behalf_of: null,
+      // The contract the approval service holds for the tool: the executor runs no other.
+      contract_sha256: commit === undefined ? null : contractSha256(commit),
     });
 
     const stored = await h.approvals.get(approvalId);

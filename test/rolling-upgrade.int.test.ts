@@ -1,32 +1,21 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Catalog, defineTool, implement } from '@gatehouse/contracts';
+import { defineTool, implement } from '@gatehouse/contracts';
 import type { ToolImplementation } from '@gatehouse/contracts';
-import { startExecutor } from '@gatehouse/executor';
 import type { RunningExecutor } from '@gatehouse/executor';
-import { parseRoles, PolicyTable } from '@gatehouse/governance';
 import type { Run } from '@gatehouse/state';
-import { startGatehouse } from './support/gatehouse.js';
 import type { Gatehouse } from './support/gatehouse.js';
-import { config, logger } from './support/stack.js';
-import { TEST_ASSERTION_SETTINGS, TEST_ORDER_KEYS, TEST_SIGNING_KEYS } from './support/signing.js';
+import { ECHO_NOTE, startNoteGatehouse } from './support/note-tools.js';
 
 // One tool in two versions. The policy service's pack has both (it was upgraded first); the
 // executor's pack still has v1 only — a rolling upgrade half-way.
 const spec = {
-  name: 'echo_note',
-  description: 'Test-only read: returns the note it is given.',
-  input: { type: 'object', additionalProperties: false, required: ['note'], properties: { note: { type: 'string', maxLength: 50 } } },
+  ...ECHO_NOTE,
   output: {
     type: 'object',
     additionalProperties: false,
     required: ['note', 'version'],
     properties: { note: { type: 'string' }, version: { type: 'integer' } },
   },
-  effect: 'read',
-  retry: 'safe',
-  timeoutMs: 2_000,
-  cancel: 'none',
-  maxResultBytes: 1_024,
 } as const;
 const v1 = defineTool({ ...spec, version: 1 });
 const v2 = defineTool({ ...spec, version: 2 });
@@ -40,39 +29,8 @@ describe('a rolling upgrade in which the policy service hosts a tool version the
   let run: Run;
 
   beforeAll(async () => {
-    const upgraded = Catalog.load(newPack.map((t) => t.contract));
-    const roles = parseRoles(
-      { roles: { 'note-reader': { description: 'Reads notes.', readOnly: true, tools: ['echo_note.v1', 'echo_note.v2'] } } },
-      upgraded,
-    );
-    const table = PolicyTable.parse(
-      {
-        rules: [
-          { id: 'no-writes', description: 'Test only.', match: { effect: 'write' }, decision: { kind: 'deny', reason: 'none here' } },
-        ],
-      },
-      upgraded.tools(),
-    );
-    g = await startGatehouse('rolling', { executors: 0, catalog: upgraded, implementations: newPack, roles, table });
-    const stale = Catalog.load(oldPack.map((t) => t.contract));
-    executor = await startExecutor({
-      events: { ...config, topicSettings: { ...config.topicSettings, partitions: 3 } },
-      topics: g.topics,
-      redis: g.redis,
-      redisPrefix: g.redisPrefix,
-      catalog: stale,
-      implementations: oldPack,
-      trustedKeys: TEST_ORDER_KEYS,
-      signingKey: TEST_SIGNING_KEYS.executor,
-      assertions: TEST_ASSERTION_SETTINGS,
-      logger,
-      executorId: 'rolling-old-executor',
-      groupId: 'rolling-executor',
-      concurrency: 8,
-      perTenantConcurrency: 8,
-      leaseMs: 3_000,
-      proposalTtlMs: 600_000,
-    });
+    g = await startNoteGatehouse('rolling', newPack);
+    executor = await g.startExecutor('rolling-old-executor', oldPack);
     run = await g.createRun('note-reader');
   });
   afterAll(async () => {

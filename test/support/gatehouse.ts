@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { createClient } from '@gatehouse/client';
 import type { GatehouseClient } from '@gatehouse/client';
-import type { Catalog, ToolImplementation } from '@gatehouse/contracts';
+import { Catalog } from '@gatehouse/contracts';
+import type { ToolImplementation } from '@gatehouse/contracts';
 import { DeadLetters, EventPublisher, EventSerde, KafkaAdmin, provisionTopics, topicNames } from '@gatehouse/events';
 import type { EventsConfig, ExecutionOrder, Topics } from '@gatehouse/events';
 import { startExecutor } from '@gatehouse/executor';
@@ -102,7 +103,8 @@ export interface Gatehouse {
       onBehalfOf?: PersonRef;
     },
   ): Promise<RegisteredRun>;
-  startExecutor(id?: string): Promise<RunningExecutor>;
+  /** Another executor of this Gatehouse; with `pack`, one that hosts that pack instead (a rolling upgrade, a patched pack). */
+  startExecutor(id?: string, pack?: readonly ToolImplementation[]): Promise<RunningExecutor>;
   /** Records every ExecutionOrder published, to prove what was (not) routed. */
   watchOrders(): Promise<{ orders: ExecutionOrder[]; stop(): Promise<void> }>;
   stop(): Promise<void>;
@@ -167,14 +169,14 @@ export async function startGatehouse(label: string, options: GatehouseOptions = 
     );
   }
   const executors: RunningExecutor[] = [];
-  const addExecutor = async (id = `exec-${executors.length}`): Promise<RunningExecutor> => {
+  const addExecutor = async (id = `exec-${executors.length}`, pack?: readonly ToolImplementation[]): Promise<RunningExecutor> => {
     const executor = await startExecutor({
       events,
       topics,
       redis,
       redisPrefix,
-      catalog,
-      implementations,
+      catalog: pack === undefined ? catalog : Catalog.load(pack.map((tool) => tool.contract)),
+      implementations: pack ?? implementations,
       trustedKeys: TEST_KEY_RING,
       signingKey: TEST_SIGNING_KEYS.executor,
       assertions: TEST_ASSERTION_SETTINGS,

@@ -39,6 +39,7 @@ export const sampleEvents: { readonly [R in TopicRole]: EventByRole[R] } = {
     deadline_at: now + 60_000,
     issued_at: now,
     on_behalf_of: { issuer: 'https://idp.example/realms/acme', subject: 'person-7', name: 'Otto Owner' },
+    contract_sha256: 'c0ffee'.repeat(10) + 'c0ff',
   },
   results: {
     schema_version: 1,

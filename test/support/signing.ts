@@ -43,8 +43,6 @@ const TEST_PUBLIC_KEYS = {
 
 /** Every role's public key: what a client, a subscriber or a trace checks with. */
 export const TEST_KEY_RING: KeyRing = keyRing(TEST_PUBLIC_KEYS);
-/** The keys an executor runs orders from: the policy and approval services'. */
-export const TEST_ORDER_KEYS: KeyRing = keyRing({ policy: TEST_PUBLIC_KEYS.policy, approval: TEST_PUBLIC_KEYS.approval });
 
 /** The public keys as the environment of a service process, a client or the CLI gives them. */
 export const PUBLIC_KEYS_ENV = {

@@ -71,6 +71,11 @@ export const ErrorCode = {
     retryable: false,
     meaning: 'The proposal expired before it was committed; `next` names the preview that makes a new one.',
   },
+  CONTRACT_MISMATCH: {
+    retryable: false,
+    meaning:
+      'The executor hosts this tool version with another contract than the service that ordered the call (a pack changed under a published version, or two packs disagree): nothing ran. A changed tool needs a new version; an operator must bring the fleet onto one contract.',
+  },
 } as const satisfies Record<string, ErrorCodeEntry>;
 
 export type ErrorCode = keyof typeof ErrorCode;

@@ -52,6 +52,8 @@ const DECISION_PREFIX = 'gatehouse.approval-decision.v1\n';
 // as before, so readers of the earlier version still verify it; one that names a person can only be
 // verified by a reader that knows these.
 const ORDER_WITH_PERSON_PREFIX = 'gatehouse.execution-order.v3\n';
+// An order that names the contract it was decided under signs it, with the person (or null).
+const ORDER_WITH_CONTRACT_PREFIX = 'gatehouse.execution-order.v4\n';
 const REQUEST_WITH_PERSON_PREFIX = 'gatehouse.approval-request.v2\n';
 const DECISION_WITH_DECIDER_PREFIX = 'gatehouse.approval-decision.v2\n';
 const RESULT_PREFIX = 'gatehouse.tool-result.v1\n';
@@ -117,29 +119,32 @@ function withPerson(earlier: string, next: string, signed: Record<string, unknow
  * JSON cannot represent (e.g. a field left undefined).
  */
 export function orderSigningPayload(order: ExecutionOrder, replyPartition: number | null): Buffer {
-  return withPerson(
-    ORDER_PREFIX,
-    ORDER_WITH_PERSON_PREFIX,
-    {
-      order_id: order.order_id,
-      command_id: order.command_id,
-      run_id: order.run_id,
-      tenant: order.tenant,
-      principal: order.principal,
-      environment: order.environment,
-      tool: order.tool,
-      effect: order.effect,
-      arguments_sha256: order.arguments_sha256,
-      proposal_id: order.proposal_id,
-      approval_id: order.approval?.approval_id ?? null,
-      approval: signedGrant(order.approval),
-      idempotency_key: order.idempotency_key,
-      deadline_at: order.deadline_at,
-      issued_at: order.issued_at,
-      reply_partition: replyPartition,
-    },
-    order.on_behalf_of,
-  );
+  const signed = {
+    order_id: order.order_id,
+    command_id: order.command_id,
+    run_id: order.run_id,
+    tenant: order.tenant,
+    principal: order.principal,
+    environment: order.environment,
+    tool: order.tool,
+    effect: order.effect,
+    arguments_sha256: order.arguments_sha256,
+    proposal_id: order.proposal_id,
+    approval_id: order.approval?.approval_id ?? null,
+    approval: signedGrant(order.approval),
+    idempotency_key: order.idempotency_key,
+    deadline_at: order.deadline_at,
+    issued_at: order.issued_at,
+    reply_partition: replyPartition,
+  };
+  const contract = order.contract_sha256 ?? null;
+  if (contract === null) return withPerson(ORDER_PREFIX, ORDER_WITH_PERSON_PREFIX, signed, order.on_behalf_of);
+  const person = order.on_behalf_of ?? null;
+  return payloadOf(ORDER_WITH_CONTRACT_PREFIX, {
+    ...signed,
+    on_behalf_of: person === null ? null : signedPerson(person),
+    contract_sha256: contract,
+  });
 }
 
 /**

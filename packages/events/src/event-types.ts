@@ -47,6 +47,8 @@ export interface ExecutionOrder {
   readonly issued_at: EpochMillis;
   /** The person whose agent the run is (from the run); null when it was registered without one. */
   readonly on_behalf_of?: Person | null;
+  /** The sha256 of the tool version's contract as the ordering service holds it (`contractSha256`). */
+  readonly contract_sha256?: string | null;
 }
 
 export interface Target {

@@ -6,6 +6,7 @@ import {
   handoffSigningPayload,
   generateSigningKey,
   keyRing,
+  orderSigningPayload,
   parseSigningKey,
   parseTrustedKeys,
   requestSigningPayload,
@@ -219,6 +220,40 @@ describe('the person an event names, signed too', () => {
     expect(verifyRequest({ ...behalf, on_behalf_of: null }, asked, trusted)).toMatchObject({ ok: false, reason: 'bad_signature' });
     const plain = policySigner.headersFor('approvalsRequested', request);
     expect(verifyRequest(behalf, plain, trusted)).toMatchObject({ ok: false, reason: 'bad_signature' });
+  });
+
+  it('signs an order’s contract hash under the next prefix, and refuses an order whose hash was changed, removed or added', () => {
+    const order = {
+      ...request,
+      order_id: 'o',
+      effect: 'write',
+      approval: null,
+      idempotency_key: null,
+      deadline_at: null,
+      issued_at: 1,
+      on_behalf_of: person,
+      contract_sha256: 'c'.repeat(64),
+    } as unknown as ExecutionOrder;
+    expect(orderSigningPayload(order, null).toString('utf8')).toMatch(/^gatehouse\.execution-order\.v4\n/);
+    const signed = policySigner.headersFor('execute', order);
+    expect(verifyOrder(order, signed, trusted, 0)).toMatchObject({ ok: true });
+    const without: Record<string, unknown> = { ...order };
+    delete without['contract_sha256'];
+    for (const altered of [
+      { ...order, contract_sha256: 'd'.repeat(64) },
+      { ...order, contract_sha256: null },
+      without as unknown as ExecutionOrder,
+    ])
+      expect(verifyOrder(altered, signed, trusted, 0)).toMatchObject({
+        ok: false,
+        reason: 'bad_signature',
+      });
+    const earlier = { ...order, contract_sha256: null };
+    expect(orderSigningPayload(earlier, null).toString('utf8')).toMatch(/^gatehouse\.execution-order\.v3\n/);
+    expect(verifyOrder(order, policySigner.headersFor('execute', earlier), trusted, 0)).toMatchObject({
+      ok: false,
+      reason: 'bad_signature',
+    });
   });
 
   it('signs a step-up rule’s recent sign-in, so a request cannot be relieved of it', () => {

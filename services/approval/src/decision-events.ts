@@ -65,8 +65,17 @@ export function commitKey(row: StoredRequest): string {
   return idempotencyKeyOf(row.request.run_id, row.proposal_id);
 }
 
-/** The order that executes an approved proposal's canonical arguments for `commandId`. */
-export function executionOrder(row: StoredRequest, commandId: string, orderId: string, issuedAt: number): ExecutionOrder {
+/**
+ * The order that executes an approved proposal's canonical arguments for `commandId`, naming the
+ * contract (`contractSha256`) this service holds for the tool, or null when its catalog lacks it.
+ */
+export function executionOrder(
+  row: StoredRequest,
+  commandId: string,
+  orderId: string,
+  issuedAt: number,
+  contract: string | null,
+): ExecutionOrder {
   const { request } = row;
   const record = approvalRecord(row);
   return {
@@ -94,6 +103,7 @@ export function executionOrder(row: StoredRequest, commandId: string, orderId: s
     deadline_at: record.expires_at,
     issued_at: issuedAt,
     on_behalf_of: request.on_behalf_of ?? null,
+    contract_sha256: contract,
   };
 }
 

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { contractSha256 } from '@gatehouse/contracts';
 import type { Catalog } from '@gatehouse/contracts';
 import { sealDecision, verifyDecisionSeal, verifyRequest } from '@gatehouse/events';
 import type { DecisionSeal, EventPublisher, EventSigner, ExecutionOrder, KeyRing, SealedApproval } from '@gatehouse/events';
@@ -39,6 +40,12 @@ export class DecisionPublisher {
 
   private async publishDecision(row: StoredRequest, headers: CarriedHeaders | undefined): Promise<void> {
     await this.publisher.publish('approvalsDecided', row.request.tenant, decisionEvent(row), headers);
+  }
+
+  /** The sha256 of the contract this service's catalog holds for `tool`; null when it holds none. */
+  private contractOf(tool: string): string | null {
+    const contract = this.catalog.get(tool);
+    return contract === undefined ? null : contractSha256(contract);
   }
 
   /** The preview tool that makes a fresh proposal for this commit tool, if the catalog names one. */
@@ -107,7 +114,7 @@ export class DecisionPublisher {
       await this.saveApproval(row);
       await this.publishDecision(row, headers);
       const orderId = row.order_id ?? `ord_${randomUUID()}`;
-      await this.publishOrder(tenant, executionOrder(row, row.command_id, orderId, Date.now()), headers);
+      await this.publishOrder(tenant, executionOrder(row, row.command_id, orderId, Date.now(), this.contractOf(row.request.tool)), headers);
     } else {
       await this.publishDecision(row, headers);
       await this.publishRefusal(row, row.command_id, headers);
@@ -135,7 +142,11 @@ export class DecisionPublisher {
     if (row.state === 'approved') {
       // The executor's idempotency key (run:proposal:commit) answers with the stored result.
       await this.saveApproval(row);
-      await this.publishOrder(tenant, executionOrder(row, commandId, `ord_${randomUUID()}`, Date.now()), headers);
+      await this.publishOrder(
+        tenant,
+        executionOrder(row, commandId, `ord_${randomUUID()}`, Date.now(), this.contractOf(row.request.tool)),
+        headers,
+      );
     } else if (row.state === 'rejected' || row.state === 'expired') {
       await this.publishRefusal(row, commandId, headers);
     }

@@ -1,4 +1,4 @@
-import { toolError } from '@gatehouse/contracts';
+import { contractSha256, toolError } from '@gatehouse/contracts';
 import type { ToolError, ToolImplementation } from '@gatehouse/contracts';
 import { DeadLetters, errorResult } from '@gatehouse/events';
 import type { ConsumedRecord, ExecutionOrder, ToolResult } from '@gatehouse/events';
@@ -40,6 +40,23 @@ export function orderHandler(deps: OrderHandlerDeps) {
       'TOOL_VERSION_UNAVAILABLE',
       `${address} (${effect}) is ${why}; nothing ran`,
       hosted.length > 0 ? { next: hosted.join(', ') } : {},
+    );
+  };
+  /**
+   * Why this executor may not run `order` with what it hosts under its address, or undefined when
+   * it may. Never another version in its place, and never another contract under the same version.
+   */
+  const notHosted = (order: ExecutionOrder, hosted: ToolImplementation | undefined): ToolError | undefined => {
+    // The policy service routed a tool version this executor's pack does not have (or has with
+    // another effect): during a rolling upgrade the two run different packs.
+    if (hosted === undefined) return unavailable(order.tool, order.effect, 'not in this executor’s tool pack');
+    if (hosted.contract.effect !== order.effect) return unavailable(order.tool, order.effect, `a ${hosted.contract.effect} here`);
+    const here = contractSha256(hosted.contract);
+    if (order.contract_sha256 == null || order.contract_sha256 === here) return undefined;
+    // One address, two tools: what was decided (and perhaps shown to a person) is not what runs here.
+    return toolError(
+      'CONTRACT_MISMATCH',
+      `${order.tool} was ordered under contract sha256 ${order.contract_sha256.slice(0, 12)}…, and this executor hosts ${here.slice(0, 12)}… under that address; nothing ran`,
     );
   };
   /** One span per order: a child of the span that ordered it, the parent of its handler's and of its result. */
@@ -84,17 +101,11 @@ export function orderHandler(deps: OrderHandlerDeps) {
     const answer = commandAnswer(delivery, held, deps.idempotency, deps.leaseMs);
     const stopRenewing = keepLease(() => deps.idempotency.renew(held.key, held.owner, deps.leaseMs), deps.leaseMs);
     try {
-      if (hosted === undefined || hosted.contract.effect !== order.effect) {
-        // The policy service routed a tool version this executor's pack does not have (or has with
-        // another effect): during a rolling upgrade the two run different packs. Never run another
-        // version in its place.
-        const error = unavailable(
-          order.tool,
-          order.effect,
-          hosted === undefined ? 'not in this executor’s tool pack' : `a ${hosted.contract.effect} here`,
-        );
+      const refusal = notHosted(order, hosted);
+      if (refusal !== undefined || hosted === undefined) {
+        const error = refusal ?? unavailable(order.tool, order.effect, 'not in this executor’s tool pack');
         await answer(errorResult(addressOf(order), error, { argumentsSha256: order.arguments_sha256 }));
-        log.warn({ ...logContext, code: error.code }, 'refused');
+        log.warn({ ...logContext, code: error.code, ordered_contract: order.contract_sha256 ?? null }, 'refused');
         return;
       }
       const implementation = tracedImplementation(hosted, scope);

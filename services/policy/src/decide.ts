@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { toolError } from '@gatehouse/contracts';
+import { contractSha256, toolError } from '@gatehouse/contracts';
 import { checkCall } from '@gatehouse/governance';
 import type { BoundaryDeps, ReadVerdict, Refusal } from '@gatehouse/governance';
 import type { ExecutionOrder, ToolCommand } from '@gatehouse/events';
@@ -51,5 +51,6 @@ function readOrder(command: ToolCommand, { run, tool, canonical }: ReadVerdict, 
     deadline_at: Math.min(run.expires_at, command.deadline_at ?? Number.POSITIVE_INFINITY),
     issued_at: now,
     on_behalf_of: run.on_behalf_of ?? null,
+    contract_sha256: contractSha256(tool),
   };
 }

@@ -1,4 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import { contractSha256 } from '@gatehouse/contracts';
 import type { WriteVerdict } from '@gatehouse/governance';
 import type { ApprovalRequest, ExecutionOrder, PendingApproval, ToolCommand } from '@gatehouse/events';
 import type { ApprovalStore, ProposalStore } from '@gatehouse/state';
@@ -103,6 +104,7 @@ function execute(
       deadline_at: Math.min(run.expires_at, grant?.expires_at ?? Number.POSITIVE_INFINITY, command.deadline_at ?? Number.POSITIVE_INFINITY),
       issued_at: now,
       on_behalf_of: run.on_behalf_of ?? null,
+      contract_sha256: contractSha256(tool),
     },
   };
 }
