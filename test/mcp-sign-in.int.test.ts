@@ -22,7 +22,7 @@ import { DelegationStore, RunRegistry } from '@gatehouse/state';
 import { CONTROL_TOKEN, startGatehouse } from './support/gatehouse.js';
 import type { Gatehouse } from './support/gatehouse.js';
 import { EXECUTOR_CLIENT, ISSUER, PEOPLE, tokensOf } from './support/identity.js';
-import { connectHttp, dataOf, startFrontDoor } from './support/mcp.js';
+import { connectHttp, dataOf, signInRunOf, startFrontDoor } from './support/mcp.js';
 import type { McpResult, RunWithToken } from './support/mcp.js';
 import { MODERN } from './support/mcp-modern.js';
 import { pollUntil } from './support/poll.js';
@@ -237,10 +237,7 @@ describe('MCP clients that sign their person in: the front door as an OAuth reso
     expect(dataOf(read)).toMatchObject({ customer_id: 'C-1842' });
     // The run is the person's: on_behalf_of names them, by the email their token carries (what
     // approvers are shown as "on behalf of"); registered by the front door.
-    const runId = (await g.redis.keys(`${g.redisPrefix}run:{run_mcp_*`))
-      .map((key) => /\{(run_mcp_[0-9a-f]+)\}/.exec(key)?.[1])
-      .find((id) => id !== undefined);
-    const run = await new RunRegistry(g.redis, g.keys).get(runId ?? '');
+    const { runId, run } = await signInRunOf(g);
     expect(run).toMatchObject({
       tenant: 'acme',
       role: 'support-agent',
@@ -251,8 +248,8 @@ describe('MCP clients that sign their person in: the front door as an OAuth reso
     const token = provider.saved?.access_token ?? '';
     // The person's token names the executors' client: it is kept for the run, for token exchange,
     // sealed so that only an executor opens it.
-    expect(await g.redis.get(g.keys.subjectToken(runId ?? ''))).not.toContain(token.split('.')[1]);
-    expect(await new DelegationStore(g.redis, g.keys, TEST_UNSEALER).subjectToken(runId ?? '')).toBe(token);
+    expect(await g.redis.get(g.keys.subjectToken(runId))).not.toContain(token.split('.')[1]);
+    expect(await new DelegationStore(g.redis, g.keys, TEST_UNSEALER).subjectToken(runId)).toBe(token);
     const legacy = await connectHttp(RESOURCE, { mcp_token: token } as RunWithToken);
     expect((await legacy.listTools()).tools.map((t) => t.name).sort()).toEqual(tools);
     await legacy.close();
@@ -276,7 +273,7 @@ describe('MCP clients that sign their person in: the front door as an OAuth reso
       'a newer token of the same session',
     );
     expect((await rpc(newer)).status).toBe(200);
-    expect((await new RunRegistry(g.redis, g.keys).get(runId ?? ''))?.expires_at).toBe(expiryOf(newer));
+    expect((await new RunRegistry(g.redis, g.keys).get(runId))?.expires_at).toBe(expiryOf(newer));
     // Stopping the run ends what any token of that sign-in may do.
     const stopped = await fetch(`${g.policies[0]?.url ?? ''}/runs/${run?.run_id ?? ''}/stop`, {
       method: 'POST',

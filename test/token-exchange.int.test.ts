@@ -12,10 +12,10 @@ import { CONTROL_TOKEN, startGatehouse } from './support/gatehouse.js';
 import type { Gatehouse } from './support/gatehouse.js';
 import { ISSUER, PEOPLE, stackExchange, tokensOf } from './support/identity.js';
 import type { Person } from './support/identity.js';
-import { RECORDS, readRecordTool, startRecordsService } from './support/records-service.js';
+import { RECORDS, readRecordTool, registerRecordsRun, startRecordsService } from './support/records-service.js';
 import type { RecordsService } from './support/records-service.js';
 import { TEST_UNSEALER } from './support/signing.js';
-import { TEST_ROLE, testCatalog } from './support/test-catalog.js';
+import { testCatalog } from './support/test-catalog.js';
 
 let recordsUrl = '';
 const readRecord = readRecordTool(() => recordsUrl);
@@ -36,25 +36,7 @@ describe('a tool whose system of record trusts only the IdP', () => {
   });
 
   /** Registers a run as trusted code does; the test's client holds the key of one registered, as its runtime would. */
-  const register = async (body: Record<string, unknown>): Promise<Response> => {
-    const response = await fetch(`${g.policies[0]?.url ?? ''}/runs`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${CONTROL_TOKEN}`, 'content-type': 'application/json' },
-      body: JSON.stringify({
-        tenant: 'acme',
-        principal: 'agent:records-bot',
-        role: TEST_ROLE,
-        environment: 'sandbox',
-        ttl_ms: 600_000,
-        ...body,
-      }),
-    });
-    if (response.status === 201) {
-      const run = (await response.clone().json()) as { run_id: string; run_key: string };
-      g.client.holdRunKey(run.run_id, run.run_key);
-    }
-    return response;
-  };
+  const register = (body: Record<string, unknown>): Promise<Response> => registerRecordsRun(g, body);
   const delegated = async (person: Person): Promise<string> =>
     (await tokensOf(person, 'gatehouse-test', 'openid gatehouse.delegation')).access_token;
   const exchangeSteps = async (): Promise<Record<string, number>> => {

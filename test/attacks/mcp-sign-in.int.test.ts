@@ -16,12 +16,11 @@ import { loadRoles } from '@gatehouse/governance';
 import { AccessTokenVerifier } from '@gatehouse/identity';
 import { AgentPolicy, liveRoleTools } from '@gatehouse/mcp';
 import type { RunningMcpService } from '@gatehouse/mcp';
-import { RunRegistry } from '@gatehouse/state';
 import { startGatehouse } from '../support/gatehouse.js';
 import type { Gatehouse } from '../support/gatehouse.js';
 import { ISSUER, PEOPLE } from '../support/identity.js';
 import { signInAtIdp } from '../support/idp-pages.js';
-import { dataOf, startFrontDoor } from '../support/mcp.js';
+import { dataOf, signInRunOf, startFrontDoor } from '../support/mcp.js';
 import type { McpResult } from '../support/mcp.js';
 import { pollUntil } from '../support/poll.js';
 import { realmClients } from '../support/realm-clients.js';
@@ -145,10 +144,7 @@ describe('A desktop MCP client that signs its person in through mcp-remote, agai
       ]);
 
       // The person's run: on their behalf, registered by the front door; its tools and nothing else.
-      const runId = (await g.redis.keys(`${g.redisPrefix}run:{run_mcp_*`))
-        .map((key) => /\{(run_mcp_[0-9a-f]+)\}/.exec(key)?.[1])
-        .find((id) => id !== undefined);
-      const run = await new RunRegistry(g.redis, g.keys).get(runId ?? '');
+      const { run } = await signInRunOf(g);
       expect(run).toMatchObject({
         tenant: 'acme',
         role: 'support-agent',

@@ -16,13 +16,13 @@ import { AgentPolicy, liveRoleTools } from '@gatehouse/mcp';
 import type { RunningMcpService } from '@gatehouse/mcp';
 import { DelegationStore } from '@gatehouse/state';
 import type { Redis } from '@gatehouse/state';
-import { CONTROL_TOKEN, startGatehouse } from '../support/gatehouse.js';
+import { startGatehouse } from '../support/gatehouse.js';
 import type { Gatehouse } from '../support/gatehouse.js';
 import { EXECUTOR_CLIENT, ISSUER, PEOPLE, stackExchange, tokensOf } from '../support/identity.js';
 import { connectHttp, dataOf, startFrontDoor } from '../support/mcp.js';
 import type { McpResult, RunWithToken } from '../support/mcp.js';
 import { MODERN } from '../support/mcp-modern.js';
-import { RECORDS, readRecordTool, startRecordsService } from '../support/records-service.js';
+import { RECORDS, readRecordTool, registerRecordsRun, startRecordsService } from '../support/records-service.js';
 import type { RecordsService } from '../support/records-service.js';
 import { TEST_SEALER, TEST_UNSEALER } from '../support/signing.js';
 import { TEST_ROLE, testCatalog } from '../support/test-catalog.js';
@@ -153,22 +153,9 @@ describe('an attacker who reads every key of Redis after people signed in and to
   let controlRunId = '';
 
   const register = async (body: Record<string, unknown>): Promise<string> => {
-    const response = await fetch(`${g.policies[0]?.url ?? ''}/runs`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${CONTROL_TOKEN}`, 'content-type': 'application/json' },
-      body: JSON.stringify({
-        tenant: 'acme',
-        principal: 'agent:records-bot',
-        role: TEST_ROLE,
-        environment: 'sandbox',
-        ttl_ms: 600_000,
-        ...body,
-      }),
-    });
+    const response = await registerRecordsRun(g, body);
     expect(response.status).toBe(201);
-    const run = (await response.json()) as { run_id: string; run_key: string };
-    g.client.holdRunKey(run.run_id, run.run_key);
-    return run.run_id;
+    return ((await response.json()) as { run_id: string }).run_id;
   };
 
   beforeAll(async () => {

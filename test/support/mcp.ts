@@ -4,6 +4,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startMcpService } from '@gatehouse/mcp';
 import type { McpServiceOptions, RunningMcpService } from '@gatehouse/mcp';
+import { RunRegistry } from '@gatehouse/state';
 import type { Run } from '@gatehouse/state';
 import { TOKENS } from './approval.js';
 import { decideAs } from './decide.js';
@@ -109,4 +110,13 @@ export async function decideAsLead(
 ): Promise<number> {
   const options = { waitForRequest: true, ...(body.reason === undefined ? {} : { reason: body.reason }) };
   return (await decideAs(g.approval?.url ?? '', proposalId, decision, TOKENS.lead, options)).status;
+}
+
+/** The sign-in run the front door registered for a person (`run_mcp_…`), as its registry holds it; undefined when there is none. */
+export async function signInRunOf(g: Gatehouse): Promise<{ readonly runId: string; readonly run: Run | undefined }> {
+  const runId =
+    (await g.redis.keys(`${g.redisPrefix}run:{run_mcp_*`))
+      .map((key) => /\{(run_mcp_[0-9a-f]+)\}/.exec(key)?.[1])
+      .find((id) => id !== undefined) ?? '';
+  return { runId, run: await new RunRegistry(g.redis, g.keys).get(runId) };
 }

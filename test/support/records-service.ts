@@ -7,7 +7,10 @@ import type { AddressInfo } from 'node:net';
 import { defineTool, implement } from '@gatehouse/contracts';
 import { AccessTokenVerifier } from '@gatehouse/identity';
 import { authorizedFetch } from '@gatehouse/sdk';
+import { CONTROL_TOKEN } from './gatehouse.js';
+import type { Gatehouse } from './gatehouse.js';
 import { ISSUER } from './identity.js';
+import { TEST_ROLE } from './test-catalog.js';
 
 export const RECORDS = { audience: 'records-service', scope: 'records.access' } as const;
 
@@ -77,4 +80,28 @@ export function readRecordTool(url: () => string) {
       },
     },
   );
+}
+
+/**
+ * Registers a run of the test catalog's role for the records service, as trusted code does
+ * (`body` adds to the defaults or replaces them), and holds its key in `g.client` when it is made.
+ */
+export async function registerRecordsRun(g: Gatehouse, body: Record<string, unknown>): Promise<Response> {
+  const response = await fetch(`${g.policies[0]?.url ?? ''}/runs`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${CONTROL_TOKEN}`, 'content-type': 'application/json' },
+    body: JSON.stringify({
+      tenant: 'acme',
+      principal: 'agent:records-bot',
+      role: TEST_ROLE,
+      environment: 'sandbox',
+      ttl_ms: 600_000,
+      ...body,
+    }),
+  });
+  if (response.status === 201) {
+    const run = (await response.clone().json()) as { run_id: string; run_key: string };
+    g.client.holdRunKey(run.run_id, run.run_key);
+  }
+  return response;
 }

@@ -237,13 +237,19 @@ export class GatehouseClient {
 
   /** The headers that prove `command`, routed to `replyPartition`, speaks for its run. Throws RunKeyError without a key. */
   private proofOf(command: ToolCommand, replyPartition: number, given: string | RunKey | undefined): Record<string, string> {
-    const key = given === undefined ? this.runKeys.get(command.run_id) : typeof given === 'string' ? this.parsed(given) : given;
+    const key = this.keyOf(command.run_id, given);
     if (key !== undefined) return key.prove(command, replyPartition);
     if (this.prover !== undefined) return this.prover(command, replyPartition);
     throw new RunKeyError(
       'RUN_KEY_MISSING',
       `no key for run ${command.run_id}: give the run_key its registration returned (CallOptions.runKey, or holdRunKey)`,
     );
+  }
+
+  /** The key a call or request of `runId` proves its run with: the one given, else the one held for the run. */
+  private keyOf(runId: string, given: string | RunKey | undefined): RunKey | undefined {
+    if (given === undefined) return this.runKeys.get(runId);
+    return typeof given === 'string' ? this.parsed(given) : given;
   }
 
   private parsed(text: string): RunKey {
@@ -500,7 +506,7 @@ export class GatehouseClient {
    * proves the run with its key (`runKey`, or the one `holdRunKey` was given). Throws RunKeyError without one.
    */
   async tools(runId: string, format: ToolDefinitionFormat = 'mcp', runKey?: string | RunKey): Promise<unknown[]> {
-    const key = runKey === undefined ? this.runKeys.get(runId) : typeof runKey === 'string' ? this.parsed(runKey) : runKey;
+    const key = this.keyOf(runId, runKey);
     if (key === undefined) throw new RunKeyError('RUN_KEY_MISSING', `no key for run ${runId}: give the run_key its registration returned`);
     const response = await fetch(`${this.controlUrl}/runs/${encodeURIComponent(runId)}/tools?format=${format}`, {
       headers: { [RUN_PROOF_HEADER]: key.proveRequest(runId, Date.now()) },
