@@ -14,7 +14,7 @@ import { AccessTokenVerifier, TokenExchanger } from '@gatehouse/identity';
 import type { ExchangeStep } from '@gatehouse/identity';
 import { AgentPolicy, liveRoleTools } from '@gatehouse/mcp';
 import type { RunningMcpService } from '@gatehouse/mcp';
-import { DelegationStore } from '@gatehouse/state';
+import { DelegationStore, DelegationWriter } from '@gatehouse/state';
 import type { Redis } from '@gatehouse/state';
 import { startGatehouse } from '../support/gatehouse.js';
 import type { Gatehouse } from '../support/gatehouse.js';
@@ -282,6 +282,19 @@ describe('an attacker who reads every key of Redis after people signed in and to
     const before = records.seen.length;
     const read = await g.client.call('read_record.v1', {}, { runId: victim, tenant: 'acme' });
     expect(!read.ok && read.error).toMatchObject({ code: 'CREDENTIAL_REFUSED', retryable: false });
+    expect(records.seen.length).toBe(before);
+  });
+  it('seals a token of its own person to the executors’ public key under a run that acts for someone else: CREDENTIAL_REFUSED, nothing sent', async () => {
+    const victim = await register({ on_behalf_of: { issuer: ISSUER, subject: PEOPLE.owner.subject } });
+    // Sealing needs only the executors' public keys; the token is the attacker's own, for the executors.
+    const own = await tokensOf(PEOPLE.lead, 'gatehouse-test', 'openid gatehouse.delegation');
+    await new DelegationWriter(g.redis, g.keys, TEST_SEALER).saveSubjectToken(victim, own.access_token, Date.now() + 60_000);
+    const before = records.seen.length;
+
+    const read = await g.client.call('read_record.v1', {}, { runId: victim, tenant: 'acme' });
+
+    expect(!read.ok && read.error).toMatchObject({ code: 'CREDENTIAL_REFUSED', retryable: false });
+    expect(!read.ok && read.error.message).toContain("does not name the run's person");
     expect(records.seen.length).toBe(before);
   });
 });

@@ -1,3 +1,4 @@
+import { decodeJwt } from 'jose';
 import * as oidc from 'openid-client';
 import { discoverRelyingParty } from './relying-party.js';
 import type { RelyingParty } from './relying-party.js';
@@ -32,7 +33,13 @@ export interface DelegationSource {
 }
 
 export type ExchangeOutcome =
-  | { readonly ok: true; readonly token: string; readonly expiresAt: number }
+  | {
+      readonly ok: true;
+      readonly token: string;
+      readonly expiresAt: number;
+      /** Whom the token names (its `iss` and `sub`), or null when it is not a JWT that says. */
+      readonly names: { readonly issuer: string; readonly subject: string } | null;
+    }
   | {
       readonly ok: false;
       /** `refused`: the IdP said no, or there is no person's token to exchange (asking again will not help); `unreachable`: it could not be asked. */
@@ -57,6 +64,17 @@ export interface TokenExchangerOptions {
 interface Cached {
   readonly token: string;
   readonly expiresAt: number;
+  readonly names: { readonly issuer: string; readonly subject: string } | null;
+}
+
+/** The `iss` and `sub` a JWT access token carries, read without checking it (it came from the token endpoint itself). */
+function namesOf(token: string): Cached['names'] {
+  try {
+    const { iss, sub } = decodeJwt(token);
+    return typeof iss === 'string' && typeof sub === 'string' ? { issuer: iss, subject: sub } : null;
+  } catch {
+    return null;
+  }
 }
 
 /**
@@ -99,7 +117,7 @@ export class TokenExchanger {
     const inFlight = this.pending.get(key);
     if (inFlight !== undefined) return inFlight;
     const asked = this.obtain(runId, target).then((outcome) => {
-      if (outcome.ok) this.remember(key, { token: outcome.token, expiresAt: outcome.expiresAt });
+      if (outcome.ok) this.remember(key, { token: outcome.token, expiresAt: outcome.expiresAt, names: outcome.names });
       else this.cache.delete(key);
       return outcome;
     });
@@ -185,7 +203,7 @@ export class TokenExchanger {
       return this.fail('refused', 'the token endpoint answered without an access token');
     this.options.onStep?.(step);
     const lifetimeS = response.expires_in ?? 60;
-    return { ok: true, token: response.access_token, expiresAt: Date.now() + lifetimeS * 1000 };
+    return { ok: true, token: response.access_token, expiresAt: Date.now() + lifetimeS * 1000, names: namesOf(response.access_token) };
   }
 
   private fail(reason: 'refused' | 'unreachable', detail: string): ExchangeOutcome {

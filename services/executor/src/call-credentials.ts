@@ -70,7 +70,20 @@ export class CallCredentials {
           toolError('CREDENTIAL_REFUSED', `${address} needs a token exchanged at the IdP, and this executor has no exchange configured`),
         );
       const outcome = await this.exchanger.tokenFor(order.run_id, target);
-      if (outcome.ok) return outcome.token;
+      if (outcome.ok) {
+        // The token must be the run's person's: a person's token stored under another's run (by
+        // whoever can write Redis and seal to the executors' public keys) never speaks for that run.
+        const person = order.on_behalf_of ?? null;
+        if (person !== null && outcome.names?.issuer === person.issuer && outcome.names.subject === person.subject) return outcome.token;
+        throw new ToolFailure(
+          toolError(
+            'CREDENTIAL_REFUSED',
+            person === null
+              ? `${address} needs the token of the run's person, and the run names no person; nothing was sent`
+              : `the identity provider's token for ${address} does not name the run's person; nothing was sent`,
+          ),
+        );
+      }
       if (outcome.reason === 'unreachable') {
         throw new ToolFailure(
           toolError('UPSTREAM_ERROR', `the identity provider could not be asked for ${address}'s token; nothing was sent`, {
