@@ -31,3 +31,4 @@ export { hostToolPack } from './tool-pack/host-tool-pack.js';
 export type { HostedPack, PackOverrides } from './tool-pack/host-tool-pack.js';
 export { loadToolPack } from './tool-pack/load-tool-pack.js';
 export { ToolPackLoadError, ToolPackLoadErrorCode } from './tool-pack/tool-pack-load-error.js';
+export { SUPPORTED_NODE, unsupportedNode } from './node-version.js';

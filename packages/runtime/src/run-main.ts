@@ -1,5 +1,6 @@
 import type { Logger } from '@gatehouse/telemetry';
 import { DEFAULT_DRAIN_TIMEOUT_MS } from './consume.js';
+import { unsupportedNode } from './node-version.js';
 import { Teardown } from './teardown.js';
 
 export interface MainOptions {
@@ -40,10 +41,17 @@ function exitSoon(code: number): void {
  * logged): what started is closed newest first (the service drains, then its connections close)
  * and the process exits 0, or 1 if a step failed. A start-up that fails is logged as fatal, what
  * it had opened is closed, and the process exits 1. A signal during start-up closes what has
- * started so far and exits.
+ * started so far and exits. On a Node it does not support, it logs which Node it needs and exits 1.
  */
 export async function runMain(options: MainOptions): Promise<void> {
   const { name, logger } = options;
+  // Before anything starts: on an older Node the first Kafka connection would fail, naming no Node.
+  const tooOld = unsupportedNode(process.versions.node);
+  if (tooOld !== undefined) {
+    logger.fatal({ node: process.versions.node }, `${name} failed to start: ${tooOld}`);
+    exitSoon(1);
+    return;
+  }
   const teardown = new Teardown();
   const stop = (signal: NodeJS.Signals): void => {
     if (teardown.closing) {

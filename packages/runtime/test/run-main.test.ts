@@ -7,12 +7,15 @@ const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 /**
  * A tiny service on runMain, run as its own process (from the built packages). MODE picks its
  * behaviour: `ok` starts, `fail` fails to start, `stop-fails` fails to stop, `hang` never finishes
- * starting, `slow-stop` takes 300 ms to stop, `linger` leaves a timer running that nothing closes.
+ * starting, `slow-stop` takes 300 ms to stop, `linger` leaves a timer running that nothing closes,
+ * `old-node` runs as Node 20 says it is.
  */
 const PROBE = `
 import { runMain } from '@gatehouse/runtime';
 import { createLogger } from '@gatehouse/telemetry';
 const mode = process.env.MODE;
+// What an older Node says of itself (the one this test runs on is supported).
+if (mode === 'old-node') Object.defineProperty(process.versions, 'node', { value: '20.20.2' });
 const logger = createLogger('probe');
 await runMain({
   name: 'probe service',
@@ -129,6 +132,13 @@ describe('runMain', { timeout: 20_000 }, () => {
     expect(await probe.exited).toBe(1);
     expect(messages(probe)).toEqual(['probe service failed to start', 'closed redis']);
     expect(probe.lines()[0]).toMatchObject({ level: 60, err: { message: 'broker unreachable' } });
+  });
+
+  it('on a Node it does not support, names the Node it needs and exits 1 before starting anything', async () => {
+    const probe = runProbe('old-node');
+    expect(await probe.exited).toBe(1);
+    expect(messages(probe)).toEqual(['probe service failed to start: Gatehouse needs Node ^22.22.0 || >=24.0.0; this is Node 20.20.2']);
+    expect(probe.lines()[0]).toMatchObject({ level: 60, node: '20.20.2' });
   });
 
   it('exits 1 when a step of the stop fails, after running the others', async () => {
