@@ -4,9 +4,8 @@ import type { Redis as RedisServer } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   ApprovalStore,
-  CommandClaims,
   createRedis,
-  IdempotencyStore,
+  ClaimLedger,
   isActive,
   Keyspace,
   LuaScript,
@@ -163,26 +162,26 @@ describe.each(BACKENDS)('state on $backend', ({ url }) => {
     });
   });
 
-  describe('IdempotencyStore', () => {
+  describe('ClaimLedger, by name (an executor’s command claims and write keys)', () => {
     it('runs a key once and answers every later claim with the stored outcome', async () => {
-      const store = new IdempotencyStore(a, keys());
+      const store = new ClaimLedger(a, keys());
       expect(await store.claim('run9:p_7f31:commit', 'h1', 'exec-1', 5_000)).toEqual({ kind: 'claimed' });
       expect(await store.claim('run9:p_7f31:commit', 'h1', 'exec-2', 5_000)).toMatchObject({ kind: 'in_progress', owner: 'exec-1' });
-      expect(await store.finish('run9:p_7f31:commit', 'exec-2', 'succeeded', 'wrong owner')).toBe(false);
-      expect(await store.finish('run9:p_7f31:commit', 'exec-1', 'succeeded', '{"new_version":18}')).toBe(true);
+      expect(await store.settle('run9:p_7f31:commit', 'exec-2', 'succeeded', 'wrong owner')).toBe(false);
+      expect(await store.settle('run9:p_7f31:commit', 'exec-1', 'succeeded', '{"new_version":18}')).toBe(true);
       expect(await store.claim('run9:p_7f31:commit', 'h1', 'exec-3', 5_000)).toEqual({
-        kind: 'stored',
-        state: 'succeeded',
-        outcome: '{"new_version":18}',
+        kind: 'settled',
+        verdict: 'succeeded',
+        answer: '{"new_version":18}',
       });
       expect(await store.claim('run9:p_7f31:commit', 'h2', 'exec-3', 5_000)).toEqual({ kind: 'reused' });
       expect(await store.get('run9:p_7f31:commit')).toMatchObject({ state: 'succeeded', arguments_sha256: 'h1', owner: 'exec-1' });
     });
 
     it('hands a key whose owner died to exactly one new owner as orphaned, never as a fresh claim', async () => {
-      const store = new IdempotencyStore(a, keys());
+      const store = new ClaimLedger(a, keys());
       await store.claim('k', 'h', 'dead-exec', 30);
-      let first: Awaited<ReturnType<IdempotencyStore['claim']>> | undefined;
+      let first: Awaited<ReturnType<ClaimLedger['claim']>> | undefined;
       const started = Date.now();
       do {
         first = await store.claim('k', 'h', 'exec-2', 5_000);
@@ -195,7 +194,7 @@ describe.each(BACKENDS)('state on $backend', ({ url }) => {
 
     it('gives the next owner the answer a dead owner staged, and drops it once the key is finished', async () => {
       const space = keys();
-      const store = new IdempotencyStore(a, space);
+      const store = new ClaimLedger(a, space);
       expect(await store.claim('cmd:c-1', 'h', 'dead-exec', 30, 'c-1')).toEqual({ kind: 'claimed' });
       expect(await store.claim('cmd:c-1', 'h', 'exec-2', 5_000, 'c-1')).toMatchObject({
         kind: 'in_progress',
@@ -203,31 +202,31 @@ describe.each(BACKENDS)('state on $backend', ({ url }) => {
         commandId: 'c-1',
       });
       const terms = { argumentsSha256: 'h', leaseMs: 30, commandId: 'c-1' };
-      expect(await store.stage('cmd:c-1', 'exec-2', '{"status":"ok"}', terms)).toBe(false);
-      expect(await store.stage('cmd:c-1', 'dead-exec', '{"status":"ok"}', terms)).toBe(true);
+      expect(await store.stage('cmd:c-1', 'exec-2', '{"status":"ok"}', terms)).toBe('taken');
+      expect(await store.stage('cmd:c-1', 'dead-exec', '{"status":"ok"}', terms)).toBe('staged');
       await new Promise((resolve) => setTimeout(resolve, 40));
       expect(await store.claim('cmd:c-1', 'h', 'exec-2', 5_000, 'c-1')).toEqual({
         kind: 'orphaned',
         previousOwner: 'dead-exec',
         staged: '{"status":"ok"}',
       });
-      expect(await store.finish('cmd:c-1', 'exec-2', 'succeeded', 'ok')).toBe(true);
+      expect(await store.settle('cmd:c-1', 'exec-2', 'succeeded', 'ok')).toBe(true);
       expect(await a.hexists(space.idempotency('cmd:c-1'), 'staged')).toBe(0);
-      expect(await store.claim('cmd:c-1', 'h', 'exec-3', 5_000, 'c-1')).toEqual({ kind: 'stored', state: 'succeeded', outcome: 'ok' });
+      expect(await store.claim('cmd:c-1', 'h', 'exec-3', 5_000, 'c-1')).toEqual({ kind: 'settled', verdict: 'succeeded', answer: 'ok' });
     });
 
     it('says why an answer was not staged, and makes again a key Redis lost, held by the stager with the answer staged', async () => {
       const space = keys();
-      const store = new IdempotencyStore(a, space);
+      const store = new ClaimLedger(a, space);
       const terms = { argumentsSha256: 'h', leaseMs: 5_000, commandId: 'c-2' };
       expect(await store.claim('cmd:c-2', 'h', 'exec-1', 5_000, 'c-2')).toEqual({ kind: 'claimed' });
-      expect(await store.stageAnswer('cmd:c-2', 'exec-1', '{"status":"ok"}', terms)).toBe('staged');
-      expect(await store.stageAnswer('cmd:c-2', 'exec-2', '{"status":"ok"}', terms)).toBe('taken');
-      expect(await store.finish('cmd:c-2', 'exec-1', 'succeeded', 'ok')).toBe(true);
-      expect(await store.stageAnswer('cmd:c-2', 'exec-1', '{"status":"ok"}', terms)).toBe('taken');
+      expect(await store.stage('cmd:c-2', 'exec-1', '{"status":"ok"}', terms)).toBe('staged');
+      expect(await store.stage('cmd:c-2', 'exec-2', '{"status":"ok"}', terms)).toBe('taken');
+      expect(await store.settle('cmd:c-2', 'exec-1', 'succeeded', 'ok')).toBe(true);
+      expect(await store.stage('cmd:c-2', 'exec-1', '{"status":"ok"}', terms)).toBe('taken');
       // As after a restart of a Redis that keeps nothing on disk, or a failover that lost the claim.
       await a.del(space.idempotency('cmd:c-2'));
-      expect(await store.stageAnswer('cmd:c-2', 'exec-1', '{"status":"ok"}', terms)).toBe('staged');
+      expect(await store.stage('cmd:c-2', 'exec-1', '{"status":"ok"}', terms)).toBe('staged');
       expect(await a.pttl(space.idempotency('cmd:c-2'))).toBeGreaterThan(store.retentionMs - 60_000);
       // Its owner's lease holds it; another copy of the command waits, and a copy with other arguments is refused.
       expect(await store.claim('cmd:c-2', 'h', 'exec-2', 5_000, 'c-2')).toMatchObject({
@@ -236,19 +235,19 @@ describe.each(BACKENDS)('state on $backend', ({ url }) => {
         commandId: 'c-2',
       });
       expect(await store.claim('cmd:c-2', 'other', 'exec-2', 5_000, 'c-2')).toEqual({ kind: 'reused' });
-      expect(await store.finish('cmd:c-2', 'exec-1', 'succeeded', '{"status":"ok"}')).toBe(true);
+      expect(await store.settle('cmd:c-2', 'exec-1', 'succeeded', '{"status":"ok"}')).toBe(true);
       expect(await store.claim('cmd:c-2', 'h', 'exec-2', 5_000, 'c-2')).toEqual({
-        kind: 'stored',
-        state: 'succeeded',
-        outcome: '{"status":"ok"}',
+        kind: 'settled',
+        verdict: 'succeeded',
+        answer: '{"status":"ok"}',
       });
     });
 
     it('keeps an unknown outcome until an operator resolves it', async () => {
-      const store = new IdempotencyStore(a, keys());
+      const store = new ClaimLedger(a, keys());
       await store.claim('u', 'h', 'exec-1', 5_000);
-      await store.finish('u', 'exec-1', 'unknown', '{"code":"OUTCOME_UNKNOWN"}');
-      expect(await store.claim('u', 'h', 'exec-2', 5_000)).toEqual({ kind: 'unknown', outcome: '{"code":"OUTCOME_UNKNOWN"}' });
+      await store.settle('u', 'exec-1', 'unknown', '{"code":"OUTCOME_UNKNOWN"}');
+      expect(await store.claim('u', 'h', 'exec-2', 5_000)).toEqual({ kind: 'unknown', answer: '{"code":"OUTCOME_UNKNOWN"}' });
       const resolution = { state: 'succeeded', outcome: '{"new_version":18}', by: 'ops@acme', fingerprint: 'r1' } as const;
       expect(await store.resolveUnknown('u', resolution)).toEqual({ kind: 'resolved', outcome: '{"new_version":18}' });
       // The same resolution again, its answer not yet out (a retry): the outcome it stored, never a second one.
@@ -262,18 +261,31 @@ describe.each(BACKENDS)('state on $backend', ({ url }) => {
       await store.resolutionPublished('u');
       expect(await store.resolveUnknown('u', resolution)).toEqual({ kind: 'not_unknown' });
       expect(await store.resolveUnknown('missing', { ...resolution, fingerprint: 'r3' })).toEqual({ kind: 'not_found' });
-      expect(await store.claim('u', 'h', 'exec-2', 5_000)).toEqual({ kind: 'stored', state: 'succeeded', outcome: '{"new_version":18}' });
+      expect(await store.claim('u', 'h', 'exec-2', 5_000)).toEqual({ kind: 'settled', verdict: 'succeeded', answer: '{"new_version":18}' });
     });
 
     it('gives a claimed key back only to its owner, so the legitimate call can claim it afresh', async () => {
-      const store = new IdempotencyStore(a, keys());
+      const store = new ClaimLedger(a, keys());
       await store.claim('g', 'h', 'exec-1', 5_000);
-      expect(await store.abandon('g', 'exec-2')).toBe(false);
-      expect(await store.abandon('g', 'exec-1')).toBe(true);
+      expect(await store.giveBack('g', 'exec-2')).toBe(false);
+      expect(await store.giveBack('g', 'exec-1')).toBe(true);
       expect(await store.get('g')).toBeUndefined();
       expect(await store.claim('g', 'h', 'exec-2', 5_000)).toEqual({ kind: 'claimed' });
       expect(await store.renew('g', 'exec-1', 5_000)).toBe(false);
       expect(await store.renew('g', 'exec-2', 5_000)).toBe(true);
+    });
+
+    it('gives a staged entry back with its answer kept and its lease ended: the next claimant repeats that answer at once', async () => {
+      const store = new ClaimLedger(a, keys());
+      const terms = { argumentsSha256: 'h', leaseMs: 60_000, commandId: 'c-4' };
+      await store.claim('s', 'h', 'exec-1', 60_000, 'c-4');
+      expect(await store.stage('s', 'exec-1', '{"status":"ok"}', terms)).toBe('staged');
+      expect(await store.giveBack('s', 'exec-1')).toBe(true);
+      expect(await store.claim('s', 'h', 'exec-2', 60_000, 'c-4')).toEqual({
+        kind: 'orphaned',
+        previousOwner: 'exec-1',
+        staged: '{"status":"ok"}',
+      });
     });
   });
 
@@ -331,9 +343,10 @@ describe.each(BACKENDS)('state on $backend', ({ url }) => {
     });
   });
 
-  describe('CommandClaims', () => {
+  describe('ClaimLedger, by command (the policy’s claims of command ids)', () => {
     const sha = (c: string): string => c.repeat(64);
-    const kind = async (claim: Promise<{ kind: string }>): Promise<string> => (await claim).kind;
+    const terms = (c: string, leaseMs = 10_000) => ({ argumentsSha256: sha(c), leaseMs, commandId: '' });
+    const kind = async (found: Promise<{ claim: { kind: string } }>): Promise<string> => (await found).claim.kind;
 
     /** A keyspace whose runs run-1 … exist: a command naming a run that does not is never claimed. */
     const keysWithRuns = async (): Promise<Keyspace> => {
@@ -342,91 +355,128 @@ describe.each(BACKENDS)('state on $backend', ({ url }) => {
       for (const id of ['run-1', 'run-2', 'run-3']) await runs.create(run({ run_id: id }));
       return space;
     };
+    const entryKey = (space: Keyspace, runId: string, commandId: string, tenant = 'acme'): string =>
+      space.commandClaim(
+        runId,
+        createHash('sha256').update(`${tenant.length}:${tenant}${runId.length}:${runId}`).update(commandId).digest('hex'),
+      );
 
     it('reads the run record with the claim, in one script, and stores nothing for a run that does not exist', async () => {
       const space = keys();
       const runs = new RunRegistry(a, space);
       const registered = run({ run_id: 'run-7' });
       await runs.create(registered);
-      const claims = new CommandClaims(b, space);
+      const ledger = new ClaimLedger(b, space);
       const claimKey = (runId: string, commandId: string, runKey = runId): string =>
         space.commandClaim(runKey, createHash('sha256').update(`4:acme${runId.length}:${runId}`).update(commandId).digest('hex'));
-      expect(JSON.parse((await claims.claim('acme', 'run-7', 'cmd-9', sha('a'), 60_000)).run ?? 'null')).toEqual(registered);
+      expect(JSON.parse((await ledger.commandEntry('acme', 'run-7', 'cmd-9').claim(terms('a'), 'p-1', 60_000)).run ?? 'null')).toEqual(
+        registered,
+      );
       expect(await a.exists(claimKey('run-7', 'cmd-9'))).toBe(1);
       // A run that does not exist, and a hostile id no run can have: nothing is stored, however often.
-      expect(await claims.claim('acme', 'run-8', 'cmd-9', sha('a'), 60_000)).toEqual({ kind: 'no_run', run: null });
+      expect(await ledger.commandEntry('acme', 'run-8', 'cmd-9').claim(terms('a'), 'p-1', 60_000)).toEqual({
+        claim: { kind: 'no_run' },
+        run: null,
+      });
       expect(await a.exists(claimKey('run-8', 'cmd-9'))).toBe(0);
       const hostile = `run{${'x'.repeat(5_000)}}`;
       for (let i = 0; i < 3; i += 1) {
-        expect(await claims.claim('acme', hostile, `cmd-${i}`, sha('a'), 60_000)).toEqual({ kind: 'no_run', run: null });
+        expect(await ledger.commandEntry('acme', hostile, `cmd-${i}`).claim(terms('a'), 'p-1', 60_000)).toEqual({
+          claim: { kind: 'no_run' },
+          run: null,
+        });
         expect(await a.exists(claimKey(hostile, `cmd-${i}`, createHash('sha256').update(hostile).digest('hex')))).toBe(0);
       }
     });
 
     it('answers a command_id once: a copy in flight waits, a copy after the answer and another payload get nothing', async () => {
       const space = await keysWithRuns();
-      const [c1, c2] = [new CommandClaims(a, space), new CommandClaims(b, space)];
-      expect(await kind(c1.claim('acme', 'run-1', 'cmd-1', sha('a'), 60_000))).toBe('first');
-      expect(await kind(c2.claim('acme', 'run-1', 'cmd-1', sha('a'), 60_000))).toBe('in_progress');
-      expect(await kind(c2.claim('acme', 'run-1', 'cmd-1', sha('b'), 60_000))).toBe('reused');
+      const [l1, l2] = [new ClaimLedger(a, space), new ClaimLedger(b, space)];
+      const [e1, e2] = [l1.commandEntry('acme', 'run-1', 'cmd-1'), l2.commandEntry('acme', 'run-1', 'cmd-1')];
+      expect(await kind(e1.claim(terms('a'), 'p-1', 60_000))).toBe('claimed');
+      expect(await kind(e2.claim(terms('a'), 'p-2', 60_000))).toBe('in_progress');
+      expect(await kind(e2.claim(terms('b'), 'p-2', 60_000))).toBe('reused');
       // The same id under another tenant is another command.
-      expect(await kind(c2.claim('globex', 'run-1', 'cmd-1', sha('b'), 60_000))).toBe('first');
-      expect(await c1.stage('acme', 'run-1', 'cmd-1', sha('a'), '[{"decided":1}]', 60_000)).toBe(true);
-      await c1.answered('acme', 'run-1', 'cmd-1', sha('a'));
-      expect(await kind(c2.claim('acme', 'run-1', 'cmd-1', sha('a'), 60_000))).toBe('answered');
-      expect(await kind(c2.claim('acme', 'run-1', 'cmd-1', sha('b'), 60_000))).toBe('reused');
-      // An answered claim is never released, nor staged again.
-      await c2.release('acme', 'run-1', 'cmd-1', sha('a'));
-      expect(await c2.stage('acme', 'run-1', 'cmd-1', sha('a'), '[]', 60_000)).toBe(false);
-      expect(await kind(c2.claim('acme', 'run-1', 'cmd-1', sha('a'), 60_000))).toBe('answered');
+      expect(await kind(l2.commandEntry('globex', 'run-1', 'cmd-1').claim(terms('b'), 'p-2', 60_000))).toBe('claimed');
+      expect(await e1.stage('p-1', '[{"decided":1}]', terms('a'), 60_000)).toBe('staged');
+      expect(await e1.settle('p-1', '')).toBe(true);
+      expect(await kind(e2.claim(terms('a'), 'p-2', 60_000))).toBe('settled');
+      expect(await kind(e2.claim(terms('b'), 'p-2', 60_000))).toBe('reused');
+      // A settled entry is never given back, nor staged again.
+      expect(await e1.giveBack('p-1')).toBe(false);
+      expect(await e2.stage('p-2', '[]', terms('a'), 60_000)).toBe('taken');
+      expect(await kind(e2.claim(terms('a'), 'p-2', 60_000))).toBe('settled');
     });
 
     it('gives a taken-over command its staged decision, never a new one, and lets an undecided claim go', async () => {
       const space = await keysWithRuns();
-      const quick = new CommandClaims(a, space, 200);
-      expect(await kind(quick.claim('acme', 'run-1', 'cmd-2', sha('a'), 60_000))).toBe('first');
-      await quick.release('acme', 'run-1', 'cmd-2', sha('b'));
-      expect(await kind(quick.claim('acme', 'run-1', 'cmd-2', sha('a'), 60_000))).toBe('in_progress');
-      // A failed worker that had not decided lets go: the retry claims it at once.
-      await quick.release('acme', 'run-1', 'cmd-2', sha('a'));
-      expect(await kind(quick.claim('acme', 'run-1', 'cmd-2', sha('a'), 60_000))).toBe('first');
+      const entry = new ClaimLedger(a, space).commandEntry('acme', 'run-1', 'cmd-2');
+      const quick = terms('a', 200);
+      expect(await kind(entry.claim(quick, 'p-1', 60_000))).toBe('claimed');
+      expect(await entry.giveBack('p-2')).toBe(false);
+      expect(await kind(entry.claim(quick, 'p-2', 60_000))).toBe('in_progress');
+      // A failed worker that had not decided gives its claim back: the retry claims it at once.
+      expect(await entry.giveBack('p-1')).toBe(true);
+      expect(await kind(entry.claim(quick, 'p-2', 60_000))).toBe('claimed');
       // Its lease runs out before it decides: another worker takes over and decides.
       expect(
         await pollUntil(
-          async () => ((await quick.claim('acme', 'run-1', 'cmd-2', sha('a'), 60_000)).kind === 'orphaned' ? true : undefined),
+          async () => ((await entry.claim(quick, 'p-3', 60_000)).claim.kind === 'orphaned' ? true : undefined),
           5_000,
           'the lease to run out',
         ),
       ).toBe(true);
       const decision = '[{"role":"results","key":"run-1","event":{"status":"ok","note":"a:b:c"}}]';
-      expect(await quick.stage('acme', 'run-1', 'cmd-2', sha('a'), decision, 60_000)).toBe(true);
+      expect(await entry.stage('p-3', decision, quick, 60_000)).toBe('staged');
       // The worker it took over from, slow but alive, stages too late: its decision is not the command's.
-      expect(await quick.stage('acme', 'run-1', 'cmd-2', sha('a'), '[{"late":1}]', 60_000)).toBe(false);
+      expect(await entry.stage('p-2', '[{"late":1}]', quick, 60_000)).toBe('taken');
       // That worker dies after staging: whoever comes next gets the staged decision, byte for byte.
       const next = await pollUntil(
         async () => {
-          const claim = await quick.claim('acme', 'run-1', 'cmd-2', sha('a'), 60_000);
-          return claim.kind === 'staged' ? claim : undefined;
+          const { claim } = await entry.claim(quick, 'p-4', 60_000);
+          return claim.kind === 'orphaned' ? claim : undefined;
         },
         5_000,
         'the staged claim to be taken over',
       );
-      expect(next).toMatchObject({ kind: 'staged', decision });
+      expect(next).toEqual({ kind: 'orphaned', previousOwner: 'p-3', staged: decision });
       // A worker that failed after staging keeps the decision and ends its lease at once.
-      expect(await kind(quick.claim('acme', 'run-1', 'cmd-2', sha('a'), 60_000))).toBe('in_progress');
-      await quick.release('acme', 'run-1', 'cmd-2', sha('a'));
-      expect(await quick.claim('acme', 'run-1', 'cmd-2', sha('a'), 60_000)).toMatchObject({ kind: 'staged', decision });
+      expect(await kind(entry.claim(quick, 'p-5', 60_000))).toBe('in_progress');
+      expect(await entry.giveBack('p-4')).toBe(true);
+      expect((await entry.claim(quick, 'p-5', 60_000)).claim).toEqual({ kind: 'orphaned', previousOwner: 'p-4', staged: decision });
     });
 
     it('lets a worker whose claim Redis lost (a restart without persistence) stage its decision, once', async () => {
       const space = await keysWithRuns();
-      const claims = new CommandClaims(a, space);
-      expect(await kind(claims.claim('acme', 'run-1', 'cmd-3', sha('a'), 60_000))).toBe('first');
+      const entry = new ClaimLedger(a, space).commandEntry('acme', 'run-1', 'cmd-3');
+      expect(await kind(entry.claim(terms('a'), 'p-1', 60_000))).toBe('claimed');
       // Where the claim lives: the hash of the length-prefixed tenant and the id, never the raw strings.
-      expect(await a.del(space.commandClaim('run-1', createHash('sha256').update('4:acme5:run-1').update('cmd-3').digest('hex')))).toBe(1);
-      expect(await claims.stage('acme', 'run-1', 'cmd-3', sha('a'), '[{"d":1}]', 60_000)).toBe(true);
-      expect(await kind(claims.claim('acme', 'run-1', 'cmd-3', sha('a'), 60_000))).toBe('in_progress');
-      expect(await claims.stage('acme', 'run-1', 'cmd-3', sha('a'), '[{"d":2}]', 60_000)).toBe(false);
+      expect(await a.del(entryKey(space, 'run-1', 'cmd-3'))).toBe(1);
+      expect(await entry.stage('p-1', '[{"d":1}]', terms('a'), 60_000)).toBe('staged');
+      expect(await kind(entry.claim(terms('a'), 'p-2', 60_000))).toBe('in_progress');
+      expect(await entry.stage('p-2', '[{"d":2}]', terms('a'), 60_000)).toBe('taken');
+    });
+
+    it('reads the claims an earlier release wrote as strings: claimed, staged and answered, each keeping its TTL', async () => {
+      const space = await keysWithRuns();
+      const ledger = new ClaimLedger(a, space);
+      const decision = '[{"role":"results","key":"run-1","event":{"status":"ok","note":"x:y"}}]';
+      await a.set(entryKey(space, 'run-1', 'old-c'), `c:${sha('a')}:${Date.now() + 60_000}`, 'PX', 90_000);
+      await a.set(entryKey(space, 'run-1', 'old-s'), `s:${sha('a')}:0:${decision}`, 'PX', 90_000);
+      await a.set(entryKey(space, 'run-1', 'old-a'), `a:${sha('a')}:0`, 'PX', 90_000);
+      // Claimed by a worker of the earlier release, its lease still running: a copy waits for it.
+      expect(await kind(ledger.commandEntry('acme', 'run-1', 'old-c').claim(terms('a'), 'p-1', 60_000))).toBe('in_progress');
+      expect((await ledger.commandEntry('acme', 'run-1', 'old-s').claim(terms('a'), 'p-1', 60_000)).claim).toEqual({
+        kind: 'orphaned',
+        previousOwner: '',
+        staged: decision,
+      });
+      expect(await kind(ledger.commandEntry('acme', 'run-1', 'old-a').claim(terms('a'), 'p-1', 60_000))).toBe('settled');
+      expect(await kind(ledger.commandEntry('acme', 'run-1', 'old-a').claim(terms('b'), 'p-1', 60_000))).toBe('reused');
+      for (const id of ['old-c', 'old-s', 'old-a']) {
+        expect(await a.type(entryKey(space, 'run-1', id))).toBe('hash');
+        expect(await a.pttl(entryKey(space, 'run-1', id))).toBeGreaterThan(60_000);
+      }
     });
   });
 
@@ -457,10 +507,10 @@ describe.each(BACKENDS)('state on $backend', ({ url }) => {
         await flushScripts(uncached);
         expect((await script.run(uncached, 1, 'k2', 'v2')) as string[]).toEqual(['k2', 'v2', first[2]]);
         // And the idempotency protocol keeps working across the flush.
-        const store = new IdempotencyStore(a, keys());
+        const store = new ClaimLedger(a, keys());
         await flushScripts(a);
         expect(await store.claim('op-1', 'sha', 'owner-1', 5_000)).toEqual({ kind: 'claimed' });
-        expect(await store.finish('op-1', 'owner-1', 'succeeded', 'ok')).toBe(true);
+        expect(await store.settle('op-1', 'owner-1', 'succeeded', 'ok')).toBe(true);
       } finally {
         await uncached.quit();
       }

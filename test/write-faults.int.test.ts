@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EventPublisher, verifyResult } from '@gatehouse/events';
 import type { OperatorHandoff, ToolResult } from '@gatehouse/events';
-import { IdempotencyStore, ProposalStore } from '@gatehouse/state';
+import { ClaimLedger, ProposalStore } from '@gatehouse/state';
 import type { Run } from '@gatehouse/state';
 import { customerSupportCatalog } from '@gatehouse/example-customer-support';
 import { pollUntil } from './support/poll.js';
@@ -49,7 +49,7 @@ describe('writes happen once and are reported honestly under faults', () => {
     });
     expect(await currentVersion(g)).toBe(before + 1);
     expect(await shippingLine1(g)).toBe('1 Dropped Lane');
-    expect((await new IdempotencyStore(g.redis, g.keys).get(`${run.run_id}:${proposalId}:commit`))?.state).toBe('succeeded');
+    expect((await new ClaimLedger(g.redis, g.keys).get(`${run.run_id}:${proposalId}:commit`))?.state).toBe('succeeded');
   });
 
   it('reports the committed result when the success body is malformed', async () => {
@@ -89,7 +89,7 @@ describe('writes happen once and are reported honestly under faults', () => {
     // The write did commit: the unknown was honest, not a failure in disguise.
     expect(await currentVersion(g)).toBe(before + 1);
     const key = `${run.run_id}:${proposalId}:commit`;
-    expect((await new IdempotencyStore(g.redis, g.keys).get(key))?.state).toBe('unknown');
+    expect((await new ClaimLedger(g.redis, g.keys).get(key))?.state).toBe('unknown');
 
     // An operator establishes it from the system of record and resolves it; the agent gets the final result.
     const { rows } = await g.customers.db.query<{ response: Record<string, unknown> }>(
@@ -126,7 +126,7 @@ describe('writes happen once and are reported honestly under faults', () => {
       ok: false,
       reason: 'bad_signature',
     });
-    expect((await new IdempotencyStore(g.redis, g.keys).get(key))?.state).toBe('succeeded');
+    expect((await new ClaimLedger(g.redis, g.keys).get(key))?.state).toBe('succeeded');
     const twice = await resolveAs({ state: 'failed', evidence: 'second opinion' });
     expect(twice.status).toBe(409);
     // The same resolution again, once its answer is out, publishes nothing more either.

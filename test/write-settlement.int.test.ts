@@ -4,7 +4,7 @@ import type { ExecutionOrder, ToolResult } from '@gatehouse/events';
 import type { ToolImplementation } from '@gatehouse/contracts';
 import { customerSupportCatalog, customerSupportImplementations } from '@gatehouse/example-customer-support';
 import { commandClaimKey } from '@gatehouse/executor';
-import { ApprovalStore, IdempotencyStore } from '@gatehouse/state';
+import { ApprovalStore, ClaimLedger } from '@gatehouse/state';
 import type { Run } from '@gatehouse/state';
 import { startGatehouse } from './support/gatehouse.js';
 import type { Gatehouse } from './support/gatehouse.js';
@@ -154,7 +154,7 @@ describe('ambiguous writes are settled whenever the system of record can tell', 
     const order = await move('3 Orphan Street', before);
     const key = order.idempotency_key ?? '';
     // A previous owner claimed the key, took the approval and the proposal, and died (its lease ran out).
-    const idempotency = new IdempotencyStore(g.redis, g.keys);
+    const idempotency = new ClaimLedger(g.redis, g.keys);
     expect(await idempotency.claim(key, order.arguments_sha256, 'dead-executor/1', 1, order.command_id)).toEqual({ kind: 'claimed' });
     expect(await new ApprovalStore(g.redis, g.keys).consume(order.approval?.approval_id ?? '', key)).toBe('consumed');
     await send(order);
@@ -178,11 +178,11 @@ describe('ambiguous writes are settled whenever the system of record can tell', 
     const before = await currentVersion(g);
     const order = await move('4 Staged Square', before);
     const key = order.idempotency_key ?? '';
-    const idempotency = new IdempotencyStore(g.redis, g.keys);
+    const idempotency = new ClaimLedger(g.redis, g.keys);
     const staged = stagedAnswer(order, before, 'op_staged_by_the_dead_owner');
     // The owner staged its answer, may have published it, and died before finishing.
     expect(await idempotency.claim(key, order.arguments_sha256, 'dead-executor/2', 1, order.command_id)).toEqual({ kind: 'claimed' });
-    expect(await idempotency.stage(key, 'dead-executor/2', toStoredOutcome(staged, 'execute:0:0'), termsOf(order, 1))).toBe(true);
+    expect(await idempotency.stage(key, 'dead-executor/2', toStoredOutcome(staged, 'execute:0:0'), termsOf(order, 1))).toBe('staged');
     await send(order);
     const answer = await answerTo(order.command_id);
     expect({ status: answer.status, operation_id: answer.operation_id, result: answer.result }).toEqual({
@@ -200,16 +200,16 @@ describe('ambiguous writes are settled whenever the system of record can tell', 
     const before = await currentVersion(g);
     const order = await move('5 Staged Square', before);
     const key = order.idempotency_key ?? '';
-    const idempotency = new IdempotencyStore(g.redis, g.keys);
+    const idempotency = new ClaimLedger(g.redis, g.keys);
     const staged = stagedAnswer(order, before, 'op_staged_on_both');
     const outcome = toStoredOutcome(staged, 'execute:0:0');
     // The owner staged the answer on the command's claim and the write's key, then died before
     // settling the key: the command's redelivery answers from the claim and must settle the key too.
     const command = commandClaimKey(order.run_id, order.command_id);
     expect(await idempotency.claim(command, order.arguments_sha256, 'dead-executor/3', 1, order.command_id)).toEqual({ kind: 'claimed' });
-    expect(await idempotency.stage(command, 'dead-executor/3', outcome, termsOf(order, 1))).toBe(true);
+    expect(await idempotency.stage(command, 'dead-executor/3', outcome, termsOf(order, 1))).toBe('staged');
     expect(await idempotency.claim(key, order.arguments_sha256, 'dead-executor/3', 1, order.command_id)).toEqual({ kind: 'claimed' });
-    expect(await idempotency.stage(key, 'dead-executor/3', outcome, termsOf(order, 1))).toBe(true);
+    expect(await idempotency.stage(key, 'dead-executor/3', outcome, termsOf(order, 1))).toBe('staged');
     await send(order);
     const answer = await answerTo(order.command_id);
     expect({ status: answer.status, operation_id: answer.operation_id, result: answer.result, completed_at: answer.completed_at }).toEqual({
@@ -232,7 +232,7 @@ describe('ambiguous writes are settled whenever the system of record can tell', 
     const refused = await answerTo(order.command_id);
     expect(refused.error).toMatchObject({ code: 'UPSTREAM_ERROR', retryable: true });
     expect(await currentVersion(g)).toBe(before);
-    expect(await new IdempotencyStore(g.redis, g.keys).get(order.idempotency_key ?? '')).toBeUndefined();
+    expect(await new ClaimLedger(g.redis, g.keys).get(order.idempotency_key ?? '')).toBeUndefined();
     const retry = { ...order, command_id: `${order.command_id}-retry` };
     await send(retry);
     const answer = await answerTo(retry.command_id);

@@ -7,7 +7,7 @@
 // call waits) and 64 at a time (what a busy executor spends: client CPU and Redis CPU per write, all
 // six nodes counted, replicas included).
 import { randomUUID } from 'node:crypto';
-import { createRedis, IdempotencyStore, Keyspace } from '@gatehouse/state';
+import { createRedis, ClaimLedger, Keyspace } from '@gatehouse/state';
 import type { Redis, ReplicaBarrier } from '@gatehouse/state';
 
 const WRITES = Number(process.argv[2] ?? 2_000);
@@ -20,19 +20,19 @@ const NODES = [7100, 7101, 7102, 7103, 7104, 7105];
 
 interface Arm {
   readonly name: string;
-  readonly store: IdempotencyStore;
+  readonly store: ClaimLedger;
 }
 
 /** One write's records, as the executor makes them (its command claim, its key, both staged, both settled). */
-async function oneWrite(store: IdempotencyStore, id: string): Promise<void> {
+async function oneWrite(store: ClaimLedger, id: string): Promise<void> {
   const terms = { argumentsSha256: 'a'.repeat(64), leaseMs: 5_000, commandId: id };
   const owner = `bench/${id}`;
   await store.claim(`cmd:${id}`, terms.argumentsSha256, owner, terms.leaseMs, id);
   await store.claim(`key:${id}`, terms.argumentsSha256, owner, terms.leaseMs, id);
   await Promise.all([store.stage(`key:${id}`, owner, '{"status":"ok"}', terms), store.stage(`cmd:${id}`, owner, '{"status":"ok"}', terms)]);
   await Promise.all([
-    store.finish(`key:${id}`, owner, 'succeeded', '{"status":"ok"}'),
-    store.finish(`cmd:${id}`, owner, 'succeeded', '{}'),
+    store.settle(`key:${id}`, owner, 'succeeded', '{"status":"ok"}'),
+    store.settle(`cmd:${id}`, owner, 'succeeded', '{}'),
   ]);
 }
 
@@ -79,8 +79,8 @@ const plain = connect('bench-barrier-plain');
 const durable = connect('bench-barrier-durable', { replicas: 1, timeoutMs: 250 });
 const nodes = NODES.map((port) => createRedis(`redis://127.0.0.1:${port}`, `bench-barrier-info-${port}`));
 const arms: Arm[] = [
-  { name: 'no wait', store: new IdempotencyStore(plain, keys, { retentionMs: 60_000 }) },
-  { name: 'WAIT 1', store: new IdempotencyStore(durable, keys, { retentionMs: 60_000 }) },
+  { name: 'no wait', store: new ClaimLedger(plain, keys, { retentionMs: 60_000 }) },
+  { name: 'WAIT 1', store: new ClaimLedger(durable, keys, { retentionMs: 60_000 }) },
 ];
 const results = new Map<string, { p50: number[]; p99: number[]; perSecond: number[]; clientUs: number[]; redisUs: number[] }>();
 for (const arm of arms) {

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { customerSupportCatalog } from '@gatehouse/example-customer-support';
 import type { ToolResult } from '@gatehouse/events';
-import { IdempotencyStore } from '@gatehouse/state';
+import { ClaimLedger } from '@gatehouse/state';
 import type { Run } from '@gatehouse/state';
 import { CONTROL_TOKEN, startGatehouse } from '../support/gatehouse.js';
 import type { Gatehouse } from '../support/gatehouse.js';
@@ -81,7 +81,7 @@ describe('operator resolutions are tied to a verified person with the operator r
     evidence: 'the customers idempotency row shows the commit',
     result: write.evidence,
   });
-  const stateOf = async (key: string): Promise<string | undefined> => (await new IdempotencyStore(g.redis, g.keys).get(key))?.state;
+  const stateOf = async (key: string): Promise<string | undefined> => (await new ClaimLedger(g.redis, g.keys).get(key))?.state;
   const codeOf = async (response: Response): Promise<string> => ((await response.json()) as ErrorBody).error.code;
   const personToken = async (person: { readonly username: string; readonly password: string }): Promise<string> =>
     (await tokensOf(person)).access_token;

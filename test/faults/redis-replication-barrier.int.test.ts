@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRedis, IdempotencyStore, Keyspace, ReplicationUnconfirmed } from '@gatehouse/state';
+import { createRedis, ClaimLedger, Keyspace, ReplicationUnconfirmed } from '@gatehouse/state';
 import type { Claim, Redis } from '@gatehouse/state';
 import {
   awaitFailover,
@@ -21,15 +21,15 @@ describe('the replication barrier on claims and staged answers, across a Redis f
   const keys = new Keyspace(`barrier-${randomUUID().slice(0, 8)}:`);
   let plain: Redis;
   let durable: Redis;
-  let plainStore: IdempotencyStore;
-  let durableStore: IdempotencyStore;
+  let plainStore: ClaimLedger;
+  let durableStore: ClaimLedger;
 
   beforeAll(async () => {
     const url = await redisHaUp();
     plain = createRedis(url, 'barrier-test-plain');
     durable = createRedis(url, 'barrier-test-durable', undefined, { replicas: 1, timeoutMs: 300 });
-    plainStore = new IdempotencyStore(plain, keys);
-    durableStore = new IdempotencyStore(durable, keys);
+    plainStore = new ClaimLedger(plain, keys);
+    durableStore = new ClaimLedger(durable, keys);
   }, 180_000);
   afterAll(async () => {
     await Promise.all([plain?.quit(), durable?.quit()]);
@@ -56,7 +56,7 @@ describe('the replication barrier on claims and staged answers, across a Redis f
     });
 
   /** A claim once the cluster routes the key again (after a failover the client learns the new layout). */
-  const claimWhenRouted = (store: IdempotencyStore, key: string, owner: string): Promise<Claim> =>
+  const claimWhenRouted = (store: ClaimLedger, key: string, owner: string): Promise<Claim> =>
     pollUntil(() => store.claim(key, 'h', owner, 60_000).catch(() => undefined), 30_000, `a claim of ${key} to be answered`, 100);
 
   it('refuses a durable claim no replica holds, as retryable, while a plain call of the same turn goes through', async () => {
@@ -98,7 +98,7 @@ describe('the replication barrier on claims and staged answers, across a Redis f
       names: [key = ''],
     } = await keysOnOneMaster(1);
     expect(await durableStore.claim(key, 'h', 'exec-a', 60_000)).toEqual({ kind: 'claimed' });
-    expect(await durableStore.finish(key, 'exec-a', 'unknown', '{"code":"OUTCOME_UNKNOWN"}')).toBe(true);
+    expect(await durableStore.settle(key, 'exec-a', 'unknown', '{"code":"OUTCOME_UNKNOWN"}')).toBe(true);
     const resolution = { state: 'succeeded', outcome: '{"completed_at":1}', by: 'ops@acme', fingerprint: 'f1' } as const;
     const resume = await cutRedisReplicas(master);
     try {

@@ -45,7 +45,7 @@ export interface ProposalLookup {
   get(proposalId: string): Promise<{ readonly proposal: Proposal; readonly state: 'open' | 'consumed' } | undefined>;
 }
 
-/** Port: idempotency records by key (`IdempotencyStore`); only whether the operation is still in flight matters. */
+/** Port: idempotency records by key (`ClaimLedger`); only whether the operation is still in flight matters. */
 export interface IdempotencyLookup {
   get(key: string): Promise<{ readonly state: string } | undefined>;
 }

@@ -1,11 +1,20 @@
 export { ApprovalStore } from './approval-store.js';
 export type { ApprovalRecord } from './approval-store.js';
-export { CommandClaims, RUN_ID_PATTERN } from './command-claims.js';
-export type { CommandClaim } from './command-claims.js';
+export { ClaimLedger, LedgerState, onLedgerStep, RUN_ID_PATTERN } from './claim-ledger.js';
+export type {
+  Claim,
+  ClaimTerms,
+  CommandEntry,
+  LedgerListener,
+  LedgerOptions,
+  LedgerRecord,
+  LedgerStep,
+  Resolution,
+  Staging,
+  Verdict,
+} from './claim-ledger.js';
 export { DelegationStore, DelegationWriter } from './delegation-store.js';
 export type { GrantTarget, SealContext, TokenOpen, TokenSeal } from './delegation-store.js';
-export { IdempotencyState, IdempotencyStore } from './idempotency-store.js';
-export type { Claim, ClaimTerms, IdempotencyOptions, IdempotencyRecord, Resolution, Staging } from './idempotency-store.js';
 export { Keyspace } from './keyspace.js';
 export { LuaScript, ReplicationUnconfirmed, requireReplicas } from './lua-script.js';
 export type { ReplicaBarrier } from './lua-script.js';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Claim } from '@gatehouse/state';
-import type { IdempotencyKeys } from './executor-ports.js';
+import type { LedgerEntries } from './executor-ports.js';
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -10,7 +10,7 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
  * in-flight key instead would lose the call if its owner died. Bounded by `deadline`.
  */
 export async function claimOrWait(
-  store: Pick<IdempotencyKeys, 'claim'>,
+  store: Pick<LedgerEntries, 'claim'>,
   key: string,
   argumentsSha256: string,
   owner: string,

@@ -2,7 +2,7 @@ import { fromStoredOutcome, toStoredOutcome } from '@gatehouse/events';
 import type { ConsumedRecord, DeadLetters, ExecutionOrder, ToolResult } from '@gatehouse/events';
 import type { GatehouseMetrics, Logger } from '@gatehouse/telemetry';
 import { claimOrWait, ownerToken } from './claim-wait.js';
-import type { Answer, IdempotencyKeys } from './executor-ports.js';
+import type { Answer, LedgerEntries } from './executor-ports.js';
 import { addressOf, termsOf } from './keyed-write.js';
 import { settleKeyOfStagedAnswer } from './write-claim.js';
 
@@ -27,7 +27,7 @@ export interface CommandDelivery {
 }
 
 export interface CommandClaimDeps {
-  readonly idempotency: IdempotencyKeys;
+  readonly ledger: LedgerEntries;
   readonly executorId: string;
   readonly leaseMs: number;
   readonly metrics: GatehouseMetrics;
@@ -56,7 +56,7 @@ export async function claimCommand(
   const key = commandClaimKey(order.run_id, order.command_id);
   const owner = ownerToken(deps.executorId);
   const claimDeadline = Date.now() + deps.leaseMs * 2 + (toolTimeoutMs ?? DEFAULT_TIMEOUT_MS);
-  const claim = await claimOrWait(deps.idempotency, key, order.arguments_sha256, owner, deps.leaseMs, claimDeadline, order.command_id);
+  const claim = await claimOrWait(deps.ledger, key, order.arguments_sha256, owner, deps.leaseMs, claimDeadline, order.command_id);
   if (claim.kind === 'in_progress') {
     // Still held by a live owner: leave the record unfinished so it comes back, rather than
     // dropping it — if that owner dies, this delivery is the one that answers.
@@ -75,7 +75,7 @@ export async function claimCommand(
     deps.logger.warn({ ...logContext }, 'order under a claimed command id with a different hash; not answered');
     return undefined;
   }
-  if (claim.kind === 'stored' || claim.kind === 'unknown') {
+  if (claim.kind === 'settled' || claim.kind === 'unknown') {
     // A replay of the order, a copy the policy service published again, or a redelivery after
     // the answer went out: the command has its answer, and gets no other.
     deps.metrics.duplicateOrder('answered');
@@ -100,9 +100,9 @@ async function repeatStagedAnswer(delivery: CommandDelivery, held: HeldCommand, 
   // The write's key was staged beside this answer: settled now, or a later retry (and an
   // operator's resolution of an unknown outcome) would find it in flight.
   if (order.effect === 'write' && order.idempotency_key !== null)
-    await settleKeyOfStagedAnswer(deps.idempotency, order, held.owner, deps.leaseMs);
+    await settleKeyOfStagedAnswer(deps.ledger, order, held.owner, deps.leaseMs);
   await delivery.publish(result);
-  await deps.idempotency.finish(held.key, held.owner, result.status === 'ok' ? 'succeeded' : 'failed', staged);
+  await deps.ledger.settle(held.key, held.owner, result.status === 'ok' ? 'succeeded' : 'failed', staged);
 }
 
 /**
@@ -111,13 +111,10 @@ async function repeatStagedAnswer(delivery: CommandDelivery, held: HeldCommand, 
  * repeat. A write stages and settles its key alongside (`keyed`): settled before the answer is out,
  * so whoever reads the answer and retries at once finds the stored outcome.
  */
-export function commandAnswer(delivery: CommandDelivery, held: HeldCommand, idempotency: IdempotencyKeys, leaseMs: number): Answer {
+export function commandAnswer(delivery: CommandDelivery, held: HeldCommand, ledger: LedgerEntries, leaseMs: number): Answer {
   return async (result, keyed) => {
     const outcome = toStoredOutcome(result, delivery.origin);
-    const [, staging] = await Promise.all([
-      keyed?.stage(),
-      idempotency.stageAnswer(held.key, held.owner, outcome, termsOf(delivery.order, leaseMs)),
-    ]);
+    const [, staging] = await Promise.all([keyed?.stage(), ledger.stage(held.key, held.owner, outcome, termsOf(delivery.order, leaseMs))]);
     if (staging === 'taken') {
       // This owner's lease ran out and another owner took the command over (a stalled event
       // loop): that owner answers, so publishing here could give the command a second answer.
@@ -126,6 +123,6 @@ export function commandAnswer(delivery: CommandDelivery, held: HeldCommand, idem
     }
     await keyed?.settle();
     await delivery.publish(result);
-    await idempotency.finish(held.key, held.owner, result.status === 'ok' ? 'succeeded' : 'failed', outcome);
+    await ledger.settle(held.key, held.owner, result.status === 'ok' ? 'succeeded' : 'failed', outcome);
   };
 }

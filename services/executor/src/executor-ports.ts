@@ -1,6 +1,6 @@
 import type { ToolImplementation } from '@gatehouse/contracts';
 import type { EventByRole, ExecutionOrder, OutboundRecord, RecordHeaders, ToolResult, TopicRole } from '@gatehouse/events';
-import type { ApprovalRecord, Claim, ClaimTerms, Proposal, Run, SlotScope, Staging, StoredProposal } from '@gatehouse/state';
+import type { ApprovalRecord, Claim, ClaimTerms, Proposal, Run, SlotScope, Staging, StoredProposal, Verdict } from '@gatehouse/state';
 import type { Credential } from './call-credentials.js';
 
 // The stores the executor works with, as the executor needs them: each port names what it calls and
@@ -8,25 +8,23 @@ import type { Credential } from './call-credentials.js';
 // in-memory fakes instead.
 
 /**
- * Port: idempotency records by key (`IdempotencyStore`) — a write's key and a command's claim alike.
- * Each transition is atomic; only the owner that holds a key in flight can stage, settle, renew or
+ * Port: the claim ledger (`ClaimLedger`) — a command's claim and a write's idempotency key alike.
+ * Each operation is atomic; only the owner that holds an entry in flight can stage, settle, renew or
  * give it back.
  */
-export interface IdempotencyKeys {
+export interface LedgerEntries {
   /** `commandId` names the command the key is claimed for, so a copy of that same command can tell it is waiting on itself. */
   claim(key: string, argumentsSha256: string, owner: string, leaseMs: number, commandId?: string): Promise<Claim>;
   /**
-   * Keeps the answer about to go out beside the key; false when this owner no longer holds it. A
-   * key Redis lost is made again from `terms`, held by this owner.
+   * Keeps the answer about to go out with the entry; `taken` when this owner no longer holds it (or
+   * it is settled). An entry Redis lost is made again from `terms`, held by this owner.
    */
-  stage(key: string, owner: string, outcome: string, terms: ClaimTerms): Promise<boolean>;
-  /** As `stage`, saying why not: `taken` by another owner (or settled). */
-  stageAnswer(key: string, owner: string, outcome: string, terms: ClaimTerms): Promise<Staging>;
-  /** Records the final state and answer; false when this owner no longer holds the key. */
-  finish(key: string, owner: string, state: 'succeeded' | 'failed' | 'unknown', outcome: string): Promise<boolean>;
+  stage(key: string, owner: string, answer: string, terms: ClaimTerms): Promise<Staging>;
+  /** The final state and answer; false when this owner no longer holds the entry. */
+  settle(key: string, owner: string, verdict: Verdict, answer: string): Promise<boolean>;
   renew(key: string, owner: string, leaseMs: number): Promise<boolean>;
-  /** Gives a claimed key back untouched: the next claim of it starts afresh. */
-  abandon(key: string, owner: string): Promise<boolean>;
+  /** Gives a held entry back: with nothing staged, the next claim of it starts afresh. */
+  giveBack(key: string, owner: string): Promise<boolean>;
 }
 
 /** Port: approvals by id (`ApprovalStore`); one is consumed by at most one idempotency key. */

@@ -12,7 +12,7 @@ import type {
   DecisionClock,
   EventSink,
   HandlerCredentials,
-  IdempotencyKeys,
+  LedgerEntries,
   ProposalRecords,
   ResourceLocks,
   RunLookup,
@@ -27,7 +27,7 @@ export interface SlotLimits {
 
 export interface WritePathDeps {
   readonly catalog: Catalog;
-  readonly idempotency: IdempotencyKeys;
+  readonly ledger: LedgerEntries;
   readonly proposals: ProposalRecords;
   readonly approvals: ApprovalRecords;
   readonly runs: RunLookup;

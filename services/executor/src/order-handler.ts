@@ -98,8 +98,8 @@ export function orderHandler(deps: OrderHandlerDeps) {
     const hosted = deps.implementations.get(order.tool);
     const held = await claimCommand(delivery, hosted?.contract.timeoutMs, { ...deps, logger: log, deadLetters });
     if (held === undefined) return;
-    const answer = commandAnswer(delivery, held, deps.idempotency, deps.leaseMs);
-    const stopRenewing = keepLease(() => deps.idempotency.renew(held.key, held.owner, deps.leaseMs), deps.leaseMs);
+    const answer = commandAnswer(delivery, held, deps.ledger, deps.leaseMs);
+    const stopRenewing = keepLease(() => deps.ledger.renew(held.key, held.owner, deps.leaseMs), deps.leaseMs);
     try {
       const refusal = notHosted(order, hosted);
       if (refusal !== undefined || hosted === undefined) {

@@ -18,7 +18,7 @@ import type { StopOptions, Teardown } from '@gatehouse/runtime';
 import {
   ApprovalStore,
   DelegationStore,
-  IdempotencyStore,
+  ClaimLedger,
   Keyspace,
   ProposalStore,
   ReferenceClock,
@@ -154,17 +154,17 @@ export async function startExecutor(options: ExecutorServiceOptions): Promise<Ru
     teardown.add(runtime.stop);
     const clock = options.clock ?? (await referenceClock(options.redis, logger, teardown));
 
-    const idempotency = new IdempotencyStore(options.redis, keys);
+    const ledger = new ClaimLedger(options.redis, keys);
     const consumption = await startConsumption({
       runtime,
       role: 'execute',
       groupId: options.groupId,
       // An order older than the executors' memory of answered commands could be answered twice.
-      trust: { keys: options.trustedKeys, answeredRetentionMs: idempotency.retentionMs },
+      trust: { keys: options.trustedKeys, answeredRetentionMs: ledger.retentionMs },
       handle: orderHandler({
         catalog: options.catalog,
         implementations: hosted,
-        idempotency,
+        ledger,
         proposals: new ProposalStore(options.redis, keys),
         approvals: new ApprovalStore(options.redis, keys),
         runs: new RunRegistry(options.redis, keys),

@@ -3,7 +3,7 @@ import { fromStoredOutcome } from '@gatehouse/events';
 import type { ExecutionOrder, StoredOutcome, ToolResult } from '@gatehouse/events';
 import type { Claim } from '@gatehouse/state';
 import { claimOrWait } from './claim-wait.js';
-import type { IdempotencyKeys } from './executor-ports.js';
+import type { LedgerEntries } from './executor-ports.js';
 import { refusalOf } from './keyed-write.js';
 import type { KeyedWrite, Settlement } from './keyed-write.js';
 import { askStatusQuery, resendableUnderKey } from './status-protocol.js';
@@ -23,7 +23,7 @@ const stateOfStored = (status: ToolResult['status']): 'succeeded' | 'failed' | '
 export async function claimWriteKey(write: KeyedWrite): Promise<HeldKey | undefined> {
   const { order, deps, key } = write;
   const claim = await claimOrWait(
-    deps.idempotency,
+    deps.ledger,
     key,
     order.arguments_sha256,
     write.owner,
@@ -32,9 +32,9 @@ export async function claimWriteKey(write: KeyedWrite): Promise<HeldKey | undefi
     order.command_id,
   );
   switch (claim.kind) {
-    case 'stored':
+    case 'settled':
     case 'unknown': {
-      const { outcome, result } = fromStoredOutcome(claim.outcome, write.address, order.arguments_sha256);
+      const { outcome, result } = fromStoredOutcome(claim.answer, write.address, order.arguments_sha256);
       // This command has no answer yet (its claim says so): a retried command, or the redelivery of
       // one whose owner stopped after the key was settled, gets the stored answer.
       await write.answer(result);
@@ -83,7 +83,7 @@ export async function takeOverOrphanedWrite(
     const staged = claim.staged;
     await write.answer(result, {
       stage: () => Promise.resolve(),
-      settle: () => deps.idempotency.finish(key, write.owner, stateOfStored(outcome.status), staged),
+      settle: () => deps.ledger.settle(key, write.owner, stateOfStored(outcome.status), staged),
     });
     deps.logger.info(
       { ...logContext, idempotency_key: key, previous_owner: claim.previousOwner },
@@ -112,7 +112,7 @@ export async function takeOverOrphanedWrite(
  * may be another command's).
  */
 export async function settleKeyOfStagedAnswer(
-  idempotency: Pick<IdempotencyKeys, 'claim' | 'finish' | 'abandon'>,
+  ledger: Pick<LedgerEntries, 'claim' | 'settle' | 'giveBack'>,
   order: ExecutionOrder,
   owner: string,
   leaseMs: number,
@@ -120,10 +120,10 @@ export async function settleKeyOfStagedAnswer(
   const key = order.idempotency_key;
   if (key === null) return;
   // The key's lease was renewed beside the command's: it runs out at about the same time.
-  const claim = await claimOrWait(idempotency, key, order.arguments_sha256, owner, leaseMs, Date.now() + leaseMs * 2, order.command_id);
+  const claim = await claimOrWait(ledger, key, order.arguments_sha256, owner, leaseMs, Date.now() + leaseMs * 2, order.command_id);
   if (claim.kind === 'orphaned' && claim.staged !== undefined) {
-    await idempotency.finish(key, owner, stateOfStored((JSON.parse(claim.staged) as StoredOutcome).status), claim.staged);
+    await ledger.settle(key, owner, stateOfStored((JSON.parse(claim.staged) as StoredOutcome).status), claim.staged);
   } else if (claim.kind === 'claimed') {
-    await idempotency.abandon(key, owner);
+    await ledger.giveBack(key, owner);
   }
 }

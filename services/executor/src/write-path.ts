@@ -37,7 +37,7 @@ export async function executeWrite(
   const write = keyedWrite(order, implementation, order.idempotency_key, record, deps, answer);
   const held = await claimWriteKey(write);
   if (held === undefined) return;
-  const stopClaimLease = keepLease(() => deps.idempotency.renew(write.key, write.owner, deps.leaseMs), deps.leaseMs);
+  const stopClaimLease = keepLease(() => deps.ledger.renew(write.key, write.owner, deps.leaseMs), deps.leaseMs);
   try {
     const settlement = await settlementOf(write, held);
     if (settlement !== undefined) await settle(write, settlement);

@@ -108,7 +108,7 @@ async function runLocked(write: KeyedWrite, args: unknown): Promise<Settlement> 
  * out with no one taking it over is simply renewed.)
  */
 async function fence(write: KeyedWrite): Promise<void> {
-  if (await write.deps.idempotency.renew(write.key, write.owner, write.deps.leaseMs)) return;
+  if (await write.deps.ledger.renew(write.key, write.owner, write.deps.leaseMs)) return;
   write.deps.logger.warn({ ...write.logContext, idempotency_key: write.key }, 'write not sent: its key was taken over by another owner');
   throw new Error(`the key ${write.key} was taken over by another owner before the write was sent; that owner answers`);
 }

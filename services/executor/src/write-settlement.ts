@@ -12,7 +12,7 @@ import type { StatusFinding } from './status-protocol.js';
 export async function settle(write: KeyedWrite, settlement: Settlement): Promise<void> {
   if (settlement.reopensProposal) await reopenProposal(write);
   if (settlement.key === 'given_back') {
-    await write.deps.idempotency.abandon(write.key, write.owner);
+    await write.deps.ledger.giveBack(write.key, write.owner);
     await write.answer(settlement.result);
   } else {
     await answerUnderKey(write, settlement.result, settlement.key);
@@ -26,8 +26,8 @@ async function answerUnderKey(write: KeyedWrite, result: ToolResult, state: 'suc
   // Staged with the claim before it goes out: an owner that dies before the key is settled leaves
   // the answer for the next owner of the key to repeat, never a second, different one.
   await write.answer(result, {
-    stage: () => deps.idempotency.stage(key, owner, outcome, termsOf(write.order, deps.leaseMs)),
-    settle: () => deps.idempotency.finish(key, owner, state, outcome),
+    stage: () => deps.ledger.stage(key, owner, outcome, termsOf(write.order, deps.leaseMs)),
+    settle: () => deps.ledger.settle(key, owner, state, outcome),
   });
   deps.metrics.handlerDuration(write.order.tool, result.duration_ms);
 }

@@ -59,7 +59,7 @@ describe('the command claim of an order', () => {
     const w = world();
     await handler(w, systemOfRecord())(order(), record);
     expect(results(w)).toMatchObject([{ status: 'ok', command_id: 'cmd-1' }]);
-    expect(w.idempotency.records.get(CLAIM)).toMatchObject({ state: 'succeeded' });
+    expect(w.ledger.records.get(CLAIM)).toMatchObject({ state: 'succeeded' });
   });
 
   it('gives a command that was answered already nothing, counting the duplicate', async () => {
@@ -75,7 +75,7 @@ describe('the command claim of an order', () => {
 
   it('dead-letters an order that reuses a claimed command id with other arguments, answering nothing', async () => {
     const w = world();
-    w.idempotency.seed(CLAIM, { state: 'succeeded', arguments_sha256: 'f'.repeat(64), outcome: '{}' });
+    w.ledger.seed(CLAIM, { state: 'succeeded', arguments_sha256: 'f'.repeat(64), outcome: '{}' });
     await handler(w, systemOfRecord())(order(), record);
     expect(results(w)).toEqual([]);
     expect(w.events.raw).toMatchObject([{ topic: 'gatehouse.execute.dlq' }]);
@@ -83,7 +83,7 @@ describe('the command claim of an order', () => {
 
   it('leaves an order whose command a live owner holds unfinished, so it comes back', async () => {
     const w = world();
-    w.idempotency.seed(CLAIM, { state: 'in_flight', arguments_sha256: order().arguments_sha256, lease_until: Date.now() + 60_000 });
+    w.ledger.seed(CLAIM, { state: 'in_flight', arguments_sha256: order().arguments_sha256, lease_until: Date.now() + 60_000 });
     await expect(
       handler(w, systemOfRecord())(readOrder({ arguments_sha256: order().arguments_sha256, deadline_at: Date.now() - 1 }), record),
     ).rejects.toThrow('still held by other-executor/0');
@@ -112,7 +112,7 @@ describe('the command claim of an order', () => {
       'gatehouse.execute:0:40',
     );
     for (const key of [CLAIM, KEY])
-      w.idempotency.seed(key, {
+      w.ledger.seed(key, {
         state: 'in_flight',
         arguments_sha256: order().arguments_sha256,
         lease_until: Date.now() - 1,
@@ -121,8 +121,8 @@ describe('the command claim of an order', () => {
       });
     await handler(w, sor)(order(), record);
     expect(results(w)).toMatchObject([{ status: 'ok', result: '{"change_id":"chg-0"}' }]);
-    expect(w.idempotency.records.get(KEY)).toMatchObject({ state: 'succeeded', outcome: staged });
-    expect(w.idempotency.records.get(CLAIM)).toMatchObject({ state: 'succeeded' });
+    expect(w.ledger.records.get(KEY)).toMatchObject({ state: 'succeeded', outcome: staged });
+    expect(w.ledger.records.get(CLAIM)).toMatchObject({ state: 'succeeded' });
     expect(sor.runs).toEqual([]);
   });
 
@@ -130,7 +130,7 @@ describe('the command claim of an order', () => {
     const w = world();
     const sor = systemOfRecord();
     sor.run = () => {
-      w.idempotency.records.get(CLAIM)!.owner = 'other-executor/9';
+      w.ledger.records.get(CLAIM)!.owner = 'other-executor/9';
       return Promise.resolve({ change_id: 'chg-1' });
     };
     await expect(handler(w, sor)(order(), record)).rejects.toThrow('taken over by another owner');

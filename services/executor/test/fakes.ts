@@ -11,7 +11,7 @@ import type {
   ApprovalRecords,
   EventSink,
   HandlerCredentials,
-  IdempotencyKeys,
+  LedgerEntries,
   ProposalRecords,
   ResourceLocks,
   RunLookup,
@@ -30,10 +30,10 @@ interface KeyRecord {
   previous_owner?: string;
 }
 
-/** `IdempotencyStore`'s scripts over a Map; leases judged by Date.now(). */
-class FakeIdempotencyKeys implements IdempotencyKeys {
+/** `ClaimLedger`'s scripts over a Map; leases judged by Date.now(). */
+class FakeLedgerEntries implements LedgerEntries {
   readonly records = new Map<string, KeyRecord>();
-  /** What was asked, in order: `claim key`, `finish key state`, `abandon key`… */
+  /** What was asked, in order: `claim key`, `settle key state`, `give_back key`… */
   readonly calls: string[] = [];
 
   /** A record as another owner left it. */
@@ -58,8 +58,8 @@ class FakeIdempotencyKeys implements IdempotencyKeys {
     }
     if (rec.arguments_sha256 !== argumentsSha256) return Promise.resolve({ kind: 'reused' });
     if (rec.state === 'succeeded' || rec.state === 'failed')
-      return Promise.resolve({ kind: 'stored', state: rec.state, outcome: rec.outcome ?? '' });
-    if (rec.state === 'unknown') return Promise.resolve({ kind: 'unknown', outcome: rec.outcome ?? '' });
+      return Promise.resolve({ kind: 'settled', verdict: rec.state, answer: rec.outcome ?? '' });
+    if (rec.state === 'unknown') return Promise.resolve({ kind: 'unknown', answer: rec.outcome ?? '' });
     if (rec.owner === owner) {
       rec.lease_until = now + leaseMs;
       return Promise.resolve({ kind: 'claimed' });
@@ -73,8 +73,8 @@ class FakeIdempotencyKeys implements IdempotencyKeys {
     );
   }
 
-  finish(key: string, owner: string, state: 'succeeded' | 'failed' | 'unknown', outcome: string): Promise<boolean> {
-    this.calls.push(`finish ${key} ${state}`);
+  settle(key: string, owner: string, state: 'succeeded' | 'failed' | 'unknown', outcome: string): Promise<boolean> {
+    this.calls.push(`settle ${key} ${state}`);
     const rec = this.held(key, owner);
     if (rec === undefined) return Promise.resolve(false);
     Object.assign(rec, { state, outcome, lease_until: 0 });
@@ -82,11 +82,7 @@ class FakeIdempotencyKeys implements IdempotencyKeys {
     return Promise.resolve(true);
   }
 
-  async stage(key: string, owner: string, outcome: string, terms: ClaimTerms): Promise<boolean> {
-    return (await this.stageAnswer(key, owner, outcome, terms)) === 'staged';
-  }
-
-  stageAnswer(key: string, owner: string, outcome: string, terms: ClaimTerms): Promise<Staging> {
+  stage(key: string, owner: string, outcome: string, terms: ClaimTerms): Promise<Staging> {
     this.calls.push(`stage ${key}`);
     if (!this.records.has(key)) {
       // Redis lost it: made again, in flight under this owner, with the answer staged.
@@ -113,10 +109,13 @@ class FakeIdempotencyKeys implements IdempotencyKeys {
     return Promise.resolve(rec !== undefined);
   }
 
-  abandon(key: string, owner: string): Promise<boolean> {
-    this.calls.push(`abandon ${key}`);
-    if (this.held(key, owner) === undefined) return Promise.resolve(false);
-    this.records.delete(key);
+  giveBack(key: string, owner: string): Promise<boolean> {
+    this.calls.push(`give_back ${key}`);
+    const rec = this.held(key, owner);
+    if (rec === undefined) return Promise.resolve(false);
+    // A staged answer is kept, its lease ended; an entry with nothing staged starts afresh.
+    if (rec.staged === undefined) this.records.delete(key);
+    else rec.lease_until = 0;
     return Promise.resolve(true);
   }
 
@@ -453,7 +452,7 @@ interface LogLine {
 
 /** The ports, their contents, and what came out: one per test. */
 export interface World {
-  readonly idempotency: FakeIdempotencyKeys;
+  readonly ledger: FakeLedgerEntries;
   readonly approvals: FakeApprovals;
   readonly proposals: FakeProposals;
   readonly runs: Map<string, Run>;
@@ -481,7 +480,7 @@ class SkewedClock {
 export function world(): World {
   const lines: LogLine[] = [];
   const w: World = {
-    idempotency: new FakeIdempotencyKeys(),
+    ledger: new FakeLedgerEntries(),
     approvals: new FakeApprovals(),
     proposals: new FakeProposals(),
     runs: new Map([['run_1', run()]]),
@@ -507,7 +506,7 @@ export function writeDeps(w: World): WritePathDeps {
   const runs: RunLookup = { get: (id) => Promise.resolve(w.runs.get(id)) };
   return {
     catalog,
-    idempotency: w.idempotency,
+    ledger: w.ledger,
     proposals: w.proposals,
     approvals: w.approvals,
     runs,

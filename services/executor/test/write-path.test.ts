@@ -34,7 +34,7 @@ const only = (results: readonly ToolResult[]): ToolResult => {
   return results[0] as ToolResult;
 };
 const codeOf = (results: readonly ToolResult[]) => only(results).error?.code;
-const stateOf = (w: World) => w.idempotency.records.get(KEY)?.state;
+const stateOf = (w: World) => w.ledger.records.get(KEY)?.state;
 const messages = (w: World) => w.lines.map((line) => line.msg);
 /** A stored answer of this key, as a previous execution from another record left it. */
 const storedAnswer = (status: 'ok' | 'unknown', origin = 'gatehouse.execute:3:7'): string =>
@@ -70,7 +70,7 @@ const storedAnswer = (status: 'ok' | 'unknown', origin = 'gatehouse.execute:3:7'
   );
 /** The key in flight under an owner that stopped, its lease run out. */
 const orphan = (w: World, staged?: string) =>
-  w.idempotency.seed(KEY, {
+  w.ledger.seed(KEY, {
     state: 'in_flight',
     arguments_sha256: order().arguments_sha256,
     owner: 'dead-executor/1',
@@ -85,7 +85,7 @@ describe('the write path: claiming the key', () => {
     const sor = systemOfRecord();
     expect(codeOf(await write(w, sor, { idempotency_key: null }))).toBe('IDEMPOTENCY_KEY_MISSING');
     expect(sor.runs).toEqual([]);
-    expect(w.idempotency.calls).toEqual([]);
+    expect(w.ledger.calls).toEqual([]);
   });
 
   it('runs a fresh key once: consumes approval and proposal under the key, holds slots and lock only while running, and stores the answer', async () => {
@@ -95,7 +95,7 @@ describe('the write path: claiming the key', () => {
     expect(result).toMatchObject({ status: 'ok', result: '{"change_id":"chg-1"}', operation_id: writeOperationId(KEY) });
     expect(sor.runs).toEqual([{ status: 'closed', ticket_id: 'T-1' }]);
     expect(sor.credentialsSeen).toEqual(['write-credential']);
-    expect(w.idempotency.records.get(KEY)).toMatchObject({ state: 'succeeded', outcome: expect.stringContaining('chg-1') as unknown });
+    expect(w.ledger.records.get(KEY)).toMatchObject({ state: 'succeeded', outcome: expect.stringContaining('chg-1') as unknown });
     expect(w.approvals.records.get('apr_1')?.consumedBy).toBe(KEY);
     expect(w.proposals.records.get('p_1')).toMatchObject({ state: 'consumed', consumed_by: KEY });
     expect(w.locks.taken).toEqual(['ticket:T-1']);
@@ -107,7 +107,7 @@ describe('the write path: claiming the key', () => {
   it('answers a retry from another record with the stored outcome, counts it as a retry, and runs nothing', async () => {
     const w = world();
     const sor = systemOfRecord();
-    w.idempotency.seed(KEY, { state: 'succeeded', arguments_sha256: order().arguments_sha256, outcome: storedAnswer('ok') });
+    w.ledger.seed(KEY, { state: 'succeeded', arguments_sha256: order().arguments_sha256, outcome: storedAnswer('ok') });
     const retry = vi.spyOn(w.metrics, 'retry');
     const result = only(await write(w, sor, { command_id: 'cmd-2' }));
     expect(result).toMatchObject({ status: 'ok', command_id: 'cmd-2', result: '{"change_id":"chg-0"}' });
@@ -118,7 +118,7 @@ describe('the write path: claiming the key', () => {
 
   it('does not count the redelivery of the very record that produced the stored outcome as a retry', async () => {
     const w = world();
-    w.idempotency.seed(KEY, { state: 'succeeded', arguments_sha256: order().arguments_sha256, outcome: storedAnswer('ok', ORIGIN) });
+    w.ledger.seed(KEY, { state: 'succeeded', arguments_sha256: order().arguments_sha256, outcome: storedAnswer('ok', ORIGIN) });
     const retry = vi.spyOn(w.metrics, 'retry');
     expect(only(await write(w, systemOfRecord())).status).toBe('ok');
     expect(retry).not.toHaveBeenCalled();
@@ -127,7 +127,7 @@ describe('the write path: claiming the key', () => {
   it('answers a key whose outcome was handed to an operator with that OUTCOME_UNKNOWN, never running it again', async () => {
     const w = world();
     const sor = systemOfRecord();
-    w.idempotency.seed(KEY, { state: 'unknown', arguments_sha256: order().arguments_sha256, outcome: storedAnswer('unknown') });
+    w.ledger.seed(KEY, { state: 'unknown', arguments_sha256: order().arguments_sha256, outcome: storedAnswer('unknown') });
     const result = only(await write(w, sor));
     expect(result).toMatchObject({ status: 'unknown', error: { code: 'OUTCOME_UNKNOWN' } });
     expect(sor.runs).toEqual([]);
@@ -135,7 +135,7 @@ describe('the write path: claiming the key', () => {
 
   it('refuses the key with other arguments IDEMPOTENCY_KEY_REUSED and leaves its record alone', async () => {
     const w = world();
-    w.idempotency.seed(KEY, { state: 'succeeded', arguments_sha256: 'f'.repeat(64), outcome: storedAnswer('ok') });
+    w.ledger.seed(KEY, { state: 'succeeded', arguments_sha256: 'f'.repeat(64), outcome: storedAnswer('ok') });
     expect(codeOf(await write(w, systemOfRecord()))).toBe('IDEMPOTENCY_KEY_REUSED');
     expect(stateOf(w)).toBe('succeeded');
   });
@@ -143,7 +143,7 @@ describe('the write path: claiming the key', () => {
   it('answers IN_PROGRESS, with the lease left, while another command runs under the key', async () => {
     const w = world();
     const sor = systemOfRecord();
-    w.idempotency.seed(KEY, {
+    w.ledger.seed(KEY, {
       state: 'in_flight',
       arguments_sha256: order().arguments_sha256,
       lease_until: Date.now() + 60_000,
@@ -153,12 +153,12 @@ describe('the write path: claiming the key', () => {
     expect(result.error).toMatchObject({ code: 'IN_PROGRESS' });
     expect(result.error?.retry_after_ms).toBeGreaterThan(50_000);
     expect(sor.runs).toEqual([]);
-    expect(w.idempotency.records.get(KEY)?.owner).toBe('other-executor/0');
+    expect(w.ledger.records.get(KEY)?.owner).toBe('other-executor/0');
   });
 
   it('leaves a copy of the very command that is running under the key unanswered, so its record comes back', async () => {
     const w = world();
-    w.idempotency.seed(KEY, {
+    w.ledger.seed(KEY, {
       state: 'in_flight',
       arguments_sha256: order().arguments_sha256,
       lease_until: Date.now() + 60_000,
@@ -180,7 +180,7 @@ describe('the write path: taking over a key whose owner stopped', () => {
     orphan(w, staged);
     const result = only(await write(w, sor));
     expect(result).toMatchObject({ status: 'ok', result: '{"change_id":"chg-0"}' });
-    expect(w.idempotency.records.get(KEY)).toMatchObject({ state: 'succeeded', outcome: staged });
+    expect(w.ledger.records.get(KEY)).toMatchObject({ state: 'succeeded', outcome: staged });
     expect(sor.runs).toEqual([]);
     expect(sor.asks).toEqual([]);
   });
@@ -282,7 +282,7 @@ describe('the write path: proving the write', () => {
     const sor = systemOfRecord();
     w.runs.set('run_1', { ...w.runs.get('run_1')!, stopped_at: Date.now() - 1 });
     expect(codeOf(await write(w, sor))).toBe('RUN_NOT_FOUND');
-    expect(w.idempotency.records.has(KEY)).toBe(false);
+    expect(w.ledger.records.has(KEY)).toBe(false);
     expect(w.approvals.records.get('apr_1')?.consumedBy).toBeNull();
     expect(sor.runs).toEqual([]);
     expect(messages(w)).toContain('write refused: the run is no longer active');
@@ -314,8 +314,8 @@ describe('the write path: proving the write', () => {
     const sor = systemOfRecord();
     setup(w);
     expect(codeOf(await write(w, sor))).toBe(code);
-    expect(w.idempotency.calls).toContain(`abandon ${KEY}`);
-    expect(w.idempotency.records.has(KEY)).toBe(false);
+    expect(w.ledger.calls).toContain(`give_back ${KEY}`);
+    expect(w.ledger.records.has(KEY)).toBe(false);
     expect(sor.runs).toEqual([]);
     expect(w.lines.find((line) => line.msg === 'write refused before execution')).toMatchObject({ code });
   });
@@ -338,7 +338,7 @@ describe('the write path: proving the write', () => {
     );
     expect(result.error).toMatchObject({ code: 'OUTPUT_INVALID', field: '/status' });
     expect(violation).toHaveBeenCalledWith('update_ticket.v1', 'OUTPUT_INVALID');
-    expect(w.idempotency.records.has(KEY)).toBe(false);
+    expect(w.ledger.records.has(KEY)).toBe(false);
     expect(w.approvals.records.get('apr_1')?.consumedBy).toBeNull();
     expect(sor.runs).toEqual([]);
   });
@@ -349,7 +349,7 @@ describe('the write path: proving the write', () => {
     const result = only(await write(w, systemOfRecord()));
     expect(result.error).toMatchObject({ code: 'PROPOSAL_CONSUMED', message: 'This approval was already used' });
     expect(w.proposals.records.get('p_1')?.state).toBe('open');
-    expect(w.idempotency.records.has(KEY)).toBe(false);
+    expect(w.ledger.records.has(KEY)).toBe(false);
   });
 
   it('refuses a proposal another key used PROPOSAL_CONSUMED and gives the key back', async () => {
@@ -358,7 +358,7 @@ describe('the write path: proving the write', () => {
     Object.assign(w.proposals.records.get('p_1')!, { state: 'consumed', consumed_by: 'run_1:p_1:other' });
     const result = only(await write(w, sor));
     expect(result.error).toMatchObject({ code: 'PROPOSAL_CONSUMED', message: 'Proposal p_1 was already used' });
-    expect(w.idempotency.records.has(KEY)).toBe(false);
+    expect(w.ledger.records.has(KEY)).toBe(false);
     expect(sor.runs).toEqual([]);
   });
 
@@ -374,7 +374,7 @@ describe('the write path: proving the write', () => {
     expect(result.error).toMatchObject({ code: 'APPROVAL_NOT_FOUND', retryable: false });
     expect(sor.runs).toEqual([]);
     expect(w.proposals.records.get('p_1')?.state).toBe('open');
-    expect(w.idempotency.records.has(KEY)).toBe(false);
+    expect(w.ledger.records.has(KEY)).toBe(false);
   });
 
   it('refuses PROPOSAL_NOT_FOUND, running nothing, when the proposal left its store between its check and its use', async () => {
@@ -387,7 +387,7 @@ describe('the write path: proving the write', () => {
     const result = only(await write(w, sor));
     expect(result.error).toMatchObject({ code: 'PROPOSAL_NOT_FOUND', message: 'Proposal p_1 is gone', retryable: false });
     expect(sor.runs).toEqual([]);
-    expect(w.idempotency.records.has(KEY)).toBe(false);
+    expect(w.ledger.records.has(KEY)).toBe(false);
   });
 });
 
@@ -445,7 +445,7 @@ describe('the write path: slots and the resource lock', () => {
       message: 'No concurrency slot of this tenant freed up before the deadline',
     });
     expect(w.proposals.records.get('p_1')).toMatchObject({ state: 'open', consumed_by: null });
-    expect(w.idempotency.records.has(KEY)).toBe(false);
+    expect(w.ledger.records.has(KEY)).toBe(false);
     expect(sor.runs).toEqual([]);
 
     w.slots.free = true;
@@ -461,7 +461,7 @@ describe('the write path: slots and the resource lock', () => {
     w.locks.holders.set('ticket:T-1', 'another-write');
     const refused = only(await write(w, sor));
     expect(refused.error).toMatchObject({ code: 'TIMEOUT', retryable: false, message: 'ticket:T-1 stayed busy until the deadline' });
-    expect(w.idempotency.records.has(KEY)).toBe(false);
+    expect(w.ledger.records.has(KEY)).toBe(false);
     expect(w.proposals.records.get('p_1')).toMatchObject({ state: 'open', consumed_by: null });
     expect(w.slots.held.size).toBe(0);
     expect(sor.runs).toEqual([]);
@@ -488,7 +488,7 @@ describe('the write path: a pack whose resourceOf throws', () => {
     expect(result.error).toMatchObject({ code: 'UPSTREAM_ERROR', retryable: false });
     expect(result.error?.message).toMatch(/resourceOf .*nothing was sent/);
     expect(sor.runs).toEqual([]);
-    expect(w.idempotency.records.has(KEY)).toBe(false);
+    expect(w.ledger.records.has(KEY)).toBe(false);
     expect(w.slots.held.size).toBe(0);
     expect(w.proposals.records.get('p_1')).toMatchObject({ state: 'open', consumed_by: null });
   });
@@ -499,11 +499,10 @@ describe('the write path: fencing', () => {
     const w = world();
     const sor = systemOfRecord();
     // Cut off from Redis past its lease: another executor took the key over meanwhile.
-    w.slots.onAcquire = () =>
-      Object.assign(w.idempotency.records.get(KEY)!, { owner: 'other-executor/2', lease_until: Date.now() + 60_000 });
+    w.slots.onAcquire = () => Object.assign(w.ledger.records.get(KEY)!, { owner: 'other-executor/2', lease_until: Date.now() + 60_000 });
     await expect(write(w, sor)).rejects.toThrow(/taken over by another owner/);
     expect(sor.runs).toEqual([]);
-    expect(w.idempotency.records.get(KEY)).toMatchObject({ state: 'in_flight', owner: 'other-executor/2' });
+    expect(w.ledger.records.get(KEY)).toMatchObject({ state: 'in_flight', owner: 'other-executor/2' });
     expect(messages(w)).toContain('write not sent: its key was taken over by another owner');
     expect(w.slots.held.size).toBe(0);
   });
@@ -511,7 +510,7 @@ describe('the write path: fencing', () => {
   it('renews a lease that ran out with no one taking it over, and sends', async () => {
     const w = world();
     const sor = systemOfRecord();
-    w.slots.onAcquire = () => Object.assign(w.idempotency.records.get(KEY)!, { lease_until: Date.now() - 1 });
+    w.slots.onAcquire = () => Object.assign(w.ledger.records.get(KEY)!, { lease_until: Date.now() - 1 });
     expect(only(await write(w, sor)).status).toBe('ok');
     expect(sor.runs).toHaveLength(1);
   });
@@ -554,7 +553,7 @@ describe('the write path: the handler’s answer', () => {
     sor.run = () => Promise.reject(new ToolFailure(toolError('UPSTREAM_ERROR', 'stopping', { retryable: true })));
     const result = only(await write(w, sor));
     expect(result.error).toMatchObject({ code: 'UPSTREAM_ERROR', retryable: true });
-    expect(w.idempotency.records.has(KEY)).toBe(false);
+    expect(w.ledger.records.has(KEY)).toBe(false);
     expect(w.proposals.records.get('p_1')?.state).toBe('open');
     expect(messages(w)).toContain('write refused by the system of record; nothing applied, the key is free for a retry');
   });
@@ -684,7 +683,7 @@ describe('the write path: settling', () => {
       writeDeps(w),
       async (result, keyed) => {
         await keyed?.stage();
-        steps.push(`staged ${w.idempotency.records.get(KEY)?.staged === undefined ? 'nothing' : 'the answer'}`);
+        steps.push(`staged ${w.ledger.records.get(KEY)?.staged === undefined ? 'nothing' : 'the answer'}`);
         await keyed?.settle();
         steps.push(`settled ${stateOf(w)}`, `answered ${result.status}`);
       },
@@ -701,7 +700,7 @@ describe('the write path: settling', () => {
     await expect(
       executeWrite(order(), ticketWrite(systemOfRecord()), { headers: undefined, origin: ORIGIN }, writeDeps(w), failing),
     ).rejects.toThrow('command taken over');
-    expect(w.idempotency.records.get(KEY)).toMatchObject({ state: 'in_flight', staged: expect.stringContaining('chg-1') as unknown });
+    expect(w.ledger.records.get(KEY)).toMatchObject({ state: 'in_flight', staged: expect.stringContaining('chg-1') as unknown });
     expect(w.slots.held.size).toBe(0);
     expect(w.locks.holders.size).toBe(0);
   });
@@ -716,6 +715,6 @@ describe('the write path: settling', () => {
       return Promise.resolve();
     });
     expect(codeOf(results)).toBe('RUN_NOT_FOUND');
-    expect(w.idempotency.calls.filter((call) => call.startsWith('abandon'))).toEqual([`abandon ${KEY}`]);
+    expect(w.ledger.calls.filter((call) => call.startsWith('give_back'))).toEqual([`give_back ${KEY}`]);
   });
 });

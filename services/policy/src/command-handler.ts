@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { addressOf, DeadLetters, errorResult, pendingResult } from '@gatehouse/events';
 import type {
   ApprovalRequest,
@@ -10,7 +10,7 @@ import type {
   ToolResult,
 } from '@gatehouse/events';
 import { parseRun } from '@gatehouse/state';
-import type { CommandClaims } from '@gatehouse/state';
+import type { ClaimLedger, ClaimTerms, CommandEntry } from '@gatehouse/state';
 import {
   annotateSpan,
   carriedHeaders as carryContext,
@@ -41,6 +41,8 @@ const tracer = tracerFor('policy');
 // redelivery after a rebalance, and never longer than a day.
 const CLAIM_AFTER_DEADLINE_MS = 10 * 60 * 1000;
 const CLAIM_MAX_MS = 24 * 3600 * 1000;
+/** How long a claim protects a command being handled before another worker may take it over. */
+const CLAIM_LEASE_MS = 10_000;
 // A copy of a command another worker is handling waits for it, at most this long per round.
 const BUSY_BACKOFF_MAX_MS = 1_000;
 
@@ -59,9 +61,18 @@ interface Publication {
   readonly headers: RecordHeaders | undefined;
 }
 
+/** The command's entry in the claim ledger, as this handling holds it. */
+interface HeldCommand {
+  readonly entry: CommandEntry;
+  readonly owner: string;
+  readonly terms: ClaimTerms;
+  /** How long the entry is remembered, should staging have to make it again. */
+  readonly ttlMs: number;
+}
+
 /** What handling one command needs: the stores it decides with, where it publishes and reports. */
 interface Handling {
-  readonly deps: DecideDeps & { readonly claims: CommandClaims };
+  readonly deps: DecideDeps & { readonly ledger: ClaimLedger };
   readonly proofs: CommandProofs;
   readonly logger: Logger;
   readonly metrics: GatehouseMetrics;
@@ -72,7 +83,7 @@ interface Handling {
 
 /** decode (done by the consumer) → prove → claim → check → decide → stage → publish → answered, for one command. */
 export function commandHandler(
-  deps: DecideDeps & { readonly claims: CommandClaims },
+  deps: DecideDeps & { readonly ledger: ClaimLedger },
   proofs: CommandProofs,
   publisher: EventPublisher,
   logger: Logger,
@@ -127,14 +138,23 @@ async function handle(handling: Handling, command: ToolCommand, record: Consumed
   // id gets no answer at all and is kept in the commands DLQ for operators.
   const payloadSha256 = commandPayloadSha256(command);
   const ttlMs = Math.min(CLAIM_MAX_MS, Math.max(0, (command.deadline_at ?? started + CLAIM_MAX_MS) - started) + CLAIM_AFTER_DEADLINE_MS);
-  let claim = await deps.claims.claim(command.tenant, command.run_id, command.command_id, payloadSha256, ttlMs);
-  for (let backoff = 50; claim.kind === 'in_progress'; backoff = Math.min(backoff * 2, BUSY_BACKOFF_MAX_MS)) {
+  const entry = deps.ledger.commandEntry(command.tenant, command.run_id, command.command_id);
+  // A fresh owner per handling: two copies of a command in this very process must not both decide it.
+  const held: HeldCommand = {
+    entry,
+    owner: `policy/${randomUUID()}`,
+    terms: { argumentsSha256: payloadSha256, leaseMs: CLAIM_LEASE_MS, commandId: command.command_id },
+    ttlMs,
+  };
+  let found = await entry.claim(held.terms, held.owner, ttlMs);
+  for (let backoff = 50; found.claim.kind === 'in_progress'; backoff = Math.min(backoff * 2, BUSY_BACKOFF_MAX_MS)) {
     // Another worker took a copy a moment ago: wait until it has answered (nothing more to do)
     // or its lease ran out (it died, and this copy takes over).
     await new Promise((resolve) => setTimeout(resolve, backoff));
-    claim = await deps.claims.claim(command.tenant, command.run_id, command.command_id, payloadSha256, ttlMs);
+    found = await entry.claim(held.terms, held.owner, ttlMs);
   }
-  if (claim.kind === 'answered') {
+  const { claim } = found;
+  if (claim.kind === 'settled' || claim.kind === 'unknown') {
     metrics.duplicateCommand('repeat');
     logger.info({ ...context, payload_sha256: payloadSha256 }, 'command already answered; this copy is ignored');
     return { status: 'repeat' };
@@ -149,21 +169,21 @@ async function handle(handling: Handling, command: ToolCommand, record: Consumed
   }
   let outcome: SpanOutcome | undefined;
   try {
-    if (claim.kind === 'staged') {
+    if (claim.kind === 'orphaned' && claim.staged !== undefined) {
       // Decided by a worker that stopped before it surely published: the same decision again.
-      await publishAll(JSON.parse(claim.decision) as Publication[]);
+      await publishAll(JSON.parse(claim.staged) as Publication[]);
       logger.info({ ...context }, 'staged decision of a taken-over command published again');
       outcome = { status: 'staged_again' };
     } else {
-      outcome = await decideAndPublish(handling, command, record, { run: claim.run, payloadSha256, ttlMs }, context, started, scope);
+      outcome = await decideAndPublish(handling, command, record, { run: found.run, held }, context, started, scope);
       if (outcome === undefined) return { status: 'staged_by_another' };
     }
   } catch (error) {
-    // The consumer retries this record: an undecided claim is let go, a staged one is kept.
-    await deps.claims.release(command.tenant, command.run_id, command.command_id, payloadSha256).catch(() => undefined);
+    // The consumer retries this record: an undecided claim is given back, a staged one keeps its decision.
+    await entry.giveBack(held.owner).catch(() => undefined);
     throw error;
   }
-  await deps.claims.answered(command.tenant, command.run_id, command.command_id, payloadSha256);
+  await entry.settle(held.owner, '');
   return outcome;
 }
 
@@ -200,7 +220,7 @@ async function decideAndPublish(
   { deps, logger, metrics, publishAll }: Handling,
   command: ToolCommand,
   record: ConsumedRecord,
-  { run, payloadSha256, ttlMs }: { readonly run: string | null; readonly payloadSha256: string; readonly ttlMs: number },
+  { run, held }: { readonly run: string | null; readonly held: HeldCommand },
   context: Record<string, unknown>,
   started: number,
   scope: SpanScope,
@@ -226,7 +246,7 @@ async function decideAndPublish(
     publications = [{ role: 'results', key: command.run_id, event: result, headers }];
   }
   // Staged before it is published: whoever takes over from here publishes this decision, not a new one.
-  if (!(await deps.claims.stage(command.tenant, command.run_id, command.command_id, payloadSha256, JSON.stringify(publications), ttlMs))) {
+  if ((await held.entry.stage(held.owner, JSON.stringify(publications), held.terms, held.ttlMs)) === 'taken') {
     logger.warn({ ...context }, 'another worker’s decision of this command was staged first; that one answers');
     return undefined;
   }

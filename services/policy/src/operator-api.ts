@@ -4,11 +4,11 @@ import type { Catalog } from '@gatehouse/contracts';
 import { errorResult, fromStoredOutcome, okResult, toStoredOutcome } from '@gatehouse/events';
 import type { ResultAddress, StoredOutcome, ToolResult } from '@gatehouse/events';
 import { ReplicationUnconfirmed } from '@gatehouse/state';
-import type { IdempotencyRecord, IdempotencyStore, Resolution, Run } from '@gatehouse/state';
+import type { ClaimLedger, LedgerRecord, Resolution, Run } from '@gatehouse/state';
 import type { Operator, Operators } from './operators.js';
 
 export interface OperatorApiOptions {
-  readonly idempotency: IdempotencyStore;
+  readonly idempotency: ClaimLedger;
   readonly catalog: Catalog;
   /** Who may look up and resolve operations: people with the operator role, in their tenants. */
   readonly operators: Operators;
@@ -73,7 +73,7 @@ const resolverOf = (operator: Operator): string =>
 /** What each request's operator may see: an idempotency record, and its stored outcome when there is one. */
 interface Visible {
   readonly operator: Operator;
-  readonly record: IdempotencyRecord;
+  readonly record: LedgerRecord;
   readonly stored: StoredOutcome | null;
 }
 

@@ -6,9 +6,8 @@ import { consumerChecks, healthOf, startConsumption, startEventRuntime, withTear
 import type { StopOptions } from '@gatehouse/runtime';
 import {
   ApprovalStore,
-  CommandClaims,
+  ClaimLedger,
   DelegationWriter,
-  IdempotencyStore,
   Keyspace,
   ProposalStore,
   RateLimiter,
@@ -101,6 +100,7 @@ export async function startPolicyService(options: PolicyServiceOptions): Promise
 
     const keys = new Keyspace(options.redisPrefix);
     const runs = new RunRegistry(options.redis, keys);
+    const ledger = new ClaimLedger(options.redis, keys);
     const deps = {
       catalog: options.catalog,
       runs,
@@ -110,8 +110,8 @@ export async function startPolicyService(options: PolicyServiceOptions): Promise
       table: options.table,
       proposals: new ProposalStore(options.redis, keys),
       approvals: new ApprovalStore(options.redis, keys),
-      idempotency: new IdempotencyStore(options.redis, keys),
-      claims: new CommandClaims(options.redis, keys),
+      idempotency: ledger,
+      ledger,
       grantValidityMs: options.grantValidityMs ?? 10 * 60 * 1000,
       proposalTtlMs: options.proposalTtlMs ?? 15 * 60 * 1000,
     };
