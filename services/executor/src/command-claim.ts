@@ -3,8 +3,8 @@ import type { ConsumedRecord, DeadLetters, ExecutionOrder, ToolResult } from '@g
 import type { GatehouseMetrics, Logger } from '@gatehouse/telemetry';
 import { claimOrWait, ownerToken } from './claim-wait.js';
 import type { Answer, LedgerEntries } from './executor-ports.js';
-import { addressOf, termsOf } from './keyed-write.js';
-import { settleKeyOfStagedAnswer } from './write-claim.js';
+import { addressOf, termsOf } from './order-context.js';
+import { settleKeyFromStagedAnswer } from './write-path.js';
 
 // How long a copy waits for another owner of its command, beyond two leases, when the tool is not
 // hosted here and so has no timeout to go by.
@@ -100,7 +100,7 @@ async function repeatStagedAnswer(delivery: CommandDelivery, held: HeldCommand, 
   // The write's key was staged beside this answer: settled now, or a later retry (and an
   // operator's resolution of an unknown outcome) would find it in flight.
   if (order.effect === 'write' && order.idempotency_key !== null)
-    await settleKeyOfStagedAnswer(deps.ledger, order, held.owner, deps.leaseMs);
+    await settleKeyFromStagedAnswer(deps.ledger, order, held.owner, deps.leaseMs);
   await delivery.publish(result);
   await deps.ledger.settle(held.key, held.owner, result.status === 'ok' ? 'succeeded' : 'failed', staged);
 }

@@ -1,11 +1,6 @@
-import { sha256Hex } from '@gatehouse/contracts';
 import type { Catalog, ExecutionContext, ToolError, ToolImplementation } from '@gatehouse/contracts';
-import { errorResult } from '@gatehouse/events';
-import type { ExecutionOrder, RecordHeaders, ResultAddress, ToolResult } from '@gatehouse/events';
-import type { ClaimTerms } from '@gatehouse/state';
-import { traceIdOf } from '@gatehouse/telemetry';
+import type { ExecutionOrder, RecordHeaders, ResultAddress } from '@gatehouse/events';
 import type { GatehouseMetrics, Logger, Span } from '@gatehouse/telemetry';
-import { ownerToken } from './claim-wait.js';
 import type {
   Answer,
   ApprovalRecords,
@@ -18,6 +13,8 @@ import type {
   RunLookup,
   SlotLeases,
 } from './executor-ports.js';
+
+// The shapes a write's path passes along (write-path.ts builds and settles them).
 
 export interface SlotLimits {
   readonly tenantDefault: number;
@@ -54,6 +51,7 @@ export interface WriteRecord {
 export interface KeyedWrite {
   readonly order: ExecutionOrder;
   readonly implementation: ToolImplementation;
+  /** The write's idempotency key (its entry in the claim ledger). */
   readonly key: string;
   /** This delivery's owner token for the key. */
   readonly owner: string;
@@ -71,97 +69,36 @@ export interface KeyedWrite {
 }
 
 /**
- * What a write's key keeps once the write is answered: the answer's state, or nothing — the key
- * given back, so that an identical call runs (nothing ran, or the system of record shows nothing was
- * applied and says an identical call may succeed).
+ * What a step of the write path found, in terms of the write. Only write-path.ts turns it into an
+ * answer and decides what the key keeps. `note` logs what happened once the answer is out.
  */
-type KeyFate = 'succeeded' | 'failed' | 'unknown' | 'given_back';
-
-/** A write's answer, what its key keeps of it, and what to log once it is out. */
-export interface Settlement {
-  readonly result: ToolResult;
-  readonly key: KeyFate;
-  /** Nothing was applied: the proposal is reopened before the answer goes out. */
-  readonly reopensProposal: boolean;
-  readonly afterwards?: (() => void) | undefined;
-}
-
-/** A write's operation id, derived from its idempotency key: every owner of the key names it alike. */
-export function writeOperationId(idempotencyKey: string): string {
-  return `op_${sha256Hex(idempotencyKey).slice(0, 24)}`;
-}
-
-export function keyedWrite(
-  order: ExecutionOrder,
-  implementation: ToolImplementation,
-  key: string,
-  record: WriteRecord,
-  deps: WritePathDeps,
-  answer: Answer,
-): KeyedWrite {
-  const tool = implementation.contract;
-  // The same for whichever executor ends up answering: a repeated answer is the same answer.
-  const operationId = writeOperationId(key);
-  return {
-    order,
-    implementation,
-    key,
-    owner: ownerToken(deps.executorId),
-    operationId,
-    // As this machine's clock reads it: every wait of the write is timed by this machine.
-    deadline: order.deadline_at === null ? Date.now() + tool.timeoutMs * 4 : deps.clock.local(order.deadline_at),
-    address: addressOf(order),
-    logContext: {
-      command_id: order.command_id,
-      run_id: order.run_id,
-      tenant: order.tenant,
-      tool: order.tool,
-      arguments_sha256: order.arguments_sha256,
-      trace_id: traceIdOf(record.headers),
-    },
-    record,
-    statusContext: { ...orderContext(order, operationId, key), credential: deps.credentials.forStatus(order, implementation) },
-    deps,
-    answer,
-  };
-}
-
-/** What a handler of `order` knows about its call, but for its signal and credential (which each call path adds). */
-export function orderContext(
-  order: ExecutionOrder,
-  operationId: string,
-  idempotencyKey: string | null,
-): Omit<ExecutionContext, 'signal' | 'credential'> {
-  return {
-    commandId: order.command_id,
-    operationId,
-    runId: order.run_id,
-    tenant: order.tenant,
-    principal: order.principal,
-    environment: order.environment,
-    idempotencyKey,
-    deadlineAt: order.deadline_at,
-  };
-}
-
-/** The terms an order's keys are claimed on (its command's claim and its write's key alike). */
-export function termsOf(order: ExecutionOrder, leaseMs: number): ClaimTerms {
-  return { argumentsSha256: order.arguments_sha256, leaseMs, commandId: order.command_id };
-}
-
-export function addressOf(order: ExecutionOrder): ResultAddress {
-  return { command_id: order.command_id, run_id: order.run_id, tenant: order.tenant, tool: order.tool };
-}
-
-/** A refusal of the write before anything ran: no operation, no duration. */
-export function refusalOf(write: Pick<KeyedWrite, 'address' | 'order'>, error: ToolError): ToolResult {
-  return errorResult(write.address, error, { argumentsSha256: write.order.arguments_sha256 });
-}
-
-/** What a result of the write's own run carries beside its answer. */
-export function writeExtras(
-  write: KeyedWrite,
-  durationMs: number | null,
-): { readonly operationId: string; readonly argumentsSha256: string; readonly durationMs: number | null } {
-  return { operationId: write.operationId, argumentsSha256: write.order.arguments_sha256, durationMs };
-}
+export type WriteOutcome =
+  /** The key holds an answer already (settled, or handed to an operator): that answer; the key is not touched. */
+  | { readonly kind: 'stored'; readonly answer: string }
+  /** The key's previous owner staged its answer before it stopped: that answer, and the key settled with it. */
+  | { readonly kind: 'staged'; readonly answer: string; readonly previousOwner: string }
+  /** Refused at the key (other arguments under it, another command's write running under it): the key is another's. */
+  | { readonly kind: 'refused_at_key'; readonly error: ToolError }
+  /** Refused before anything ran or was consumed (no operation): the legitimate order under the key must still run. */
+  | { readonly kind: 'refused'; readonly error: ToolError; readonly note?: (() => void) | undefined }
+  /** The operation began, yet nothing was applied, and an identical call may succeed. */
+  | {
+      readonly kind: 'not_applied';
+      readonly error: ToolError;
+      readonly durationMs: number | null;
+      /** Nothing was consumed for good either: the proposal is open again. */
+      readonly reopensProposal: boolean;
+      readonly note?: (() => void) | undefined;
+    }
+  /** Applied, with the answer checked against the contract (canonical JSON). */
+  | { readonly kind: 'applied'; readonly result: string; readonly durationMs: number | null; readonly note?: (() => void) | undefined }
+  /** Refused by the system of record for good, or applied with an answer that breaks the contract. */
+  | {
+      readonly kind: 'failed';
+      readonly error: ToolError;
+      readonly durationMs: number | null;
+      readonly reopensProposal: boolean;
+      readonly note?: (() => void) | undefined;
+    }
+  /** No one can tell whether it was applied: handed to an operator. */
+  | { readonly kind: 'unknown'; readonly error: ToolError; readonly durationMs: number | null; readonly note?: (() => void) | undefined };

@@ -8,7 +8,7 @@ import { keepLease } from './claim-wait.js';
 import { claimCommand, commandAnswer } from './command-claim.js';
 import type { CommandDelivery } from './command-claim.js';
 import type { EventSink } from './executor-ports.js';
-import { addressOf } from './keyed-write.js';
+import { addressOf } from './order-context.js';
 import type { WritePathDeps } from './keyed-write.js';
 import { answerRead } from './read-path.js';
 import { tracedImplementation } from './run-handler.js';

@@ -7,7 +7,7 @@ import { buildProposal } from '@gatehouse/governance';
 import type { Proposal } from '@gatehouse/state';
 import type { GatehouseMetrics, Logger } from '@gatehouse/telemetry';
 import type { Answer, DecisionClock, HandlerCredentials, ProposalRecords, RunLookup } from './executor-ports.js';
-import { addressOf, orderContext } from './keyed-write.js';
+import { addressOf, orderContext } from './order-context.js';
 import { runHandler } from './run-handler.js';
 import { runStoppedError } from './run-state.js';
 

@@ -1,22 +1,24 @@
 import { toolError } from '@gatehouse/contracts';
-import type { ToolImplementation } from '@gatehouse/contracts';
-import type { ExecutionOrder } from '@gatehouse/events';
-import { keepLease } from './claim-wait.js';
-import type { Answer } from './executor-ports.js';
-import { addressOf, keyedWrite, refusalOf } from './keyed-write.js';
-import type { KeyedWrite, Settlement, WritePathDeps, WriteRecord } from './keyed-write.js';
-import { claimWriteKey, takeOverOrphanedWrite } from './write-claim.js';
-import type { HeldKey } from './write-claim.js';
+import type { ToolError, ToolImplementation } from '@gatehouse/contracts';
+import { errorResult, fromStoredOutcome, okResult, toStoredOutcome } from '@gatehouse/events';
+import type { ExecutionOrder, StoredOutcome, ToolResult } from '@gatehouse/events';
+import type { Verdict } from '@gatehouse/state';
+import { traceIdOf } from '@gatehouse/telemetry';
+import { claimOrWait, ownerToken } from './claim-wait.js';
+import type { Answer, LedgerEntries } from './executor-ports.js';
+import type { KeyedWrite, WriteOutcome, WritePathDeps, WriteRecord } from './keyed-write.js';
+import { addressOf, orderContext, termsOf, writeOperationId } from './order-context.js';
+import { holdWriteKey } from './write-claim.js';
 import { proveWrite } from './write-proof.js';
 import { runUnderSlots } from './write-run.js';
-import { settle } from './write-settlement.js';
 
 /**
  * A write, at most once, answered once through `answer` (which stages, publishes and records this
- * command's one answer): claim the idempotency key (a stored outcome answers any retry; a key
- * whose owner died goes to the status query, never a blind re-run), prove the approval, consume it
- * with the proposal, take the tenant and run slots and the resource's lock, run under the key, and
- * settle any ambiguous answer through the status query — or hand it to an operator.
+ * command's one answer). One pipeline: claim the idempotency key (a stored answer answers any
+ * retry; a key whose owner died goes to the status query, never a blind re-run) → prove the
+ * approval and consume it with the proposal → take the tenant and run slots and the resource's
+ * lock → run, settling any ambiguous answer through the status query or an operator → settle. Each
+ * step says what it found (a WriteOutcome); only `settle`, here, decides what the key keeps.
  */
 export async function executeWrite(
   order: ExecutionOrder,
@@ -26,34 +28,164 @@ export async function executeWrite(
   answer: Answer,
 ): Promise<void> {
   if (order.idempotency_key === null) {
-    await answer(
-      refusalOf(
-        { order, address: addressOf(order) },
-        toolError('IDEMPOTENCY_KEY_MISSING', 'A write reached the executor without an idempotency key'),
-      ),
-    );
+    const error = toolError('IDEMPOTENCY_KEY_MISSING', 'A write reached the executor without an idempotency key');
+    await answer(errorResult(addressOf(order), error, { argumentsSha256: order.arguments_sha256 }));
     return;
   }
   const write = keyedWrite(order, implementation, order.idempotency_key, record, deps, answer);
-  const held = await claimWriteKey(write);
-  if (held === undefined) return;
-  const stopClaimLease = keepLease(() => deps.ledger.renew(write.key, write.owner, deps.leaseMs), deps.leaseMs);
+  const hold = await holdWriteKey(write);
   try {
-    const settlement = await settlementOf(write, held);
-    if (settlement !== undefined) await settle(write, settlement);
+    let outcome = hold.outcome;
+    if (outcome === undefined) {
+      const proof = await proveWrite(write);
+      outcome = proof.ok ? await runUnderSlots(write, proof.args) : proof.refusal;
+    }
+    await settle(write, outcome);
   } finally {
-    stopClaimLease();
+    hold.letGo();
   }
 }
 
-/** What becomes of a write whose key this delivery holds; undefined when it was answered already (a staged answer repeated). */
-async function settlementOf(write: KeyedWrite, held: HeldKey): Promise<Settlement | undefined> {
-  if (held.kind === 'orphaned') {
-    const takenOver = await takeOverOrphanedWrite(write, held);
-    if (takenOver === 'answered') return undefined;
-    if (takenOver !== 'resend') return takenOver;
+/**
+ * Answers a write and settles its key: the one place that decides what a key keeps. An answer
+ * the key holds already is repeated and the key left as it is; a refusal at the key leaves it to
+ * its owner; a write refused before it ran, or one the system of record did not apply and says
+ * may succeed, gives the key back (an identical call runs); what was applied, refused for good or
+ * handed to an operator is staged with the key before it goes out and kept after. A proposal the
+ * write did not apply is reopened first; what to log goes out last.
+ */
+async function settle(write: KeyedWrite, outcome: WriteOutcome): Promise<void> {
+  const { deps, key, owner, logContext } = write;
+  switch (outcome.kind) {
+    case 'stored': {
+      const { outcome: stored, result } = fromStoredOutcome(outcome.answer, write.address, write.order.arguments_sha256);
+      await write.answer(result);
+      if (stored.origin !== write.record.origin)
+        deps.metrics.retry(write.implementation.contract.address, write.implementation.contract.retry);
+      deps.logger.info({ ...logContext, idempotency_key: key, replay: true }, 'answered from the stored outcome');
+      return;
+    }
+    case 'staged': {
+      const { outcome: stored, result } = fromStoredOutcome(outcome.answer, write.address, write.order.arguments_sha256);
+      await write.answer(result, {
+        stage: () => Promise.resolve('staged'),
+        settle: () => deps.ledger.settle(key, owner, verdictOf(stored.status), outcome.answer),
+      });
+      deps.logger.info(
+        { ...logContext, idempotency_key: key, previous_owner: outcome.previousOwner },
+        'answered with the answer the previous owner staged',
+      );
+      return;
+    }
+    case 'refused_at_key':
+      await write.answer(refusalOf(write, outcome.error));
+      return;
+    case 'refused':
+      await deps.ledger.giveBack(key, owner);
+      await write.answer(refusalOf(write, outcome.error));
+      break;
+    case 'not_applied':
+      if (outcome.reopensProposal) await reopenProposal(write);
+      await deps.ledger.giveBack(key, owner);
+      await write.answer(errorResult(write.address, outcome.error, writeExtras(write, outcome.durationMs)));
+      break;
+    case 'applied':
+      await answerUnderKey(write, okResult(write.address, outcome.result, writeExtras(write, outcome.durationMs)), 'succeeded');
+      break;
+    case 'failed':
+      if (outcome.reopensProposal) await reopenProposal(write);
+      await answerUnderKey(write, errorResult(write.address, outcome.error, writeExtras(write, outcome.durationMs)), 'failed');
+      break;
+    case 'unknown':
+      await answerUnderKey(write, errorResult(write.address, outcome.error, writeExtras(write, outcome.durationMs)), 'unknown');
+      break;
   }
-  const proof = await proveWrite(write);
-  if (!proof.ok) return proof.refusal;
-  return runUnderSlots(write, proof.args);
+  outcome.note?.();
+}
+
+/** The answer, staged with the key before it goes out (an owner that dies before settling leaves it for the next owner to repeat), then kept on it. */
+async function answerUnderKey(write: KeyedWrite, result: ToolResult, verdict: Verdict): Promise<void> {
+  const { key, owner, deps } = write;
+  const stored = toStoredOutcome(result, write.record.origin, write.record.headers);
+  await write.answer(result, {
+    stage: () => deps.ledger.stage(key, owner, stored, termsOf(write.order, deps.leaseMs)),
+    settle: () => deps.ledger.settle(key, owner, verdict, stored),
+  });
+  deps.metrics.handlerDuration(write.order.tool, result.duration_ms);
+}
+
+/** The effect did not happen (a version conflict, or no slot): the proposal is open again. */
+async function reopenProposal(write: KeyedWrite): Promise<void> {
+  if (write.order.proposal_id !== null) await write.deps.proposals.release(write.order.proposal_id, write.key);
+}
+
+const verdictOf = (status: ToolResult['status']): Verdict => (status === 'ok' ? 'succeeded' : status === 'unknown' ? 'unknown' : 'failed');
+
+/**
+ * After a crash between staging a write's answer and settling its key, the redelivered order finds
+ * the answer staged on its command's claim, and the key still in flight with the same answer staged
+ * on it: the key is settled with that. A key given back before the answer stays given back; one
+ * orphaned with nothing staged is left to the status query of whoever claims it next (its write
+ * may be another command's).
+ */
+export async function settleKeyFromStagedAnswer(
+  ledger: Pick<LedgerEntries, 'claim' | 'settle' | 'giveBack'>,
+  order: ExecutionOrder,
+  owner: string,
+  leaseMs: number,
+): Promise<void> {
+  const key = order.idempotency_key;
+  if (key === null) return;
+  // The key's lease was renewed beside the command's: it runs out at about the same time.
+  const claim = await claimOrWait(ledger, key, order.arguments_sha256, owner, leaseMs, Date.now() + leaseMs * 2, order.command_id);
+  if (claim.kind === 'orphaned' && claim.staged !== undefined) {
+    await ledger.settle(key, owner, verdictOf((JSON.parse(claim.staged) as StoredOutcome).status), claim.staged);
+  } else if (claim.kind === 'claimed') {
+    await ledger.giveBack(key, owner);
+  }
+}
+
+function keyedWrite(
+  order: ExecutionOrder,
+  implementation: ToolImplementation,
+  key: string,
+  record: WriteRecord,
+  deps: WritePathDeps,
+  answer: Answer,
+): KeyedWrite {
+  const tool = implementation.contract;
+  // The same for whichever executor ends up answering: a repeated answer is the same answer.
+  const operationId = writeOperationId(key);
+  return {
+    order,
+    implementation,
+    key,
+    owner: ownerToken(deps.executorId),
+    operationId,
+    // As this machine's clock reads it: every wait of the write is timed by this machine.
+    deadline: order.deadline_at === null ? Date.now() + tool.timeoutMs * 4 : deps.clock.local(order.deadline_at),
+    address: addressOf(order),
+    logContext: {
+      command_id: order.command_id,
+      run_id: order.run_id,
+      tenant: order.tenant,
+      tool: order.tool,
+      arguments_sha256: order.arguments_sha256,
+      trace_id: traceIdOf(record.headers),
+    },
+    record,
+    statusContext: { ...orderContext(order, operationId, key), credential: deps.credentials.forStatus(order, implementation) },
+    deps,
+    answer,
+  };
+}
+
+/** A refusal of the write before anything ran: no operation, no duration. */
+function refusalOf(write: KeyedWrite, error: ToolError): ToolResult {
+  return errorResult(write.address, error, { argumentsSha256: write.order.arguments_sha256 });
+}
+
+/** What a result of the write's own run carries beside its answer. */
+function writeExtras(write: KeyedWrite, durationMs: number | null) {
+  return { operationId: write.operationId, argumentsSha256: write.order.arguments_sha256, durationMs };
 }

@@ -1,12 +1,9 @@
 import { canonicalJson, isToolFailure, toolError, ToolFailure } from '@gatehouse/contracts';
-import { errorResult, okResult } from '@gatehouse/events';
 import type { SlotScope } from '@gatehouse/state';
 import { keepLease } from './claim-wait.js';
-import { writeExtras } from './keyed-write.js';
-import type { KeyedWrite, Settlement } from './keyed-write.js';
+import type { KeyedWrite, WriteOutcome } from './keyed-write.js';
 import { runHandler } from './run-handler.js';
-import { askStatusQuery, resendableUnderKey } from './status-protocol.js';
-import { settlementFromStatus } from './write-settlement.js';
+import { askStatusQuery, outcomeFromStatus, resendableUnderKey } from './status-query.js';
 
 const VERSION_CONFLICT = 'VERSION_CONFLICT';
 
@@ -19,23 +16,23 @@ const SENDS = 2;
 
 /**
  * Runs a proven write under the tenant's and the run's slots and its resource's lock, and comes
- * back with its settlement once both are free again: an agent that reads its result and sends the
+ * back with its outcome once both are free again: an agent that reads its result and sends the
  * next write at once finds the capacity this write held.
  */
-export async function runUnderSlots(write: KeyedWrite, args: unknown): Promise<Settlement> {
+export async function runUnderSlots(write: KeyedWrite, args: unknown): Promise<WriteOutcome> {
   const { order, deps, operationId } = write;
   const scopes: SlotScope[] = [
     { scope: `tenant:${order.tenant}`, limit: deps.limits.tenants[order.tenant] ?? deps.limits.tenantDefault },
     { scope: `run:${order.run_id}`, limit: deps.limits.run },
   ];
   if (!(await deps.slots.acquire(scopes, operationId, deps.leaseMs, write.deadline))) {
-    // Nothing ran: the proposal is reopened and the key given back, so committing it again runs.
-    const result = errorResult(
-      write.address,
-      toolError('TIMEOUT', 'No concurrency slot of this tenant freed up before the deadline', { retryable: false }),
-      writeExtras(write, null),
-    );
-    return { result, key: 'given_back', reopensProposal: true };
+    // Nothing ran: the proposal is reopened, so committing it again runs.
+    return {
+      kind: 'not_applied',
+      error: toolError('TIMEOUT', 'No concurrency slot of this tenant freed up before the deadline', { retryable: false }),
+      durationMs: null,
+      reopensProposal: true,
+    };
   }
   deps.metrics.slotsAcquired(order.tenant);
   const stopSlotLease = keepLease(() => deps.slots.renew(scopes, operationId, deps.leaseMs), deps.leaseMs);
@@ -48,31 +45,32 @@ export async function runUnderSlots(write: KeyedWrite, args: unknown): Promise<S
   }
 }
 
-/** Runs the handler under the resource's lock (held through any status query); the settlement is published by the caller. */
-async function runLocked(write: KeyedWrite, args: unknown): Promise<Settlement> {
+/** Runs the handler under the resource's lock (held through any status query); the caller answers its outcome. */
+async function runLocked(write: KeyedWrite, args: unknown): Promise<WriteOutcome> {
   const { order, implementation, deps, operationId } = write;
   let resource: string | undefined;
   try {
     resource = implementation.resourceOf?.(args);
   } catch (error) {
-    // The pack's own bug, before anything was sent: the key is given back and the proposal reopened.
+    // The pack's own bug, before anything was sent: the proposal is reopened.
     // Its name only: a message may quote the arguments.
     deps.logger.error({ ...write.logContext, error: error instanceof Error ? error.name : typeof error }, 'resourceOf threw');
     const message = `resourceOf of ${implementation.contract.address} failed; nothing was sent`;
     return {
-      result: errorResult(write.address, toolError('UPSTREAM_ERROR', message, { retryable: false }), writeExtras(write, null)),
-      key: 'given_back',
+      kind: 'not_applied',
+      error: toolError('UPSTREAM_ERROR', message, { retryable: false }),
+      durationMs: null,
       reopensProposal: true,
     };
   }
   if (resource !== undefined && !(await deps.locks.lock(resource, operationId, deps.leaseMs, write.deadline))) {
-    // Nothing ran: the proposal is reopened and the key given back, so committing it again runs.
-    const result = errorResult(
-      write.address,
-      toolError('TIMEOUT', `${resource} stayed busy until the deadline`, { retryable: false }),
-      writeExtras(write, null),
-    );
-    return { result, key: 'given_back', reopensProposal: true };
+    // Nothing ran: the proposal is reopened, so committing it again runs.
+    return {
+      kind: 'not_applied',
+      error: toolError('TIMEOUT', `${resource} stayed busy until the deadline`, { retryable: false }),
+      durationMs: null,
+      reopensProposal: true,
+    };
   }
   const stopLockLease =
     resource === undefined ? () => undefined : keepLease(() => deps.locks.renew(resource, operationId, deps.leaseMs), deps.leaseMs);
@@ -88,9 +86,9 @@ async function runLocked(write: KeyedWrite, args: unknown): Promise<Settlement> 
           { ...write.statusContext, credential: deps.credentials.forWrite(order, implementation, args) },
           implementation.contract.timeoutMs,
         );
-        return settlementOfAnswer(write, raw, started);
+        return outcomeOfAnswer(write, raw, started);
       } catch (error) {
-        const settled = await settlementOfFailure(write, error, started, send < SENDS);
+        const settled = await outcomeOfFailure(write, error, started, send < SENDS);
         if (settled !== 'resend') return settled;
       }
     }
@@ -114,25 +112,21 @@ async function fence(write: KeyedWrite): Promise<void> {
 }
 
 /** The handler answered: the write happened. Its answer is checked against the contract before anything leaves. */
-function settlementOfAnswer(write: KeyedWrite, raw: unknown, started: number): Settlement {
+function outcomeOfAnswer(write: KeyedWrite, raw: unknown, started: number): WriteOutcome {
   const { deps, logContext } = write;
   const tool = write.implementation.contract;
   const valid = deps.catalog.validateOutput(tool, raw);
   if (!valid.ok) {
     // The write happened; its answer does not match the contract. Report that, never the raw answer.
     deps.metrics.outputViolation(tool.address, valid.error.code);
-    return {
-      result: errorResult(write.address, valid.error, writeExtras(write, Date.now() - started)),
-      key: 'failed',
-      reopensProposal: false,
-    };
+    return { kind: 'failed', error: valid.error, durationMs: Date.now() - started, reopensProposal: false };
   }
   const ms = Date.now() - started;
   return {
-    result: okResult(write.address, canonicalJson(valid.value), writeExtras(write, ms)),
-    key: 'succeeded',
-    reopensProposal: false,
-    afterwards: () => deps.logger.info({ ...logContext, operation_id: write.operationId, idempotency_key: write.key, ms }, 'write applied'),
+    kind: 'applied',
+    result: canonicalJson(valid.value),
+    durationMs: ms,
+    note: () => deps.logger.info({ ...logContext, operation_id: write.operationId, idempotency_key: write.key, ms }, 'write applied'),
   };
 }
 
@@ -141,7 +135,7 @@ function settlementOfAnswer(write: KeyedWrite, raw: unknown, started: number): S
  * applied); an ambiguous one (a timeout, a lost connection, an unexpected throw) goes to the status
  * query, and one the system of record turns out not to know is sent again (`resend`) while sends remain.
  */
-async function settlementOfFailure(write: KeyedWrite, error: unknown, started: number, mayResend: boolean): Promise<Settlement | 'resend'> {
+async function outcomeOfFailure(write: KeyedWrite, error: unknown, started: number, mayResend: boolean): Promise<WriteOutcome | 'resend'> {
   const { deps, logContext, key } = write;
   const tool = write.implementation.contract;
   const failure = isToolFailure(error) ? error : new ToolFailure(toolError('UPSTREAM_ERROR', 'handler failed'), { ambiguous: true });
@@ -154,7 +148,7 @@ async function settlementOfFailure(write: KeyedWrite, error: unknown, started: n
       );
       return 'resend';
     }
-    return settlementFromStatus(
+    return outcomeFromStatus(
       write,
       finding,
       failure.error.message,
@@ -162,15 +156,16 @@ async function settlementOfFailure(write: KeyedWrite, error: unknown, started: n
       Date.now() - started,
     );
   }
-  const result = errorResult(write.address, failure.error, writeExtras(write, Date.now() - started));
+  const durationMs = Date.now() - started;
   if (failure.error.retryable) {
     // The system of record refused before applying anything (a 503 while it stops, say), and
-    // says an identical call may succeed: that must be true, so the key is not kept for this answer.
+    // says an identical call may succeed: that must be true.
     return {
-      result,
-      key: 'given_back',
+      kind: 'not_applied',
+      error: failure.error,
+      durationMs,
       reopensProposal: true,
-      afterwards: () =>
+      note: () =>
         deps.logger.info(
           { ...logContext, code: failure.error.code, idempotency_key: key },
           'write refused by the system of record; nothing applied, the key is free for a retry',
@@ -180,10 +175,11 @@ async function settlementOfFailure(write: KeyedWrite, error: unknown, started: n
   const conflict = failure.error.code === VERSION_CONFLICT;
   if (conflict) deps.metrics.versionConflict(tool.address);
   return {
-    result,
-    key: 'failed',
+    kind: 'failed',
+    error: failure.error,
+    durationMs,
     reopensProposal: conflict,
-    afterwards: () =>
+    note: () =>
       deps.logger.info({ ...logContext, code: failure.error.code, idempotency_key: key }, 'write refused by the system of record'),
   };
 }

@@ -2,7 +2,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { toolError, ToolFailure } from '@gatehouse/contracts';
 import { toStoredOutcome } from '@gatehouse/events';
 import type { OperatorHandoff, ToolResult } from '@gatehouse/events';
-import { writeOperationId } from '../src/keyed-write.js';
+import { writeOperationId } from '../src/order-context.js';
 import { executeWrite } from '../src/write-path.js';
 import { answers, KEY, order, systemOfRecord, ticketWrite, updateTicketKeyed, world, writeDeps } from './fakes.js';
 import type { SystemOfRecord, World } from './fakes.js';

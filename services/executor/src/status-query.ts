@@ -1,5 +1,11 @@
-import { canonicalJson } from '@gatehouse/contracts';
+import { randomUUID } from 'node:crypto';
+import { canonicalJson, toolError } from '@gatehouse/contracts';
 import type { Catalog, ExecutionContext, ToolError, ToolImplementation } from '@gatehouse/contracts';
+import type { OperatorHandoff } from '@gatehouse/events';
+import type { KeyedWrite, WriteOutcome } from './keyed-write.js';
+
+// What a write whose outcome is ambiguous goes through: the status query of its system of record,
+// and, when no one can tell, an operator.
 
 /** What a write's status query established: applied (with its result), not applied (with the error), or nothing. */
 export type StatusFinding =
@@ -75,4 +81,83 @@ async function askOnce(implementation: ToolImplementation, key: string, context:
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** What the status query established, as the write's outcome; one no one can tell is handed to an operator. */
+export async function outcomeFromStatus(
+  write: KeyedWrite,
+  finding: StatusFinding,
+  lastError: string,
+  reason: string,
+  durationMs: number | null = null,
+): Promise<WriteOutcome> {
+  const { deps, key, logContext } = write;
+  if (finding.kind === 'succeeded') {
+    return {
+      kind: 'applied',
+      result: finding.canonicalResult,
+      durationMs,
+      note: () =>
+        deps.logger.info({ ...logContext, idempotency_key: key, settled: 'succeeded' }, 'ambiguous write settled by the status query'),
+    };
+  }
+  if (finding.kind === 'failed') {
+    return {
+      kind: 'failed',
+      error: finding.error,
+      durationMs,
+      reopensProposal: false,
+      note: () =>
+        deps.logger.info(
+          { ...logContext, idempotency_key: key, settled: 'failed', code: finding.error.code },
+          'ambiguous write settled by the status query',
+        ),
+    };
+  }
+  return handOffToOperator(write, finding, lastError, reason, durationMs);
+}
+
+/**
+ * A write whose outcome no one can establish, handed to people: an `OperatorHandoff` on
+ * gatehouse.operator (reason `status_unavailable` when the status query could not be asked), and
+ * the outcome that answers the agent `OUTCOME_UNKNOWN`.
+ */
+async function handOffToOperator(
+  write: KeyedWrite,
+  finding: Extract<StatusFinding, { kind: 'unknown' }>,
+  lastError: string,
+  reason: string,
+  durationMs: number | null,
+): Promise<WriteOutcome> {
+  const { order, key, deps } = write;
+  const handoff: OperatorHandoff = {
+    schema_version: 1,
+    handoff_id: `hnd_${randomUUID().replace(/-/g, '').slice(0, 16)}`,
+    command_id: order.command_id,
+    run_id: order.run_id,
+    tenant: order.tenant,
+    tool: order.tool,
+    proposal_id: order.proposal_id,
+    idempotency_key: key,
+    arguments_sha256: order.arguments_sha256,
+    reason: finding.statusDown ? 'status_unavailable' : reason,
+    last_error: `${lastError}; status query: ${finding.detail}`,
+    executor: deps.executorId,
+    detected_at: deps.clock.now(),
+  };
+  await deps.publisher.publish('operator', order.tenant, handoff, write.record.headers);
+  return {
+    kind: 'unknown',
+    error: toolError('OUTCOME_UNKNOWN', 'The write may or may not have happened; an operator has been asked to establish it', {
+      details: { handoff_id: handoff.handoff_id, idempotency_key: key },
+    }),
+    durationMs,
+    note: () => {
+      deps.metrics.unknownOutcome(write.implementation.contract.address, handoff.reason);
+      deps.logger.warn(
+        { ...write.logContext, idempotency_key: key, handoff_id: handoff.handoff_id, reason: handoff.reason },
+        'outcome unknown; handed to an operator',
+      );
+    },
+  };
 }
