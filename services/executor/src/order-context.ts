@@ -1,7 +1,8 @@
 import { sha256Hex } from '@gatehouse/contracts';
 import type { ExecutionContext } from '@gatehouse/contracts';
-import type { ExecutionOrder, ResultAddress } from '@gatehouse/events';
+import type { ExecutionOrder, RecordHeaders, ResultAddress } from '@gatehouse/events';
 import type { ClaimTerms } from '@gatehouse/state';
+import { traceIdOf } from '@gatehouse/telemetry';
 
 // What every path of an order (its command's claim, a read, a write) names alike, from the order alone.
 
@@ -35,5 +36,17 @@ export function orderContext(
     environment: order.environment,
     idempotencyKey,
     deadlineAt: order.deadline_at,
+  };
+}
+
+/** What every log line about an order names (never its arguments: their sha256). */
+export function logContextOf(order: ExecutionOrder, headers: RecordHeaders | undefined): Readonly<Record<string, unknown>> {
+  return {
+    command_id: order.command_id,
+    run_id: order.run_id,
+    tenant: order.tenant,
+    tool: order.tool,
+    arguments_sha256: order.arguments_sha256,
+    trace_id: traceIdOf(headers),
   };
 }

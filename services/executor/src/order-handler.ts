@@ -2,13 +2,13 @@ import { contractSha256, toolError } from '@gatehouse/contracts';
 import type { ToolError, ToolImplementation } from '@gatehouse/contracts';
 import { DeadLetters, errorResult } from '@gatehouse/events';
 import type { ConsumedRecord, ExecutionOrder, ToolResult } from '@gatehouse/events';
-import { carriedHeaders, endSpan, endSpanThrown, noteOutcome, sentAtOf, startRecordSpan, traceIdOf, tracerFor } from '@gatehouse/telemetry';
+import { carriedHeaders, endSpan, endSpanThrown, noteOutcome, sentAtOf, startRecordSpan, tracerFor } from '@gatehouse/telemetry';
 import type { SpanScope } from '@gatehouse/telemetry';
 import { keepLease } from './claim-wait.js';
 import { claimCommand, commandAnswer } from './command-claim.js';
 import type { CommandDelivery } from './command-claim.js';
 import type { EventSink } from './executor-ports.js';
-import { addressOf } from './order-context.js';
+import { addressOf, logContextOf } from './order-context.js';
 import type { WritePathDeps } from './keyed-write.js';
 import { answerRead } from './read-path.js';
 import { tracedImplementation } from './run-handler.js';
@@ -75,14 +75,7 @@ export function orderHandler(deps: OrderHandlerDeps) {
     // Trace context (naming this execution's span), the reply partition (signed with the order) and
     // the command's send time travel on to the result and any operator handoff.
     const headers = carriedHeaders(record.headers, undefined, scope.context);
-    const logContext = {
-      command_id: order.command_id,
-      run_id: order.run_id,
-      tenant: order.tenant,
-      tool: order.tool,
-      arguments_sha256: order.arguments_sha256,
-      trace_id: traceIdOf(record.headers),
-    };
+    const logContext = logContextOf(order, record.headers);
     const publish = async (result: ToolResult): Promise<void> => {
       await deps.publisher.publish('results', order.run_id, result, headers);
       deps.metrics.executed(result, sentAtOf(headers));

@@ -3,11 +3,10 @@ import type { ToolError, ToolImplementation } from '@gatehouse/contracts';
 import { errorResult, fromStoredOutcome, okResult, toStoredOutcome } from '@gatehouse/events';
 import type { ExecutionOrder, StoredOutcome, ToolResult } from '@gatehouse/events';
 import type { Verdict } from '@gatehouse/state';
-import { traceIdOf } from '@gatehouse/telemetry';
 import { claimOrWait, ownerToken } from './claim-wait.js';
 import type { Answer, LedgerEntries } from './executor-ports.js';
 import type { KeyedWrite, WriteOutcome, WritePathDeps, WriteRecord } from './keyed-write.js';
-import { addressOf, orderContext, termsOf, writeOperationId } from './order-context.js';
+import { addressOf, logContextOf, orderContext, termsOf, writeOperationId } from './order-context.js';
 import { holdWriteKey } from './write-claim.js';
 import { proveWrite } from './write-proof.js';
 import { runUnderSlots } from './write-run.js';
@@ -165,14 +164,7 @@ function keyedWrite(
     // As this machine's clock reads it: every wait of the write is timed by this machine.
     deadline: order.deadline_at === null ? Date.now() + tool.timeoutMs * 4 : deps.clock.local(order.deadline_at),
     address: addressOf(order),
-    logContext: {
-      command_id: order.command_id,
-      run_id: order.run_id,
-      tenant: order.tenant,
-      tool: order.tool,
-      arguments_sha256: order.arguments_sha256,
-      trace_id: traceIdOf(record.headers),
-    },
+    logContext: logContextOf(order, record.headers),
     record,
     statusContext: { ...orderContext(order, operationId, key), credential: deps.credentials.forStatus(order, implementation) },
     deps,
