@@ -43,6 +43,8 @@ export { kafkaErrorCodes } from './kafka-errors.js';
 export type { OutboundRecord, ReadRecord, RecordHeaders } from './wire-record.js';
 export { EventPublisher, PARTITION_KEY_HEADER, partitionFor, producerStateLost } from './publisher.js';
 export { addressOf, errorResult, okResult, pendingResult, toErrorEvent } from './results.js';
+export { executionOrder } from './execution-order.js';
+export type { OrderedWrite, OrderParts, OrderRun } from './execution-order.js';
 export type { ResultAddress } from './results.js';
 export type { KeyHash, Outgoing } from './publisher.js';
 export { defaultSchemasDir, loadEventSchemas } from './schema-files.js';

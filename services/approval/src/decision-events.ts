@@ -1,5 +1,5 @@
 import { toolError } from '@gatehouse/contracts';
-import { errorResult } from '@gatehouse/events';
+import { errorResult, executionOrder } from '@gatehouse/events';
 import type { ApprovalDecision, ExecutionOrder, ResultAddress, ToolResult } from '@gatehouse/events';
 import { idempotencyKeyOf } from '@gatehouse/governance';
 import type { ApprovalRecord } from '@gatehouse/state';
@@ -69,7 +69,7 @@ export function commitKey(row: StoredRequest): string {
  * The order that executes an approved proposal's canonical arguments for `commandId`, naming the
  * contract (`contractSha256`) this service holds for the tool, or null when its catalog lacks it.
  */
-export function executionOrder(
+export function approvedOrder(
   row: StoredRequest,
   commandId: string,
   orderId: string,
@@ -78,33 +78,30 @@ export function executionOrder(
 ): ExecutionOrder {
   const { request } = row;
   const record = approvalRecord(row);
-  return {
-    schema_version: 1,
-    order_id: orderId,
-    command_id: commandId,
-    run_id: request.run_id,
-    tenant: request.tenant,
-    principal: request.principal,
-    environment: request.environment,
+  return executionOrder({
+    orderId,
+    commandId,
+    run: request,
     tool: request.tool,
     effect: 'write',
     arguments: request.arguments,
-    arguments_sha256: request.arguments_sha256,
-    proposal_id: row.proposal_id,
-    approval: {
-      approval_id: record.approval_id,
-      approved_by: record.approved_by,
-      approved_at: record.approved_at,
-      expires_at: record.expires_at,
-      arguments_sha256: record.arguments_sha256,
-      target_version: record.target_version,
+    argumentsSha256: request.arguments_sha256,
+    write: {
+      proposalId: row.proposal_id,
+      approval: {
+        approval_id: record.approval_id,
+        approved_by: record.approved_by,
+        approved_at: record.approved_at,
+        expires_at: record.expires_at,
+        arguments_sha256: record.arguments_sha256,
+        target_version: record.target_version,
+      },
+      idempotencyKey: commitKey(row),
     },
-    idempotency_key: commitKey(row),
-    deadline_at: record.expires_at,
-    issued_at: issuedAt,
-    on_behalf_of: request.on_behalf_of ?? null,
-    contract_sha256: contract,
-  };
+    deadlines: [record.expires_at],
+    issuedAt,
+    contractSha256: contract,
+  });
 }
 
 function addressFor(row: StoredRequest, commandId: string): ResultAddress {

@@ -6,7 +6,7 @@ import type { DecisionSeal, EventPublisher, EventSigner, ExecutionOrder, KeyRing
 import type { ApprovalStore } from '@gatehouse/state';
 import { sentAtOf, traceIdOf } from '@gatehouse/telemetry';
 import type { CarriedHeaders, GatehouseMetrics, Logger } from '@gatehouse/telemetry';
-import { approvalRecord, decisionEvent, executionOrder, refusalResult, WITHDRAWN_REASON } from './decision-events.js';
+import { approvalRecord, decisionEvent, approvedOrder, refusalResult, WITHDRAWN_REASON } from './decision-events.js';
 import type { ApproveChange, RequestRepository, StoredRequest } from './request-repository.js';
 import { eventOf } from './webhooks.js';
 import type { WebhookOutbox } from './webhooks.js';
@@ -114,7 +114,7 @@ export class DecisionPublisher {
       await this.saveApproval(row);
       await this.publishDecision(row, headers);
       const orderId = row.order_id ?? `ord_${randomUUID()}`;
-      await this.publishOrder(tenant, executionOrder(row, row.command_id, orderId, Date.now(), this.contractOf(row.request.tool)), headers);
+      await this.publishOrder(tenant, approvedOrder(row, row.command_id, orderId, Date.now(), this.contractOf(row.request.tool)), headers);
     } else {
       await this.publishDecision(row, headers);
       await this.publishRefusal(row, row.command_id, headers);
@@ -144,7 +144,7 @@ export class DecisionPublisher {
       await this.saveApproval(row);
       await this.publishOrder(
         tenant,
-        executionOrder(row, commandId, `ord_${randomUUID()}`, Date.now(), this.contractOf(row.request.tool)),
+        approvedOrder(row, commandId, `ord_${randomUUID()}`, Date.now(), this.contractOf(row.request.tool)),
         headers,
       );
     } else if (row.state === 'rejected' || row.state === 'expired') {

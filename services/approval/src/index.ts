@@ -10,7 +10,7 @@ export { DEFAULT_CONSOLE_DIR, loadConsoleAssets } from './console-assets.js';
 export type { ConsoleAssets } from './console-assets.js';
 export { ensureDatabase, tablesIn } from './db.js';
 export type { Tables } from './db.js';
-export { approvalRecord, commitKey, decisionEvent, executionOrder, refusalResult } from './decision-events.js';
+export { approvalRecord, approvedOrder, commitKey, decisionEvent, refusalResult } from './decision-events.js';
 export { DecisionPublisher } from './decision-publisher.js';
 export { migrate, SCHEMA_VERSION } from './migrations.js';
 export { APPROVAL_STATES, ApprovalState, RequestRepository } from './request-repository.js';

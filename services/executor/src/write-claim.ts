@@ -84,7 +84,7 @@ async function claimKey(write: KeyedWrite): Promise<Extract<Claim, { kind: 'clai
  * query settles what happened — unless the system of record never saw the key and honours it, when
  * the write is sent again under its key (`resend`).
  */
-export async function takeOverOrphanedWrite(
+async function takeOverOrphanedWrite(
   write: KeyedWrite,
   claim: Extract<Claim, { kind: 'orphaned' }>,
 ): Promise<WriteOutcome | 'resend'> {

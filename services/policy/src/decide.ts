@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { contractSha256, toolError } from '@gatehouse/contracts';
 import { checkCall } from '@gatehouse/governance';
 import type { BoundaryDeps, ReadVerdict, Refusal } from '@gatehouse/governance';
+import { executionOrder } from '@gatehouse/events';
 import type { ExecutionOrder, ToolCommand } from '@gatehouse/events';
 import type { ProposalStore } from '@gatehouse/state';
 import { decideWrite } from './write-decision.js';
@@ -33,24 +34,16 @@ export async function decide(command: ToolCommand, deps: DecideDeps): Promise<De
 }
 
 function readOrder(command: ToolCommand, { run, tool, canonical }: ReadVerdict, now: number): ExecutionOrder {
-  return {
-    schema_version: 1,
-    order_id: randomUUID(),
-    command_id: command.command_id,
-    run_id: run.run_id,
-    tenant: run.tenant,
-    principal: run.principal,
-    environment: run.environment,
+  return executionOrder({
+    orderId: randomUUID(),
+    commandId: command.command_id,
+    run,
     tool: tool.address,
     effect: tool.effect,
     arguments: canonical.canonical,
-    arguments_sha256: canonical.sha256,
-    proposal_id: null,
-    approval: null,
-    idempotency_key: null,
-    deadline_at: Math.min(run.expires_at, command.deadline_at ?? Number.POSITIVE_INFINITY),
-    issued_at: now,
-    on_behalf_of: run.on_behalf_of ?? null,
-    contract_sha256: contractSha256(tool),
-  };
+    argumentsSha256: canonical.sha256,
+    deadlines: [run.expires_at, command.deadline_at],
+    issuedAt: now,
+    contractSha256: contractSha256(tool),
+  });
 }

@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { contractSha256 } from '@gatehouse/contracts';
 import type { WriteVerdict } from '@gatehouse/governance';
+import { executionOrder } from '@gatehouse/events';
 import type { ApprovalRequest, ExecutionOrder, PendingApproval, ToolCommand } from '@gatehouse/events';
 import type { ApprovalStore, ProposalStore } from '@gatehouse/state';
 
@@ -85,26 +86,19 @@ function execute(
 ): WriteDecision {
   return {
     kind: 'execute',
-    order: {
-      schema_version: 1,
-      order_id: randomUUID(),
-      command_id: command.command_id,
-      run_id: run.run_id,
-      tenant: run.tenant,
-      principal: run.principal,
-      environment: run.environment,
+    order: executionOrder({
+      orderId: randomUUID(),
+      commandId: command.command_id,
+      run,
       tool: tool.address,
       effect: 'write',
       arguments: proposal.arguments,
-      arguments_sha256: proposal.arguments_sha256,
-      proposal_id: proposal.proposal_id,
-      approval: grant,
-      idempotency_key: key,
-      // The earliest of the run's end, the grant's and the call's own deadline: no stage extends it.
-      deadline_at: Math.min(run.expires_at, grant?.expires_at ?? Number.POSITIVE_INFINITY, command.deadline_at ?? Number.POSITIVE_INFINITY),
-      issued_at: now,
-      on_behalf_of: run.on_behalf_of ?? null,
-      contract_sha256: contractSha256(tool),
-    },
+      argumentsSha256: proposal.arguments_sha256,
+      write: { proposalId: proposal.proposal_id, approval: grant, idempotencyKey: key },
+      // The run's end, the grant's and the call's own deadline: no stage extends it.
+      deadlines: [run.expires_at, grant?.expires_at, command.deadline_at],
+      issuedAt: now,
+      contractSha256: contractSha256(tool),
+    }),
   };
 }
