@@ -1,7 +1,9 @@
 import { createHash } from 'node:crypto';
 import calculateSlot from 'cluster-key-slot';
-import type { Cluster } from 'ioredis';
-import type { Redis } from './redis-client.js';
+import type { Cluster, Redis as RedisServer } from 'ioredis';
+
+/** A connection scripts run on: one server, or a Redis Cluster (the same as redis-client.ts's `Redis`). */
+type Redis = RedisServer | Cluster;
 
 /** Script calls one batch carries at most: a batch runs atomically, so it holds Redis that long. */
 const MAX_BATCH_CALLS = 128;
