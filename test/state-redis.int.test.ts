@@ -6,6 +6,7 @@ import {
   ApprovalStore,
   createRedis,
   ClaimLedger,
+  onLedgerStep,
   isActive,
   Keyspace,
   LuaScript,
@@ -16,7 +17,7 @@ import {
   RunRegistry,
   SlotPool,
 } from '@gatehouse/state';
-import type { ApprovalRecord, Proposal, Redis, Run } from '@gatehouse/state';
+import type { ApprovalRecord, LedgerStep, Proposal, Redis, Run } from '@gatehouse/state';
 import { pollUntil } from './support/poll.js';
 import { REDIS_CLUSTER_URL } from './support/stack-control.js';
 
@@ -203,13 +204,19 @@ describe.each(BACKENDS)('state on $backend', ({ url }) => {
       });
       const terms = { argumentsSha256: 'h', leaseMs: 30, commandId: 'c-1' };
       expect(await store.stage('cmd:c-1', 'exec-2', '{"status":"ok"}', terms)).toBe('taken');
+      const stagedFrom = Date.now();
       expect(await store.stage('cmd:c-1', 'dead-exec', '{"status":"ok"}', terms)).toBe('staged');
       await new Promise((resolve) => setTimeout(resolve, 40));
-      expect(await store.claim('cmd:c-1', 'h', 'exec-2', 5_000, 'c-1')).toEqual({
+      const orphaned = await store.claim('cmd:c-1', 'h', 'exec-2', 5_000, 'c-1');
+      expect(orphaned).toEqual({
         kind: 'orphaned',
         previousOwner: 'dead-exec',
         staged: '{"status":"ok"}',
+        stagedAt: expect.any(Number) as number,
       });
+      // When it was staged, by the server's clock (the same machine's here).
+      expect(orphaned.kind === 'orphaned' ? orphaned.stagedAt : 0).toBeGreaterThanOrEqual(stagedFrom - 1_000);
+      expect(orphaned.kind === 'orphaned' ? orphaned.stagedAt : 0).toBeLessThanOrEqual(Date.now() + 1_000);
       expect(await store.settle('cmd:c-1', 'exec-2', 'succeeded', 'ok')).toBe(true);
       expect(await a.hexists(space.idempotency('cmd:c-1'), 'staged')).toBe(0);
       expect(await store.claim('cmd:c-1', 'h', 'exec-3', 5_000, 'c-1')).toEqual({ kind: 'settled', verdict: 'succeeded', answer: 'ok' });
@@ -285,7 +292,49 @@ describe.each(BACKENDS)('state on $backend', ({ url }) => {
         kind: 'orphaned',
         previousOwner: 'exec-1',
         staged: '{"status":"ok"}',
+        stagedAt: expect.any(Number) as number,
       });
+    });
+
+    it('reports every step with the entry’s version, rising across connections and across an entry given back and made again', async () => {
+      const space = keys();
+      const [one, two] = [new ClaimLedger(a, space), new ClaimLedger(b, space)];
+      const steps: LedgerStep[] = [];
+      const stop = onLedgerStep((step) => steps.push(step));
+      try {
+        const terms = { argumentsSha256: 'h', leaseMs: 60_000, commandId: 'c-5' };
+        await one.claim('h5', 'h', 'exec-1', 60_000, 'c-5');
+        await two.claim('h5', 'h', 'exec-2', 60_000, 'c-5');
+        await one.renew('h5', 'exec-1', 60_000);
+        await one.giveBack('h5', 'exec-1');
+        await two.claim('h5', 'h', 'exec-2', 60_000, 'c-5');
+        await two.stage('h5', 'exec-2', '{"status":"ok"}', terms);
+        await one.settle('h5', 'exec-1', 'succeeded', 'no');
+        await two.settle('h5', 'exec-2', 'succeeded', 'ok');
+        await one.claim('h5', 'h', 'exec-3', 60_000, 'c-5');
+      } finally {
+        stop();
+      }
+      const mine = steps.filter((step) => step.entry === space.idempotency('h5'));
+      expect(mine.map((step) => `${step.op} ${step.owner} ${step.reply}`)).toEqual([
+        'claim exec-1 claimed',
+        'claim exec-2 in_progress',
+        'renew exec-1 done',
+        'give_back exec-1 done',
+        'claim exec-2 claimed',
+        'stage exec-2 staged',
+        'settle exec-1 refused',
+        'settle exec-2 done',
+        'claim exec-3 settled',
+      ]);
+      // Steps that changed the entry raise its version; one that changed nothing reports the version it saw.
+      const versions = mine.map((step) => step.version);
+      for (const [i, step] of mine.entries()) {
+        if (i === 0) continue;
+        const changed = ['claimed', 'done', 'staged'].includes(step.reply);
+        if (changed) expect(versions[i]).toBeGreaterThan(versions[i - 1] ?? Infinity);
+        else expect(versions[i]).toBe(versions[i - 1]);
+      }
     });
   });
 
@@ -439,11 +488,16 @@ describe.each(BACKENDS)('state on $backend', ({ url }) => {
         5_000,
         'the staged claim to be taken over',
       );
-      expect(next).toEqual({ kind: 'orphaned', previousOwner: 'p-3', staged: decision });
+      expect(next).toEqual({ kind: 'orphaned', previousOwner: 'p-3', staged: decision, stagedAt: expect.any(Number) as number });
       // A worker that failed after staging keeps the decision and ends its lease at once.
       expect(await kind(entry.claim(quick, 'p-5', 60_000))).toBe('in_progress');
       expect(await entry.giveBack('p-4')).toBe(true);
-      expect((await entry.claim(quick, 'p-5', 60_000)).claim).toEqual({ kind: 'orphaned', previousOwner: 'p-4', staged: decision });
+      expect((await entry.claim(quick, 'p-5', 60_000)).claim).toEqual({
+        kind: 'orphaned',
+        previousOwner: 'p-4',
+        staged: decision,
+        stagedAt: expect.any(Number) as number,
+      });
     });
 
     it('lets a worker whose claim Redis lost (a restart without persistence) stage its decision, once', async () => {
@@ -470,6 +524,7 @@ describe.each(BACKENDS)('state on $backend', ({ url }) => {
         kind: 'orphaned',
         previousOwner: '',
         staged: decision,
+        stagedAt: expect.any(Number) as number,
       });
       expect(await kind(ledger.commandEntry('acme', 'run-1', 'old-a').claim(terms('a'), 'p-1', 60_000))).toBe('settled');
       expect(await kind(ledger.commandEntry('acme', 'run-1', 'old-a').claim(terms('b'), 'p-1', 60_000))).toBe('reused');

@@ -52,9 +52,10 @@ export type Claim =
   /**
    * The previous owner's lease ran out in flight: this owner now holds it. `staged` is the answer
    * the previous owner staged before it stopped (it may have gone out): answer with it, never with a
-   * second one. Without one, what the previous owner did is not known here.
+   * second one; `stagedAt` is when it was staged (the Redis server's clock, ms). Without one, what the
+   * previous owner did is not known here.
    */
-  | { readonly kind: 'orphaned'; readonly previousOwner: string; readonly staged?: string }
+  | { readonly kind: 'orphaned'; readonly previousOwner: string; readonly staged?: string; readonly stagedAt?: number }
   /** A new entry whose companion record (a command's run) does not exist: nothing was stored. */
   | { readonly kind: 'no_run' };
 
@@ -97,108 +98,121 @@ if redis.call('TYPE', KEYS[1]).ok == 'string' then
   local kind = string.sub(v, 1, 1)
   redis.call('DEL', KEYS[1])
   redis.call('HSET', KEYS[1], 'state', kind == 'a' and 'succeeded' or 'in_flight', 'arguments_sha256', string.sub(v, 3, 66),
-    'owner', '', 'lease_until', tonumber(lease) or 0, 'outcome', '', 'created_at', now, 'updated_at', now, 'command_id', '')
+    'owner', '', 'lease_until', tonumber(lease) or 0, 'outcome', '', 'created_at', now, 'updated_at', now, 'command_id', '',
+    'v', now * 1000, 'staged_at', (tonumber(lease) or now) - 60000)
   if kind == 's' and staged then redis.call('HSET', KEYS[1], 'staged', staged) end
   if ttl > 0 then redis.call('PEXPIRE', KEYS[1], ttl) end
 end
+local function bump() return redis.call('HINCRBY', KEYS[1], 'v', 1) end
+local function seen() return tonumber(redis.call('HGET', KEYS[1], 'v') or '0') end
 `;
 
 // Makes KEYS[1] anew, in flight under owner `o` with lease `lease`, TTL `ttl` (ms), for sha `sha` and command `cmd`.
+// `v` counts an entry's steps; a new entry starts it from the server's clock (µs), so that it keeps rising
+// across an entry given back and made again.
 const MAKE = `local function make(sha, o, lease, ttl, cmd)
   redis.call('HSET', KEYS[1], 'state', 'in_flight', 'arguments_sha256', sha, 'owner', o,
-    'lease_until', now + lease, 'created_at', now, 'updated_at', now, 'command_id', cmd)
+    'lease_until', now + lease, 'created_at', now, 'updated_at', now, 'command_id', cmd, 'v', now * 1000)
   redis.call('PEXPIRE', KEYS[1], ttl)
+  return now * 1000
 end
 `;
 
 // KEYS[1] the entry, KEYS[2] its companion (a command's run record) when given; ARGV[1] arguments sha256, ARGV[2]
 // owner, ARGV[3] lease (ms), ARGV[4] a new entry's TTL (ms), ARGV[5] command id, ARGV[6] '1' when a new entry needs
-// its companion to exist. Every reply has five parts, {kind, a, b, c, companion ('' when none)}: {'claimed'},
-// {'settled', verdict, answer}, {'unknown', answer}, {'reused'}, {'in_progress', owner, lease left (ms), command id},
-// {'orphaned', previous owner, staged answer ('' = none), '0' or '1' staged}, {'no_run'}.
+// its companion to exist. Every reply has six parts, {kind, a, b, c, companion ('' when none), v (the entry's step
+// count after this one)}: {'claimed'}, {'settled', verdict, answer}, {'unknown', answer}, {'reused'},
+// {'in_progress', owner, lease left (ms), command id}, {'orphaned', previous owner, staged answer, when it was staged
+// (server ms; '' when nothing is staged)}, {'no_run'}.
 const CLAIM = new LuaScript(`${HEAD}${MAKE}
 local companion = ''
 if #KEYS > 1 then companion = redis.call('GET', KEYS[2]) or '' end
-local rec = redis.call('HMGET', KEYS[1], 'state', 'arguments_sha256', 'owner', 'lease_until', 'outcome', 'command_id', 'staged')
+local rec = redis.call('HMGET', KEYS[1], 'state', 'arguments_sha256', 'owner', 'lease_until', 'outcome', 'command_id', 'staged', 'v', 'staged_at')
 local state = rec[1]
 local lease = tonumber(ARGV[3])
+local v = tonumber(rec[8] or '0')
 if not state then
-  if ARGV[6] == '1' and companion == '' then return {'no_run', '', '', '', ''} end
-  make(ARGV[1], ARGV[2], lease, tonumber(ARGV[4]), ARGV[5])
-  return {'claimed', '', '', '', companion}
+  if ARGV[6] == '1' and companion == '' then return {'no_run', '', '', '', '', 0} end
+  v = make(ARGV[1], ARGV[2], lease, tonumber(ARGV[4]), ARGV[5])
+  return {'claimed', '', '', '', companion, v}
 end
-if rec[2] ~= ARGV[1] then return {'reused', '', '', '', companion} end
-if state == 'succeeded' or state == 'failed' then return {'settled', state, rec[5] or '', '', companion} end
-if state == 'unknown' then return {'unknown', rec[5] or '', '', '', companion} end
+if rec[2] ~= ARGV[1] then return {'reused', '', '', '', companion, v} end
+if state == 'succeeded' or state == 'failed' then return {'settled', state, rec[5] or '', '', companion, v} end
+if state == 'unknown' then return {'unknown', rec[5] or '', '', '', companion, v} end
 if rec[3] == ARGV[2] then
   redis.call('HSET', KEYS[1], 'lease_until', now + lease, 'updated_at', now)
-  return {'claimed', '', '', '', companion}
+  return {'claimed', '', '', '', companion, bump()}
 end
 local left = tonumber(rec[4]) - now
-if left > 0 then return {'in_progress', rec[3], left, rec[6] or '', companion} end
+if left > 0 then return {'in_progress', rec[3], left, rec[6] or '', companion, v} end
 redis.call('HSET', KEYS[1], 'owner', ARGV[2], 'lease_until', now + lease, 'updated_at', now, 'previous_owner', rec[3])
-if rec[7] then return {'orphaned', rec[3], rec[7], '1', companion} end
-return {'orphaned', rec[3], '', '0', companion}
+if rec[7] then return {'orphaned', rec[3], rec[7], rec[9] or '0', companion, bump()} end
+return {'orphaned', rec[3], '', '', companion, bump()}
 `);
 
 // KEYS[1] the entry; ARGV[1] owner, ARGV[2] the answer to stage, and what an entry Redis lost (a restart without
 // persistence, a failover) is made again with: ARGV[3] arguments sha256, ARGV[4] lease (ms), ARGV[5] TTL (ms),
-// ARGV[6] command id. 1: staged (on an entry made again, in flight under this owner); 0: the entry is another
-// owner's now, another payload's, or settled.
+// ARGV[6] command id. {1, v}: staged (on an entry made again, in flight under this owner); {0, v}: the entry is
+// another owner's now, another payload's, or settled.
 const STAGE = new LuaScript(`${HEAD}${MAKE}
 local rec = redis.call('HMGET', KEYS[1], 'state', 'owner', 'arguments_sha256')
 if not rec[1] then
   make(ARGV[3], ARGV[1], tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6])
-  redis.call('HSET', KEYS[1], 'staged', ARGV[2])
-  return 1
+  redis.call('HSET', KEYS[1], 'staged', ARGV[2], 'staged_at', now)
+  return {1, bump()}
 end
-if rec[1] ~= 'in_flight' or rec[2] ~= ARGV[1] or rec[3] ~= ARGV[3] then return 0 end
-redis.call('HSET', KEYS[1], 'staged', ARGV[2], 'updated_at', now)
-return 1
+if rec[1] ~= 'in_flight' or rec[2] ~= ARGV[1] or rec[3] ~= ARGV[3] then return {0, seen()} end
+redis.call('HSET', KEYS[1], 'staged', ARGV[2], 'staged_at', now, 'updated_at', now)
+return {1, bump()}
 `);
 
 // KEYS[1] the entry; ARGV[1] owner, ARGV[2] verdict, ARGV[3] answer, ARGV[4] the entry's new TTL (ms; '' keeps
-// it). Drops any staged answer. Returns 1, or 0 when the entry is not in flight under this owner.
+// it). Drops any staged answer. Returns {1, v}, or {0, v} when the entry is not in flight under this owner.
 const SETTLE = new LuaScript(`${HEAD}
 local rec = redis.call('HMGET', KEYS[1], 'state', 'owner')
-if rec[1] ~= 'in_flight' or rec[2] ~= ARGV[1] then return 0 end
+if rec[1] ~= 'in_flight' or rec[2] ~= ARGV[1] then return {0, seen()} end
 redis.call('HSET', KEYS[1], 'state', ARGV[2], 'outcome', ARGV[3], 'updated_at', now, 'lease_until', 0)
-redis.call('HDEL', KEYS[1], 'staged')
+redis.call('HDEL', KEYS[1], 'staged', 'staged_at')
 if ARGV[4] ~= '' then redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[4])) end
-return 1
+return {1, bump()}
 `);
 
 // KEYS[1] the entry; ARGV[1] owner. An entry with nothing staged is deleted; a staged one keeps its answer and its
-// lease ends now. Returns 1, or 0 when the entry is not in flight under this owner.
+// lease ends now. Returns {1, v}, or {0, v} when the entry is not in flight under this owner.
 const GIVE_BACK = new LuaScript(`${HEAD}
 local rec = redis.call('HMGET', KEYS[1], 'state', 'owner', 'staged')
-if rec[1] ~= 'in_flight' or rec[2] ~= ARGV[1] then return 0 end
-if rec[3] then redis.call('HSET', KEYS[1], 'lease_until', 0, 'updated_at', now) else redis.call('DEL', KEYS[1]) end
-return 1
+if rec[1] ~= 'in_flight' or rec[2] ~= ARGV[1] then return {0, seen()} end
+if rec[3] then
+  redis.call('HSET', KEYS[1], 'lease_until', 0, 'updated_at', now)
+  return {1, bump()}
+end
+local v = seen() + 1
+redis.call('DEL', KEYS[1])
+return {1, v}
 `);
 
-// KEYS[1] the entry; ARGV[1] owner, ARGV[2] lease (ms, from now). Returns 1 renewed, 0 when the entry is not in
-// flight under this owner.
+// KEYS[1] the entry; ARGV[1] owner, ARGV[2] lease (ms, from now). Returns {1, v} renewed, {0, v} when the entry is
+// not in flight under this owner.
 const RENEW = new LuaScript(`${HEAD}
 local rec = redis.call('HMGET', KEYS[1], 'state', 'owner')
-if rec[1] ~= 'in_flight' or rec[2] ~= ARGV[1] then return 0 end
+if rec[1] ~= 'in_flight' or rec[2] ~= ARGV[1] then return {0, seen()} end
 redis.call('HSET', KEYS[1], 'lease_until', now + tonumber(ARGV[2]), 'updated_at', now)
-return 1
+return {1, bump()}
 `);
 
 // KEYS[1] the entry; ARGV[1] the resolved state ('succeeded' or 'failed'), ARGV[2] answer, ARGV[3] who resolved it,
 // ARGV[4] the resolution's fingerprint. Returns {'resolved', answer}: an unknown outcome resolved now, or the same
 // resolution again (same fingerprint) while its answer is not yet marked published, with the answer it stored
-// then. Otherwise {state} ('' when there is no entry). The TTL is left as it was.
+// then. Otherwise {state} ('' when there is no entry). Each reply ends with v. The TTL is left as it was.
 const RESOLVE = new LuaScript(`${HEAD}
 local rec = redis.call('HMGET', KEYS[1], 'state', 'outcome', 'resolution', 'published')
 local state = rec[1]
 if state ~= 'unknown' then
-  if state and rec[3] == ARGV[4] and not rec[4] then return {'resolved', rec[2]} end
-  return {state or ''}
+  if state and rec[3] == ARGV[4] and not rec[4] then return {'resolved', rec[2], seen()} end
+  return {state or '', '', seen()}
 end
 redis.call('HSET', KEYS[1], 'state', ARGV[1], 'outcome', ARGV[2], 'updated_at', now, 'resolved_by', ARGV[3], 'resolution', ARGV[4])
-return {'resolved', ARGV[2]}
+return {'resolved', ARGV[2], bump()}
 `);
 
 /** The shape of every run id the control API registers: a command naming anything else names no run. */
@@ -226,6 +240,11 @@ export interface LedgerStep {
   readonly reply: string;
   /** A settlement's verdict, or whether a claim that found the entry orphaned found an answer staged. */
   readonly detail?: string;
+  /**
+   * The entry's step count after this step (a step that changed nothing reports the count it saw):
+   * orders one entry's steps, whichever process took them.
+   */
+  readonly version: number;
 }
 
 /** Receives every ledger step of this process (tests that check histories listen here). */
@@ -282,9 +301,9 @@ export class ClaimLedger {
   /** Extends the lease of a held entry; false when this owner lost it. */
   async renew(name: string, owner: string, leaseMs: number): Promise<boolean> {
     const entry = this.keys.idempotency(name);
-    const done = (await RENEW.run(this.redis, 1, entry, owner, String(leaseMs))) === 1;
-    note({ entry, op: 'renew', owner, reply: done ? 'done' : 'refused' });
-    return done;
+    const [done, version] = (await RENEW.run(this.redis, 1, entry, owner, String(leaseMs))) as [number, number];
+    note({ entry, op: 'renew', owner, reply: done === 1 ? 'done' : 'refused', version });
+    return done === 1;
   }
 
   /**
@@ -297,7 +316,7 @@ export class ClaimLedger {
     name: string,
     resolution: { readonly state: 'succeeded' | 'failed'; readonly outcome: string; readonly by: string; readonly fingerprint: string },
   ): Promise<Resolution> {
-    const [reply, outcome] = (await RESOLVE.runDurable(
+    const [reply, outcome, version] = (await RESOLVE.runDurable(
       this.redis,
       1,
       this.keys.idempotency(name),
@@ -305,10 +324,10 @@ export class ClaimLedger {
       resolution.outcome,
       resolution.by,
       resolution.fingerprint,
-    )) as [string, string?];
+    )) as [string, string, number];
     const found: Resolution =
       reply === 'resolved' ? { kind: 'resolved', outcome: outcome ?? '' } : { kind: reply === '' ? 'not_found' : 'not_unknown' };
-    note({ entry: this.keys.idempotency(name), op: 'resolve', owner: resolution.by, reply: found.kind, detail: resolution.state });
+    note({ entry: this.keys.idempotency(name), op: 'resolve', owner: resolution.by, reply: found.kind, detail: resolution.state, version });
     return found;
   }
 
@@ -369,7 +388,7 @@ export class ClaimLedger {
       String(Math.max(1, Math.ceil(ttlMs))),
       terms.commandId,
       place.needsCompanion === true ? '1' : '0',
-    )) as [string, string | number, string | number, string, string];
+    )) as ClaimReply;
     const claim = claimOf(reply);
     note({
       entry: place.entry,
@@ -377,12 +396,13 @@ export class ClaimLedger {
       owner,
       reply: claim.kind,
       ...(claim.kind === 'orphaned' ? { detail: claim.staged === undefined ? 'nothing_staged' : 'staged' } : {}),
+      version: Number(reply[5]),
     });
     return { claim, companion: String(reply[4] ?? '') };
   }
 
   private async stageAt(place: Place, owner: string, answer: string, terms: ClaimTerms, ttlMs: number): Promise<Staging> {
-    const reply = await STAGE.runDurable(
+    const [staged, version] = (await STAGE.runDurable(
       this.redis,
       1,
       place.entry,
@@ -392,23 +412,23 @@ export class ClaimLedger {
       String(terms.leaseMs),
       String(Math.max(1, Math.ceil(ttlMs))),
       terms.commandId,
-    );
-    const staging: Staging = Number(reply) === 1 ? 'staged' : 'taken';
-    note({ entry: place.entry, op: 'stage', owner, reply: staging });
+    )) as [number, number];
+    const staging: Staging = staged === 1 ? 'staged' : 'taken';
+    note({ entry: place.entry, op: 'stage', owner, reply: staging, version });
     return staging;
   }
 
   private async settleAt(place: Place, owner: string, verdict: Verdict, answer: string, ttlMs: number | null): Promise<boolean> {
     const ttl = ttlMs === null ? '' : String(ttlMs);
-    const done = (await SETTLE.run(this.redis, 1, place.entry, owner, verdict, answer, ttl)) === 1;
-    note({ entry: place.entry, op: 'settle', owner, reply: done ? 'done' : 'refused', detail: verdict });
-    return done;
+    const [done, version] = (await SETTLE.run(this.redis, 1, place.entry, owner, verdict, answer, ttl)) as [number, number];
+    note({ entry: place.entry, op: 'settle', owner, reply: done === 1 ? 'done' : 'refused', detail: verdict, version });
+    return done === 1;
   }
 
   private async giveBackAt(place: Place, owner: string): Promise<boolean> {
-    const done = (await GIVE_BACK.run(this.redis, 1, place.entry, owner)) === 1;
-    note({ entry: place.entry, op: 'give_back', owner, reply: done ? 'done' : 'refused' });
-    return done;
+    const [done, version] = (await GIVE_BACK.run(this.redis, 1, place.entry, owner)) as [number, number];
+    note({ entry: place.entry, op: 'give_back', owner, reply: done === 1 ? 'done' : 'refused', version });
+    return done === 1;
   }
 }
 
@@ -423,7 +443,10 @@ export interface CommandEntry {
   giveBack(owner: string): Promise<boolean>;
 }
 
-function claimOf(reply: readonly [string, string | number, string | number, string, string]): Claim {
+/** The claim script's reply: kind, three parts that depend on it, the companion record, the entry's version. */
+type ClaimReply = readonly [string, string | number, string | number, string | number, string, number];
+
+function claimOf(reply: ClaimReply): Claim {
   switch (reply[0]) {
     case 'claimed':
       return { kind: 'claimed' };
@@ -438,8 +461,8 @@ function claimOf(reply: readonly [string, string | number, string | number, stri
     case 'in_progress':
       return { kind: 'in_progress', owner: String(reply[1]), leaseLeftMs: Number(reply[2]), commandId: String(reply[3]) };
     default:
-      return reply[3] === '1'
-        ? { kind: 'orphaned', previousOwner: String(reply[1]), staged: String(reply[2]) }
-        : { kind: 'orphaned', previousOwner: String(reply[1]) };
+      return reply[3] === ''
+        ? { kind: 'orphaned', previousOwner: String(reply[1]) }
+        : { kind: 'orphaned', previousOwner: String(reply[1]), staged: String(reply[2]), stagedAt: Number(reply[3]) };
   }
 }
