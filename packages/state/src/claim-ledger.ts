@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { appendFileSync } from 'node:fs';
 import type { Redis } from './redis-client.js';
 import type { Keyspace } from './keyspace.js';
 import { LuaScript } from './lua-script.js';
@@ -253,11 +254,24 @@ const listeners = new Set<LedgerListener>();
 /** Adds a listener of every ledger step this process takes; returns how to remove it. */
 export function onLedgerStep(listener: LedgerListener): () => void {
   listeners.add(listener);
-  return () => listeners.delete(listener);
+  return () => {
+    listeners.delete(listener);
+  };
 }
 const note = (step: LedgerStep): void => {
   for (const listener of listeners) listener(step);
 };
+
+/**
+ * Appends every ledger step this process takes to `path`, one JSON line each, naming `process`
+ * (GATEHOUSE_LEDGER_HISTORY): the history the fault tests check against the protocol model. Each
+ * line is written before the step's caller goes on, so a process killed at any point leaves every
+ * step it took; lines of processes sharing the file never interleave (each is one append).
+ * Returns how to stop.
+ */
+export function recordLedgerSteps(path: string, process: string): () => void {
+  return onLedgerStep((step) => appendFileSync(path, `${JSON.stringify({ ...step, process })}\n`));
+}
 
 /**
  * The ledger's entries: by name (an executor's command claim or a write's idempotency key,

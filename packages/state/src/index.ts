@@ -1,6 +1,6 @@
 export { ApprovalStore } from './approval-store.js';
 export type { ApprovalRecord } from './approval-store.js';
-export { ClaimLedger, LedgerState, onLedgerStep, RUN_ID_PATTERN } from './claim-ledger.js';
+export { ClaimLedger, LedgerState, onLedgerStep, recordLedgerSteps, RUN_ID_PATTERN } from './claim-ledger.js';
 export type {
   Claim,
   ClaimTerms,

@@ -14,6 +14,8 @@ export interface ExecutorConfig {
   /** The replicas a durable Redis write waits for (GATEHOUSE_REDIS_WAIT_REPLICAS, _TIMEOUT_MS); 0 replicas: none. */
   readonly redisBarrier: ReplicaBarrier;
   readonly redisPrefix: string;
+  /** Where every ledger step of this process is appended (GATEHOUSE_LEDGER_HISTORY); none when undefined. */
+  readonly ledgerHistory: string | undefined;
   /** The tool pack to host (GATEHOUSE_TOOL_PACK). */
   readonly toolPack: string | undefined;
   readonly executorId: string;
@@ -53,6 +55,7 @@ export function executorConfigFromEnv(env: Env = process.env): ExecutorConfig {
     redisUrl: c.REDIS_URL,
     redisBarrier: { replicas: c.GATEHOUSE_REDIS_WAIT_REPLICAS, timeoutMs: c.GATEHOUSE_REDIS_WAIT_TIMEOUT_MS },
     redisPrefix: c.GATEHOUSE_REDIS_PREFIX,
+    ledgerHistory: c.GATEHOUSE_LEDGER_HISTORY,
     toolPack: c.GATEHOUSE_TOOL_PACK,
     executorId: c.EXECUTOR_ID ?? `${hostname()}-${process.pid}`,
     // Deployments sharing a cluster under different topic prefixes must not share a group.

@@ -1,7 +1,7 @@
 import type { Catalog, ToolImplementation } from '@gatehouse/contracts';
 import { topicNames } from '@gatehouse/events';
 import { runMain } from '@gatehouse/runtime';
-import { createRedis } from '@gatehouse/state';
+import { createRedis, recordLedgerSteps } from '@gatehouse/state';
 import { createLogger, startTracing } from '@gatehouse/telemetry';
 import { executorConfigFromEnv } from './config.js';
 import type { ExecutorConfig } from './config.js';
@@ -40,6 +40,7 @@ export async function executorMain(
       const tracing = startTracing(config.tracing);
       teardown.add(() => tracing.shutdown());
       const { catalog, implementations } = await load(config);
+      if (config.ledgerHistory !== undefined) teardown.add(recordLedgerSteps(config.ledgerHistory, `executor ${config.executorId}`));
       const redis = createRedis(config.redisUrl, `gatehouse-executor-${config.executorId}`, logger, config.redisBarrier);
       teardown.add(() => redis.quit());
       const executor = await startExecutor({

@@ -11,6 +11,8 @@ export interface PolicyConfig {
   /** The replicas a durable Redis write waits for (GATEHOUSE_REDIS_WAIT_REPLICAS, _TIMEOUT_MS); 0 replicas: none. */
   readonly redisBarrier: ReplicaBarrier;
   readonly redisPrefix: string;
+  /** Where every ledger step of this process is appended (GATEHOUSE_LEDGER_HISTORY); none when undefined. */
+  readonly ledgerHistory: string | undefined;
   readonly host: string;
   readonly port: number;
   /** The local-development control token, when set. */
@@ -70,6 +72,7 @@ export function policyConfigFromEnv(env: Env = process.env): PolicyConfig {
     redisUrl: c.REDIS_URL,
     redisBarrier: { replicas: c.GATEHOUSE_REDIS_WAIT_REPLICAS, timeoutMs: c.GATEHOUSE_REDIS_WAIT_TIMEOUT_MS },
     redisPrefix: c.GATEHOUSE_REDIS_PREFIX,
+    ledgerHistory: c.GATEHOUSE_LEDGER_HISTORY,
     host: c.POLICY_HOST,
     port: c.POLICY_PORT,
     controlToken: c.GATEHOUSE_CONTROL_TOKEN,

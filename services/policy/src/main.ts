@@ -2,7 +2,7 @@ import { topicNames } from '@gatehouse/events';
 import { AccessTokenVerifier, TokenSealer } from '@gatehouse/identity';
 import { hostToolPack, loadToolPack, runMain } from '@gatehouse/runtime';
 import type { HostedPack } from '@gatehouse/runtime';
-import { createRedis } from '@gatehouse/state';
+import { createRedis, recordLedgerSteps } from '@gatehouse/state';
 import { createLogger, startTracing } from '@gatehouse/telemetry';
 import { policyConfigFromEnv } from './config.js';
 import type { PolicyConfig } from './config.js';
@@ -26,6 +26,7 @@ await runMain({
       policyTableFile: config.policyTableFile,
       approverPolicyFile: config.approverPolicyFile,
     });
+    if (config.ledgerHistory !== undefined) teardown.add(recordLedgerSteps(config.ledgerHistory, `policy ${process.pid}`));
     const redis = createRedis(config.redisUrl, 'gatehouse-policy', logger, config.redisBarrier);
     teardown.add(() => redis.quit());
     const service = await startPolicyService({

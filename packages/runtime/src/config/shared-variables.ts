@@ -76,6 +76,11 @@ export const SHARED_VARIABLES = {
     default: 'gh:',
     doc: 'prefix of every Redis key, without `{` or `}` (they would move keys a script uses together into different Redis Cluster slots); empty means the default, so every service uses the same keys',
   }),
+  GATEHOUSE_LEDGER_HISTORY: variable(text(), {
+    readers: ['policy', 'executor'],
+    unset: 'no history is kept',
+    doc: 'a file every step this process takes in the claim ledger is appended to, one JSON line each (the entry, the operation, the owner, the script’s reply, the entry’s version): the history the fault tests check against the protocol model; one append per step, so for tests and audits, not for production load',
+  }),
   GATEHOUSE_PROPOSAL_TTL_MS: variable(integer(1), {
     readers: ['policy', 'executor'],
     default: String(15 * 60 * 1000),
