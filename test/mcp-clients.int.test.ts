@@ -17,7 +17,7 @@ import { redisUrlFromEnv } from '@gatehouse/state';
 import { CONTROL_TOKEN, startGatehouse } from './support/gatehouse.js';
 import type { Gatehouse } from './support/gatehouse.js';
 import { approveAsLead, createRunWithToken, startFrontDoor } from './support/mcp.js';
-import { MODERN } from './support/mcp-modern.js';
+import { ENVELOPE_REVISION } from './support/mcp-envelope.js';
 import type { RunWithToken } from './support/mcp.js';
 import { PUBLIC_KEYS_ENV } from './support/signing.js';
 import { config, eventually } from './support/stack.js';
@@ -358,7 +358,7 @@ describe("off-the-shelf MCP clients call a run's tools through the front door", 
     transport.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
     const client = new ModernClient(
       { name: 'gatehouse-stdio-modern', version: '1.0.0' },
-      { versionNegotiation: { mode: { pin: MODERN } } },
+      { versionNegotiation: { mode: { pin: ENVELOPE_REVISION } } },
     );
     try {
       await client.connect(transport);

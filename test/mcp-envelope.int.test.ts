@@ -8,7 +8,7 @@ import { CONTROL_TOKEN, startGatehouse } from './support/gatehouse.js';
 import type { Gatehouse } from './support/gatehouse.js';
 import { approveAsLead, connectHttp, createRunWithToken, dataOf, decideAsLead, errorOf, startFrontDoor } from './support/mcp.js';
 import type { McpResult, RunWithToken } from './support/mcp.js';
-import { connectModern, envelope, MODERN, rawRequest, taskSession, TASKS } from './support/mcp-modern.js';
+import { connectEnvelope, envelope, ENVELOPE_REVISION, rawRequest, taskSession, TASKS } from './support/mcp-envelope.js';
 import { pollUntil } from './support/poll.js';
 import { collect, currentVersion } from './support/writes.js';
 
@@ -29,7 +29,7 @@ describe('the MCP front door on protocol revision 2026-07-28, beside 2025-11-25 
     return session;
   };
   const modern = async (run = agent, url = door.url): Promise<Client> => {
-    const client = await connectModern(url, run);
+    const client = await connectEnvelope(url, run);
     clients.push(client);
     return client;
   };
@@ -80,7 +80,7 @@ describe('the MCP front door on protocol revision 2026-07-28, beside 2025-11-25 
     expect(answer.status).toBe(200);
     expect(answer.body.result).toMatchObject({
       resultType: 'complete',
-      supportedVersions: expect.arrayContaining([MODERN]) as unknown,
+      supportedVersions: expect.arrayContaining([ENVELOPE_REVISION]) as unknown,
       capabilities: { tools: { listChanged: false }, extensions: { [TASKS]: {} } },
       _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'gatehouse' } },
     });
