@@ -20,7 +20,7 @@ import { errorCodeOf, openToolCall } from './tool-call.js';
  * (no progress token, no task), which the front door answers without building an SDK server and
  * transport for it. Building them cost ≈ 200 µs of CPU per call on 2025-11-25 and ≈ 420 µs on
  * 2026-07-28 on this project's 2-core machine, more than the rest of the front door's own HTTP work
- * (the figures are in the README's Performance section); the answer is the JSON-RPC response the
+ * (the figures are in docs/performance.md); the answer is the JSON-RPC response the
  * SDK writes, which a test compares.
  *
  * Only what the SDK would accept as it is takes this path: every header check the SDK's transport
