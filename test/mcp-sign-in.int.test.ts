@@ -250,9 +250,9 @@ describe('MCP clients that sign their person in: the front door as an OAuth reso
     // sealed so that only an executor opens it.
     expect(await g.redis.get(g.keys.subjectToken(runId))).not.toContain(token.split('.')[1]);
     expect(await new DelegationStore(g.redis, g.keys, TEST_UNSEALER).subjectToken(runId)).toBe(token);
-    const legacy = await connectHttp(RESOURCE, { mcp_token: token } as RunWithToken);
-    expect((await legacy.listTools()).tools.map((t) => t.name).sort()).toEqual(tools);
-    await legacy.close();
+    const handshake = await connectHttp(RESOURCE, { mcp_token: token } as RunWithToken);
+    expect((await handshake.listTools()).tools.map((t) => t.name).sort()).toEqual(tools);
+    await handshake.close();
     // The run lives no longer than the session's tokens: it expires with the token it came with, and
     // a newer token of the same session (the client refreshing it) moves that later.
     expect(run?.expires_at).toBe(expiryOf(token));
