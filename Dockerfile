@@ -56,6 +56,7 @@ COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/packages ./packages
 COPY --from=build /app/services ./services
 COPY --from=build /app/scripts ./scripts
+# The wire contract (Avro sources), which @gatehouse/events reads from /app/schemas.
 COPY schemas ./schemas
 # Numeric uid/gid of the image's `node` user, so Kubernetes' runAsNonRoot can verify it.
 USER 1000:1000

@@ -19,6 +19,13 @@ const KEPT_FIELDS = ['name', 'version', 'description', 'type', 'exports', 'types
 
 const readJson = (file) => JSON.parse(readFileSync(file, 'utf8'));
 
+/**
+ * What a package reads from the repository rather than from its own folder, copied into it when
+ * packed (an entry of its `files` → the path from the root): the wire contract lives in the top-level
+ * `schemas/`, and a packed @gatehouse/events carries its own copy.
+ */
+const FROM_ROOT = { '@gatehouse/events': { schemas: 'schemas' } };
+
 /** Every workspace package by name: its folder and manifest. */
 function workspacePackages() {
   const byName = new Map();
@@ -72,7 +79,8 @@ function registryDependencies(manifests) {
 function copyPublished(dir, manifest, to) {
   mkdirSync(to, { recursive: true });
   for (const entry of [...(manifest.files ?? []), 'README.md', 'CHANGELOG.md']) {
-    const from = join(dir, entry);
+    const fromRoot = FROM_ROOT[manifest.name]?.[entry];
+    const from = fromRoot === undefined ? join(dir, entry) : join(ROOT, fromRoot);
     // Source maps point into src/, which is not shipped.
     if (existsSync(from)) cpSync(from, join(to, entry), { recursive: true, filter: (file) => !file.endsWith('.map') });
     else if ((manifest.files ?? []).includes(entry)) throw new Error(`${manifest.name}: ${entry} is missing; run npm run build first`);

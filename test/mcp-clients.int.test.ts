@@ -7,8 +7,8 @@ import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MCPServerStreamableHttp } from '@openai/agents';
-import { Client as ModernClient } from '@modelcontextprotocol/client';
-import { StdioClientTransport as ModernStdioTransport } from '@modelcontextprotocol/client/stdio';
+import { Client as Sdk2Client } from '@modelcontextprotocol/client';
+import { StdioClientTransport as Sdk2StdioTransport } from '@modelcontextprotocol/client/stdio';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult, Progress, Tool } from '@modelcontextprotocol/sdk/types.js';
@@ -17,7 +17,7 @@ import { redisUrlFromEnv } from '@gatehouse/state';
 import { CONTROL_TOKEN, startGatehouse } from './support/gatehouse.js';
 import type { Gatehouse } from './support/gatehouse.js';
 import { approveAsLead, createRunWithToken, startFrontDoor } from './support/mcp.js';
-import { MODERN } from './support/mcp-modern.js';
+import { ENVELOPE_REVISION } from './support/mcp-envelope.js';
 import type { RunWithToken } from './support/mcp.js';
 import { PUBLIC_KEYS_ENV } from './support/signing.js';
 import { config, eventually } from './support/stack.js';
@@ -347,7 +347,7 @@ describe("off-the-shelf MCP clients call a run's tools through the front door", 
 
   it('the SDK 2.x stdio client opens on 2026-07-28: lists and reads; once the run is stopped its next request is refused', async () => {
     const reader = await createRunWithToken(g, 'support-readonly');
-    const transport = new ModernStdioTransport({
+    const transport = new Sdk2StdioTransport({
       command: process.execPath,
       args: [MCP_MAIN, '--stdio'],
       env: stdioEnv(reader),
@@ -356,9 +356,9 @@ describe("off-the-shelf MCP clients call a run's tools through the front door", 
     });
     let stderr = '';
     transport.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-    const client = new ModernClient(
+    const client = new Sdk2Client(
       { name: 'gatehouse-stdio-modern', version: '1.0.0' },
-      { versionNegotiation: { mode: { pin: MODERN } } },
+      { versionNegotiation: { mode: { pin: ENVELOPE_REVISION } } },
     );
     try {
       await client.connect(transport);

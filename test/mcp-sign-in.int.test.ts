@@ -24,7 +24,7 @@ import type { Gatehouse } from './support/gatehouse.js';
 import { EXECUTOR_CLIENT, ISSUER, PEOPLE, tokensOf } from './support/identity.js';
 import { connectHttp, dataOf, signInRunOf, startFrontDoor } from './support/mcp.js';
 import type { McpResult, RunWithToken } from './support/mcp.js';
-import { MODERN } from './support/mcp-modern.js';
+import { ENVELOPE_REVISION } from './support/mcp-envelope.js';
 import { pollUntil } from './support/poll.js';
 import { REFERENCE_ROLES_FILE } from './support/reference-pack.js';
 import { TEST_FRONT_DOOR_KEY, TEST_SEALER, TEST_UNSEALER } from './support/signing.js';
@@ -127,7 +127,7 @@ const rpc = (token: string | undefined, method = 'tools/list'): Promise<Response
     headers: {
       'content-type': 'application/json',
       accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': MODERN,
+      'mcp-protocol-version': ENVELOPE_REVISION,
       'mcp-method': method,
       ...(token === undefined ? {} : { authorization: `Bearer ${token}` }),
     },
@@ -137,7 +137,7 @@ const rpc = (token: string | undefined, method = 'tools/list'): Promise<Response
       method,
       params: {
         _meta: {
-          'io.modelcontextprotocol/protocolVersion': MODERN,
+          'io.modelcontextprotocol/protocolVersion': ENVELOPE_REVISION,
           'io.modelcontextprotocol/clientInfo': { name: 't', version: '1' },
           'io.modelcontextprotocol/clientCapabilities': {},
         },
@@ -195,7 +195,7 @@ describe('MCP clients that sign their person in: the front door as an OAuth reso
   it("signs a person in through the SDK client's OAuth flow against Keycloak, then serves that person's run only", async () => {
     const provider = new MemoryOAuthProvider(callback.url);
     const connect = async (): Promise<Client> => {
-      const client = new Client({ name: 'sign-in-test', version: '1.0.0' }, { versionNegotiation: { mode: { pin: MODERN } } });
+      const client = new Client({ name: 'sign-in-test', version: '1.0.0' }, { versionNegotiation: { mode: { pin: ENVELOPE_REVISION } } });
       clients.push(client);
       const transport = new StreamableHTTPClientTransport(new URL(RESOURCE), { authProvider: provider });
       try {
@@ -224,7 +224,7 @@ describe('MCP clients that sign their person in: the front door as an OAuth reso
       } finally {
         await page.close();
       }
-      const again = new Client({ name: 'sign-in-test', version: '1.0.0' }, { versionNegotiation: { mode: { pin: MODERN } } });
+      const again = new Client({ name: 'sign-in-test', version: '1.0.0' }, { versionNegotiation: { mode: { pin: ENVELOPE_REVISION } } });
       clients.push(again);
       await again.connect(new StreamableHTTPClientTransport(new URL(RESOURCE), { authProvider: provider }));
       return again;
@@ -250,9 +250,9 @@ describe('MCP clients that sign their person in: the front door as an OAuth reso
     // sealed so that only an executor opens it.
     expect(await g.redis.get(g.keys.subjectToken(runId))).not.toContain(token.split('.')[1]);
     expect(await new DelegationStore(g.redis, g.keys, TEST_UNSEALER).subjectToken(runId)).toBe(token);
-    const legacy = await connectHttp(RESOURCE, { mcp_token: token } as RunWithToken);
-    expect((await legacy.listTools()).tools.map((t) => t.name).sort()).toEqual(tools);
-    await legacy.close();
+    const handshake = await connectHttp(RESOURCE, { mcp_token: token } as RunWithToken);
+    expect((await handshake.listTools()).tools.map((t) => t.name).sort()).toEqual(tools);
+    await handshake.close();
     // The run lives no longer than the session's tokens: it expires with the token it came with, and
     // a newer token of the same session (the client refreshing it) moves that later.
     expect(run?.expires_at).toBe(expiryOf(token));

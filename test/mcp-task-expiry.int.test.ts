@@ -6,7 +6,7 @@ import { startGatehouse } from './support/gatehouse.js';
 import type { Gatehouse } from './support/gatehouse.js';
 import { approveAsLead, createRunWithToken, dataOf, errorOf, startFrontDoor } from './support/mcp.js';
 import type { McpResult, RunWithToken } from './support/mcp.js';
-import { connectModern, taskSession } from './support/mcp-modern.js';
+import { connectEnvelope, taskSession } from './support/mcp-envelope.js';
 import { currentVersion } from './support/writes.js';
 
 describe('a 2026-07-28 task whose approval lapsed before it was used', () => {
@@ -21,7 +21,7 @@ describe('a 2026-07-28 task whose approval lapsed before it was used', () => {
     g = await startGatehouse('mcp26exp', { approval: { validityMs: 1 } });
     door = await startFrontDoor(g);
     run = await createRunWithToken(g, 'support-agent');
-    client = await connectModern(door.url, run);
+    client = await connectEnvelope(door.url, run);
     ({ session } = await taskSession(door.url, run));
   });
   afterAll(async () => {

@@ -5,7 +5,7 @@
 // @gatehouse/sdk/testing, passes `gatehouse pack check`, and the unchanged services host it while
 // the installed client calls its tools.
 import { execFile } from 'node:child_process';
-import { lstatSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { lstatSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -100,6 +100,16 @@ describe('a pack outside the repository, on the SDK and client installed from th
     expect(manifest.private).toBeUndefined();
     expect(Object.keys(manifest.exports as object)).toEqual(['.', './testing', './schemas/*']);
     expect(readFileSync(join(packDir, 'node_modules/@gatehouse/sdk/CHANGELOG.md'), 'utf8')).toContain('## 0.1.0');
+  });
+
+  it("carries the wire contract inside the client's events package: every Avro schema of the top-level schemas/", () => {
+    const events = join(packDir, 'node_modules/@gatehouse/client/node_modules/@gatehouse/events');
+    const avro = (dir: string): string[] =>
+      readdirSync(dir)
+        .filter((file) => file.endsWith('.avsc'))
+        .sort();
+    expect(avro(join(events, 'schemas'))).toEqual(avro(join(ROOT, 'schemas')));
+    expect(avro(join(ROOT, 'schemas'))).toHaveLength(6);
   });
 
   it("names, in each of the pack's documents, a JSON Schema the installed SDK ships", () => {

@@ -12,7 +12,7 @@ import type { HttpFrontOptions } from '@gatehouse/mcp';
 import type { Run } from '@gatehouse/state';
 import { benchCatalog, BENCH_ROLE } from './bench-catalog.js';
 
-type Era = 'legacy' | 'modern';
+type Era = 'handshake' | 'envelope';
 const ENVELOPE = {
   'io.modelcontextprotocol/protocolVersion': '2026-07-28',
   'io.modelcontextprotocol/clientInfo': { name: 'gatehouse-bench', version: '1.0.0' },
@@ -26,7 +26,7 @@ function request(era: Era, seq: number): RequestInit {
     authorization: 'Bearer ghr_bench',
   };
   const params: Record<string, unknown> = { name: 'bench_noop_v1', arguments: { seq, payload: 'x'.repeat(220) } };
-  if (era === 'modern') {
+  if (era === 'envelope') {
     Object.assign(headers, { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'bench_noop_v1' });
     params['_meta'] = ENVELOPE;
   } else {
@@ -113,14 +113,14 @@ const load = (era: Era, count: number): Promise<{ failed: number }> =>
     child.once('error', reject);
   });
 
-for (const era of ['legacy', 'modern'] as const) {
+for (const era of ['handshake', 'envelope'] as const) {
   await load(era, Math.ceil(calls / 5));
   const start = process.cpuUsage();
   const { failed } = await load(era, calls);
   const used = process.cpuUsage(start);
   if (failed > 0) throw new Error(`${failed} of ${calls} ${era} calls were not answered ok`);
   process.stdout.write(
-    `tools/call, ${era === 'legacy' ? '2025-11-25' : '2026-07-28'}: ${((used.user + used.system) / calls).toFixed(0)} µs CPU per call in the front door\n`,
+    `tools/call, ${era === 'handshake' ? '2025-11-25' : '2026-07-28'}: ${((used.user + used.system) / calls).toFixed(0)} µs CPU per call in the front door\n`,
   );
 }
 await front.stop();

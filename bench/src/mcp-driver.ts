@@ -1,6 +1,6 @@
-import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from '@modelcontextprotocol/client';
-import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { Client as Sdk2Client, StreamableHTTPClientTransport as Sdk2Transport } from '@modelcontextprotocol/client';
+import { Client as Sdk1Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport as Sdk1Transport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { parseToolAddress } from '@gatehouse/contracts';
 import { closedLoop } from './closed-loop.js';
 import { argumentPadding } from './driver.js';
@@ -13,7 +13,7 @@ export interface McpDriverSetup {
   /** A run's MCP token each; every token gets its own SDK client, as every agent run would. */
   readonly tokens: readonly string[];
   /** 2025-11-25 through the SDK 1.x client (m), or 2026-07-28 through the SDK 2.x client pinned to it (m′). */
-  readonly era: 'legacy' | 'modern';
+  readonly era: 'handshake' | 'envelope';
 }
 
 /** What the driver needs of either SDK's client. */
@@ -27,13 +27,13 @@ const CLIENT_INFO = { name: 'gatehouse-bench', version: '1.0.0' };
 
 async function connect(setup: McpDriverSetup, token: string): Promise<Client> {
   const requestInit = { headers: { authorization: `Bearer ${token}` } };
-  if (setup.era === 'modern') {
-    const client = new ModernClient(CLIENT_INFO, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
-    await client.connect(new ModernTransport(new URL(setup.url), { requestInit }));
+  if (setup.era === 'envelope') {
+    const client = new Sdk2Client(CLIENT_INFO, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+    await client.connect(new Sdk2Transport(new URL(setup.url), { requestInit }));
     return client;
   }
-  const client = new LegacyClient(CLIENT_INFO);
-  await client.connect(new LegacyTransport(new URL(setup.url), { requestInit }));
+  const client = new Sdk1Client(CLIENT_INFO);
+  await client.connect(new Sdk1Transport(new URL(setup.url), { requestInit }));
   return client;
 }
 

@@ -12,7 +12,7 @@ export const Setup = {
   gatehouseOpen: 'gatehouse-open',
   gatehouseMcp: 'gatehouse-mcp',
   /** (m)'s setup, called by clients of protocol revision 2026-07-28. */
-  gatehouseMcpModern: 'gatehouse-mcp-2026',
+  gatehouseMcpEnvelope: 'gatehouse-mcp-2026',
   scale1: 'scale-1',
   scale2: 'scale-2',
   scale3: 'scale-3',
@@ -201,7 +201,7 @@ export function variantsOf(settings: BenchSettings): Variant[] {
       {
         id: `m2-${size}`,
         arm: 'm2',
-        setup: Setup.gatehouseMcpModern,
+        setup: Setup.gatehouseMcpEnvelope,
         label: `${ARM_TITLES.m2}, ${s}`,
         argumentBytes: size,
         spec: closed(benchNoop.address, size),

@@ -207,7 +207,7 @@ export async function startSetup(setup: Setup, arm: ArmTopics, context: SetupCon
     throw error;
   }
 
-  if (setup === Setup.gatehouseMcp || setup === Setup.gatehouseMcpModern) {
+  if (setup === Setup.gatehouseMcp || setup === Setup.gatehouseMcpEnvelope) {
     // Arm (m): (c)'s Gatehouse behind the MCP front door, which runs in the bench process; the MCP
     // clients, one per run with its token, in the driver process.
     const frontDoor = await startBenchFrontDoor(arm, redis, gatehouse.redisPrefix);
@@ -224,7 +224,7 @@ export async function startSetup(setup: Setup, arm: ArmTopics, context: SetupCon
     }
     const driver = await startDriver(
       setup,
-      { kind: 'mcp', url: frontDoor.url, tokens, era: setup === Setup.gatehouseMcpModern ? 'modern' : 'legacy' },
+      { kind: 'mcp', url: frontDoor.url, tokens, era: setup === Setup.gatehouseMcpEnvelope ? 'envelope' : 'handshake' },
       env,
       stopServices,
     );

@@ -43,7 +43,7 @@ const READY_TOPIC = '__gatehouse_ready';
 const READY_TIMEOUT_MS = Number(process.env.GATEHOUSE_KAFKA_READY_TIMEOUT_MS) || 180_000;
 const PATTERN = 'kafka.Kafka';
 // Three JVMs share two cores: the serial collector and the C1 compiler alone start them faster
-// than the default G1 and tiered C2 (measured; see README.md) and the load of a fault test never
+// than the default G1 and tiered C2 (measured; see deploy/local/README.md) and the load of a fault test never
 // needs C2's code.
 const JVM = ['-Xmx384m', '-XX:+UseSerialGC', '-XX:TieredStopAtLevel=1'];
 // kafkajs asks the listed brokers in order, one more per retry: with one node down, ask the next.

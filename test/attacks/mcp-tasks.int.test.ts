@@ -11,7 +11,7 @@ import type { ExecutionOrder } from '@gatehouse/events';
 import { startGatehouse } from '../support/gatehouse.js';
 import type { Gatehouse } from '../support/gatehouse.js';
 import { approveAsLead, connectHttp, createRunWithToken, dataOf, startFrontDoor } from '../support/mcp.js';
-import { envelope, rawRequest } from '../support/mcp-modern.js';
+import { envelope, rawRequest } from '../support/mcp-envelope.js';
 import { pollUntil } from '../support/poll.js';
 
 describe('an MCP task whose front-door instance stops while its command waits', () => {

@@ -21,7 +21,7 @@ import type { Gatehouse } from '../support/gatehouse.js';
 import { EXECUTOR_CLIENT, ISSUER, PEOPLE, stackExchange, tokensOf } from '../support/identity.js';
 import { connectHttp, dataOf, startFrontDoor } from '../support/mcp.js';
 import type { McpResult, RunWithToken } from '../support/mcp.js';
-import { MODERN } from '../support/mcp-modern.js';
+import { ENVELOPE_REVISION } from '../support/mcp-envelope.js';
 import { RECORDS, readRecordTool, registerRecordsRun, startRecordsService } from '../support/records-service.js';
 import type { RecordsService } from '../support/records-service.js';
 import { TEST_SEALER, TEST_UNSEALER } from '../support/signing.js';
@@ -112,7 +112,7 @@ async function bearerStatus(url: string, token: string): Promise<number> {
     headers: {
       'content-type': 'application/json',
       accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': MODERN,
+      'mcp-protocol-version': ENVELOPE_REVISION,
       'mcp-method': 'tools/list',
       authorization: `Bearer ${token}`,
     },
@@ -122,7 +122,7 @@ async function bearerStatus(url: string, token: string): Promise<number> {
       method: 'tools/list',
       params: {
         _meta: {
-          'io.modelcontextprotocol/protocolVersion': MODERN,
+          'io.modelcontextprotocol/protocolVersion': ENVELOPE_REVISION,
           'io.modelcontextprotocol/clientInfo': { name: 'attacker', version: '1' },
           'io.modelcontextprotocol/clientCapabilities': {},
         },

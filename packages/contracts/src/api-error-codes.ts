@@ -60,7 +60,7 @@ export type ApiErrorCode = keyof typeof ApiErrorCode;
 /** Every HTTP API code in catalogue order (append-only). */
 export const API_ERROR_CODE_LIST: readonly ApiErrorCode[] = Object.freeze(Object.keys(ApiErrorCode) as ApiErrorCode[]);
 
-/** The README's table of the HTTP APIs' own codes: `| code | HTTP | meaning |`, in catalogue order. */
+/** The table of the HTTP APIs' own codes in docs/errors.md: `| code | HTTP | meaning |`, in catalogue order. */
 export function apiErrorCodeTableMarkdown(): string {
   const rows = API_ERROR_CODE_LIST.map((code) => {
     const entry: ApiErrorCodeEntry = ApiErrorCode[code];

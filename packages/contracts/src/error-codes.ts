@@ -87,7 +87,7 @@ export function isErrorCode(value: unknown): value is ErrorCode {
   return typeof value === 'string' && Object.hasOwn(ErrorCode, value);
 }
 
-/** The README's error table: `| code | retryable | meaning |`, one row per code in catalogue order. */
+/** The error table of docs/errors.md: `| code | retryable | meaning |`, one row per code in catalogue order. */
 export function errorCodeTableMarkdown(): string {
   const rows = ERROR_CODE_LIST.map((code) => {
     const entry: ErrorCodeEntry = ErrorCode[code];

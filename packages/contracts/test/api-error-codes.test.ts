@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { API_ERROR_CODE_LIST, ApiErrorCode, apiErrorCodeTableMarkdown, ERROR_CODE_LIST } from '@gatehouse/contracts';
 
 const repo = new URL('../../../', import.meta.url).pathname;
-const readme = readFileSync(join(repo, 'README.md'), 'utf8');
+const readme = readFileSync(join(repo, 'docs/errors.md'), 'utf8');
 
 /** The HTTP APIs' own codes, in catalogue order: append only, never renamed or reused. */
 const PINNED = [
@@ -50,7 +50,7 @@ describe("the HTTP APIs' error codes", () => {
     for (const code of PINNED) expect(ApiErrorCode[code as keyof typeof ApiErrorCode].meaning).toMatch(/\.$/);
   });
 
-  it('is in the README exactly as generated (run node scripts/readme-tables.mjs)', () => {
+  it('is in docs/errors.md exactly as generated (run node scripts/readme-tables.mjs)', () => {
     const block = /<!-- api-error-codes:start -->\n([\s\S]*?)<!-- api-error-codes:end -->/.exec(readme)?.[1];
     expect(block?.trimEnd()).toBe(apiErrorCodeTableMarkdown().trimEnd());
   });

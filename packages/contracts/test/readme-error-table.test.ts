@@ -2,9 +2,9 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ERROR_CODE_LIST, errorCodeTableMarkdown } from '@gatehouse/contracts';
 
-const readme = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8');
+const readme = readFileSync(new URL('../../../docs/errors.md', import.meta.url), 'utf8');
 
-describe("the README's error table", () => {
+describe('the error table of docs/errors.md', () => {
   it('is exactly the table generated from the catalogue (run node scripts/readme-tables.mjs)', () => {
     const block = /<!-- error-codes:start -->\n([\s\S]*?)<!-- error-codes:end -->/.exec(readme)?.[1];
     expect(block?.trimEnd()).toBe(errorCodeTableMarkdown().trimEnd());

@@ -1,24 +1,11 @@
 import type { Logger } from '@gatehouse/telemetry';
-import type { DeadLetters, OriginRecord } from './dead-letters.js';
+import type { DeadLetters } from './dead-letters.js';
+import type { EventHandler } from './event-handler.js';
 import type { KafkaConnection } from './kafka-client.js';
 import { startParallelConsumer } from './parallel-consumer.js';
 import type { RecordTrust } from './record-trust.js';
 import type { EventSerde } from './serde.js';
-import type { EventByRole, TopicRole } from './topics.js';
-import type { RecordHeaders } from './wire-record.js';
-
-export interface ConsumedRecord {
-  readonly topic: string;
-  readonly partition: number;
-  readonly offset: string;
-  readonly key: string | null;
-  readonly timestamp: string;
-  readonly headers: RecordHeaders | undefined;
-  /** The record as it arrived, for a handler that dead-letters an event it decoded but will not act on. */
-  readonly origin?: OriginRecord;
-}
-
-export type EventHandler<R extends TopicRole> = (event: EventByRole[R], record: ConsumedRecord) => Promise<void>;
+import type { TopicRole } from './topics.js';
 
 export interface EventConsumerOptions<R extends TopicRole> {
   readonly kafka: KafkaConnection;

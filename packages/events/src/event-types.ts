@@ -1,5 +1,5 @@
 /**
- * TypeScript views of the Avro events in `schemas/`. Timestamps are epoch milliseconds; optional
+ * TypeScript views of the Avro events in the top-level `schemas/`. Timestamps are epoch milliseconds; optional
  * Avro fields (unions with null) are `null` when absent, as they are on the wire.
  */
 

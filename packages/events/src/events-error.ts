@@ -4,6 +4,11 @@ export const EventsErrorCode = {
   REGISTRY_UNAVAILABLE: { retryable: true, meaning: 'The schema registry could not be reached or answered with a server error.' },
   SCHEMA_REFUSED: { retryable: false, meaning: 'The registry refused a schema, e.g. as incompatible with the subject.' },
   ENCODE_FAILED: { retryable: false, meaning: 'An event does not match its Avro schema.' },
+  TOPICS_MISSING: {
+    retryable: true,
+    meaning:
+      'A topic the service produces to or consumes from was still missing (or not served) when its wait ran out; the message names each.',
+  },
 } as const;
 export type EventsErrorCode = keyof typeof EventsErrorCode;
 

@@ -1,7 +1,8 @@
 export { eventsConfigFromEnv, EVENTS_ENV_DEFAULTS } from './config.js';
 export type { EventsConfig, TopicSettings } from './config.js';
 export { startEventConsumer } from './consumer.js';
-export type { ConsumedRecord, EventConsumerOptions, EventHandler, RunningConsumer } from './consumer.js';
+export type { EventConsumerOptions, RunningConsumer } from './consumer.js';
+export type { ConsumedRecord, EventHandler } from './event-handler.js';
 export { DeadLetters, DLQ_HEADER } from './dead-letters.js';
 export type { DeadLetterSink } from './dead-letters.js';
 export { KeyScheduler } from './key-scheduler.js';

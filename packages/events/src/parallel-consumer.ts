@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '@gatehouse/telemetry';
-import type { ConsumedRecord, EventHandler } from './consumer.js';
 import { originOf } from './dead-letters.js';
 import type { DeadLetters } from './dead-letters.js';
+import type { ConsumedRecord, EventHandler } from './event-handler.js';
 import type { KafkaConnection } from './kafka-client.js';
 import { KeyScheduler } from './key-scheduler.js';
 import { OffsetTracker } from './offset-tracker.js';

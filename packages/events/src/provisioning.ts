@@ -13,7 +13,8 @@ export interface ProvisionResult {
 /**
  * Creates every Gatehouse topic and its DLQ that does not exist yet (existing topics are left as
  * they are), and resolves once every partition of all of them is served by its leader — also those
- * another process created a moment ago — so whatever runs next can use them at once.
+ * another process is still creating — so whatever runs next can use them at once. A topic still
+ * missing after TOPICS_WAIT_MS fails the start with TOPICS_MISSING, naming it.
  */
 export async function provisionTopics(admin: KafkaAdmin, topics: Topics, settings: TopicSettings): Promise<ProvisionResult> {
   const wanted: TopicSpec[] = [];
@@ -51,7 +52,9 @@ function topicConfig(topic: string, settings: TopicSettings, retentionMs: number
 /**
  * Creates topics. Another process may create some of them at the same moment, and right after a
  * creation the broker can still answer UNKNOWN_TOPIC_OR_PARTITION or LEADER_NOT_AVAILABLE: those
- * pass within moments, so the topics still missing are asked for again.
+ * pass within moments, so the topics still missing are asked for again. A principal that may not
+ * create topics leaves them to the one that provisions them. Either way the caller then waits,
+ * bounded, until every topic is there: a refusal here is never the reason a start fails.
  */
 async function createWithRetry(admin: KafkaAdmin, topics: TopicSpec[]): Promise<void> {
   for (let attempt = 1; ; attempt += 1) {
@@ -59,8 +62,10 @@ async function createWithRetry(admin: KafkaAdmin, topics: TopicSpec[]): Promise<
       await admin.createTopics(topics);
       return;
     } catch (error) {
-      const passing = kafkaErrorCodes(error).some((code) => PASSING.has(code));
-      if (attempt >= 5 || !passing) throw error;
+      const codes = kafkaErrorCodes(error);
+      if (codes.some((code) => LEFT_TO_OTHERS.has(code))) return;
+      if (!codes.some((code) => PASSING.has(code))) throw error;
+      if (attempt >= 5) return;
       await new Promise((resolve) => setTimeout(resolve, 200 * attempt));
       const present = new Set(await admin.listTopics());
       topics = topics.filter((t) => !present.has(t.topic));
@@ -70,3 +75,5 @@ async function createWithRetry(admin: KafkaAdmin, topics: TopicSpec[]): Promise<
 }
 
 const PASSING = new Set(['UNKNOWN_TOPIC_OR_PARTITION', 'LEADER_NOT_AVAILABLE', 'TOPIC_ALREADY_EXISTS']);
+/** Refusals that mean another principal provisions the topics (the provision job, under ACLs). */
+const LEFT_TO_OTHERS = new Set(['TOPIC_AUTHORIZATION_FAILED', 'CLUSTER_AUTHORIZATION_FAILED']);

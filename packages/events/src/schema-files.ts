@@ -1,14 +1,19 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SCHEMA_FILE_BY_ROLE, TOPIC_ROLES } from './topics.js';
 import type { TopicRole } from './topics.js';
 
-/** The Avro sources, read from this package's `schemas/` (or GATEHOUSE_SCHEMAS_DIR): they travel with it when it is packed. */
+/**
+ * The Avro sources of the wire contract: GATEHOUSE_SCHEMAS_DIR when set, else the copy a packed
+ * package carries in its own `schemas/` (scripts/pack-package.mjs puts it there), else the
+ * repository's (or image's) top-level `schemas/`, two folders above this package.
+ */
 export function defaultSchemasDir(): string {
   const fromEnv = process.env['GATEHOUSE_SCHEMAS_DIR'];
   if (fromEnv !== undefined && fromEnv !== '') return fromEnv;
-  return fileURLToPath(new URL('../schemas/', import.meta.url));
+  const packed = fileURLToPath(new URL('../schemas/', import.meta.url));
+  return existsSync(packed) ? packed : fileURLToPath(new URL('../../../schemas/', import.meta.url));
 }
 
 export type EventSchemas = Readonly<Record<TopicRole, object>>;

@@ -32,7 +32,7 @@ export interface EventByRole {
   operator: OperatorHandoff;
 }
 
-/** The Avro source of each topic's event, a file in `schemas/`. */
+/** The Avro source of each topic's event, a file in the repository's top-level `schemas/`. */
 export const SCHEMA_FILE_BY_ROLE: Readonly<Record<TopicRole, string>> = {
   commands: 'ToolCommand.avsc',
   execute: 'ExecutionOrder.avsc',

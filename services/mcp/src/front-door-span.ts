@@ -1,5 +1,5 @@
 import { annotateSpan, endSpan, startServerSpan, traceHeadersOf, tracerFor } from '@gatehouse/telemetry';
-import { isTraceparent } from './run-server.js';
+import { isTraceparent } from './front-door.js';
 
 const tracer = tracerFor('mcp');
 

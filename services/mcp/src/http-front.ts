@@ -15,10 +15,10 @@ import type { Health } from '@gatehouse/runtime';
 import type { Run } from '@gatehouse/state';
 import type { GatehouseMetrics, Logger } from '@gatehouse/telemetry';
 import type { McpAuth } from './mcp-auth.js';
-import { createModernRunServer } from './modern-server.js';
-import { answerPlainCall, plainCallResult, plainModernToolCall, plainToolCall } from './plain-call.js';
-import { createLegacyRunServer } from './legacy-server.js';
-import type { FrontDoor } from './run-server.js';
+import { createEnvelopeRunServer } from './envelope-server.js';
+import { answerPlainCall, plainCallResult, plainEnvelopeToolCall, plainToolCall } from './plain-call.js';
+import { createHandshakeRunServer } from './handshake-server.js';
+import type { FrontDoor } from './front-door.js';
 
 export interface HttpFrontOptions {
   readonly host: string;
@@ -98,7 +98,7 @@ function claimsEnvelope(message: unknown): boolean {
  * Whether a request could be 2026-07-28 traffic: a message (or a batch member) whose `_meta`
  * claims a protocol version, or an `MCP-Protocol-Version` header of 2026 or later.
  */
-export function mayBeModern(body: unknown, versionHeader: string | string[] | undefined): boolean {
+export function mayCarryEnvelope(body: unknown, versionHeader: string | string[] | undefined): boolean {
   const header = Array.isArray(versionHeader) ? versionHeader[0] : versionHeader;
   if (header !== undefined && header >= '2026') return true;
   return Array.isArray(body) ? body.some(claimsEnvelope) : claimsEnvelope(body);
@@ -160,7 +160,7 @@ interface Served {
 interface Front {
   readonly options: HttpFrontOptions;
   /** Serves 2026-07-28 requests. */
-  readonly modern: McpHttpHandler;
+  readonly envelope: McpHttpHandler;
   readonly served: Served;
 }
 
@@ -175,8 +175,8 @@ type Caller = { readonly ok: true; readonly token: string; readonly run: Run } |
 export async function startHttpFront(options: HttpFrontOptions): Promise<HttpFront> {
   const log = options.logger.child({ front: 'http' });
   const served: Served = { base: '', allowedHosts: new Set<string>(), allowedOrigins: new Set<string>() };
-  const modern = modernHandler(options, log);
-  const front: Front = { options, modern, served };
+  const envelope = envelopeHandler(options, log);
+  const front: Front = { options, envelope, served };
 
   const http = createServer((req, res) => {
     const started = performance.now();
@@ -205,18 +205,18 @@ export async function startHttpFront(options: HttpFrontOptions): Promise<HttpFro
         http.close(() => resolve());
         http.closeAllConnections();
       });
-      await modern.close();
+      await envelope.close();
     },
   };
 }
 
 /** The current SDK's handler, for requests that carry the 2026-07-28 envelope. */
-function modernHandler(options: HttpFrontOptions, log: Logger): McpHttpHandler {
+function envelopeHandler(options: HttpFrontOptions, log: Logger): McpHttpHandler {
   return createMcpHandler(
     (ctx) => {
       const run = ctx.authInfo?.extra?.['run'] as Run | undefined;
       if (run === undefined) throw new Error('a 2026-07-28 request reached the SDK without its run');
-      return createModernRunServer(run, options.door, { traceparentHeader: ctx.requestInfo?.headers.get('traceparent') ?? undefined });
+      return createEnvelopeRunServer(run, options.door, { traceparentHeader: ctx.requestInfo?.headers.get('traceparent') ?? undefined });
     },
     {
       // 2025-11-25 requests never reach this handler: they are routed before it.
@@ -322,7 +322,7 @@ async function authenticateCaller({ options, served }: Front, req: IncomingMessa
 
 /** Serves a checked request: a plain tools/call directly, else by the SDK of its revision; to the status answered. */
 async function serveMcp(
-  { options, modern, served }: Front,
+  { options, envelope, served }: Front,
   { token, run }: Extract<Caller, { ok: true }>,
   req: IncomingMessage,
   res: ServerResponse,
@@ -335,11 +335,11 @@ async function serveMcp(
   res.once('close', () => {
     if (!res.writableFinished) abort.abort();
   });
-  // Most requests are told apart without the SDK: no envelope claim and no modern header is
-  // 2025-11-25. Anything that might be modern is classified by the SDK's own predicate.
-  const maybeModern = mayBeModern(body, req.headers['mcp-protocol-version']);
+  // Most requests are told apart without the SDK: no envelope claim and no 2026-07-28 header is
+  // 2025-11-25. Anything that might carry one is classified by the SDK's own predicate.
+  const maybeEnvelope = mayCarryEnvelope(body, req.headers['mcp-protocol-version']);
   // The common case on either revision, a lone tools/call answered with JSON, without an SDK server.
-  const plain = maybeModern ? plainModernToolCall(body, req.headers) : plainToolCall(body, req.headers);
+  const plain = maybeEnvelope ? plainEnvelopeToolCall(body, req.headers) : plainToolCall(body, req.headers);
   if (plain !== undefined) {
     const traceparent = req.headers.traceparent;
     const answer = await answerPlainCall(run, options.door, plain, typeof traceparent === 'string' ? traceparent : undefined, abort.signal);
@@ -347,15 +347,15 @@ async function serveMcp(
     return 200;
   }
   const request = webRequestOf(req, `${served.base}${MCP_PATH}`, abort.signal);
-  if (maybeModern && !(await isLegacyRequest(request, body))) {
-    const response = await modern.fetch(request, {
+  if (maybeEnvelope && !(await isLegacyRequest(request, body))) {
+    const response = await envelope.fetch(request, {
       parsedBody: body,
       authInfo: { token, clientId: run.run_id, scopes: [], extra: { run } },
     });
     await sendWeb(res, response);
     return response.status;
   }
-  return serveLegacy(options, run, request, res, body);
+  return serveHandshake(options, run, request, res, body);
 }
 
 /**
@@ -363,8 +363,8 @@ async function serveMcp(
  * A request that can be told of progress gets an SSE stream; any other is answered with plain JSON,
  * which costs a client less to read.
  */
-async function serveLegacy(options: HttpFrontOptions, run: Run, request: Request, res: ServerResponse, body: unknown): Promise<number> {
-  const server = createLegacyRunServer(run, options.door);
+async function serveHandshake(options: HttpFrontOptions, run: Run, request: Request, res: ServerResponse, body: unknown): Promise<number> {
+  const server = createHandshakeRunServer(run, options.door);
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !wantsStream(body) });
   res.once('close', () => {
     void transport.close();

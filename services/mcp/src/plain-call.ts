@@ -10,9 +10,9 @@ import {
 } from '@modelcontextprotocol/server';
 import type { McpToolResult } from '@gatehouse/client';
 import type { Run } from '@gatehouse/state';
-import { answerOrTask, envelopeDeclaresTasks } from './modern-server.js';
-import { serverInfoOf, waitInRequest } from './run-server.js';
-import type { FrontDoor } from './run-server.js';
+import { answerOrTask, envelopeDeclaresTasks } from './envelope-server.js';
+import { serverInfoOf, waitInRequest } from './front-door.js';
+import type { FrontDoor } from './front-door.js';
 import { errorCodeOf, openToolCall } from './tool-call.js';
 
 /**
@@ -20,7 +20,7 @@ import { errorCodeOf, openToolCall } from './tool-call.js';
  * (no progress token, no task), which the front door answers without building an SDK server and
  * transport for it. Building them cost ≈ 200 µs of CPU per call on 2025-11-25 and ≈ 420 µs on
  * 2026-07-28 on this project's 2-core machine, more than the rest of the front door's own HTTP work
- * (the figures are in the README's Performance section); the answer is the JSON-RPC response the
+ * (the figures are in docs/performance.md); the answer is the JSON-RPC response the
  * SDK writes, which a test compares.
  *
  * Only what the SDK would accept as it is takes this path: every header check the SDK's transport
@@ -36,7 +36,7 @@ export interface PlainCall {
   /** The MCP-Protocol-Version header, when the client sent one. */
   readonly protocolVersion: string | undefined;
   /** Which revision's answer it gets: 2026-07-28 results carry `resultType` and the server's identity. */
-  readonly era: 'legacy' | 'modern';
+  readonly era: 'handshake' | 'envelope';
 }
 
 const REQUEST_KEYS = new Set(['jsonrpc', 'id', 'method', 'params']);
@@ -92,11 +92,11 @@ export function plainToolCall(body: unknown, headers: IncomingHttpHeaders): Plai
     arguments: shape.args,
     meta: shape.meta,
     protocolVersion: typeof version === 'string' ? version : undefined,
-    era: 'legacy',
+    era: 'handshake',
   };
 }
 
-const MODERN_REVISION = '2026-07-28';
+const ENVELOPE_REVISION = '2026-07-28';
 // What a plain 2026-07-28 call's _meta may hold: the envelope and trace context. Anything else
 // (a log level, a subscription) is the SDK's to interpret.
 const PLAIN_MODERN_META = new Set([
@@ -114,16 +114,16 @@ const PLAIN_MODERN_META = new Set([
  * method, tool and revision. A client that declares the Tasks extension gets a task handle for a
  * commit that waits for a person, as from the SDK-served server.
  */
-export function plainModernToolCall(body: unknown, headers: IncomingHttpHeaders): PlainCall | undefined {
+export function plainEnvelopeToolCall(body: unknown, headers: IncomingHttpHeaders): PlainCall | undefined {
   if (!headersPass(headers)) return undefined;
   const shape = callShape(body);
   if (shape?.meta === undefined || !Object.keys(shape.meta).every((key) => PLAIN_MODERN_META.has(key))) return undefined;
   const { 'mcp-protocol-version': version, 'mcp-method': method, 'mcp-name': name } = headers;
   if (
-    version !== MODERN_REVISION ||
+    version !== ENVELOPE_REVISION ||
     method !== 'tools/call' ||
     name !== shape.name ||
-    shape.meta[PROTOCOL_VERSION_META_KEY] !== MODERN_REVISION
+    shape.meta[PROTOCOL_VERSION_META_KEY] !== ENVELOPE_REVISION
   )
     return undefined;
   const route = classifyInboundRequest({
@@ -133,8 +133,8 @@ export function plainModernToolCall(body: unknown, headers: IncomingHttpHeaders)
     mcpNameHeader: name,
     body,
   });
-  if (route.kind !== 'modern' || route.messageKind !== 'request' || route.classification.revision !== MODERN_REVISION) return undefined;
-  return { id: shape.id, name: shape.name, arguments: shape.args, meta: shape.meta, protocolVersion: MODERN_REVISION, era: 'modern' };
+  if (route.kind !== 'modern' || route.messageKind !== 'request' || route.classification.revision !== ENVELOPE_REVISION) return undefined;
+  return { id: shape.id, name: shape.name, arguments: shape.args, meta: shape.meta, protocolVersion: ENVELOPE_REVISION, era: 'envelope' };
 }
 
 /**
@@ -147,7 +147,7 @@ export function plainCallResult(
   door: FrontDoor,
   answer: McpToolResult | Record<string, unknown>,
 ): Record<string, unknown> {
-  if (call.era === 'legacy') return answer;
+  if (call.era === 'handshake') return answer;
   const meta = answer['_meta'] as Record<string, unknown> | undefined;
   // A task handle carries no content of its own; the SDK gives every tools/call result a content list.
   const content = answer['content'] ?? [];
@@ -176,7 +176,7 @@ export async function answerPlainCall(
   const { span, address, call: caller } = opening.opened;
   const channel = { progressToken: undefined, notify: () => Promise.resolve(), signal };
   const answer =
-    call.era === 'modern' && envelopeDeclaresTasks(call.meta)
+    call.era === 'envelope' && envelopeDeclaresTasks(call.meta)
       ? await answerOrTask(run, door, address, span.traceparent, caller, channel)
       : await waitInRequest(call.name, caller, channel, door);
   span.end(errorCodeOf(answer));

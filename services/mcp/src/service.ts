@@ -14,7 +14,7 @@ import { startHttpFront } from './http-front.js';
 import { McpAuth } from './mcp-auth.js';
 import type { PeopleSignIn } from './mcp-auth.js';
 import { TaskWaits } from './task-waits.js';
-import type { FrontDoor } from './run-server.js';
+import type { FrontDoor } from './front-door.js';
 import { requireLiveToken, requireRunKey, startStdioFront } from './stdio-front.js';
 
 export interface McpServiceOptions {

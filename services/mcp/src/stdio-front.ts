@@ -2,9 +2,9 @@ import { serveStdio, StdioServerTransport } from '@modelcontextprotocol/server/s
 import type { JSONRPCMessage, MessageExtraInfo, Transport } from '@modelcontextprotocol/server';
 import { RunKey } from '@gatehouse/events';
 import type { Run, RunTokens } from '@gatehouse/state';
-import { createLegacyRunServer } from './legacy-server.js';
-import { createModernRunServer } from './modern-server.js';
-import type { FrontDoor } from './run-server.js';
+import { createHandshakeRunServer } from './handshake-server.js';
+import { createEnvelopeRunServer } from './envelope-server.js';
+import type { FrontDoor } from './front-door.js';
 
 export class StdioTokenError extends Error {
   constructor(message: string) {
@@ -86,7 +86,8 @@ class CheckedStdio implements Transport {
 export function startStdioFront(run: Run, token: string, runTokens: RunTokens, door: FrontDoor): { stop: () => Promise<void> } {
   const transport = new CheckedStdio(new StdioServerTransport(), async () => (await runTokens.check(token)).ok);
   const handle = serveStdio(
-    (ctx) => (ctx.era === 'modern' ? createModernRunServer(run, door, { traceparentHeader: undefined }) : createLegacyRunServer(run, door)),
+    (ctx) =>
+      ctx.era === 'modern' ? createEnvelopeRunServer(run, door, { traceparentHeader: undefined }) : createHandshakeRunServer(run, door),
     { transport, onerror: (error) => door.logger.debug({ err: error }, 'MCP stdio message refused or failed') },
   );
   // The client closing our stdin is how a desktop client ends the session: stop as on SIGTERM.

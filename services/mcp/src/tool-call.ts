@@ -3,8 +3,8 @@ import type { McpToolResult } from '@gatehouse/client';
 import type { Run } from '@gatehouse/state';
 import { startFrontDoorSpan } from './front-door-span.js';
 import type { FrontDoorSpan, FrontDoorSpanInput } from './front-door-span.js';
-import { callerOf, localError } from './run-server.js';
-import type { Caller, FrontDoor, RequestChannel } from './run-server.js';
+import { callerOf, localError } from './front-door.js';
+import type { Caller, FrontDoor, RequestChannel } from './front-door.js';
 
 /** A tools/call as every path begins it: its span, the tool it names, and its caller (with the arguments as sent). */
 export interface OpenedCall {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { plainModernToolCall, plainToolCall } from '@gatehouse/mcp';
+import { plainEnvelopeToolCall, plainToolCall } from '@gatehouse/mcp';
 
 const HEADERS = { accept: 'application/json, text/event-stream', 'content-type': 'application/json', 'mcp-protocol-version': '2025-11-25' };
 const CALL = { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'get_customer_v1', arguments: { customer_id: 'C-1842' } } };
@@ -13,7 +13,7 @@ describe('which 2025-11-25 requests the front door answers without building an S
       arguments: { customer_id: 'C-1842' },
       meta: undefined,
       protocolVersion: '2025-11-25',
-      era: 'legacy',
+      era: 'handshake',
     });
     expect(
       plainToolCall({ ...CALL, id: 'a-1', params: { name: 'x_v1' } }, { ...HEADERS, 'mcp-protocol-version': undefined }),
@@ -71,18 +71,18 @@ const modernWith = (meta: Record<string, unknown>): Record<string, unknown> => (
 
 describe('which 2026-07-28 requests the front door answers without building an SDK server', () => {
   it('takes a lone tools/call whose envelope, revision, Mcp-Method and Mcp-Name all agree', () => {
-    expect(plainModernToolCall(MODERN_CALL, MODERN_HEADERS)).toMatchObject({
+    expect(plainEnvelopeToolCall(MODERN_CALL, MODERN_HEADERS)).toMatchObject({
       id: 3,
       name: 'get_customer_v1',
-      era: 'modern',
+      era: 'envelope',
       protocolVersion: '2026-07-28',
     });
     expect(
-      plainModernToolCall(modernWith({ traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' }), MODERN_HEADERS),
+      plainEnvelopeToolCall(modernWith({ traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' }), MODERN_HEADERS),
     ).toBeDefined();
     // A client with the Tasks extension too: a commit that waits for a person then gets a task handle.
     expect(
-      plainModernToolCall(
+      plainEnvelopeToolCall(
         modernWith({ 'io.modelcontextprotocol/clientCapabilities': { extensions: { 'io.modelcontextprotocol/tasks': {} } } }),
         MODERN_HEADERS,
       ),
@@ -108,6 +108,6 @@ describe('which 2026-07-28 requests the front door answers without building an S
       [MODERN_CALL, { ...MODERN_HEADERS, accept: 'application/json' }],
     ];
     for (const [body, headers] of refused)
-      expect({ body, headers, plain: plainModernToolCall(body, headers) }).toEqual({ body, headers, plain: undefined });
+      expect({ body, headers, plain: plainEnvelopeToolCall(body, headers) }).toEqual({ body, headers, plain: undefined });
   });
 });

@@ -3,7 +3,7 @@ import { variable } from './variable.js';
 
 /**
  * Read by the CLI and the agent client with their own readers (they do not depend on the runtime);
- * declared here so that the README documents them and a service started from the same shell knows them.
+ * declared here so that docs/configuration.md documents them and a service started from the same shell knows them.
  */
 export const CLI_VARIABLES = {
   GATEHOUSE_CONTROL_URL: variable(url({ schemes: ['http', 'https'], trimTrailingSlash: true }), {

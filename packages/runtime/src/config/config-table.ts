@@ -14,7 +14,7 @@ function readBy(readers: readonly string[]): string {
 }
 
 /**
- * The README's configuration table, one row per variable of the schema in schema order, followed
+ * The configuration table of docs/configuration.md, one row per variable of the schema in schema order, followed
  * by the reserved names only the scripts and deployment files use.
  */
 export function configTableMarkdown(): string {

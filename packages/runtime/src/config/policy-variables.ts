@@ -44,13 +44,13 @@ export const POLICY_VARIABLES = {
   GATEHOUSE_MAX_ARGUMENT_BYTES: variable(integer(1), {
     readers: ['policy'],
     default: String(64 * 1024),
-    doc: 'largest `arguments` text of a tool call, in UTF-8 bytes (`PAYLOAD_TOO_LARGE` above)',
+    doc: 'largest `arguments` text of a tool call, in UTF-8 bytes (`PAYLOAD_TOO_LARGE` otherwise, docs/errors.md)',
   }),
   GATEHOUSE_MAX_RUN_TTL_MS: variable(integer(1), {
     readers: ['policy', 'mcp'],
     default: String(24 * 3600 * 1000),
     defaultText: '`86400000` (24 hours)',
-    doc: 'longest `ttl_ms` a run may be registered with (`TTL_TOO_LONG` above)',
+    doc: 'longest `ttl_ms` a run may be registered with (`TTL_TOO_LONG` otherwise, docs/errors.md)',
   }),
   POLICY_GROUP_ID: variable(text(), {
     readers: ['policy'],

@@ -7,9 +7,9 @@ import type { SealingKeys, UnsealingKeys } from '@gatehouse/identity';
 export type Parsed<T> =
   { readonly ok: true; readonly value: T } | { readonly ok: false; readonly reason: string; readonly cause?: unknown };
 
-/** How a variable's text becomes a typed value: the parser and its one-line description for the README. */
+/** How a variable's text becomes a typed value: the parser and its one-line description for the configuration table. */
 export interface ValueKind<T> {
-  /** The README's "values" column: `integer ≥ 1`, `port 0..65535`, `http(s) URL`. */
+  /** The configuration table's "values" column: `integer ≥ 1`, `port 0..65535`, `http(s) URL`. */
   readonly describe: string;
   readonly parse: (raw: string) => Parsed<T>;
 }

@@ -4,11 +4,11 @@ import type { Parsed, ValueKind } from './value-kind.js';
 /** One environment variable of the schema: who reads it, how it parses, what unset means, what it is for. */
 export interface Variable<T, R extends readonly Component[] = readonly Component[]> {
   readonly readers: R;
-  /** One line for the README's "meaning" column. */
+  /** One line for the configuration table's "meaning" column. */
   readonly doc: string;
-  /** The README's "values" column. */
+  /** The configuration table's "values" column. */
   readonly values: string;
-  /** The README's "default" column: `` `8091` ``, *(required)*, or how a service derives it. */
+  /** The configuration table's "default" column: `` `8091` ``, *(required)*, or how a service derives it. */
   readonly defaultText: string;
   /** The default as environment text, when there is a fixed one. */
   readonly default: string | undefined;
@@ -31,7 +31,7 @@ interface Spec<R extends readonly Component[]> {
 /** A fixed default, written as environment text and parsed once, here. */
 interface DefaultSpec<R extends readonly Component[]> extends Spec<R> {
   readonly default: string;
-  /** Overrides the README's default column, e.g. to add "(7 days)". */
+  /** Overrides the configuration table's default column, e.g. to add "(7 days)". */
   readonly defaultText?: string;
 }
 
@@ -40,7 +40,7 @@ interface RequiredSpec<R extends readonly Component[]> extends Spec<R> {
   readonly required: string;
 }
 
-/** Unset stays `undefined`; the reader derives the value and `unset` says how, for the README. */
+/** Unset stays `undefined`; the reader derives the value and `unset` says how, for the configuration table. */
 interface DerivedSpec<R extends readonly Component[]> extends Spec<R> {
   readonly unset: string;
 }

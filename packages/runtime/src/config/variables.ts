@@ -10,7 +10,7 @@ import { TRACING_VARIABLES } from './tracing-variables.js';
 import type { Variable } from './variable.js';
 
 /**
- * Every Gatehouse environment variable, in the README's order. The README's configuration table is
+ * Every Gatehouse environment variable, in the order of docs/configuration.md, whose table is
  * generated from it (scripts/readme-tables.mjs) and a test holds the two together.
  */
 export const VARIABLES = {
@@ -26,7 +26,7 @@ export const VARIABLES = {
 
 export type VariableName = keyof typeof VARIABLES;
 
-/** Every name of the schema, in the README's order. */
+/** Every name of the schema, in the order of docs/configuration.md. */
 export const VARIABLE_NAMES = Object.freeze(Object.keys(VARIABLES)) as readonly VariableName[];
 
 /** The type a variable reads as: `number` for `POLICY_PORT`, `string | undefined` for `POLICY_GROUP_ID`. */

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/client';
-import type { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Client as Sdk1Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { TaskEnabledSession } from '@modelcontextprotocol/ext-tasks/client';
 import { RunTaskStore } from '@gatehouse/mcp';
 import type { RunningMcpService } from '@gatehouse/mcp';
@@ -8,7 +8,7 @@ import { CONTROL_TOKEN, startGatehouse } from './support/gatehouse.js';
 import type { Gatehouse } from './support/gatehouse.js';
 import { approveAsLead, connectHttp, createRunWithToken, dataOf, decideAsLead, errorOf, startFrontDoor } from './support/mcp.js';
 import type { McpResult, RunWithToken } from './support/mcp.js';
-import { connectModern, envelope, MODERN, rawRequest, taskSession, TASKS } from './support/mcp-modern.js';
+import { connectEnvelope, envelope, ENVELOPE_REVISION, rawRequest, taskSession, TASKS } from './support/mcp-envelope.js';
 import { pollUntil } from './support/poll.js';
 import { collect, currentVersion } from './support/writes.js';
 
@@ -19,7 +19,7 @@ describe('the MCP front door on protocol revision 2026-07-28, beside 2025-11-25 
   let door: RunningMcpService;
   let other: RunningMcpService;
   let agent: RunWithToken;
-  const clients: (Client | LegacyClient)[] = [];
+  const clients: (Client | Sdk1Client)[] = [];
   const sessions: TaskEnabledSession[] = [];
 
   const tasks = async (url = door.url, run = agent): Promise<TaskEnabledSession> => {
@@ -28,13 +28,13 @@ describe('the MCP front door on protocol revision 2026-07-28, beside 2025-11-25 
     sessions.push(session);
     return session;
   };
-  const modern = async (run = agent, url = door.url): Promise<Client> => {
-    const client = await connectModern(url, run);
+  const envelopeClient = async (run = agent, url = door.url): Promise<Client> => {
+    const client = await connectEnvelope(url, run);
     clients.push(client);
     return client;
   };
   async function previewMove(line1: string): Promise<string> {
-    const client = await modern();
+    const client = await envelopeClient();
     const result = (await client.callTool({
       name: 'preview_address_change_v1',
       arguments: { customer_id: 'C-1842', destination: { kind: 'new', line1, city: 'York', country: 'GB' } },
@@ -63,16 +63,16 @@ describe('the MCP front door on protocol revision 2026-07-28, beside 2025-11-25 
   });
 
   it('serves a 2026-07-28 client and a 2025-11-25 client the same tools at one URL', async () => {
-    const current = await modern();
+    const current = await envelopeClient();
     expect(current.getProtocolEra()).toBe('modern');
-    const legacy = await connectHttp(door.url, agent);
-    clients.push(legacy);
+    const handshake = await connectHttp(door.url, agent);
+    clients.push(handshake);
     const names = (list: { name: string }[]): string[] => list.map((t) => t.name).sort();
-    const modernTools = (await current.listTools()).tools;
-    expect(names(modernTools)).toEqual(names((await legacy.listTools()).tools));
-    expect(names(modernTools)).toEqual(agent.capabilities.map((a) => a.replace('.v', '_v')).sort());
+    const envelopeTools = (await current.listTools()).tools;
+    expect(names(envelopeTools)).toEqual(names((await handshake.listTools()).tools));
+    expect(names(envelopeTools)).toEqual(agent.capabilities.map((a) => a.replace('.v', '_v')).sort());
     // The server decides what runs as a task on 2026-07-28: no per-tool task support is listed.
-    expect(modernTools.find((t) => t.name === 'commit_address_change_v2')).not.toHaveProperty('execution');
+    expect(envelopeTools.find((t) => t.name === 'commit_address_change_v2')).not.toHaveProperty('execution');
   });
 
   it('answers server/discover with its revisions, the Tasks extension and its identity', async () => {
@@ -80,7 +80,7 @@ describe('the MCP front door on protocol revision 2026-07-28, beside 2025-11-25 
     expect(answer.status).toBe(200);
     expect(answer.body.result).toMatchObject({
       resultType: 'complete',
-      supportedVersions: expect.arrayContaining([MODERN]) as unknown,
+      supportedVersions: expect.arrayContaining([ENVELOPE_REVISION]) as unknown,
       capabilities: { tools: { listChanged: false }, extensions: { [TASKS]: {} } },
       _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'gatehouse' } },
     });
@@ -216,7 +216,7 @@ describe('the MCP front door on protocol revision 2026-07-28, beside 2025-11-25 
   });
 
   it('refuses hostile calls with the same typed codes as on 2025-11-25', async () => {
-    const client = await modern();
+    const client = await envelopeClient();
     const unknown = (await client.callTool({ name: 'delete_all_v1', arguments: {} })) as ToolResult;
     expect(errorOf(unknown)).toMatchObject({ code: 'TOOL_NOT_FOUND', retryable: false });
     const injected = (await client.callTool({
@@ -278,7 +278,7 @@ describe('the MCP front door on protocol revision 2026-07-28, beside 2025-11-25 
     clients.push(client);
     sessions.push(session);
     const preview = (await (
-      await modern(run)
+      await envelopeClient(run)
     ).callTool({
       name: 'preview_address_change_v1',
       arguments: { customer_id: 'C-1842', destination: { kind: 'new', line1: '26 Withdrawn Walk', city: 'York', country: 'GB' } },
@@ -326,7 +326,7 @@ describe('the MCP front door on protocol revision 2026-07-28, beside 2025-11-25 
     await pollUntil(async () => ((await currentVersion(g)) === before + 1 ? true : undefined), 20_000, 'the approved write');
     // The write ran once; asked again, the commit answers its one outcome; the task stays cancelled.
     const again = (await (
-      await modern()
+      await envelopeClient()
     ).callTool({ name: 'commit_address_change_v2', arguments: { proposal_id: proposalId } })) as ToolResult;
     expect(dataOf(again)).toMatchObject({ previous_version: before, new_version: before + 1 });
     expect((await getTask(taskId)).status).toBe('cancelled');
@@ -361,7 +361,7 @@ describe('the MCP front door on protocol revision 2026-07-28, beside 2025-11-25 
   });
 
   it('answers pending_approval within the request to a client that does not declare the Tasks extension', async () => {
-    const client = await modern(agent, other.url);
+    const client = await envelopeClient(agent, other.url);
     const proposalId = await previewMove('25 Plain Client Street');
     const result = (await client.callTool({ name: 'commit_address_change_v2', arguments: { proposal_id: proposalId } })) as ToolResult;
     expect(result.isError).toBe(true);

@@ -3,14 +3,14 @@ import { createTaskSessionFromClient } from '@modelcontextprotocol/ext-tasks/cli
 import type { TaskEnabledSession } from '@modelcontextprotocol/ext-tasks/client';
 import type { RunWithToken } from './mcp.js';
 
-export const MODERN = '2026-07-28';
+export const ENVELOPE_REVISION = '2026-07-28';
 export const TASKS = 'io.modelcontextprotocol/tasks';
 const CLIENT_INFO = { name: 'gatehouse-test-2026', version: '1.0.0' };
 
 /** The per-request `_meta` envelope of protocol revision 2026-07-28. */
 export function envelope(capabilities: Record<string, unknown> = { extensions: { [TASKS]: {} } }): Record<string, unknown> {
   return {
-    'io.modelcontextprotocol/protocolVersion': MODERN,
+    'io.modelcontextprotocol/protocolVersion': ENVELOPE_REVISION,
     'io.modelcontextprotocol/clientInfo': CLIENT_INFO,
     'io.modelcontextprotocol/clientCapabilities': capabilities,
   };
@@ -44,7 +44,7 @@ export async function rawRequest(
       'content-type': 'application/json',
       accept: 'application/json, text/event-stream',
       authorization: `Bearer ${token}`,
-      'mcp-protocol-version': MODERN,
+      'mcp-protocol-version': ENVELOPE_REVISION,
       'mcp-method': message.method,
       ...(name === undefined ? {} : { 'mcp-name': name }),
       ...headers,
@@ -65,8 +65,8 @@ export async function rawRequest(
 }
 
 /** The current SDK's client, pinned to 2026-07-28 (no fallback), with the run's token. */
-export async function connectModern(url: string, run: RunWithToken, capabilities: Record<string, unknown> = {}): Promise<Client> {
-  const client = new Client(CLIENT_INFO, { versionNegotiation: { mode: { pin: MODERN } }, capabilities });
+export async function connectEnvelope(url: string, run: RunWithToken, capabilities: Record<string, unknown> = {}): Promise<Client> {
+  const client = new Client(CLIENT_INFO, { versionNegotiation: { mode: { pin: ENVELOPE_REVISION } }, capabilities });
   await client.connect(
     new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { authorization: `Bearer ${run.mcp_token}` } } }),
   );
@@ -79,11 +79,11 @@ export async function connectModern(url: string, run: RunWithToken, capabilities
  * adds the run's token and the routing headers.
  */
 export async function taskSession(url: string, run: RunWithToken): Promise<{ client: Client; session: TaskEnabledSession }> {
-  const client = await connectModern(url, run, { extensions: { [TASKS]: {} } });
+  const client = await connectEnvelope(url, run, { extensions: { [TASKS]: {} } });
   let id = 0;
   const session = createTaskSessionFromClient(client, {
     endpointId: `gatehouse-test:${url}`,
-    v2RequestFraming: { protocolVersion: MODERN, clientInfo: CLIENT_INFO, clientCapabilities: { extensions: { [TASKS]: {} } } },
+    v2RequestFraming: { protocolVersion: ENVELOPE_REVISION, clientInfo: CLIENT_INFO, clientCapabilities: { extensions: { [TASKS]: {} } } },
     rawDispatch: async (request) => {
       const message = request as { id?: number | string; method: string; params?: Record<string, unknown> };
       id += 1;

@@ -13,8 +13,8 @@ import {
   taskDeadline,
   traceparentOf,
   waitInRequest,
-} from './run-server.js';
-import type { FrontDoor } from './run-server.js';
+} from './front-door.js';
+import type { FrontDoor } from './front-door.js';
 import { isTerminal } from './task-store.js';
 import type { RunTaskStore, Task } from './task-store.js';
 import { errorCodeOf, openToolCall, progressChannelOf } from './tool-call.js';
@@ -136,12 +136,13 @@ async function listTasks(taskStore: RunTaskStore, request: JSONRPCRequest): Prom
 }
 
 /**
- * The 2025-11-25 server for one run, made per request (Streamable HTTP without sessions) or once
+ * The 2025-11-25 server for one run (the handshake revision: a client opens with `initialize` and
+ * the revision holds for the connection), made per request (Streamable HTTP without sessions) or once
  * (stdio). Tenant and principal come only from the run; tools/call publishes a ToolCommand and
  * answers with its ToolResult, or with a task when the client asks for one. Tasks live in Redis, so
  * any instance answers for any of the run's tasks, and a run never sees another's.
  */
-export function createLegacyRunServer(run: Run, door: FrontDoor): Server {
+export function createHandshakeRunServer(run: Run, door: FrontDoor): Server {
   const server = new Server(serverInfoOf(door), {
     capabilities: {
       tools: { listChanged: false },
@@ -151,7 +152,7 @@ export function createLegacyRunServer(run: Run, door: FrontDoor): Server {
     jsonSchemaValidator: door.jsonSchemaValidator,
   });
   const taskStore = runTaskStore(run, door);
-  server.setRequestHandler('tools/list', () => ({ tools: runTools(run, door.catalog, 'legacy') }));
+  server.setRequestHandler('tools/list', () => ({ tools: runTools(run, door.catalog, 'handshake') }));
   server.fallbackRequestHandler = async (request, ctx) => {
     switch (request.method) {
       case 'tools/call':

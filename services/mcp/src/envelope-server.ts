@@ -19,15 +19,15 @@ import {
   serverInfoOf,
   taskDeadline,
   waitInRequest,
-} from './run-server.js';
-import type { Caller, FrontDoor, RequestChannel } from './run-server.js';
+} from './front-door.js';
+import type { Caller, FrontDoor, RequestChannel } from './front-door.js';
 import type { RunTaskStore, StoredTask } from './task-store.js';
 import { errorCodeOf, openToolCall, progressChannelOf } from './tool-call.js';
 
 /** The Tasks extension of protocol revision 2026-07-28 (SEP-2663). */
 const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
 
-const MODERN_INSTRUCTIONS = INSTRUCTIONS.replace(
+const ENVELOPE_INSTRUCTIONS = INSTRUCTIONS.replace(
   'A write that needs a person answers `pending_approval` in _meta: call the same tool again with the same proposal_id to get its result; it runs at most once.',
   'A write that needs a person answers with a task while the person decides (clients with the io.modelcontextprotocol/tasks extension; others get `pending_approval` in _meta and call the same tool again with the same proposal_id). It runs at most once.',
 );
@@ -148,20 +148,21 @@ export function envelopeDeclaresTasks(envelope: Record<string, unknown> | undefi
 }
 
 /** Request context the front door reads before the SDK parses the request: the HTTP traceparent. */
-export interface ModernRequestInfo {
+export interface EnvelopeRequestInfo {
   readonly traceparentHeader: string | undefined;
 }
 
 /**
- * The 2026-07-28 server for one run and one request. A commit that waits for a person answers with
+ * The 2026-07-28 server for one run and one request (the envelope revision: every request carries its
+ * protocol version and capabilities in `_meta`, with no `initialize`). A commit that waits for a person answers with
  * a task handle (for a client that declares the Tasks extension); everything else answers inline.
  * Tasks live in Redis, so any instance answers `tasks/get` and `tasks/cancel` for any of the run's
  * tasks, and takes over one whose instance died.
  */
-export function createModernRunServer(run: Run, door: FrontDoor, info: ModernRequestInfo): Server {
+export function createEnvelopeRunServer(run: Run, door: FrontDoor, info: EnvelopeRequestInfo): Server {
   const server = new Server(serverInfoOf(door), {
     capabilities: { tools: { listChanged: false }, extensions: { [TASKS_EXTENSION]: {} } },
-    instructions: MODERN_INSTRUCTIONS,
+    instructions: ENVELOPE_INSTRUCTIONS,
     jsonSchemaValidator: door.jsonSchemaValidator,
   });
   const taskStore = runTaskStore(run, door, storeOutcome);
@@ -169,7 +170,7 @@ export function createModernRunServer(run: Run, door: FrontDoor, info: ModernReq
   // The run's tools change only with the pack (a new deployment) and the run (it ends): a client may
   // keep the list until the run ends, within the configured bound. The list is the run's own.
   server.setRequestHandler('tools/list', () => ({
-    tools: runTools(run, door.catalog, 'modern'),
+    tools: runTools(run, door.catalog, 'envelope'),
     ttlMs: Math.max(0, Math.min(door.listTtlMs, run.expires_at - Date.now())),
     cacheScope: 'private' as const,
   }));

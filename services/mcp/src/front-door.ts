@@ -1,3 +1,5 @@
+// What both revisions' servers share (handshake-server.ts for 2025-11-25, envelope-server.ts for
+// 2026-07-28): the front door they run behind, its instructions, a run's tools and how a call waits.
 import { randomUUID } from 'node:crypto';
 import type { Server, Tool } from '@modelcontextprotocol/server';
 import { toMcpPendingResult, toMcpToolResult, toModelError } from '@gatehouse/client';
@@ -64,12 +66,12 @@ export const INSTRUCTIONS = [
  * The run's tools as MCP lists them: every tool the run may call. On 2025-11-25 each may run as a
  * task the client asks for; on 2026-07-28 the server decides (a commit waiting for a person).
  */
-export function runTools(run: Run, catalog: Catalog, era: 'legacy' | 'modern' = 'legacy'): Tool[] {
+export function runTools(run: Run, catalog: Catalog, era: 'handshake' | 'envelope' = 'handshake'): Tool[] {
   return run.capabilities.flatMap((address) => {
     const contract = catalog.get(address);
     if (contract === undefined) return [];
     const tool = toMcpTool(contract) as unknown as Tool;
-    return [era === 'legacy' ? { ...tool, execution: { taskSupport: 'optional' } } : tool];
+    return [era === 'handshake' ? { ...tool, execution: { taskSupport: 'optional' } } : tool];
   });
 }
 
