@@ -84,10 +84,7 @@ async function claimKey(write: KeyedWrite): Promise<Extract<Claim, { kind: 'clai
  * query settles what happened — unless the system of record never saw the key and honours it, when
  * the write is sent again under its key (`resend`).
  */
-async function takeOverOrphanedWrite(
-  write: KeyedWrite,
-  claim: Extract<Claim, { kind: 'orphaned' }>,
-): Promise<WriteOutcome | 'resend'> {
+async function takeOverOrphanedWrite(write: KeyedWrite, claim: Extract<Claim, { kind: 'orphaned' }>): Promise<WriteOutcome | 'resend'> {
   const { deps, key, logContext } = write;
   if (claim.staged !== undefined) {
     // The previous owner had its answer ready: this command gets exactly that. (Its own command,
