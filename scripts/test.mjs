@@ -37,7 +37,7 @@ function runVitest(title, args, node = process.execPath) {
 
 // Every missing prerequisite is named before anything starts (Chromium and the Node 22 of the
 // conformance suite and the unit tests are installed when we can).
-await requirePrerequisites({ browser: true, faketime: true, node22: true });
+await requirePrerequisites({ browser: true, faketime: true, node22: true, spin: true });
 // The stack comes up while the checks and the unit tests run, and what it started is stopped
 // however this run ends.
 const stack = stackUpInBackground();

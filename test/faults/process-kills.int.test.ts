@@ -3,6 +3,7 @@ import { isErrorCode } from '@gatehouse/contracts';
 import type { Run } from '@gatehouse/state';
 import { startFaultRig, RIG, slotScopes } from '../support/fault-rig.js';
 import type { FaultRig } from '../support/fault-rig.js';
+import { checkLedgerHistory, historyLine } from '../support/ledger-history.js';
 import { auditLoad, awaitLateAnswers, slotsHeld, summaryLine } from '../support/load-audit.js';
 import { MixedLoad } from '../support/mixed-load.js';
 import { eventually } from '../support/stack.js';
@@ -55,6 +56,8 @@ describe('kill -9 of an executor and of a policy instance during 5,000 calls', (
     await rig.handoffs.caughtUp();
     const slotsInUse = await slotsHeld(g, slotScopes(rig), RIG.leaseMs + 2_000);
     const { figures, examples } = await auditLoad(g, load, rig.customers, rig.results, rig.handoffs, slotsInUse);
+    const history = await checkLedgerHistory(rig.ledgerHistory);
+    console.info(historyLine('process-kills', history));
     console.info(
       summaryLine('process-kills', figures, {
         'executor killed after': `${executorKilledAt} settled`,
@@ -93,5 +96,7 @@ describe('kill -9 of an executor and of a policy instance during 5,000 calls', (
     expect(figures.handoffs).toBe(0);
     expect(figures.slotsInUse).toBe(0);
     expect(rig.results.undecodable).toBe(0);
+    // Every step the claim ledger took, in every process, is one the protocol model allows.
+    expect(history.refused, 'the first ledger step the protocol model does not allow').toBeUndefined();
   }, 600_000);
 });

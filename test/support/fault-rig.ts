@@ -1,10 +1,12 @@
 import type { EventsConfig, OperatorHandoff, ToolResult } from '@gatehouse/events';
 import { customerSupportCatalog } from '@gatehouse/example-customer-support';
+import { recordLedgerSteps } from '@gatehouse/state';
 import type { ReplicaBarrier, Run } from '@gatehouse/state';
 import { ExecutorFleet, seedCustomers } from './fleet.js';
 import { startGatehouse } from './gatehouse.js';
 import type { Gatehouse } from './gatehouse.js';
 import { PolicyFleet } from './policy-fleet.js';
+import { ledgerHistoryFile } from './ledger-history.js';
 import { freePort } from './processes.js';
 import { sandboxAllowsWrites } from './test-policy.js';
 import { openEventLedger } from './topic-ledger.js';
@@ -62,6 +64,12 @@ export interface FaultRig {
   readonly runIds: Set<string>;
   readonly results: TopicLedger<ToolResult>;
   readonly handoffs: TopicLedger<OperatorHandoff>;
+  /**
+   * The file every step of the claim ledger is appended to, by this process (an in-process policy
+   * service) and by every executor and policy process (GATEHOUSE_LEDGER_HISTORY): checked against
+   * the protocol model once the load is done (`checkLedgerHistory`).
+   */
+  readonly ledgerHistory: string;
   /** Registers fresh runs for every tenant (through a live policy control API). */
   renewRuns(): Promise<void>;
   stop(): Promise<void>;
@@ -95,6 +103,22 @@ export async function startFaultRig(label: string, options: FaultRigOptions = {}
 }
 
 async function startRig(label: string, options: FaultRigOptions): Promise<FaultRig> {
+  const ledgerHistory = ledgerHistoryFile(label);
+  const stopRecording = recordLedgerSteps(ledgerHistory, 'test process');
+  try {
+    return await startRecordedRig(label, options, ledgerHistory, stopRecording);
+  } catch (error) {
+    stopRecording();
+    throw error;
+  }
+}
+
+async function startRecordedRig(
+  label: string,
+  options: FaultRigOptions,
+  ledgerHistory: string,
+  stopRecording: () => void,
+): Promise<FaultRig> {
   const catalog = customerSupportCatalog();
   const policyProcesses = options.policyProcesses ?? 0;
   const g = await startGatehouse(label, {
@@ -114,6 +138,7 @@ async function startRig(label: string, options: FaultRigOptions): Promise<FaultR
       GATEHOUSE_RUN_SLOTS: '8',
       EXECUTOR_LEASE_MS: String(RIG.leaseMs),
       EXECUTOR_SESSION_TIMEOUT_MS: String(RIG.executorSessionTimeoutMs),
+      GATEHOUSE_LEDGER_HISTORY: ledgerHistory,
       ...(options.redisBarrier === undefined
         ? {}
         : {
@@ -134,7 +159,7 @@ async function startRig(label: string, options: FaultRigOptions): Promise<FaultR
   }
   let policies: PolicyFleet | undefined;
   if (policyProcesses > 0) {
-    policies = new PolicyFleet(g, RIG.partitions);
+    policies = new PolicyFleet(g, RIG.partitions, { GATEHOUSE_LEDGER_HISTORY: ledgerHistory });
     await policies.prepare();
     for (let i = 0; i < policyProcesses; i += 1) await policies.spawn(`${label}-policy-${String.fromCharCode(97 + i)}`);
     await policies.awaitMembers(policyProcesses);
@@ -170,11 +195,13 @@ async function startRig(label: string, options: FaultRigOptions): Promise<FaultR
     runIds,
     results,
     handoffs,
+    ledgerHistory,
     renewRuns,
     async stop() {
       // Each part stops even if another cannot (a consumer that crashed during an outage).
       const outcomes = await Promise.allSettled([results.stop(), handoffs.stop(), executors.stop(), policies?.stop()]);
       outcomes.push(...(await Promise.allSettled([g.stop()])));
+      stopRecording();
       const failed = outcomes.flatMap((o) =>
         o.status === 'rejected' ? [o.reason instanceof Error ? o.reason.message : String(o.reason)] : [],
       );

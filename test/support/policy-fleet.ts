@@ -46,6 +46,8 @@ export class PolicyFleet {
   constructor(
     private readonly g: Gatehouse,
     private readonly partitions: number,
+    /** Added to every process's environment (a ledger history to write, say). */
+    private readonly env: Readonly<Record<string, string>> = {},
   ) {
     this.admin = g.kafka.admin();
   }
@@ -76,6 +78,7 @@ export class PolicyFleet {
       POLICY_HOST: '127.0.0.1',
       POLICY_PORT: String(port),
       LOG_LEVEL: 'warn',
+      ...this.env,
     });
     this.processes.push(process);
     this.urls.set(process, `http://127.0.0.1:${port}`);

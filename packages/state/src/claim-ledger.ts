@@ -100,7 +100,7 @@ if redis.call('TYPE', KEYS[1]).ok == 'string' then
   redis.call('DEL', KEYS[1])
   redis.call('HSET', KEYS[1], 'state', kind == 'a' and 'succeeded' or 'in_flight', 'arguments_sha256', string.sub(v, 3, 66),
     'owner', '', 'lease_until', tonumber(lease) or 0, 'outcome', '', 'created_at', now, 'updated_at', now, 'command_id', '',
-    'v', now * 1000, 'staged_at', (tonumber(lease) or now) - 60000)
+    'v', tonumber(t[1]) * 1000000 + tonumber(t[2]), 'staged_at', (tonumber(lease) or now) - 60000)
   if kind == 's' and staged then redis.call('HSET', KEYS[1], 'staged', staged) end
   if ttl > 0 then redis.call('PEXPIRE', KEYS[1], ttl) end
 end
@@ -109,13 +109,14 @@ local function seen() return tonumber(redis.call('HGET', KEYS[1], 'v') or '0') e
 `;
 
 // Makes KEYS[1] anew, in flight under owner `o` with lease `lease`, TTL `ttl` (ms), for sha `sha` and command `cmd`.
-// `v` counts an entry's steps; a new entry starts it from the server's clock (µs), so that it keeps rising
-// across an entry given back and made again.
+// `v` counts an entry's steps; a new entry starts it from the server's clock in microseconds, so that it
+// keeps rising across an entry given back and made again (each script takes longer than a microsecond).
 const MAKE = `local function make(sha, o, lease, ttl, cmd)
+  local v = tonumber(t[1]) * 1000000 + tonumber(t[2])
   redis.call('HSET', KEYS[1], 'state', 'in_flight', 'arguments_sha256', sha, 'owner', o,
-    'lease_until', now + lease, 'created_at', now, 'updated_at', now, 'command_id', cmd, 'v', now * 1000)
+    'lease_until', now + lease, 'created_at', now, 'updated_at', now, 'command_id', cmd, 'v', v)
   redis.call('PEXPIRE', KEYS[1], ttl)
-  return now * 1000
+  return v
 end
 `;
 
@@ -235,12 +236,17 @@ interface Place {
 /** One step of the ledger as it happened, from the script's own reply: what a history check replays. */
 export interface LedgerStep {
   readonly entry: string;
-  readonly op: 'claim' | 'stage' | 'settle' | 'give_back' | 'renew' | 'resolve';
+  readonly op: 'claim' | 'stage' | 'settle' | 'give_back' | 'renew' | 'resolve' | 'mark_published';
   readonly owner: string;
   /** The script's answer: a claim's kind, `staged`/`taken`, `done`/`refused`, a resolution's kind. */
   readonly reply: string;
   /** A settlement's verdict, or whether a claim that found the entry orphaned found an answer staged. */
   readonly detail?: string;
+  /**
+   * The sha256 of the answer the step staged, settled or resolved, or that a claim found stored or
+   * staged (never the answer itself): a repeated answer is the same answer.
+   */
+  readonly answer?: string;
   /**
    * The entry's step count after this step (a step that changed nothing reports the count it saw):
    * orders one entry's steps, whichever process took them.
@@ -258,9 +264,12 @@ export function onLedgerStep(listener: LedgerListener): () => void {
     listeners.delete(listener);
   };
 }
-const note = (step: LedgerStep): void => {
-  for (const listener of listeners) listener(step);
+const note = (step: LedgerStep | (() => LedgerStep)): void => {
+  if (listeners.size === 0) return;
+  const made = typeof step === 'function' ? step() : step;
+  for (const listener of listeners) listener(made);
 };
+const fingerprint = (answer: string): string => createHash('sha256').update(answer).digest('hex');
 
 /**
  * Appends every ledger step this process takes to `path`, one JSON line each, naming `process`
@@ -341,13 +350,24 @@ export class ClaimLedger {
     )) as [string, string, number];
     const found: Resolution =
       reply === 'resolved' ? { kind: 'resolved', outcome: outcome ?? '' } : { kind: reply === '' ? 'not_found' : 'not_unknown' };
-    note({ entry: this.keys.idempotency(name), op: 'resolve', owner: resolution.by, reply: found.kind, detail: resolution.state, version });
+    note(() => ({
+      entry: this.keys.idempotency(name),
+      op: 'resolve',
+      owner: resolution.by,
+      reply: found.kind,
+      detail: resolution.state,
+      ...(found.kind === 'resolved' ? { answer: fingerprint(found.outcome) } : {}),
+      version,
+    }));
     return found;
   }
 
   /** Marks a resolution's answer published: the same resolution again is then refused as already known. */
   async resolutionPublished(name: string): Promise<void> {
-    await this.redis.hset(this.keys.idempotency(name), 'published', '1');
+    const entry = this.keys.idempotency(name);
+    await this.redis.hset(entry, 'published', '1');
+    if (listeners.size > 0)
+      note({ entry, op: 'mark_published', owner: '', reply: 'marked', version: Number(await this.redis.hget(entry, 'v')) });
   }
 
   async get(name: string): Promise<LedgerRecord | undefined> {
@@ -404,14 +424,16 @@ export class ClaimLedger {
       place.needsCompanion === true ? '1' : '0',
     )) as ClaimReply;
     const claim = claimOf(reply);
-    note({
+    note(() => ({
       entry: place.entry,
       op: 'claim',
       owner,
       reply: claim.kind,
       ...(claim.kind === 'orphaned' ? { detail: claim.staged === undefined ? 'nothing_staged' : 'staged' } : {}),
+      ...(claim.kind === 'orphaned' && claim.staged !== undefined ? { answer: fingerprint(claim.staged) } : {}),
+      ...(claim.kind === 'settled' || claim.kind === 'unknown' ? { answer: fingerprint(claim.answer) } : {}),
       version: Number(reply[5]),
-    });
+    }));
     return { claim, companion: String(reply[4] ?? '') };
   }
 
@@ -428,14 +450,22 @@ export class ClaimLedger {
       terms.commandId,
     )) as [number, number];
     const staging: Staging = staged === 1 ? 'staged' : 'taken';
-    note({ entry: place.entry, op: 'stage', owner, reply: staging, version });
+    note(() => ({ entry: place.entry, op: 'stage', owner, reply: staging, answer: fingerprint(answer), version }));
     return staging;
   }
 
   private async settleAt(place: Place, owner: string, verdict: Verdict, answer: string, ttlMs: number | null): Promise<boolean> {
     const ttl = ttlMs === null ? '' : String(ttlMs);
     const [done, version] = (await SETTLE.run(this.redis, 1, place.entry, owner, verdict, answer, ttl)) as [number, number];
-    note({ entry: place.entry, op: 'settle', owner, reply: done === 1 ? 'done' : 'refused', detail: verdict, version });
+    note(() => ({
+      entry: place.entry,
+      op: 'settle',
+      owner,
+      reply: done === 1 ? 'done' : 'refused',
+      detail: verdict,
+      answer: fingerprint(answer),
+      version,
+    }));
     return done === 1;
   }
 

@@ -1,0 +1,97 @@
+import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ClaimLedger, createRedis, Keyspace, recordLedgerSteps, redisUrlFromEnv } from '@gatehouse/state';
+import type { Redis } from '@gatehouse/state';
+import { checkLedgerHistory, ledgerHistoryFile } from './support/ledger-history.js';
+import type { RecordedStep } from './support/ledger-history.js';
+import { pollUntil } from './support/poll.js';
+
+// The history check of the fault tests, on a history the real ledger made: two owners of one
+// command's entry (the first stops after staging, the second takes over and repeats its answer),
+// a write key given back and claimed afresh, and an operator's resolution. Then the same history
+// doctored, as a ledger that broke its rules would have written it.
+describe('a ledger history checked against the protocol model', () => {
+  let a: Redis;
+  let b: Redis;
+  let path: string;
+
+  beforeAll(async () => {
+    a = createRedis(redisUrlFromEnv(), 'test-history-a');
+    b = createRedis(redisUrlFromEnv(), 'test-history-b');
+    path = ledgerHistoryFile('history-check');
+    const stop = recordLedgerSteps(path, 'test process');
+    try {
+      const space = new Keyspace(`t-${randomUUID().slice(0, 8)}:`);
+      const [one, two] = [new ClaimLedger(a, space), new ClaimLedger(b, space)];
+      const terms = { argumentsSha256: 'h', leaseMs: 100, commandId: 'c-1' };
+      const answer = '{"status":"ok","result":"{}"}';
+      // The first owner stages its answer and stops; the second finds it staged and repeats it.
+      expect(await one.claim('cmd:r:c-1', 'h', 'exec-a/1', 100, 'c-1')).toEqual({ kind: 'claimed' });
+      expect(await one.stage('cmd:r:c-1', 'exec-a/1', answer, terms)).toBe('staged');
+      expect((await two.claim('cmd:r:c-1', 'h', 'exec-b/1', 100, 'c-1')).kind).toBe('in_progress');
+      await pollUntil(
+        async () => ((await two.claim('cmd:r:c-1', 'h', 'exec-b/1', 60_000, 'c-1')).kind === 'orphaned' ? true : undefined),
+        5_000,
+        'the lease to run out',
+      );
+      expect(await two.settle('cmd:r:c-1', 'exec-b/1', 'succeeded', answer)).toBe(true);
+      expect(await one.settle('cmd:r:c-1', 'exec-a/1', 'succeeded', answer)).toBe(false);
+      expect((await one.claim('cmd:r:c-1', 'h', 'exec-a/2', 60_000, 'c-1')).kind).toBe('settled');
+      // A write key given back (nothing ran), claimed afresh, handed to an operator, resolved.
+      expect(await one.claim('key-1', 'h', 'exec-a/3', 60_000, 'c-1')).toEqual({ kind: 'claimed' });
+      expect(await one.giveBack('key-1', 'exec-a/3')).toBe(true);
+      expect(await two.claim('key-1', 'h', 'exec-b/2', 60_000, 'c-1')).toEqual({ kind: 'claimed' });
+      expect(await two.renew('key-1', 'exec-b/2', 60_000)).toBe(true);
+      expect(await two.settle('key-1', 'exec-b/2', 'unknown', '{"status":"error"}')).toBe(true);
+      const resolution = { state: 'succeeded', outcome: answer, by: 'ops@acme', fingerprint: 'r1' } as const;
+      expect((await one.resolveUnknown('key-1', resolution)).kind).toBe('resolved');
+      await one.resolutionPublished('key-1');
+      expect((await two.claim('key-1', 'h', 'exec-b/3', 60_000, 'c-1')).kind).toBe('settled');
+    } finally {
+      stop();
+    }
+  }, 30_000);
+
+  afterAll(async () => {
+    await Promise.all([a.quit(), b.quit()]);
+  });
+
+  it('allows every step the ledger took', async () => {
+    const check = await checkLedgerHistory(path);
+    expect(check.refused).toBeUndefined();
+    expect(check.entries).toBe(2);
+    expect(check.steps).toBeGreaterThanOrEqual(15);
+  });
+
+  it('refuses a history in which a second owner claims an entry afresh while the first holds it, naming that step', async () => {
+    const steps = readFileSync(path, 'utf8').trim().split('\n');
+    const forged = ledgerHistoryFile('history-forged');
+    writeFileSync(forged, `${steps.join('\n')}\n`);
+    // As if the write key's entry had been claimed by someone else while exec-b/2 held it.
+    const held = steps.map((line) => JSON.parse(line) as RecordedStep).find((s) => s.op === 'renew');
+    if (held === undefined) throw new Error('no renewal recorded');
+    appendFileSync(forged, `${JSON.stringify({ ...held, op: 'claim', owner: 'intruder/1', reply: 'claimed', process: 'forger' })}\n`);
+    const check = await checkLedgerHistory(forged);
+    expect(check.refused?.entry).toBe(held.entry);
+    expect(check.refused?.ledger).toMatch(/^recorded claim → claimed, the model answers /);
+    expect(check.refused?.steps.at(-1)).toMatch(/^claim intruder\/1 → claimed/);
+  });
+
+  it('refuses a history in which a taken-over entry repeats another answer than the one staged', async () => {
+    const steps = readFileSync(path, 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as RecordedStep);
+    const forged = ledgerHistoryFile('history-other-answer');
+    writeFileSync(
+      forged,
+      steps
+        .map((s) => (s.op === 'claim' && s.reply === 'orphaned' ? { ...s, answer: 'f'.repeat(64) } : s))
+        .map((s) => JSON.stringify(s))
+        .join('\n') + '\n',
+    );
+    const check = await checkLedgerHistory(forged);
+    expect(check.refused?.ledger).toMatch(/another answer/);
+  });
+});
