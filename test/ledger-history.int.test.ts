@@ -69,7 +69,7 @@ describe('a ledger history checked against the protocol model', () => {
     const forged = ledgerHistoryFile('history-forged');
     writeFileSync(forged, `${steps.join('\n')}\n`);
     // As if the write key's entry had been claimed by someone else while exec-b/2 held it.
-    const held = steps.map((line) => JSON.parse(line) as RecordedStep).find((s) => s.op === 'renew');
+    const held = steps.map((line) => JSON.parse(line) as RecordedStep).find((s) => s.op === 'renew' && s.reply === 'done');
     if (held === undefined) throw new Error('no renewal recorded');
     appendFileSync(forged, `${JSON.stringify({ ...held, op: 'claim', owner: 'intruder/1', reply: 'claimed', process: 'forger' })}\n`);
     const check = await checkLedgerHistory(forged);
@@ -93,5 +93,38 @@ describe('a ledger history checked against the protocol model', () => {
     );
     const check = await checkLedgerHistory(forged);
     expect(check.refused?.ledger).toMatch(/another answer/);
+  });
+
+  it('checks an entry only up to a step whose process was killed before recording it, and says so', async () => {
+    const steps = readFileSync(path, 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as RecordedStep);
+    // As if exec-b/1 had been killed while its settlement's reply was on the way: its attempt is
+    // there, its step is not, and the later claim that found the command settled follows it.
+    const lost = steps.findIndex((s) => s.op === 'settle' && s.owner === 'exec-b/1' && s.reply === 'done');
+    expect(lost).toBeGreaterThan(0);
+    const forged = ledgerHistoryFile('history-killed');
+    writeFileSync(
+      forged,
+      steps
+        .filter((_, i) => i !== lost)
+        .map((s) => JSON.stringify(s))
+        .join('\n') + '\n',
+    );
+    const check = await checkLedgerHistory(forged);
+    expect(check.refused).toBeUndefined();
+    expect(check.cut).toBe(1);
+    // Without its attempt the lost step is not known to be missing, and the later claim is refused.
+    const withoutAttempt = ledgerHistoryFile('history-killed-unnoted');
+    const attemptOf = steps.findIndex((s) => s.op === 'settle' && s.owner === 'exec-b/1' && s.reply === 'attempted');
+    writeFileSync(
+      withoutAttempt,
+      steps
+        .filter((_, i) => i !== lost && i !== attemptOf)
+        .map((s) => JSON.stringify(s))
+        .join('\n') + '\n',
+    );
+    expect((await checkLedgerHistory(withoutAttempt)).refused?.ledger).toMatch(/^recorded claim → stored/);
   });
 });

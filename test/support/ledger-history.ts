@@ -25,25 +25,54 @@ function changed(step: LedgerStep): boolean {
   return step.reply === 'done' || step.reply === 'resolved';
 }
 
+/** An entry's recorded steps in the order Redis took them, and where a killed process leaves them unknowable. */
+interface RecordedEntry {
+  readonly steps: RecordedStep[];
+  /**
+   * Set when a process noted an attempt on the entry whose step it never recorded (it was killed
+   * while the script ran or its reply was on the way): that step may have happened, so only the steps
+   * up to this version (the last its owner did record there) can be replayed.
+   */
+  cutAfter?: number;
+}
+
 /**
  * The steps of a recorded history, entry by entry, each entry's steps in the order Redis took them:
  * by the entry's version; of steps at one version, the one that made it first (a step that changed
  * nothing reports the version it saw), then in the order they were recorded.
  */
-function entriesOf(path: string): Map<string, RecordedStep[]> {
-  const steps = readFileSync(path, 'utf8')
+function entriesOf(path: string): Map<string, RecordedEntry> {
+  const lines = readFileSync(path, 'utf8')
     .split('\n')
     .filter((line) => line !== '')
     .map((line) => JSON.parse(line) as RecordedStep);
-  const entries = new Map<string, RecordedStep[]>();
-  for (const step of steps) {
-    const list = entries.get(step.entry) ?? [];
-    list.push(step);
-    entries.set(step.entry, list);
+  const entries = new Map<string, RecordedEntry>();
+  /** Attempts still waiting for their step, by process, entry, operation and owner. */
+  const pending = new Map<string, number>();
+  const tag = (s: RecordedStep): string => JSON.stringify([s.process, s.entry, s.op, s.owner]);
+  for (const step of lines) {
+    if (step.reply === 'attempted') {
+      pending.set(tag(step), (pending.get(tag(step)) ?? 0) + 1);
+      continue;
+    }
+    const waiting = pending.get(tag(step)) ?? 0;
+    if (waiting > 0) pending.set(tag(step), waiting - 1);
+    const entry = entries.get(step.entry) ?? { steps: [] };
+    entry.steps.push(step);
+    entries.set(step.entry, entry);
   }
-  for (const list of entries.values()) {
-    const recorded = new Map(list.map((step, i) => [step, i]));
-    list.sort(
+  for (const [key, count] of pending) {
+    if (count === 0) continue;
+    const [, name, , owner] = JSON.parse(key) as [string, string, string, string];
+    const entry = entries.get(name) ?? { steps: [] };
+    entries.set(name, entry);
+    // Owners are per delivery: what the killed delivery recorded on the entry is known; after that, nothing is.
+    const last = Math.max(-1, ...entry.steps.filter((s) => s.owner === owner).map((s) => s.version));
+    entry.cutAfter = Math.min(entry.cutAfter ?? Infinity, last);
+  }
+  for (const { steps } of entries.values()) {
+    const recorded = new Map(steps.map((step, i) => [step, i]));
+    steps.sort(
       (a, b) => a.version - b.version || Number(changed(b)) - Number(changed(a)) || (recorded.get(a) ?? 0) - (recorded.get(b) ?? 0),
     );
   }
@@ -100,6 +129,8 @@ export interface HistoryCheck {
   /** Steps replayed; `skipped` steps have no counterpart in the model (they change nothing). */
   readonly steps: number;
   readonly skipped: number;
+  /** Entries checked only up to a step a killed process took but never recorded (see RecordedEntry.cutAfter). */
+  readonly cut: number;
   /** The first step the model does not allow, with its entry's steps up to it; undefined when every step is allowed. */
   readonly refused?: { readonly entry: string; readonly ledger: string; readonly steps: readonly string[] };
 }
@@ -117,6 +148,7 @@ export async function checkLedgerHistory(path: string): Promise<HistoryCheck> {
   const entries = entriesOf(path);
   let steps = 0;
   let skipped = 0;
+  let cut = 0;
   let batch: { entry: string; recorded: RecordedStep[]; model: HistoryStep[] }[] = [];
   const names = { owners: new Set<string>(), answers: new Set<string>() };
   const replay = async (): Promise<HistoryCheck['refused']> => {
@@ -139,7 +171,9 @@ export async function checkLedgerHistory(path: string): Promise<HistoryCheck> {
       }),
     };
   };
-  for (const [entry, recorded] of entries) {
+  for (const [entry, { steps: all, cutAfter }] of entries) {
+    const recorded = cutAfter === undefined ? all : all.filter((s) => s.version <= cutAfter);
+    if (cutAfter !== undefined) cut += 1;
     const model = recorded.map(modelStep).filter((s): s is HistoryStep => s !== undefined);
     skipped += recorded.length - model.length;
     steps += model.length;
@@ -150,16 +184,16 @@ export async function checkLedgerHistory(path: string): Promise<HistoryCheck> {
     batch.push({ entry, recorded, model });
     if (batch.length >= REPLAY_LIMIT / 2 || names.owners.size >= REPLAY_LIMIT || names.answers.size >= REPLAY_LIMIT) {
       const refused = await replay();
-      if (refused !== undefined) return { entries: entries.size, steps, skipped, refused };
+      if (refused !== undefined) return { entries: entries.size, steps, skipped, cut, refused };
     }
   }
   const refused = await replay();
-  return refused === undefined ? { entries: entries.size, steps, skipped } : { entries: entries.size, steps, skipped, refused };
+  return refused === undefined ? { entries: entries.size, steps, skipped, cut } : { entries: entries.size, steps, skipped, cut, refused };
 }
 
 /** One line for a test's log: how much of the history was replayed, and the first step refused. */
 export function historyLine(name: string, check: HistoryCheck): string {
-  const head = `${name}: ledger history: ${check.entries} entries, ${check.steps} steps replayed against the model, ${check.skipped} without a counterpart`;
+  const head = `${name}: ledger history: ${check.entries} entries, ${check.steps} steps replayed against the model, ${check.skipped} without a counterpart, ${check.cut} checked up to a step a killed process never recorded`;
   if (check.refused === undefined) return `${head}; every step allowed`;
   return `${head}; REFUSED at ${check.refused.entry}: ${check.refused.ledger}\n  ${check.refused.steps.join('\n  ')}`;
 }

@@ -238,7 +238,10 @@ export interface LedgerStep {
   readonly entry: string;
   readonly op: 'claim' | 'stage' | 'settle' | 'give_back' | 'renew' | 'resolve' | 'mark_published';
   readonly owner: string;
-  /** The script's answer: a claim's kind, `staged`/`taken`, `done`/`refused`, a resolution's kind. */
+  /**
+   * The script's answer: a claim's kind, `staged`/`taken`, `done`/`refused`, a resolution's kind; or
+   * `attempted`, noted just before the script runs (its step follows once the reply is back).
+   */
   readonly reply: string;
   /** A settlement's verdict, or whether a claim that found the entry orphaned found an answer staged. */
   readonly detail?: string;
@@ -269,6 +272,12 @@ const note = (step: LedgerStep | (() => LedgerStep)): void => {
   const made = typeof step === 'function' ? step() : step;
   for (const listener of listeners) listener(made);
 };
+/**
+ * Noted before a script runs: a process killed before its reply came back leaves the attempt
+ * without its step, and a history check knows the entry's later steps follow one it cannot see.
+ */
+const attempt = (entry: string, op: LedgerStep['op'], owner: string): void =>
+  note(() => ({ entry, op, owner, reply: 'attempted', version: 0 }));
 const fingerprint = (answer: string): string => createHash('sha256').update(answer).digest('hex');
 
 /**
@@ -324,6 +333,7 @@ export class ClaimLedger {
   /** Extends the lease of a held entry; false when this owner lost it. */
   async renew(name: string, owner: string, leaseMs: number): Promise<boolean> {
     const entry = this.keys.idempotency(name);
+    attempt(entry, 'renew', owner);
     const [done, version] = (await RENEW.run(this.redis, 1, entry, owner, String(leaseMs))) as [number, number];
     note({ entry, op: 'renew', owner, reply: done === 1 ? 'done' : 'refused', version });
     return done === 1;
@@ -339,6 +349,7 @@ export class ClaimLedger {
     name: string,
     resolution: { readonly state: 'succeeded' | 'failed'; readonly outcome: string; readonly by: string; readonly fingerprint: string },
   ): Promise<Resolution> {
+    attempt(this.keys.idempotency(name), 'resolve', resolution.by);
     const [reply, outcome, version] = (await RESOLVE.runDurable(
       this.redis,
       1,
@@ -412,6 +423,7 @@ export class ClaimLedger {
 
   private async claimAt(place: Place, terms: ClaimTerms, owner: string, ttlMs: number): Promise<{ claim: Claim; companion: string }> {
     const keys = place.companion === undefined ? [place.entry] : [place.entry, place.companion];
+    attempt(place.entry, 'claim', owner);
     const reply = (await CLAIM.runDurable(
       this.redis,
       keys.length,
@@ -438,6 +450,7 @@ export class ClaimLedger {
   }
 
   private async stageAt(place: Place, owner: string, answer: string, terms: ClaimTerms, ttlMs: number): Promise<Staging> {
+    attempt(place.entry, 'stage', owner);
     const [staged, version] = (await STAGE.runDurable(
       this.redis,
       1,
@@ -456,6 +469,7 @@ export class ClaimLedger {
 
   private async settleAt(place: Place, owner: string, verdict: Verdict, answer: string, ttlMs: number | null): Promise<boolean> {
     const ttl = ttlMs === null ? '' : String(ttlMs);
+    attempt(place.entry, 'settle', owner);
     const [done, version] = (await SETTLE.run(this.redis, 1, place.entry, owner, verdict, answer, ttl)) as [number, number];
     note(() => ({
       entry: place.entry,
@@ -470,6 +484,7 @@ export class ClaimLedger {
   }
 
   private async giveBackAt(place: Place, owner: string): Promise<boolean> {
+    attempt(place.entry, 'give_back', owner);
     const [done, version] = (await GIVE_BACK.run(this.redis, 1, place.entry, owner)) as [number, number];
     note({ entry: place.entry, op: 'give_back', owner, reply: done === 1 ? 'done' : 'refused', version });
     return done === 1;
