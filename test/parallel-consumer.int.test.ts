@@ -22,6 +22,25 @@ async function committedOffset(env: TestTopics, groupId: string): Promise<number
   }
 }
 
+/** A member of `groupId` reading the commands topic from its start, with the options a test adds. */
+function member(
+  env: TestTopics,
+  groupId: string,
+  deadLetters: DeadLetters,
+  options: Pick<Parameters<typeof startParallelConsumer<'commands'>>[0], 'handle' | 'maxConcurrency' | 'commitIntervalMs'>,
+): Promise<RunningParallelConsumer> {
+  return startParallelConsumer({
+    kafka: env.kafka,
+    serde: env.serde,
+    role: 'commands',
+    groupId,
+    fromBeginning: true,
+    deadLetters,
+    logger,
+    ...options,
+  });
+}
+
 describe('the parallel consumer', () => {
   const running: RunningParallelConsumer[] = [];
   const publishers: EventPublisher[] = [];
@@ -39,14 +58,7 @@ describe('the parallel consumer', () => {
     let release: () => void = () => undefined;
     const slowGate = new Promise<void>((resolve) => (release = resolve));
     const done = new Set<string>();
-    const consumer = await startParallelConsumer({
-      kafka: env.kafka,
-      serde: env.serde,
-      role: 'commands',
-      groupId,
-      fromBeginning: true,
-      deadLetters: new DeadLetters(publisher),
-      logger,
+    const consumer = await member(env, groupId, new DeadLetters(publisher), {
       commitIntervalMs: 50,
       handle: async (event) => {
         if (event.tenant === 'slow') await slowGate;
@@ -90,14 +102,7 @@ describe('the parallel consumer', () => {
     const firstSaw = new Set<string>();
     const secondDid = new Set<string>();
 
-    const first = await startParallelConsumer({
-      kafka: env.kafka,
-      serde: env.serde,
-      role: 'commands',
-      groupId,
-      fromBeginning: true,
-      deadLetters,
-      logger,
+    const first = await member(env, groupId, deadLetters, {
       commitIntervalMs: 50,
       handle: async (event) => {
         firstSaw.add(event.command_id);
@@ -109,14 +114,7 @@ describe('the parallel consumer', () => {
     await eventually(() => (firstSaw.has('stuck') && firstSaw.has('after') ? true : undefined), 30_000, 'the first member to take both');
     await first.stop({ drainTimeoutMs: 0 });
 
-    const second = await startParallelConsumer({
-      kafka: env.kafka,
-      serde: env.serde,
-      role: 'commands',
-      groupId,
-      fromBeginning: true,
-      deadLetters,
-      logger,
+    const second = await member(env, groupId, deadLetters, {
       handle: (event) => {
         secondDid.add(event.command_id);
         return Promise.resolve();
@@ -125,6 +123,68 @@ describe('the parallel consumer', () => {
     running.push(second);
     await eventually(() => (secondDid.has('stuck') ? true : undefined), 30_000, 'the second member to take the unfinished record');
     expect(secondDid.has('stuck')).toBe(true);
+  });
+
+  it('leaves the records it fetched of a partition that moved to another member to that member, and handles the rest once', async () => {
+    const env = await freshTopics('moved', 2);
+    const publisher = await EventPublisher.connect(env.kafka, env.serde);
+    publishers.push(publisher);
+    const groupId = `moved-${randomUUID()}`;
+    const deadLetters = new DeadLetters(publisher);
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const byFirst: string[] = [];
+    const bySecond: string[] = [];
+    const partitionOf = new Map<string, number>();
+    // One record at a time, the first held until the second member has joined: every other record
+    // the first member fetched is still waiting when the group moves a partition away from it.
+    const first = await member(env, groupId, deadLetters, {
+      maxConcurrency: 1,
+      commitIntervalMs: 50,
+      handle: async (event, record) => {
+        byFirst.push(event.command_id);
+        partitionOf.set(event.command_id, record.partition);
+        if (byFirst.length === 1) await gate;
+      },
+    });
+    running.push(first);
+    await first.joined;
+    await eventually(() => (first.stats().assigned.length === 2 ? true : undefined), 30_000, 'both partitions to the first member');
+    const ids = Array.from({ length: 40 }, (_, i) => `moved-${i}`);
+    await publisher.publishMany(
+      'commands',
+      ids.map((id, i) => ({ key: `tenant-${i % 20}`, event: command(`tenant-${i % 20}`, id) })),
+    );
+    await eventually(() => (first.stats().buffered === 40 ? true : undefined), 30_000, 'the first member to fetch all 40 records');
+
+    const second = await member(env, groupId, deadLetters, {
+      handle: (event, record) => {
+        bySecond.push(event.command_id);
+        partitionOf.set(event.command_id, record.partition);
+        return Promise.resolve();
+      },
+    });
+    running.push(second);
+    await eventually(
+      () => (first.stats().assigned.length === 1 && second.stats().assigned.length === 1 ? true : undefined),
+      30_000,
+      'one partition each',
+    );
+    release();
+    const handled = (): Set<string> => new Set([...byFirst, ...bySecond]);
+    await eventually(() => (ids.every((id) => handled().has(id)) ? true : undefined), 30_000, 'every record handled');
+    await eventually(() => (first.stats().buffered === 0 ? true : undefined), 30_000, 'the first member to drain');
+
+    // Only the record that was running when its partition moved may be handled by both members.
+    const twice = byFirst.filter((id) => bySecond.includes(id));
+    expect(twice.length, `handled by both members: ${twice.join(', ')}`).toBeLessThanOrEqual(1);
+    expect(byFirst.length, 'records the first member handled more than once').toBe(new Set(byFirst).size);
+    expect(bySecond.length, 'records the second member handled more than once').toBe(new Set(bySecond).size);
+    // The second member took over every record of its partition, none of the other's.
+    const [moved] = second.stats().assigned;
+    const ofMoved = ids.filter((id) => partitionOf.get(id) === moved);
+    expect(ofMoved.length).toBeGreaterThan(0);
+    expect([...bySecond].sort(), `records of partition ${String(moved)}`).toEqual(ofMoved.sort());
   });
 
   it('joins a group whose other member runs the previous release’s client (kafkajs), and takes its partitions when it leaves', async () => {
@@ -148,14 +208,7 @@ describe('the parallel consumer', () => {
     await previousJoin;
 
     const byCurrent = new Set<string>();
-    const current = await startParallelConsumer({
-      kafka: env.kafka,
-      serde: env.serde,
-      role: 'commands',
-      groupId,
-      fromBeginning: true,
-      deadLetters: new DeadLetters(publisher),
-      logger,
+    const current = await member(env, groupId, new DeadLetters(publisher), {
       handle: (event) => {
         byCurrent.add(event.command_id);
         return Promise.resolve();

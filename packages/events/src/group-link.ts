@@ -24,8 +24,11 @@ export interface GroupLinkOptions {
   readonly onlyPartition?: number;
   /** Where a stream starts reading; asked again each time the member joins afresh. */
   readonly start: (wire: WireClient) => Pick<StreamOptions, 'mode' | 'fallbackMode' | 'offsets'>;
-  /** The member's partitions of the topic after each join; none while it joins afresh. */
-  readonly assigned: (partitions: ReadonlySet<number>) => void;
+  /**
+   * The member's partitions of the topic after each completed join (`joined`), and none while it
+   * joins afresh after a failure (not `joined`: what it held may come back to it or go elsewhere).
+   */
+  readonly assigned: (partitions: ReadonlySet<number>, joined: boolean) => void;
   readonly message: (message: WireMessageOf) => void;
 }
 
@@ -79,7 +82,7 @@ export async function openGroupLink(options: GroupLinkOptions): Promise<GroupLin
   };
 
   const rebuild = async (failed: WireConsumer): Promise<void> => {
-    options.assigned(new Set());
+    options.assigned(new Set(), false);
     consumer = undefined;
     stream?.destroy();
     stream = undefined;
@@ -141,7 +144,7 @@ function watch(
     const { topic, onlyPartition } = options;
     // The stream reads what `consumer.assignments` holds; its own join listener runs after this one.
     if (onlyPartition !== undefined) consumer.assignments = [{ topic, partitions: [onlyPartition] }];
-    options.assigned(new Set(consumer.assignments?.find((a) => a.topic === topic)?.partitions ?? []));
+    options.assigned(new Set(consumer.assignments?.find((a) => a.topic === topic)?.partitions ?? []), true);
     on.joined();
   });
   consumer.on('error', on.failed);

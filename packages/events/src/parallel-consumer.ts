@@ -103,9 +103,9 @@ export async function startParallelConsumer<R extends TopicRole>(options: Parall
       mode: wire.MessagesStreamModes.COMMITTED,
       fallbackMode: options.fromBeginning === true ? wire.MessagesStreamFallbackModes.EARLIEST : wire.MessagesStreamFallbackModes.LATEST,
     }),
-    assigned: (partitions) => {
+    assigned: (partitions, joined) => {
       member.assigned = new Set(partitions);
-      forgetFinishedPartitions(member);
+      if (joined) forgetMovedPartitions(member);
     },
     message: (message) => take(member, work, message),
   });
@@ -131,10 +131,16 @@ export async function startParallelConsumer<R extends TopicRole>(options: Parall
   };
 }
 
-/** Forgets the trackers of partitions no longer assigned whose records have all finished. */
-function forgetFinishedPartitions(member: MemberState): void {
-  for (const [partition, tracker] of member.trackers) {
-    if (!member.assigned.has(partition) && tracker.unfinished === 0) member.trackers.delete(partition);
+/**
+ * After a join, forgets the trackers of partitions the group gave to another member: their records
+ * fetched here and not yet begun are left to the new owner, which reads them from the committed
+ * offset (a record begun here finishes, and may be handled there again, as after a crash). The
+ * trackers of partitions this member keeps stay, across a failed consumer's rejoin too, so the
+ * records it fetched and handled are not handled again when the stream reads them once more.
+ */
+function forgetMovedPartitions(member: MemberState): void {
+  for (const partition of member.trackers.keys()) {
+    if (!member.assigned.has(partition)) member.trackers.delete(partition);
   }
 }
 
@@ -187,16 +193,23 @@ function recordDecoder<R extends TopicRole>(options: ParallelConsumerOptions<R>,
   };
 }
 
-/** Runs one record to success (retrying with backoff), marks it finished, and resumes a paused fetch. */
+/**
+ * Runs one record to success (retrying with backoff), marks it finished, and resumes a paused fetch.
+ * A record of a partition that moved to another member before it began is not run here.
+ */
 function recordWorker(member: MemberState, decodeAndHandle: (partition: number, message: ReadRecord) => Promise<void>): Work {
   const { log, scheduler, maxBuffered } = member;
   return async (tracker, partition, record) => {
-    // Left unfinished when the consumer stops, the record is not committed past and the next owner takes it again.
-    const handled = await untilSucceeds(() => decodeAndHandle(partition, record), {
-      firstDelayMs: 100,
-      stopped: () => member.stopping,
-      failed: (error) => log.error({ err: error, partition, offset: record.offset }, 'record failed; retrying'),
-    });
+    const moved = (): boolean => member.trackers.get(partition) !== tracker;
+    // Left unfinished when the consumer stops or the partition moves, the record is not committed
+    // past and the next owner takes it again.
+    const handled =
+      !moved() &&
+      (await untilSucceeds(() => decodeAndHandle(partition, record), {
+        firstDelayMs: 100,
+        stopped: () => member.stopping || moved(),
+        failed: (error) => log.error({ err: error, partition, offset: record.offset }, 'record failed; retrying'),
+      }));
     if (handled) tracker.finish(Number(record.offset));
     if (member.full && scheduler.size < maxBuffered) {
       member.full = false;
@@ -205,7 +218,7 @@ function recordWorker(member: MemberState, decodeAndHandle: (partition: number, 
   };
 }
 
-/** Commits each assigned partition up to its lowest unfinished record; forgets finished partitions no longer assigned. */
+/** Commits each assigned partition up to its lowest unfinished record. */
 function offsetCommitter(link: GroupLink, member: MemberState): () => Promise<void> {
   const { topic, log, trackers } = member;
   return async (): Promise<void> => {
@@ -214,10 +227,7 @@ function offsetCommitter(link: GroupLink, member: MemberState): () => Promise<vo
     const offsets: { topic: string; partition: number; offset: bigint; leaderEpoch: number }[] = [];
     const marks: [OffsetTracker, number][] = [];
     for (const [partition, tracker] of trackers) {
-      if (!member.assigned.has(partition)) {
-        if (tracker.unfinished === 0) trackers.delete(partition);
-        continue;
-      }
+      if (!member.assigned.has(partition)) continue;
       const next = tracker.committable();
       if (next === undefined) continue;
       // No leader epoch (-1): the broker then does not fence the commit by epoch, as kafkajs commits.

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { appendFileSync } from 'node:fs';
+import { closeSync, openSync, writeSync } from 'node:fs';
 import type { Redis } from './redis-client.js';
 import type { Keyspace } from './keyspace.js';
 import { LuaScript } from './lua-script.js';
@@ -288,7 +288,13 @@ const fingerprint = (answer: string): string => createHash('sha256').update(answ
  * Returns how to stop.
  */
 export function recordLedgerSteps(path: string, process: string): () => void {
-  return onLedgerStep((step) => appendFileSync(path, `${JSON.stringify({ ...step, process })}\n`));
+  // Opened once for appending: each line is one write(2) at the file's end.
+  const fd = openSync(path, 'a');
+  const stop = onLedgerStep((step) => writeSync(fd, `${JSON.stringify({ ...step, process })}\n`));
+  return () => {
+    stop();
+    closeSync(fd);
+  };
 }
 
 /**
