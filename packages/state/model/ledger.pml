@@ -42,7 +42,8 @@
  *   durable()             packages/state/src/lua-script.ts: runDurable (claims, stages and resolutions wait for WAIT)
  *   Env                   Redis' asynchronous replication and a replica's promotion; copies of the order
  *
- * Switches (spin -D…). Without any, the model is the code as it stands, design (a): answers published plainly.
+ * Switches (spin -D…). Without any, the model is the code before the fixes below were made, design (a): answers
+ * published plainly. The code as it stands has every FIX_* below.
  *   FIX_FENCE_CMD        the fence before a send renews the command's claim as well as K
  *   FIX_STAGE_ORDER      K's answer is staged only once the command's is (not concurrently)
  *   FIX_REOPEN           the proposal is reopened only while K is still this delivery's

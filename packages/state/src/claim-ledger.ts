@@ -22,10 +22,11 @@ import { LuaScript } from './lua-script.js';
  *   staged one keeps its answer and its lease ends, so the next claimant repeats it at once.
  * - renew: extend the lease. resolve: an operator's answer to an unknown outcome.
  *
- * Claims, stages and resolutions are durable (LuaScript.runDurable): on a connection that
- * requires replicas they count only once the replicas hold them, so no failover takes back a key a
- * write ran under or an answer that went out. Settling, renewing and giving back are not: losing one
- * leaves the entry in flight, which the next owner settles from its staged answer or the status query.
+ * Claims, stages, resolutions and settling an unknown outcome are durable (LuaScript.runDurable): on
+ * a connection that requires replicas they count only once the replicas hold them, so no failover
+ * takes back a key a write ran under, an answer that went out, or an outcome an operator must resolve.
+ * Settling a known outcome, renewing and giving back are not: losing one leaves the entry in flight,
+ * which the next owner settles from its staged answer or the status query.
  * Leases are judged by the Redis server's clock, so every instance judges them alike.
  */
 export const LedgerState = {
@@ -476,7 +477,12 @@ export class ClaimLedger {
   private async settleAt(place: Place, owner: string, verdict: Verdict, answer: string, ttlMs: number | null): Promise<boolean> {
     const ttl = ttlMs === null ? '' : String(ttlMs);
     attempt(place.entry, 'settle', owner);
-    const [done, version] = (await SETTLE.run(this.redis, 1, place.entry, owner, verdict, answer, ttl)) as [number, number];
+    // An unknown outcome is settled durably: lost in a failover, it would leave the entry in flight
+    // with the unknown answer staged, which no operator can resolve until something claims it again.
+    const args = [place.entry, owner, verdict, answer, ttl];
+    const [done, version] = (await (verdict === LedgerState.unknown
+      ? SETTLE.runDurable(this.redis, 1, ...args)
+      : SETTLE.run(this.redis, 1, ...args))) as [number, number];
     note(() => ({
       entry: place.entry,
       op: 'settle',

@@ -108,21 +108,26 @@ async function repeatStagedAnswer(delivery: CommandDelivery, held: HeldCommand, 
 /**
  * The command's one answer. It is staged with the claim before it is published and replaced by the
  * final state after: an executor that dies between the two leaves its answer for the next owner to
- * repeat. A write stages and settles its key alongside (`keyed`): settled before the answer is out,
- * so whoever reads the answer and retries at once finds the stored outcome.
+ * repeat. A write then stages and settles its key (`keyed`): settled before the answer is out, so
+ * whoever reads the answer and retries at once finds the stored outcome.
  */
 export function commandAnswer(delivery: CommandDelivery, held: HeldCommand, ledger: LedgerEntries, leaseMs: number): Answer {
-  return async (result, keyed) => {
+  const answer = async (result: ToolResult, keyed?: Parameters<Answer>[1]): Promise<void> => {
     const outcome = toStoredOutcome(result, delivery.origin);
-    const [, staging] = await Promise.all([keyed?.stage(), ledger.stage(held.key, held.owner, outcome, termsOf(delivery.order, leaseMs))]);
+    // The command's stage first, and the key's only once it held: a delivery whose command was
+    // taken over must not stage on a key the new owner may have given back since, or the key would
+    // keep this stale answer and the agent's retry would get it instead of running.
+    const staging = await ledger.stage(held.key, held.owner, outcome, termsOf(delivery.order, leaseMs));
     if (staging === 'taken') {
       // This owner's lease ran out and another owner took the command over (a stalled event
       // loop): that owner answers, so publishing here could give the command a second answer.
       // (A claim Redis lost is no one else's: staging makes it again, and the answer goes out.)
       throw new Error(`command ${delivery.order.command_id} was taken over by another owner; it answers`);
     }
+    await keyed?.stage();
     await keyed?.settle();
     await delivery.publish(result);
     await ledger.settle(held.key, held.owner, result.status === 'ok' ? 'succeeded' : 'failed', outcome);
   };
+  return Object.assign(answer, { holdsCommand: () => ledger.renew(held.key, held.owner, leaseMs) });
 }

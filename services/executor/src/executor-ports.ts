@@ -95,4 +95,8 @@ interface KeyedAnswer {
 }
 
 /** Publishes a command's one answer, staged with its claim first (see `commandAnswer`). */
-export type Answer = (result: ToolResult, keyed?: KeyedAnswer) => Promise<void>;
+export interface Answer {
+  (result: ToolResult, keyed?: KeyedAnswer): Promise<void>;
+  /** Renews this delivery's claim of the command: false once another owner has taken the command over. */
+  readonly holdsCommand: () => Promise<boolean>;
+}

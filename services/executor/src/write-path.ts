@@ -83,16 +83,19 @@ async function settle(write: KeyedWrite, outcome: WriteOutcome): Promise<void> {
       await deps.ledger.giveBack(key, owner);
       await write.answer(refusalOf(write, outcome.error));
       break;
-    case 'not_applied':
-      if (outcome.reopensProposal) await reopenProposal(write);
-      await deps.ledger.giveBack(key, owner);
+    case 'not_applied': {
+      // The proposal is reopened only by the delivery that still held the key: one whose key was
+      // taken over meanwhile would reopen the proposal the new owner consumed and writes with.
+      const gaveBack = await deps.ledger.giveBack(key, owner);
+      if (outcome.reopensProposal && gaveBack) await reopenProposal(write);
       await write.answer(errorResult(write.address, outcome.error, writeExtras(write, outcome.durationMs)));
       break;
+    }
     case 'applied':
       await answerUnderKey(write, okResult(write.address, outcome.result, writeExtras(write, outcome.durationMs)), 'succeeded');
       break;
     case 'failed':
-      if (outcome.reopensProposal) await reopenProposal(write);
+      if (outcome.reopensProposal && (await deps.ledger.renew(key, owner, deps.leaseMs))) await reopenProposal(write);
       await answerUnderKey(write, errorResult(write.address, outcome.error, writeExtras(write, outcome.durationMs)), 'failed');
       break;
     case 'unknown':

@@ -99,16 +99,20 @@ async function runLocked(write: KeyedWrite, args: unknown): Promise<WriteOutcome
 }
 
 /**
- * Fencing: the key is still this delivery's right before anything is sent. A lease that ran out
- * while this executor could not reach Redis (a partition, a stalled process) may have been taken
- * over; its new owner settles the write and answers, and this delivery sends nothing and answers
- * nothing: it fails, and its record comes back to find the new owner's answer. (A lease that ran
- * out with no one taking it over is simply renewed.)
+ * Fencing: the key and the command are still this delivery's right before anything is sent. A lease
+ * that ran out while this executor could not reach Redis (a partition, a stalled process) may have
+ * been taken over; its new owner settles the write and answers, and this delivery sends nothing and
+ * answers nothing: it fails, and its record comes back to find the new owner's answer. The command
+ * is renewed as well as the key: a new owner that got a retryable refusal gives the key back and
+ * answers "nothing applied", and a stalled delivery that then claimed the free key must not send.
+ * (A lease that ran out with no one taking it over is simply renewed.)
  */
 async function fence(write: KeyedWrite): Promise<void> {
-  if (await write.deps.ledger.renew(write.key, write.owner, write.deps.leaseMs)) return;
-  write.deps.logger.warn({ ...write.logContext, idempotency_key: write.key }, 'write not sent: its key was taken over by another owner');
-  throw new Error(`the key ${write.key} was taken over by another owner before the write was sent; that owner answers`);
+  const { deps, key, owner } = write;
+  const taken = !(await deps.ledger.renew(key, owner, deps.leaseMs)) ? 'key' : !(await write.answer.holdsCommand()) ? 'command' : undefined;
+  if (taken === undefined) return;
+  deps.logger.warn({ ...write.logContext, idempotency_key: key }, `write not sent: its ${taken} was taken over by another owner`);
+  throw new Error(`the ${taken} of ${key} was taken over by another owner before the write was sent; that owner answers`);
 }
 
 /** The handler answered: the write happened. Its answer is checked against the contract before anything leaves. */

@@ -523,15 +523,20 @@ export function writeDeps(w: World): WritePathDeps {
   };
 }
 
+/** An `answer` of `publish`, for a command this delivery still holds unless `holdsCommand` says otherwise. */
+export function answerOf(publish: (result: ToolResult, keyed?: Parameters<Answer>[1]) => Promise<void>, holdsCommand = true): Answer {
+  return Object.assign(publish, { holdsCommand: () => Promise.resolve(holdsCommand) });
+}
+
 /** An `answer` as the command's: the write's key staged and settled, then the result kept. */
-export function answers(): { readonly results: ToolResult[]; readonly answer: Answer } {
+export function answers(holdsCommand = true): { readonly results: ToolResult[]; readonly answer: Answer } {
   const results: ToolResult[] = [];
   return {
     results,
-    answer: async (result, keyed) => {
+    answer: answerOf(async (result, keyed) => {
       await keyed?.stage();
       await keyed?.settle();
       results.push(result);
-    },
+    }, holdsCommand),
   };
 }

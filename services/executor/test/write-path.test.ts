@@ -4,7 +4,7 @@ import { toStoredOutcome } from '@gatehouse/events';
 import type { OperatorHandoff, ToolResult } from '@gatehouse/events';
 import { writeOperationId } from '../src/order-context.js';
 import { executeWrite } from '../src/write-path.js';
-import { answers, KEY, order, systemOfRecord, ticketWrite, updateTicketKeyed, world, writeDeps } from './fakes.js';
+import { answerOf, answers, KEY, order, systemOfRecord, ticketWrite, updateTicketKeyed, world, writeDeps } from './fakes.js';
 import type { SystemOfRecord, World } from './fakes.js';
 
 const ORIGIN = 'gatehouse.execute:0:41';
@@ -507,6 +507,21 @@ describe('the write path: fencing', () => {
     expect(w.slots.held.size).toBe(0);
   });
 
+  it('sends nothing when its command was taken over while it waited, even on a key it still holds', async () => {
+    const w = world();
+    const sor = systemOfRecord();
+    // The command's new owner got a retryable refusal and gave the key back; this stalled delivery
+    // then claimed the free key. Its command is no longer its own.
+    const { results, answer } = answers(false);
+    await expect(executeWrite(order(), ticketWrite(sor), { headers: undefined, origin: ORIGIN }, writeDeps(w), answer)).rejects.toThrow(
+      /command of .* was taken over by another owner/,
+    );
+    expect(sor.runs).toEqual([]);
+    expect(results).toEqual([]);
+    expect(messages(w)).toContain('write not sent: its command was taken over by another owner');
+    expect(w.slots.held.size).toBe(0);
+  });
+
   it('renews a lease that ran out with no one taking it over, and sends', async () => {
     const w = world();
     const sor = systemOfRecord();
@@ -556,6 +571,31 @@ describe('the write path: the handler’s answer', () => {
     expect(w.ledger.records.has(KEY)).toBe(false);
     expect(w.proposals.records.get('p_1')?.state).toBe('open');
     expect(messages(w)).toContain('write refused by the system of record; nothing applied, the key is free for a retry');
+  });
+
+  it('leaves the proposal consumed when its key was taken over before a retryable refusal came back: the new owner writes with it', async () => {
+    const w = world();
+    const sor = systemOfRecord();
+    sor.run = () => {
+      // Stalled past its lease while the system of record answered: another executor took the key
+      // over and consumed the proposal again to send.
+      Object.assign(w.ledger.records.get(KEY)!, { owner: 'other-executor/2', lease_until: Date.now() + 60_000 });
+      return Promise.reject(new ToolFailure(toolError('UPSTREAM_ERROR', 'stopping', { retryable: true })));
+    };
+    expect(codeOf(await write(w, sor))).toBe('UPSTREAM_ERROR');
+    expect(w.proposals.records.get('p_1')).toMatchObject({ state: 'consumed', consumed_by: KEY });
+    expect(w.ledger.records.get(KEY)).toMatchObject({ state: 'in_flight', owner: 'other-executor/2' });
+  });
+
+  it('leaves the proposal consumed on VERSION_CONFLICT when its key was taken over meanwhile', async () => {
+    const w = world();
+    const sor = systemOfRecord();
+    sor.run = () => {
+      Object.assign(w.ledger.records.get(KEY)!, { owner: 'other-executor/2', lease_until: Date.now() + 60_000 });
+      return Promise.reject(new ToolFailure(toolError('VERSION_CONFLICT', 'ticket moved on')));
+    };
+    await write(w, sor);
+    expect(w.proposals.records.get('p_1')).toMatchObject({ state: 'consumed', consumed_by: KEY });
   });
 
   it('asks the status query after a plain throw and answers what it says was applied, under the lock', async () => {
@@ -681,22 +721,22 @@ describe('the write path: settling', () => {
       ticketWrite(systemOfRecord()),
       { headers: undefined, origin: ORIGIN },
       writeDeps(w),
-      async (result, keyed) => {
+      answerOf(async (result, keyed) => {
         await keyed?.stage();
         steps.push(`staged ${w.ledger.records.get(KEY)?.staged === undefined ? 'nothing' : 'the answer'}`);
         await keyed?.settle();
         steps.push(`settled ${stateOf(w)}`, `answered ${result.status}`);
-      },
+      }),
     );
     expect(steps).toEqual(['staged the answer', 'settled succeeded', 'answered ok']);
   });
 
   it('leaves the key in flight with its answer staged when the answer cannot go out, and frees slots and lock', async () => {
     const w = world();
-    const failing = async (_result: ToolResult, keyed?: { stage: () => Promise<unknown> }) => {
+    const failing = answerOf(async (_result: ToolResult, keyed?: { stage: () => Promise<unknown> }) => {
       await keyed?.stage();
       throw new Error('command taken over');
-    };
+    });
     await expect(
       executeWrite(order(), ticketWrite(systemOfRecord()), { headers: undefined, origin: ORIGIN }, writeDeps(w), failing),
     ).rejects.toThrow('command taken over');
@@ -710,10 +750,16 @@ describe('the write path: settling', () => {
     const sor = systemOfRecord();
     w.runs.set('run_1', { ...w.runs.get('run_1')!, stopped_at: Date.now() - 1 });
     const { results } = answers();
-    await executeWrite(order(), ticketWrite(sor), { headers: undefined, origin: ORIGIN }, writeDeps(w), async (result) => {
-      results.push(result);
-      return Promise.resolve();
-    });
+    await executeWrite(
+      order(),
+      ticketWrite(sor),
+      { headers: undefined, origin: ORIGIN },
+      writeDeps(w),
+      answerOf(async (result) => {
+        results.push(result);
+        return Promise.resolve();
+      }),
+    );
     expect(codeOf(results)).toBe('RUN_NOT_FOUND');
     expect(w.ledger.calls.filter((call) => call.startsWith('give_back'))).toEqual([`give_back ${KEY}`]);
   });

@@ -176,7 +176,10 @@ async function handle(handling: Handling, command: ToolCommand, record: Consumed
       outcome = { status: 'staged_again' };
     } else {
       outcome = await decideAndPublish(handling, command, record, { run: found.run, held }, context, started, scope);
-      if (outcome === undefined) return { status: 'staged_by_another' };
+      // Another worker took the claim over and staged its decision first. It answers, unless it
+      // dies before it has: this delivery is not done until the command is answered, so it goes
+      // back to the claim, which waits for that worker's answer or takes its staged decision over.
+      if (outcome === undefined) return await handle(handling, command, record, scope);
     }
   } catch (error) {
     // The consumer retries this record: an undecided claim is given back, a staged one keeps its decision.
@@ -247,7 +250,7 @@ async function decideAndPublish(
   }
   // Staged before it is published: whoever takes over from here publishes this decision, not a new one.
   if ((await held.entry.stage(held.owner, JSON.stringify(publications), held.terms, held.ttlMs)) === 'taken') {
-    logger.warn({ ...context }, 'another worker’s decision of this command was staged first; that one answers');
+    logger.warn({ ...context }, 'another worker’s decision of this command was staged first; waiting for its answer');
     return undefined;
   }
   await publishAll(publications);
