@@ -105,26 +105,22 @@ describe('a ledger history checked against the protocol model', () => {
     const lost = steps.findIndex((s) => s.op === 'settle' && s.owner === 'exec-b/1' && s.reply === 'done');
     expect(lost).toBeGreaterThan(0);
     const forged = ledgerHistoryFile('history-killed');
-    writeFileSync(
-      forged,
-      steps
-        .filter((_, i) => i !== lost)
-        .map((s) => JSON.stringify(s))
-        .join('\n') + '\n',
-    );
+    const writeWithout = (file: string, leftOut: readonly number[]): void =>
+      writeFileSync(
+        file,
+        `${steps
+          .filter((_, i) => !leftOut.includes(i))
+          .map((s) => JSON.stringify(s))
+          .join('\n')}\n`,
+      );
+    writeWithout(forged, [lost]);
     const check = await checkLedgerHistory(forged);
     expect(check.refused).toBeUndefined();
     expect(check.cut).toBe(1);
     // Without its attempt the lost step is not known to be missing, and the later claim is refused.
     const withoutAttempt = ledgerHistoryFile('history-killed-unnoted');
     const attemptOf = steps.findIndex((s) => s.op === 'settle' && s.owner === 'exec-b/1' && s.reply === 'attempted');
-    writeFileSync(
-      withoutAttempt,
-      steps
-        .filter((_, i) => i !== lost && i !== attemptOf)
-        .map((s) => JSON.stringify(s))
-        .join('\n') + '\n',
-    );
+    writeWithout(withoutAttempt, [lost, attemptOf]);
     expect((await checkLedgerHistory(withoutAttempt)).refused?.ledger).toMatch(/^recorded claim → stored/);
   });
 });

@@ -92,7 +92,7 @@ export function orderHandler(deps: OrderHandlerDeps) {
     const held = await claimCommand(delivery, hosted?.contract.timeoutMs, { ...deps, logger: log, deadLetters });
     if (held === undefined) return;
     const answer = commandAnswer(delivery, held, deps.ledger, deps.leaseMs);
-    const stopRenewing = keepLease(() => deps.ledger.renew(held.key, held.owner, deps.leaseMs), deps.leaseMs);
+    const stopRenewing = keepLease(answer.holdsCommand, deps.leaseMs);
     try {
       const refusal = notHosted(order, hosted);
       if (refusal !== undefined || hosted === undefined) {
