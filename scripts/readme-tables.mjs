@@ -2,11 +2,18 @@
 // <!-- name:end -->): the error codes in docs/errors.md, the environment variables in
 // docs/configuration.md. `--check` exits 1 when a page is out of date instead of writing it.
 import { readFileSync, writeFileSync } from 'node:fs';
-import { apiErrorCodeTableMarkdown, errorCodeTableMarkdown } from '@gatehouse/contracts';
+import { errorCodeTableMarkdown, surfaceTableMarkdown } from '@gatehouse/contracts';
 import { configTableMarkdown } from '@gatehouse/runtime';
 
 const pages = {
-  'docs/errors.md': { 'error-codes': errorCodeTableMarkdown(), 'api-error-codes': apiErrorCodeTableMarkdown() },
+  'docs/errors.md': {
+    'error-codes': errorCodeTableMarkdown(),
+    'api-error-codes': surfaceTableMarkdown('api'),
+    'identity-refusals': surfaceTableMarkdown('identity'),
+    'assertion-refusals': surfaceTableMarkdown('assertion'),
+    'process-errors': surfaceTableMarkdown('process'),
+    'cli-errors': surfaceTableMarkdown('cli'),
+  },
   'docs/configuration.md': { configuration: configTableMarkdown() },
 };
 

@@ -1,3 +1,5 @@
+import { GatehouseError } from '@gatehouse/contracts';
+
 /** What the process's exit status means, for scripts that branch on it. */
 export const ExitCode = {
   /** Done. */
@@ -11,18 +13,18 @@ export const ExitCode = {
 } as const;
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
 
-/** A failure the CLI reports and exits with: a stable `code`, a message for people, the exit status. */
-export class CliError extends Error {
+/**
+ * A failure the CLI reports and exits with: a stable `code`, a message for people, the exit status.
+ * `code` is one of the catalogue's, or, passed on from a service's answer, whatever that service said.
+ */
+export class CliError extends GatehouseError<string> {
   readonly exitCode: ExitCode;
-  readonly code: string;
   /** Extra fields of the answer (HTTP status, `permitted`, `state`…), shown with --json. */
   readonly details: Readonly<Record<string, unknown>>;
 
   constructor(exitCode: ExitCode, code: string, message: string, options: { details?: Record<string, unknown>; cause?: unknown } = {}) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
-    this.name = 'CliError';
+    super(code, message, { cause: options.cause });
     this.exitCode = exitCode;
-    this.code = code;
     this.details = options.details ?? {};
   }
 }

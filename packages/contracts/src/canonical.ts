@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import canonicalize from 'canonicalize';
+import { GatehouseError } from './gatehouse-error.js';
 import { escapePointerToken } from './schema-walk.js';
 
 /**
@@ -7,14 +8,11 @@ import { escapePointerToken } from './schema-walk.js';
  * symbols, bigints, non-finite numbers, strings with lone surrogates, non-plain objects (Map, Date,
  * class instances) and cycles. `field` is the JSON pointer of the first such value.
  */
-export class CanonicalJsonError extends Error {
-  readonly code = 'INVALID_ARGUMENT' as const;
-  readonly retryable = false as const;
+export class CanonicalJsonError extends GatehouseError<'INVALID_ARGUMENT'> {
   readonly field: string;
 
   constructor(field: string, reason: string) {
-    super(`Value at ${field === '' ? '(root)' : field} cannot be represented as canonical JSON: ${reason}`);
-    this.name = 'CanonicalJsonError';
+    super('INVALID_ARGUMENT', `Value at ${field === '' ? '(root)' : field} cannot be represented as canonical JSON: ${reason}`);
     this.field = field;
   }
 }

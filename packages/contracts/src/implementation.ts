@@ -1,5 +1,7 @@
 import type { DraftArgs, IsPreview, RunArgs, RunResult, ToolArgs, ToolContract } from './define-tool.js';
 import { isErrorCode } from './error-codes.js';
+import type { ErrorCode } from './error-codes.js';
+import { GatehouseError } from './gatehouse-error.js';
 import type { ToolError } from './tool-error.js';
 
 /** What a handler knows about the call it runs. Everything here was decided by trusted code. */
@@ -73,13 +75,12 @@ export function isExchangedCredential(credential: CallCredential | undefined): c
  * dropped connection, a success body that does not parse): the executor then asks the tool's status
  * query instead of guessing.
  */
-export class ToolFailure extends Error {
+export class ToolFailure extends GatehouseError<ErrorCode> {
   readonly error: ToolError;
   readonly ambiguous: boolean;
 
   constructor(error: ToolError, options: { readonly ambiguous?: boolean; readonly cause?: unknown } = {}) {
-    super(error.message, options.cause === undefined ? undefined : { cause: options.cause });
-    this.name = 'ToolFailure';
+    super(error.code, error.message, { retryable: error.retryable, cause: options.cause });
     this.error = error;
     this.ambiguous = options.ambiguous ?? false;
   }

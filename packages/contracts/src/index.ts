@@ -1,5 +1,29 @@
-export { ErrorCode, ERROR_CODE_LIST, errorCodeTableMarkdown, isErrorCode } from './error-codes.js';
-export { API_ERROR_CODE_LIST, ApiErrorCode, apiErrorCodeTableMarkdown } from './api-error-codes.js';
+export {
+  API_ERROR_CODE_LIST,
+  ApiErrorCode,
+  ASSERTION_REFUSALS,
+  entriesOn,
+  ErrorCode,
+  ERROR_CODE_LIST,
+  errorCodeTableMarkdown,
+  ERRORS,
+  IDENTITY_REFUSALS,
+  isErrorCode,
+  isGatehouseErrorCode,
+  surfaceTableMarkdown,
+} from './error-codes.js';
+export type {
+  AssertionRefusalCode,
+  CodeOn,
+  EntriesOn,
+  ErrorEntry,
+  ErrorSurface,
+  GatehouseErrorCode,
+  HttpStatus,
+  IdentityRefusalCode,
+} from './error-codes.js';
+export { GatehouseError, isGatehouseError } from './gatehouse-error.js';
+export type { GatehouseErrorOptions } from './gatehouse-error.js';
 export { ContractError, toolError } from './tool-error.js';
 export type { ToolError, ToolErrorExtras } from './tool-error.js';
 export { CanonicalJsonError, canonicalArguments, canonicalJson, sha256Hex } from './canonical.js';

@@ -6,6 +6,7 @@
 // against the full schema. Keywords whose removal would change the shape throw (allOf,
 // if/then/else, patternProperties, prefixItems, open additionalProperties, a root union), and so do
 // the guide's size limits (STRICT_LIMITS below). Where the guide is silent, this follows OpenAI's own SDKs.
+import { GatehouseError } from './gatehouse-error.js';
 import { escapePointerToken, isObjectSchema, isSchemaObject, propertiesOf, requiredOf } from './schema-walk.js';
 import type { SchemaObject } from './schema-walk.js';
 
@@ -40,13 +41,12 @@ export const STRICT_LIMITS = {
   largeEnumStringLength: 15_000,
 } as const;
 
-export class StrictSchemaError extends Error {
+export class StrictSchemaError extends GatehouseError<'SCHEMA_NOT_STRICT'> {
   constructor(
     readonly pointer: string,
     reason: string,
   ) {
-    super(`${pointer}: cannot be expressed in OpenAI strict mode: ${reason}`);
-    this.name = 'StrictSchemaError';
+    super('SCHEMA_NOT_STRICT', `${pointer}: cannot be expressed in OpenAI strict mode: ${reason}`);
   }
 }
 

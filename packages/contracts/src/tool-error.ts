@@ -1,4 +1,5 @@
 import { ErrorCode } from './error-codes.js';
+import { GatehouseError } from './gatehouse-error.js';
 
 /**
  * The `error` of a failed result envelope. `code` drives control flow; `message` is for people.
@@ -40,18 +41,16 @@ export function toolError(code: ErrorCode, message: string, extras: ToolErrorExt
 }
 
 /** A tool catalog that cannot be loaded. `problems` lists every problem found, not only the first. */
-export class ContractError extends Error {
-  readonly code = 'CATALOG_INVALID' as const;
-  readonly retryable = false as const;
+export class ContractError extends GatehouseError<'CATALOG_INVALID'> {
   readonly problems: readonly string[];
 
   constructor(problems: readonly string[], options?: ErrorOptions) {
     super(
+      'CATALOG_INVALID',
       `Tool catalog is invalid (${problems.length} problem${problems.length === 1 ? '' : 's'}):\n` +
         problems.map((p) => `- ${p}`).join('\n'),
-      options,
+      { cause: options?.cause },
     );
-    this.name = 'ContractError';
     this.problems = Object.freeze([...problems]);
   }
 }

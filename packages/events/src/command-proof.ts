@@ -13,7 +13,7 @@
 
 import { createPrivateKey, createPublicKey, generateKeyPairSync, sign, verify } from 'node:crypto';
 import type { KeyObject } from 'node:crypto';
-import { canonicalJson, sha256Hex } from '@gatehouse/contracts';
+import { canonicalJson, GatehouseError, sha256Hex } from '@gatehouse/contracts';
 import { replyPartitionOf } from '@gatehouse/telemetry';
 import { describeKeyId, headerValue, signatureBytes } from './event-signing.js';
 import type { SignedHeaders } from './event-signing.js';
@@ -102,17 +102,7 @@ export function verifyRunRequest(runId: string, header: string, runKey: KeyObjec
  * A run key that cannot be used (`RUN_KEY_INVALID`), or a command sent for a run whose key the
  * sender does not hold (`RUN_KEY_MISSING`). The message never contains key material.
  */
-export class RunKeyError extends Error {
-  readonly retryable = false as const;
-
-  constructor(
-    readonly code: 'RUN_KEY_INVALID' | 'RUN_KEY_MISSING',
-    message: string,
-  ) {
-    super(message);
-    this.name = 'RunKeyError';
-  }
-}
+export class RunKeyError extends GatehouseError<'RUN_KEY_INVALID' | 'RUN_KEY_MISSING'> {}
 
 /** Proves commands as they are sent: the proof headers of `command` routed to `replyPartition`. */
 export type CommandProver = (command: ToolCommand, replyPartition: number) => Record<string, string>;

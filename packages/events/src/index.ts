@@ -31,7 +31,8 @@ export type {
   ToolErrorEvent,
   ToolResult,
 } from './event-types.js';
-export { EventsError, EventsErrorCode } from './events-error.js';
+export { EventsError } from './events-error.js';
+export type { EventsErrorCode } from './events-error.js';
 export { createKafka, KafkaConnection } from './kafka-client.js';
 export { provisionTopics } from './provisioning.js';
 export type { ProvisionResult } from './provisioning.js';

@@ -8,6 +8,7 @@
 
 import { createPrivateKey, createPublicKey, generateKeyPairSync } from 'node:crypto';
 import type { KeyObject } from 'node:crypto';
+import { GatehouseError } from '@gatehouse/contracts';
 
 /** The services that sign what they publish; every public key a reader holds belongs to one. */
 export const KeyRole = { policy: 'policy', approval: 'approval', executor: 'executor' } as const;
@@ -17,13 +18,9 @@ export const KEY_ROLES: readonly KeyRole[] = Object.values(KeyRole);
 export const KEY_ID = /^[a-z0-9][a-z0-9._-]{0,63}$/;
 
 /** A key text that cannot be used. The message names the problem, never the key material. */
-export class SigningKeyError extends Error {
-  readonly code = 'SIGNING_KEY_INVALID' as const;
-  readonly retryable = false as const;
-
+export class SigningKeyError extends GatehouseError<'SIGNING_KEY_INVALID'> {
   constructor(message: string) {
-    super(message);
-    this.name = 'SigningKeyError';
+    super('SIGNING_KEY_INVALID', message);
   }
 }
 

@@ -3,6 +3,8 @@ import { readFileSync, statSync } from 'node:fs';
 import canonicalize from 'canonicalize';
 import { createLocalJWKSet, createRemoteJWKSet, jwtVerify } from 'jose';
 import type { JSONWebKeySet, JWTVerifyGetKey } from 'jose';
+import { ASSERTION_REFUSALS } from '@gatehouse/contracts';
+import type { AssertionRefusalCode } from '@gatehouse/contracts';
 import { CALL_ASSERTION_TYPE, HTTP_METHOD } from './call-assertion.js';
 import type { CallAssertionClaims, CallKind } from './call-assertion.js';
 
@@ -10,43 +12,13 @@ import type { CallAssertionClaims, CallKind } from './call-assertion.js';
 export const ASSERTION_CLOCK_TOLERANCE_S = 5;
 
 /**
- * Every refusal of a call by its system of record, with the HTTP status to answer. A 401 says the
- * request proves nothing (no assertion, or one this deployment did not mint, or no longer valid);
- * a 403 says a valid assertion does not cover this request.
+ * Every refusal of a call by its system of record, with the HTTP status to answer, comes from the
+ * one catalogue (`ASSERTION_REFUSALS` of @gatehouse/contracts). A 401 says the request proves
+ * nothing (no assertion, or one this deployment did not mint, or no longer valid); a 403 says a
+ * valid assertion does not cover this request.
  */
-export const ASSERTION_REFUSALS = {
-  ASSERTION_MISSING: { status: 401, means: 'the request carries no call assertion (`Authorization: Bearer <assertion>`)' },
-  ASSERTION_INVALID: {
-    status: 401,
-    means:
-      'not a call assertion of this deployment: malformed, of another type, issuer or audience, too long-lived, or signed by no published key',
-  },
-  ASSERTION_EXPIRED: { status: 401, means: 'the assertion has expired (or is not valid yet), beyond the clock tolerance' },
-  ASSERTION_REPLAYED: { status: 401, means: 'this assertion (its `jti`) was presented before; each request needs a fresh one' },
-  KEYS_UNAVAILABLE: { status: 503, means: "the executors' key set could not be read; the same request may succeed on retry" },
-  REPLAY_MEMORY_UNAVAILABLE: {
-    status: 503,
-    means: 'the shared memory of presented assertions could not be asked (nothing was done); the same request may succeed on retry',
-  },
-  TENANT_MISMATCH: { status: 403, means: 'the assertion is for another tenant than the request names' },
-  WRONG_CALL: {
-    status: 403,
-    means: "the assertion is for another kind of call (a read's on a write route, a write's on a status query, …)",
-  },
-  METHOD_MISMATCH: { status: 403, means: 'the assertion is for a request of another HTTP method (its `method` claim)' },
-  TARGET_MISMATCH: {
-    status: 403,
-    means: 'the assertion is for a request to another path or query (its `target` claim): it covers one request, a read included',
-  },
-  IDEMPOTENCY_KEY_MISMATCH: { status: 403, means: 'the request runs under another idempotency key than the assertion names' },
-  APPROVAL_MISSING: { status: 403, means: "a write's assertion names no approval" },
-  BODY_MISMATCH: {
-    status: 403,
-    means: "the request's canonical body does not hash to the assertion's `arguments_sha256`: it is not what was approved",
-  },
-} as const;
-
-export type AssertionRefusalCode = keyof typeof ASSERTION_REFUSALS;
+export { ASSERTION_REFUSALS };
+export type { AssertionRefusalCode };
 
 export type AssertionCheck =
   | { readonly ok: true; readonly claims: CallAssertionClaims }

@@ -1,3 +1,4 @@
+import { GatehouseError } from '@gatehouse/contracts';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 
 /**
@@ -77,8 +78,10 @@ export function grantedBy(grants: readonly ClaimGrant[], claims: Readonly<Record
 }
 
 /** A mapping document that failed its checks: every problem, listed. */
-export class ClaimMappingError extends Error {
-  override readonly name = 'ClaimMappingError';
+export class ClaimMappingError extends GatehouseError<'CONFIG_INVALID'> {
+  constructor(message: string, options?: ErrorOptions) {
+    super('CONFIG_INVALID', message, { cause: options?.cause });
+  }
 }
 
 const ajv = new Ajv2020({ strict: true, allErrors: true });

@@ -12,6 +12,7 @@
 
 import { createPrivateKey, createPublicKey, generateKeyPairSync } from 'node:crypto';
 import type { KeyObject } from 'node:crypto';
+import { GatehouseError } from '@gatehouse/contracts';
 import { GeneralEncrypt, generalDecrypt } from 'jose';
 import type { GeneralJWE } from 'jose';
 
@@ -46,13 +47,9 @@ export type UnsealRefusal =
 export type UnsealOutcome = { readonly ok: true; readonly token: string } | { readonly ok: false; readonly reason: UnsealRefusal };
 
 /** A sealing key text that cannot be used. The message names the problem, never the key material. */
-export class SealingKeyError extends Error {
-  readonly code = 'SEALING_KEY_INVALID' as const;
-  readonly retryable = false as const;
-
+export class SealingKeyError extends GatehouseError<'SEALING_KEY_INVALID'> {
   constructor(message: string) {
-    super(message);
-    this.name = 'SealingKeyError';
+    super('SEALING_KEY_INVALID', message);
   }
 }
 

@@ -1,3 +1,4 @@
+import { GatehouseError } from '@gatehouse/contracts';
 import { createRemoteJWKSet, decodeJwt, jwtVerify } from 'jose';
 import type { JWTHeaderParameters, JWTPayload, JWTVerifyGetKey } from 'jose';
 
@@ -36,9 +37,11 @@ export interface IssuerMetadata {
   readonly end_session_endpoint?: string;
 }
 
-/** The issuer could not be asked, or answered something that is not its own metadata. */
-export class IssuerDiscoveryError extends Error {
-  override readonly name = 'IssuerDiscoveryError';
+/** The issuer could not be asked (retryable), or answered something that is not its own metadata (not). */
+export class IssuerDiscoveryError extends GatehouseError<'ISSUER_UNAVAILABLE'> {
+  constructor(message: string, options: { readonly retryable?: boolean; readonly cause?: unknown } = {}) {
+    super('ISSUER_UNAVAILABLE', message, options);
+  }
 }
 
 // Asymmetric algorithms only: an HMAC-signed token would be checked with a secret the verifier shares.
@@ -57,14 +60,18 @@ export async function discoverIssuer(issuer: string, options: { readonly timeout
   } catch (error) {
     throw new IssuerDiscoveryError(
       `the issuer ${issuer} did not answer at ${url}: ${error instanceof Error ? error.message : String(error)}`,
+      { cause: error },
     );
   }
   if (response.status !== 200) throw new IssuerDiscoveryError(`the issuer ${issuer} answered HTTP ${response.status} at ${url}`);
   const body = (await response.json().catch(() => undefined)) as Partial<IssuerMetadata> | undefined;
   if (body === undefined || typeof body.issuer !== 'string' || typeof body.jwks_uri !== 'string') {
-    throw new IssuerDiscoveryError(`${url} is not an issuer's metadata (no issuer or jwks_uri)`);
+    throw new IssuerDiscoveryError(`${url} is not an issuer's metadata (no issuer or jwks_uri)`, { retryable: false });
   }
-  if (body.issuer !== issuer) throw new IssuerDiscoveryError(`${url} names the issuer ${body.issuer}, not ${issuer} as configured`);
+  if (body.issuer !== issuer)
+    throw new IssuerDiscoveryError(`${url} names the issuer ${body.issuer}, not ${issuer} as configured`, {
+      retryable: false,
+    });
   return body as IssuerMetadata;
 }
 

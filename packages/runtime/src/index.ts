@@ -1,5 +1,5 @@
 export { Component, SERVICES } from './config/component.js';
-export { ConfigError, ConfigErrorCode } from './config/config-error.js';
+export { ConfigError } from './config/config-error.js';
 export type { Refusal } from './config/config-error.js';
 export { configTableMarkdown } from './config/config-table.js';
 export type { Env } from './config/env.js';
@@ -30,5 +30,5 @@ export type { StopOptions, TeardownStep } from './teardown.js';
 export { hostToolPack } from './tool-pack/host-tool-pack.js';
 export type { HostedPack, PackOverrides } from './tool-pack/host-tool-pack.js';
 export { loadToolPack } from './tool-pack/load-tool-pack.js';
-export { ToolPackLoadError, ToolPackLoadErrorCode } from './tool-pack/tool-pack-load-error.js';
+export { ToolPackLoadError } from './tool-pack/tool-pack-load-error.js';
 export { SUPPORTED_NODE, unsupportedNode } from './node-version.js';

@@ -75,4 +75,5 @@ export { CONFIG_NAME_PATTERN, readPackConfig, RESERVED_PREFIXES } from './pack-c
 export type { ConfigSpec, ConfigValue, ConfigVariable, Env, PackConfig } from './pack-config.js';
 export { describePack, PACK_NAME_PATTERN, validatePack } from './validate-pack.js';
 export type { PackContents, PackDescription, PackVariable, ValidatedPack } from './validate-pack.js';
-export { PackError, PackErrorCode } from './pack-error.js';
+export { PackError } from './pack-error.js';
+export type { PackErrorCode } from './pack-error.js';

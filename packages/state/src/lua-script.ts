@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { GatehouseError } from '@gatehouse/contracts';
 import calculateSlot from 'cluster-key-slot';
 import type { Cluster, Redis as RedisServer } from 'ioredis';
 
@@ -67,13 +68,15 @@ export interface ReplicaBarrier {
 }
 
 /** A durable call whose writes the master holds but not yet the replicas asked for: retry it. */
-export class ReplicationUnconfirmed extends Error {
+export class ReplicationUnconfirmed extends GatehouseError<'STORE_UNCONFIRMED'> {
   constructor(
     readonly acknowledged: number,
     readonly required: number,
   ) {
-    super(`Redis confirmed the write on ${acknowledged} of ${required} replicas in time; it may not survive a failover`);
-    this.name = 'ReplicationUnconfirmed';
+    super(
+      'STORE_UNCONFIRMED',
+      `Redis confirmed the write on ${acknowledged} of ${required} replicas in time; it may not survive a failover`,
+    );
   }
 }
 

@@ -289,7 +289,7 @@ export class GatehouseMetrics {
     else this.#untrustedRecords.inc({ kind: oneOf(SIGNED_RECORD_KINDS, role), reason: label });
   }
 
-  /** A caller refused by who they are: `surface` is the API, `code` one of @gatehouse/identity's IDENTITY_REFUSALS (never caller text). */
+  /** A caller refused by who they are: `surface` is the API, `code` an identity refusal of the one error catalogue (IDENTITY_REFUSALS) (never caller text). */
   identityRefused(surface: 'approval' | 'control' | 'mcp', code: string): void {
     this.#identityRefusals.inc({ surface, code });
   }
@@ -309,7 +309,7 @@ export class GatehouseMetrics {
     this.#tokenExchanges.inc({ outcome });
   }
 
-  /** A request a system of record refused by its call assertion: `code` one of ASSERTION_REFUSALS (never caller text). */
+  /** A request a system of record refused by its call assertion: `code` an assertion refusal of the one error catalogue (ASSERTION_REFUSALS) (never caller text). */
   callRefused(code: string): void {
     this.#callRefusals.inc({ code });
   }

@@ -7,4 +7,4 @@ export type { InvalidCase } from './invalid-cases.js';
 export type { JsonSchema } from './json-schema.js';
 export { minimalValidCase } from './minimal-case.js';
 export { SUPPORTED_FORMATS } from './string-rules.js';
-export { TestkitErrorCode, UnsupportedSchemaError } from './unsupported-schema-error.js';
+export { UnsupportedSchemaError } from './unsupported-schema-error.js';

@@ -10,7 +10,8 @@ export { replayTrace } from './replay-trace.js';
 export type { ReplayOptions, ReplayPolicySubject, ReplayPolicyTable } from './replay-trace.js';
 export { describeDecision, isAccepted } from './replay-types.js';
 export type { ReplayCall, ReplayDecision, ReplayInvariant, ReplayReport, ReplayStatus } from './replay-types.js';
-export { TraceError, TraceErrorCode } from './trace-error.js';
+export { TraceError } from './trace-error.js';
+export type { TraceErrorCode } from './trace-error.js';
 export { ApprovalOutcome, DecisionStatus, TRACE_FORMAT, TraceResultStatus, traceJson } from './trace-format.js';
 export type {
   Trace,

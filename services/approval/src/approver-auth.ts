@@ -27,7 +27,7 @@ export const SESSION_COOKIE = 'gatehouse_session';
 export const SECURE_SESSION_COOKIE = '__Host-gatehouse_session';
 export const CSRF_HEADER = 'x-csrf-token';
 
-const refused = (code: IdentityRefusalCode, message: string = IDENTITY_REFUSALS[code].means): Authenticated => ({
+const refused = (code: IdentityRefusalCode, message: string = IDENTITY_REFUSALS[code].meaning): Authenticated => ({
   ok: false,
   code,
   message,

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Ajv2020 } from 'ajv/dist/2020.js';
+import { GatehouseError } from '@gatehouse/contracts';
 import { claimValues } from '@gatehouse/identity';
 import type { VerifiedClaims } from '@gatehouse/identity';
 import type { PersonRef, Run } from '@gatehouse/state';
@@ -69,8 +70,10 @@ const DOCUMENT_SCHEMA = {
 const ajv = new Ajv2020({ strict: true, allErrors: true });
 
 /** An agent policy that failed its checks at start-up: every problem, listed. */
-export class AgentPolicyError extends Error {
-  override readonly name = 'AgentPolicyError';
+export class AgentPolicyError extends GatehouseError<'CONFIG_INVALID'> {
+  constructor(message: string) {
+    super('CONFIG_INVALID', message);
+  }
 }
 
 /** What a person's verified token maps to: the run to act in, or why there is none. */

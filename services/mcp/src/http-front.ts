@@ -10,6 +10,7 @@ import {
   WebStandardStreamableHTTPServerTransport,
 } from '@modelcontextprotocol/server';
 import type { McpHttpHandler } from '@modelcontextprotocol/server';
+import { GatehouseError } from '@gatehouse/contracts';
 import { opsReply } from '@gatehouse/runtime';
 import type { Health } from '@gatehouse/runtime';
 import type { Run } from '@gatehouse/state';
@@ -71,12 +72,13 @@ async function readBody(req: IncomingMessage): Promise<unknown> {
   }
 }
 
-class BodyError extends Error {
+/** A request body refused before it is parsed as JSON-RPC: too large (413) or not JSON (400). */
+class BodyError extends GatehouseError<'PAYLOAD_TOO_LARGE' | 'INVALID_REQUEST'> {
   constructor(
-    readonly status: number,
+    readonly status: 413 | 400,
     message: string,
   ) {
-    super(message);
+    super(status === 413 ? 'PAYLOAD_TOO_LARGE' : 'INVALID_REQUEST', message);
   }
 }
 

@@ -1,15 +1,16 @@
 import { serveStdio, StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import type { JSONRPCMessage, MessageExtraInfo, Transport } from '@modelcontextprotocol/server';
+import { GatehouseError } from '@gatehouse/contracts';
 import { RunKey } from '@gatehouse/events';
 import type { Run, RunTokens } from '@gatehouse/state';
 import { createHandshakeRunServer } from './handshake-server.js';
 import { createEnvelopeRunServer } from './envelope-server.js';
 import type { FrontDoor } from './front-door.js';
 
-export class StdioTokenError extends Error {
+/** The stdio front door's token or run key cannot serve: it does not start. */
+export class StdioTokenError extends GatehouseError<'CONFIG_INVALID'> {
   constructor(message: string) {
-    super(message);
-    this.name = 'StdioTokenError';
+    super('CONFIG_INVALID', message);
   }
 }
 

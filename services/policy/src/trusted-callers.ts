@@ -25,7 +25,7 @@ export type TrustedCaller = { readonly ok: true; readonly registrar: Registrar }
 export function callerRefused(
   code: IdentityRefusalCode,
   realm: string,
-  message: string = IDENTITY_REFUSALS[code].means,
+  message: string = IDENTITY_REFUSALS[code].meaning,
   scope?: string,
 ): CallerRefused {
   const { status } = IDENTITY_REFUSALS[code];

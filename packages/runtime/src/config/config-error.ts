@@ -1,8 +1,4 @@
-/** The configuration reader's error codes (code → default `retryable`, one-line meaning). */
-export const ConfigErrorCode = {
-  CONFIG_INVALID: { retryable: false, meaning: 'One or more environment variables are malformed, out of range, missing or unknown.' },
-} as const;
-export type ConfigErrorCode = keyof typeof ConfigErrorCode;
+import { GatehouseError } from '@gatehouse/contracts';
 
 /** One refused variable and why, e.g. `{ variable: 'POLICY_PORT', reason: 'out of range (must be 0..65535), got "70000"' }`. */
 export interface Refusal {
@@ -15,17 +11,16 @@ export interface Refusal {
  * Thrown once at start-up, naming every refused variable. Retrying cannot help: the environment
  * must change. Callers branch on `code`.
  */
-export class ConfigError extends Error {
-  readonly code: ConfigErrorCode = 'CONFIG_INVALID';
-  readonly retryable = ConfigErrorCode.CONFIG_INVALID.retryable;
+export class ConfigError extends GatehouseError<'CONFIG_INVALID'> {
   readonly refusals: readonly Refusal[];
 
   constructor(refusals: readonly Refusal[]) {
     const causes = refusals.filter((r) => r.cause !== undefined).map((r) => r.cause);
     const list = refusals.map((r) => `${r.variable}: ${r.reason}`).join('; ');
     const message = `invalid configuration (${refusals.length} ${refusals.length === 1 ? 'variable' : 'variables'} refused): ${list}`;
-    super(message, causes.length === 0 ? undefined : { cause: causes.length === 1 ? causes[0] : new AggregateError(causes) });
-    this.name = 'ConfigError';
+    super('CONFIG_INVALID', message, {
+      cause: causes.length === 0 ? undefined : causes.length === 1 ? causes[0] : new AggregateError(causes),
+    });
     this.refusals = refusals;
   }
 }

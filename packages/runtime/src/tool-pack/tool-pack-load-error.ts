@@ -1,13 +1,8 @@
-export const ToolPackLoadErrorCode = { PACK_LOAD_FAILED: 'PACK_LOAD_FAILED' } as const;
-export type ToolPackLoadErrorCode = keyof typeof ToolPackLoadErrorCode;
+import { GatehouseError } from '@gatehouse/contracts';
 
 /** A tool pack that cannot be loaded or hosted: the service does not start. */
-export class ToolPackLoadError extends Error {
-  readonly code: ToolPackLoadErrorCode = 'PACK_LOAD_FAILED';
-  readonly retryable = false as const;
-
+export class ToolPackLoadError extends GatehouseError<'PACK_LOAD_FAILED'> {
   constructor(message: string, options?: ErrorOptions) {
-    super(`tool pack: ${message}`, options);
-    this.name = 'ToolPackLoadError';
+    super('PACK_LOAD_FAILED', `tool pack: ${message}`, { cause: options?.cause });
   }
 }
