@@ -8,9 +8,10 @@ import { ApprovalStore, ClaimLedger } from '@gatehouse/state';
 import type { Run } from '@gatehouse/state';
 import { startGatehouse } from './support/gatehouse.js';
 import type { Gatehouse } from './support/gatehouse.js';
+import { pollUntil } from './support/poll.js';
 import { eventually } from './support/stack.js';
 import { sandboxAllowsWrites } from './support/test-policy.js';
-import { approvedOrder, armFaults, collect, currentVersion, shippingLine1 } from './support/writes.js';
+import { approvedOrder, armFaults, collect, currentVersion, orphanStagedWrite, shippingLine1, stagedMoveAnswer } from './support/writes.js';
 import { signedHeaders } from './support/signing.js';
 
 const COMMIT = 'commit_address_change.v2';
@@ -74,27 +75,7 @@ describe('ambiguous writes are settled whenever the system of record can tell', 
   });
 
   /** The ok answer a dead owner had staged for a move from `before` (it may have published it). */
-  const stagedAnswer = (order: ExecutionOrder, before: number, operationId: string): ToolResult => ({
-    schema_version: 1,
-    command_id: order.command_id,
-    run_id: order.run_id,
-    tenant: order.tenant,
-    tool: order.tool,
-    status: 'ok',
-    operation_id: operationId,
-    result: JSON.stringify({
-      customer_id: 'C-1842',
-      previous_version: before,
-      new_version: before + 1,
-      changed_fields: ['shipping_address'],
-      committed_at: '2026-11-30T00:00:00.000Z',
-    }),
-    error: null,
-    pending: null,
-    arguments_sha256: order.arguments_sha256,
-    completed_at: Date.now(),
-    duration_ms: 12,
-  });
+  const stagedAnswer = stagedMoveAnswer;
 
   const move = (line1: string, version: number): Promise<ExecutionOrder> =>
     approvedOrder(
@@ -202,14 +183,10 @@ describe('ambiguous writes are settled whenever the system of record can tell', 
     const key = order.idempotency_key ?? '';
     const idempotency = new ClaimLedger(g.redis, g.keys);
     const staged = stagedAnswer(order, before, 'op_staged_on_both');
-    const outcome = toStoredOutcome(staged, 'execute:0:0');
     // The owner staged the answer on the command's claim and the write's key, then died before
     // settling the key: the command's redelivery answers from the claim and must settle the key too.
+    const outcome = await orphanStagedWrite(g, order, staged, 'dead-executor/3');
     const command = commandClaimKey(order.run_id, order.command_id);
-    expect(await idempotency.claim(command, order.arguments_sha256, 'dead-executor/3', 1, order.command_id)).toEqual({ kind: 'claimed' });
-    expect(await idempotency.stage(command, 'dead-executor/3', outcome, termsOf(order, 1))).toBe('staged');
-    expect(await idempotency.claim(key, order.arguments_sha256, 'dead-executor/3', 1, order.command_id)).toEqual({ kind: 'claimed' });
-    expect(await idempotency.stage(key, 'dead-executor/3', outcome, termsOf(order, 1))).toBe('staged');
     await send(order);
     const answer = await answerTo(order.command_id);
     expect({ status: answer.status, operation_id: answer.operation_id, result: answer.result, completed_at: answer.completed_at }).toEqual({
@@ -222,6 +199,36 @@ describe('ambiguous writes are settled whenever the system of record can tell', 
     expect((await idempotency.get(command))?.state).toBe('succeeded');
     expect(results.events.filter((r) => r.command_id === order.command_id)).toHaveLength(1);
     expect(await currentVersion(g)).toBe(before);
+  });
+
+  it('publishes nothing again when the answer its dead owner staged is on the results topic already, and settles the command', async () => {
+    const before = await currentVersion(g);
+    const order = await move('6 Published Place', before);
+    const key = order.idempotency_key ?? '';
+    const idempotency = new ClaimLedger(g.redis, g.keys);
+    const staged = stagedAnswer(order, before, 'op_published_by_the_dead_owner');
+    const outcome = await orphanStagedWrite(g, order, staged, 'dead-executor/4');
+    const command = commandClaimKey(order.run_id, order.command_id);
+    // The owner published its staged answer (signed, where it routes it) and died before marking it published.
+    const publisher = await EventPublisher.connect(g.kafka, g.serde);
+    try {
+      await publisher.publish('results', order.run_id, staged, signedHeaders(staged, { topic: 'results', by: 'executor' }));
+    } finally {
+      await publisher.disconnect();
+    }
+    await answerTo(order.command_id);
+    await send(order);
+    await pollUntil(
+      async () => ((await idempotency.get(command))?.state === 'succeeded' ? true : undefined),
+      30_000,
+      'the command settled',
+    );
+    expect(await idempotency.get(key)).toMatchObject({ state: 'succeeded', outcome });
+    // A later answer on the same partition (same run, same key): once it is read, so is anything published before it.
+    const later = await move('7 Later Lane', before);
+    await send(later);
+    await answerTo(later.command_id);
+    expect(results.events.filter((r) => r.command_id === order.command_id)).toEqual([staged]);
   });
 
   it('frees the key when the system of record refused with a retryable error: the retry runs, and the row changes once', async () => {

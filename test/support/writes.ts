@@ -2,9 +2,10 @@ import { randomUUID } from 'node:crypto';
 import type { IHeaders } from 'kafkajs';
 import type { CallResult } from '@gatehouse/client';
 import { canonicalArguments } from '@gatehouse/contracts';
-import { DeadLetters, EventPublisher, startEventConsumer } from '@gatehouse/events';
-import type { EventByRole, ExecutionOrder, TopicRole } from '@gatehouse/events';
-import { ApprovalStore, ProposalStore } from '@gatehouse/state';
+import { DeadLetters, EventPublisher, startEventConsumer, toStoredOutcome } from '@gatehouse/events';
+import type { EventByRole, ExecutionOrder, ToolResult, TopicRole } from '@gatehouse/events';
+import { commandClaimKey } from '@gatehouse/executor';
+import { ApprovalStore, ClaimLedger, ProposalStore } from '@gatehouse/state';
 import type { Run } from '@gatehouse/state';
 import type { Gatehouse } from './gatehouse.js';
 import { logger } from './stack.js';
@@ -143,4 +144,46 @@ export async function approvedOrder(g: Gatehouse, run: Run, args: unknown, versi
     deadline_at: now + 600_000,
     issued_at: now,
   };
+}
+
+/** The ok answer of a move of C-1842's address from version `before`, as its executor would have staged it. */
+export function stagedMoveAnswer(order: ExecutionOrder, before: number, operationId: string): ToolResult {
+  return {
+    schema_version: 1,
+    command_id: order.command_id,
+    run_id: order.run_id,
+    tenant: order.tenant,
+    tool: order.tool,
+    status: 'ok',
+    operation_id: operationId,
+    result: JSON.stringify({
+      customer_id: 'C-1842',
+      previous_version: before,
+      new_version: before + 1,
+      changed_fields: ['shipping_address'],
+      committed_at: '2026-11-30T00:00:00.000Z',
+    }),
+    error: null,
+    pending: null,
+    arguments_sha256: order.arguments_sha256,
+    completed_at: Date.now(),
+    duration_ms: 12,
+  };
+}
+
+/**
+ * Leaves `order` as an executor `owner` that died after staging `answer` leaves it: its command's
+ * claim and its write's key claimed with a lease already run out, `answer` staged on both. Answers
+ * the answer as stored.
+ */
+export async function orphanStagedWrite(g: Gatehouse, order: ExecutionOrder, answer: ToolResult, owner: string): Promise<string> {
+  const ledger = new ClaimLedger(g.redis, g.keys);
+  const outcome = toStoredOutcome(answer, 'execute:0:0');
+  const terms = { argumentsSha256: order.arguments_sha256, leaseMs: 1, commandId: order.command_id };
+  for (const entry of [commandClaimKey(order.run_id, order.command_id), order.idempotency_key ?? '']) {
+    const claimed = await ledger.claim(entry, order.arguments_sha256, owner, 1, order.command_id);
+    if (claimed.kind !== 'claimed') throw new Error(`${entry} was not free to orphan: ${claimed.kind}`);
+    if ((await ledger.stage(entry, owner, outcome, terms)) !== 'staged') throw new Error(`${entry} did not take the staged answer`);
+  }
+  return outcome;
 }

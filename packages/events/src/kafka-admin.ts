@@ -93,6 +93,19 @@ export class KafkaAdmin {
       .sort((a, b) => a.partition - b.partition);
   }
 
+  /**
+   * Where `partition` of `topic` holds records stamped at or after `timestampMs` (`from`: the first
+   * such record, or the end when there is none) and where it ends now (`end`: the next record's offset).
+   */
+  async offsetsSince(topic: string, partition: number, timestampMs: number): Promise<{ readonly from: bigint; readonly end: bigint }> {
+    const ask = (timestamp: bigint) =>
+      this.admin.listOffsets({ topics: [{ name: topic, partitions: [{ partitionIndex: partition, timestamp }] }] });
+    const [at, ends] = await Promise.all([ask(BigInt(Math.max(0, Math.floor(timestampMs)))), ask(LATEST)]);
+    const end = ends[0]?.partitions[0]?.offset ?? 0n;
+    const from = at[0]?.partitions[0]?.offset;
+    return { from: from === undefined || from < 0n || from > end ? end : from, end };
+  }
+
   /** The group's committed offsets on `topics` (a partition it never committed is missing). */
   async committedOffsets(groupId: string, topics: readonly string[]): Promise<CommittedOffset[]> {
     const [group] = await this.admin.listConsumerGroupOffsets({ groups: [groupId] });

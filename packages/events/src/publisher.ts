@@ -176,6 +176,30 @@ export class EventPublisher {
     await this.publishMany(role, [headers === undefined ? { key, event } : { key, event, headers }]);
   }
 
+  /**
+   * The partition `publish(role, key, event, headers)` sends the event to (undefined when the client
+   * would choose: a record with no key), by the topic's partition count as the client knows it.
+   */
+  async partitionOf<R extends TopicRole>(
+    role: R,
+    key: string,
+    event: EventByRole[R],
+    headers?: RecordHeaders,
+  ): Promise<number | undefined> {
+    const topic = this.serde.topics[role];
+    const metadata = await this.current.metadata({ topics: [topic] });
+    const partitionKey = partitionKeyOf(role, event);
+    const routed = partitionKey === undefined ? headers : { ...headers, [PARTITION_KEY_HEADER]: partitionKey };
+    const partitions = metadata.topics.get(topic)?.partitionsCount ?? 1;
+    return partitionFor(
+      { key, ...(routed === undefined ? {} : { headers: routed }) },
+      topic,
+      this.serde.topics.results,
+      partitions,
+      this.hash,
+    );
+  }
+
   /** Encodes now (a bad event throws here) and resolves when the records are acknowledged. */
   async publishMany<R extends TopicRole>(role: R, entries: readonly Outgoing<R>[]): Promise<void> {
     if (entries.length === 0) return;

@@ -1,5 +1,5 @@
 import { fromStoredOutcome, toStoredOutcome } from '@gatehouse/events';
-import type { ConsumedRecord, DeadLetters, ExecutionOrder, ToolResult } from '@gatehouse/events';
+import type { AnswerScanVerdict, ConsumedRecord, DeadLetters, ExecutionOrder, ToolResult } from '@gatehouse/events';
 import type { GatehouseMetrics, Logger } from '@gatehouse/telemetry';
 import { claimOrWait, ownerToken } from './claim-wait.js';
 import type { Answer, LedgerEntries } from './executor-ports.js';
@@ -24,6 +24,8 @@ export interface CommandDelivery {
   readonly logContext: Readonly<Record<string, unknown>>;
   /** Publishes a result of the command on gatehouse.results. */
   readonly publish: (result: ToolResult) => Promise<void>;
+  /** What gatehouse.results holds of this result, where `publish` would put it (asked before a staged answer goes out again). */
+  readonly alreadyOut: (result: ToolResult) => Promise<AnswerScanVerdict>;
 }
 
 export interface CommandClaimDeps {
@@ -93,7 +95,11 @@ export async function claimCommand(
   return { key, owner };
 }
 
-/** The answer a stopped executor staged on the command's claim, published as it was. */
+/**
+ * The answer a stopped executor staged on the command's claim, published as it was — unless the
+ * results topic holds it already: the stopped owner may have published it and died before marking
+ * it published, and a subscriber would then see the command answered twice.
+ */
 async function repeatStagedAnswer(delivery: CommandDelivery, held: HeldCommand, staged: string, deps: CommandClaimDeps): Promise<void> {
   const { order } = delivery;
   const { result } = fromStoredOutcome(staged, addressOf(order), order.arguments_sha256);
@@ -101,7 +107,10 @@ async function repeatStagedAnswer(delivery: CommandDelivery, held: HeldCommand, 
   // operator's resolution of an unknown outcome) would find it in flight.
   if (order.effect === 'write' && order.idempotency_key !== null)
     await settleKeyFromStagedAnswer(deps.ledger, order, held.owner, deps.leaseMs);
-  await delivery.publish(result);
+  const out = await delivery.alreadyOut(result);
+  if (out === 'published')
+    deps.logger.info({ ...delivery.logContext }, 'the staged answer is on the results topic already; not published again');
+  else await delivery.publish(result);
   await deps.ledger.settle(held.key, held.owner, result.status === 'ok' ? 'succeeded' : 'failed', staged);
 }
 

@@ -1,5 +1,13 @@
 import type { ToolImplementation } from '@gatehouse/contracts';
-import type { EventByRole, ExecutionOrder, OutboundRecord, RecordHeaders, ToolResult, TopicRole } from '@gatehouse/events';
+import type {
+  AnswerScanVerdict,
+  EventByRole,
+  ExecutionOrder,
+  OutboundRecord,
+  RecordHeaders,
+  ToolResult,
+  TopicRole,
+} from '@gatehouse/events';
 import type { ApprovalRecord, Claim, ClaimTerms, Proposal, Run, SlotScope, Staging, StoredProposal, Verdict } from '@gatehouse/state';
 import type { Credential } from './call-credentials.js';
 
@@ -63,6 +71,14 @@ export interface ResourceLocks {
   lock(resource: string, token: string, leaseMs: number, deadline: number): Promise<boolean>;
   renew(resource: string, token: string, leaseMs: number): Promise<boolean>;
   unlock(resource: string, token: string): Promise<boolean>;
+}
+
+/**
+ * Port: what the results topic holds (`AnswerScan`), asked before an answer another owner staged is
+ * published again: `published` when a trusted record of it is there already.
+ */
+export interface AnswerLog {
+  published(key: string, result: ToolResult, headers?: RecordHeaders): Promise<AnswerScanVerdict>;
 }
 
 /** Port: the topics the executor writes (`EventPublisher`): results, operator handoffs, and dead letters as they came. */

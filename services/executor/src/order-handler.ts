@@ -7,7 +7,7 @@ import type { SpanScope } from '@gatehouse/telemetry';
 import { keepLease } from './claim-wait.js';
 import { claimCommand, commandAnswer } from './command-claim.js';
 import type { CommandDelivery } from './command-claim.js';
-import type { EventSink } from './executor-ports.js';
+import type { AnswerLog, EventSink } from './executor-ports.js';
 import { addressOf, logContextOf } from './order-context.js';
 import type { WritePathDeps } from './keyed-write.js';
 import { answerRead } from './read-path.js';
@@ -20,6 +20,8 @@ const tracer = tracerFor('executor');
 export interface OrderHandlerDeps extends Omit<WritePathDeps, 'publisher'> {
   readonly implementations: ReadonlyMap<string, ToolImplementation>;
   readonly publisher: EventSink;
+  /** Asked before a staged answer is published again. */
+  readonly answers: AnswerLog;
   readonly proposalTtlMs: number;
 }
 
@@ -87,6 +89,7 @@ export function orderHandler(deps: OrderHandlerDeps) {
       origin: `${record.topic}:${record.partition}:${record.offset}`,
       logContext,
       publish,
+      alreadyOut: (result) => deps.answers.published(order.run_id, result, headers),
     };
     const hosted = deps.implementations.get(order.tool);
     const held = await claimCommand(delivery, hosted?.contract.timeoutMs, { ...deps, logger: log, deadLetters });

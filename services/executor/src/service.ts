@@ -1,5 +1,5 @@
 import { createPublicKey } from 'node:crypto';
-import { assertSignsAs } from '@gatehouse/events';
+import { AnswerScan, assertSignsAs } from '@gatehouse/events';
 import type { EventsConfig, KeyRing, ParallelConsumerStats, SigningKey, Topics, TrustedKeys } from '@gatehouse/events';
 import { isExchangedCredential } from '@gatehouse/contracts';
 import type { Catalog, ToolImplementation } from '@gatehouse/contracts';
@@ -172,6 +172,14 @@ export async function startExecutor(options: ExecutorServiceOptions): Promise<Ru
         locks: new ResourceLock(options.redis, keys),
         limits: options.limits ?? { tenantDefault: SLOT_DEFAULTS.tenant, tenants: {}, run: SLOT_DEFAULTS.run },
         publisher: runtime.publisher,
+        answers: new AnswerScan({
+          kafka: runtime.kafka,
+          admin: runtime.admin,
+          serde: runtime.serde,
+          trust: { keys: options.trustedKeys },
+          partitionOf: (key, result, headers) => runtime.publisher.partitionOf('results', key, result, headers),
+          logger,
+        }),
         executorId: options.executorId,
         leaseMs: options.leaseMs,
         proposalTtlMs: options.proposalTtlMs,

@@ -18,6 +18,7 @@ function delivery(published: ToolResult[]): CommandDelivery {
       published.push(result);
       return Promise.resolve();
     },
+    alreadyOut: (result) => Promise.resolve(published.some((p) => p.command_id === result.command_id) ? 'published' : 'absent'),
   };
 }
 

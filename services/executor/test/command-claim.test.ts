@@ -6,7 +6,7 @@ import { orderHandler } from '../src/order-handler.js';
 import type { OrderHandlerDeps } from '../src/order-handler.js';
 import { implement } from '@gatehouse/contracts';
 import type { ToolImplementation } from '@gatehouse/contracts';
-import { KEY, order, readTicket, systemOfRecord, ticketWrite, world, writeDeps } from './fakes.js';
+import { answersOf, KEY, order, readTicket, systemOfRecord, ticketWrite, world, writeDeps } from './fakes.js';
 import type { SystemOfRecord, World } from './fakes.js';
 
 const CLAIM = commandClaimKey('run_1', 'cmd-1');
@@ -33,6 +33,7 @@ function handler(w: World, sor: SystemOfRecord): (order: ExecutionOrder, record:
   const deps: OrderHandlerDeps = {
     ...writeDeps(w),
     publisher: w.events,
+    answers: answersOf(w.events),
     implementations: new Map<string, ToolImplementation>([
       ['update_ticket.v1', ticketWrite(sor)],
       ['read_ticket.v1', read],
@@ -53,6 +54,37 @@ const readOrder = (overrides: Partial<ExecutionOrder> = {}) =>
     idempotency_key: null,
     ...overrides,
   });
+
+/** The answer a stopped executor staged on the command and the write's key. */
+const STAGED_RESULT: ToolResult = {
+  schema_version: 1,
+  command_id: 'cmd-1',
+  run_id: 'run_1',
+  tenant: 'acme',
+  tool: 'update_ticket.v1',
+  status: 'ok',
+  operation_id: 'op_1',
+  result: '{"change_id":"chg-0"}',
+  error: null,
+  pending: null,
+  arguments_sha256: 'x',
+  completed_at: 1,
+  duration_ms: 5,
+};
+
+/** Leaves the command and its key as an executor that died after staging STAGED_RESULT leaves them; answers it as stored. */
+function orphanStaged(w: World): string {
+  const staged = toStoredOutcome(STAGED_RESULT, 'gatehouse.execute:0:40');
+  for (const key of [CLAIM, KEY])
+    w.ledger.seed(key, {
+      state: 'in_flight',
+      arguments_sha256: order().arguments_sha256,
+      lease_until: Date.now() - 1,
+      staged,
+      command_id: 'cmd-1',
+    });
+  return staged;
+}
 
 describe('the command claim of an order', () => {
   it('publishes one answer for a command and records it on the claim', async () => {
@@ -93,34 +125,27 @@ describe('the command claim of an order', () => {
   it('publishes the answer a stopped executor staged on the command, settling the write’s key with it, and runs nothing', async () => {
     const w = world();
     const sor = systemOfRecord();
-    const staged = toStoredOutcome(
-      {
-        schema_version: 1,
-        command_id: 'cmd-1',
-        run_id: 'run_1',
-        tenant: 'acme',
-        tool: 'update_ticket.v1',
-        status: 'ok',
-        operation_id: 'op_1',
-        result: '{"change_id":"chg-0"}',
-        error: null,
-        pending: null,
-        arguments_sha256: 'x',
-        completed_at: 1,
-        duration_ms: 5,
-      },
-      'gatehouse.execute:0:40',
-    );
-    for (const key of [CLAIM, KEY])
-      w.ledger.seed(key, {
-        state: 'in_flight',
-        arguments_sha256: order().arguments_sha256,
-        lease_until: Date.now() - 1,
-        staged,
-        command_id: 'cmd-1',
-      });
+    const staged = orphanStaged(w);
     await handler(w, sor)(order(), record);
     expect(results(w)).toMatchObject([{ status: 'ok', result: '{"change_id":"chg-0"}' }]);
+    expect(w.ledger.records.get(KEY)).toMatchObject({ state: 'succeeded', outcome: staged });
+    expect(w.ledger.records.get(CLAIM)).toMatchObject({ state: 'succeeded' });
+    expect(sor.runs).toEqual([]);
+  });
+
+  it('settles, and publishes nothing again, when the answer a stopped executor staged is on the results topic already', async () => {
+    const w = world();
+    const sor = systemOfRecord();
+    const staged = orphanStaged(w);
+    // The stopped executor published it and died before marking it published.
+    await w.events.publish('results', 'run_1', STAGED_RESULT);
+    const deps = { ...writeDeps(w), publisher: w.events, answers: answersOf(w.events) };
+    await orderHandler({ ...deps, implementations: new Map([['update_ticket.v1', ticketWrite(sor)]]), proposalTtlMs: 60_000 })(
+      order(),
+      record,
+    );
+    expect(results(w)).toEqual([STAGED_RESULT]);
+    expect(deps.answers.asked).toBe(1);
     expect(w.ledger.records.get(KEY)).toMatchObject({ state: 'succeeded', outcome: staged });
     expect(w.ledger.records.get(CLAIM)).toMatchObject({ state: 'succeeded' });
     expect(sor.runs).toEqual([]);

@@ -4,10 +4,11 @@
 import { Catalog, defineTool, implement, sha256Hex } from '@gatehouse/contracts';
 import type { JSONSchema, StatusAnswer } from '@gatehouse/contracts';
 import type { ApprovalRecord, Claim, ClaimTerms, Proposal, Run, SlotScope, Staging, StoredProposal } from '@gatehouse/state';
-import type { ExecutionOrder, OutboundRecord, RecordHeaders, ToolResult, TopicRole } from '@gatehouse/events';
+import type { AnswerScanVerdict, ExecutionOrder, OutboundRecord, RecordHeaders, ToolResult, TopicRole } from '@gatehouse/events';
 import { createLogger, GatehouseMetrics } from '@gatehouse/telemetry';
 import type {
   Answer,
+  AnswerLog,
   ApprovalRecords,
   EventSink,
   HandlerCredentials,
@@ -236,6 +237,21 @@ class FakeEventSink implements EventSink {
   of(role: TopicRole): unknown[] {
     return this.published.filter((p) => p.role === role).map((p) => p.event);
   }
+}
+
+/**
+ * `AnswerScan` over what a FakeEventSink was given (the results topic): `published` once a result
+ * of the command was published, `absent` before. `asked` counts the questions.
+ */
+export function answersOf(sink: FakeEventSink): AnswerLog & { asked: number } {
+  return {
+    asked: 0,
+    published(_key: string, result: ToolResult): Promise<AnswerScanVerdict> {
+      this.asked += 1;
+      const out = sink.of('results').some((r) => (r as ToolResult).command_id === result.command_id);
+      return Promise.resolve(out ? 'published' : 'absent');
+    },
+  };
 }
 
 /** Credentials that name the call they were minted for, so a test sees which one a handler or status query got. */
