@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DLQ_HEADER, dlqTopicOf, EventPublisher } from '@gatehouse/events';
 import type { ToolCommand } from '@gatehouse/events';
@@ -7,6 +7,7 @@ import type { Gatehouse, RegisteredRun } from './support/gatehouse.js';
 import { recordResults } from './support/results.js';
 import type { ResultLog } from './support/results.js';
 import { proofFor } from './support/signing.js';
+import { pollUntil } from './support/poll.js';
 import { readRaw } from './support/stack.js';
 
 // One command_id, one answer. Commands are published straight on the topic, as a runtime whose
@@ -94,5 +95,35 @@ describe('the boundary answers each command_id once', () => {
     expect(dead?.headers?.[DLQ_HEADER.reason]?.toString()).toBe('command_id_reused');
     const decoded = await g.serde.decode('commands', dead?.value ?? null);
     expect(decoded.ok && decoded.value.arguments).toBe(other.arguments);
+  });
+
+  it('publishes a refusal a stopped policy worker staged once: the results topic shows it published it already', async () => {
+    const refused = command(`staged-${randomUUID()}`, { customer_id: 'C-1842' });
+    const unknownTool = { ...refused, tool: 'no_such_tool.v1' };
+    await publisher.publish('commands', unknownTool.tenant, unknownTool, proofFor(run, unknownTool));
+    const answer = (await results.waitFor([unknownTool.command_id])).get(unknownTool.command_id);
+    expect(answer?.error?.code).toBe('TOOL_NOT_FOUND');
+    // Leave its entry as a worker that published the refusal and died before marking it published
+    // leaves it: in flight, lease run out, the refusal staged.
+    const tenant = unknownTool.tenant;
+    const hash = createHash('sha256')
+      .update(`${tenant.length}:${tenant}${run.run_id.length}:${run.run_id}`)
+      .update(unknownTool.command_id)
+      .digest('hex');
+    const entry = g.keys.commandClaim(run.run_id, hash);
+    expect(await g.redis.exists(entry)).toBe(1);
+    const staged = [{ role: 'results', key: unknownTool.run_id, event: answer, headers: {} }];
+    await g.redis.hset(entry, {
+      state: 'in_flight',
+      owner: 'dead-policy/1',
+      lease_until: 0,
+      staged: JSON.stringify(staged),
+      staged_at: Date.now(),
+    });
+    // The command comes again (a redelivery after the worker died): the next worker takes the entry over.
+    await publisher.publish('commands', unknownTool.tenant, unknownTool, proofFor(run, unknownTool));
+    await pollUntil(async () => ((await g.redis.hget(entry, 'state')) !== 'in_flight' ? true : undefined), 30_000, 'the entry settled');
+    await drained();
+    expect(results.of(unknownTool.command_id).map((r) => r.event)).toEqual([answer]);
   });
 });

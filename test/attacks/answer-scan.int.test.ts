@@ -1,5 +1,5 @@
 // Surface: gatehouse.results, read by an executor before it publishes again an answer a stopped
-// executor staged (docs/threat-model.md, "K13"). The attacker: whoever can write gatehouse.results
+// executor staged (docs/threat-model.md, "K13"; a policy worker reads it the same way). The attacker: whoever can write gatehouse.results
 // (a Gatehouse service's principal, or a grant given by mistake), who wants a waiting call never to
 // get its answer. They place a record naming the command on the partition the answer goes to,
 // before the takeover: the executor that takes the command over must not take it for the answer.

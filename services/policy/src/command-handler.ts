@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { addressOf, DeadLetters, errorResult, pendingResult } from '@gatehouse/events';
 import type {
+  AnswerScan,
   ApprovalRequest,
   ConsumedRecord,
   EventPublisher,
@@ -79,6 +80,8 @@ interface Handling {
   readonly deadLetters: DeadLetters;
   /** Publishes a decision's events in order. */
   readonly publishAll: (publications: readonly Publication[]) => Promise<void>;
+  /** What gatehouse.results holds of an answer: asked before a staged decision is published again. */
+  readonly answers: Pick<AnswerScan, 'published'>;
 }
 
 /** decode (done by the consumer) → prove → claim → check → decide → stage → publish → answered, for one command. */
@@ -88,6 +91,7 @@ export function commandHandler(
   publisher: EventPublisher,
   logger: Logger,
   metrics: GatehouseMetrics,
+  answers: Pick<AnswerScan, 'published'>,
 ) {
   const deadLetters = new DeadLetters(publisher);
 
@@ -95,7 +99,7 @@ export function commandHandler(
     // In order: an approval request before the pending answer that points people at it.
     for (const p of publications) await publisher.publish(p.role, p.key, p.event, p.headers);
   };
-  const handling: Handling = { deps, proofs, logger, metrics, deadLetters, publishAll };
+  const handling: Handling = { deps, proofs, logger, metrics, deadLetters, publishAll, answers };
 
   /** One span per command: a child of the call's, and the parent of everything the decision publishes. */
   return async (command: ToolCommand, record: ConsumedRecord): Promise<void> => {
@@ -170,9 +174,12 @@ async function handle(handling: Handling, command: ToolCommand, record: Consumed
   let outcome: SpanOutcome | undefined;
   try {
     if (claim.kind === 'orphaned' && claim.staged !== undefined) {
-      // Decided by a worker that stopped before it surely published: the same decision again.
-      await publishAll(JSON.parse(claim.staged) as Publication[]);
-      logger.info({ ...context }, 'staged decision of a taken-over command published again');
+      // Decided by a worker that stopped before it surely published: the same decision again, less
+      // an answer the results topic shows that worker published already.
+      const staged = JSON.parse(claim.staged) as Publication[];
+      const again = await notOutYet(staged, handling.answers);
+      await publishAll(again);
+      logger.info({ ...context, answers_out: staged.length - again.length }, 'staged decision of a taken-over command published again');
       outcome = { status: 'staged_again' };
     } else {
       outcome = await decideAndPublish(handling, command, record, { run: found.run, held }, context, started, scope);
@@ -188,6 +195,16 @@ async function handle(handling: Handling, command: ToolCommand, record: Consumed
   }
   await entry.settle(held.owner, '');
   return outcome;
+}
+
+/** A staged decision's events, less each answer a trusted record on gatehouse.results shows out already. */
+async function notOutYet(publications: readonly Publication[], answers: Pick<AnswerScan, 'published'>): Promise<Publication[]> {
+  const kept: Publication[] = [];
+  for (const p of publications) {
+    if (p.role === 'results' && (await answers.published(p.key, p.event as ToolResult, p.headers)) === 'published') continue;
+    kept.push(p);
+  }
+  return kept;
 }
 
 /**

@@ -1,9 +1,11 @@
+import { createPublicKey } from 'node:crypto';
+import { AnswerScan, keyRing } from '@gatehouse/events';
 import type { EventsConfig, SigningKey, Topics, TrustedKeys } from '@gatehouse/events';
 import type { Catalog } from '@gatehouse/contracts';
 import { rolesGranting } from '@gatehouse/governance';
 import type { PolicyTable, Roles } from '@gatehouse/governance';
 import { consumerChecks, healthOf, startConsumption, startEventRuntime, withTeardown } from '@gatehouse/runtime';
-import type { StopOptions } from '@gatehouse/runtime';
+import type { EventRuntime, StopOptions } from '@gatehouse/runtime';
 import {
   ApprovalStore,
   ClaimLedger,
@@ -125,6 +127,7 @@ export async function startPolicyService(options: PolicyServiceOptions): Promise
         runtime.publisher,
         logger.child({ component: 'decide' }),
         metrics,
+        ownAnswerScan(runtime, options.signingKey, logger),
       ),
       logger,
       metrics,
@@ -162,5 +165,21 @@ export async function startPolicyService(options: PolicyServiceOptions): Promise
     teardown.add(() => api.close());
     const url = await api.listen({ host: options.host, port: options.port });
     return { url, joined: consumption.joined, stop: (stopOptions) => teardown.close(stopOptions) };
+  });
+}
+
+/**
+ * The read of gatehouse.results a worker makes before it publishes again a decision a stopped one
+ * staged. What it looks for are answers a policy worker published: signed by this service's key. One
+ * signed by another policy key (a rotation under way) is not found, and is published again.
+ */
+function ownAnswerScan(runtime: EventRuntime, signingKey: SigningKey, logger: Logger): AnswerScan {
+  return new AnswerScan({
+    kafka: runtime.kafka,
+    admin: runtime.admin,
+    serde: runtime.serde,
+    trust: { keys: keyRing({ policy: new Map([[signingKey.keyId, createPublicKey(signingKey.privateKey)]]) }) },
+    partitionOf: (key, result, headers) => runtime.publisher.partitionOf('results', key, result, headers),
+    logger,
   });
 }
