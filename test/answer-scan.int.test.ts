@@ -67,6 +67,20 @@ describe('the scan of the results topic for an answer already out', () => {
     expect(await scan.published(never.run_id, never, toPartition(1))).toBe('absent');
   });
 
+  it('does not take another answer to the command for this one: a pending notice is not the final answer', async () => {
+    const commandId = `scan-pending-${Date.now()}`;
+    const pending = answer(commandId, { status: 'pending_approval', error: null, completed_at: Date.now() - 5_000 });
+    await publisher.publish('results', pending.run_id, pending, toPartition(1));
+    const final = answer(commandId, { status: 'ok', error: null, result: '{}' });
+    expect(await scan.published(final.run_id, final, toPartition(1))).toBe('absent');
+    // A repeated answer is the same answer, down to when it completed: one a millisecond later is another.
+    const other = { ...final, completed_at: Number(final.completed_at) + 1 };
+    await publisher.publish('results', other.run_id, other, toPartition(1));
+    expect(await scan.published(final.run_id, final, toPartition(1))).toBe('absent');
+    await publisher.publish('results', final.run_id, final, toPartition(1));
+    expect(await scan.published(final.run_id, final, toPartition(1))).toBe('published');
+  });
+
   it('is not silenced by a record of the command that no trusted key signed', async () => {
     const real = answer(`scan-forged-${Date.now()}`);
     await forger.publish('results', real.run_id, real, toPartition(2));

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EventPublisher, verifyResult } from '@gatehouse/events';
+import { EventPublisher, KafkaAdmin, verifyResult } from '@gatehouse/events';
 import type { OperatorHandoff, ToolResult } from '@gatehouse/events';
 import { ClaimLedger, ProposalStore } from '@gatehouse/state';
 import type { Run } from '@gatehouse/state';
@@ -132,6 +132,19 @@ describe('writes happen once and are reported honestly under faults', () => {
     // The same resolution again, once its answer is out, publishes nothing more either.
     expect((await resolveAs(resolution)).status).toBe(409);
     expect(results.events.filter((r: ToolResult) => r.command_id === unknownCommand && r.status === 'ok')).toHaveLength(1);
+    // Its answer went out, but the mark that it did is lost (a failover, a crash between the two): the
+    // same resolution again completes (200), and the results topic shows its answer out, so nothing
+    // more is published on it (the route answers only once what it publishes is acknowledged).
+    await g.redis.hdel(g.keys.idempotency(key), 'published');
+    const admin = await KafkaAdmin.connect(g.kafka);
+    try {
+      const end = async (): Promise<bigint> => (await admin.topicOffsets(g.topics.results)).reduce((sum, p) => sum + BigInt(p.high), 0n);
+      const published = await end();
+      expect((await resolveAs(resolution)).status).toBe(200);
+      expect(await end()).toBe(published);
+    } finally {
+      await admin.close();
+    }
   });
 
   it('lets exactly one of two proposals against one version win; the other is a VERSION_CONFLICT and stays unconsumed', async () => {

@@ -10,12 +10,29 @@ import type { RecordHeaders } from './wire-record.js';
 
 /**
  * What the results topic says of an answer about to be published again:
- * - `published`: a record of the command's answer, signed by a key the reader trusts, is on it;
+ * - `published`: a record of this very answer (not another answer to its command), signed by a key
+ *   the reader trusts, is on it;
  * - `absent`: none is, in the stretch of the partition the answer can lie in;
  * - `unscanned`: that stretch was not read (longer than the scan reads, or no partition to read):
  *   the caller publishes as it would without a scan.
  */
 export type AnswerScanVerdict = 'published' | 'absent' | 'unscanned';
+
+/**
+ * Whether a record is this answer: a command may have more than one result on the topic (a
+ * `pending` notice, then its final answer; `OUTCOME_UNKNOWN`, then an operator's resolution), and
+ * a repeated answer is the same answer, down to when it completed.
+ */
+function sameAnswer(wanted: ToolResult, read: ToolResult): boolean {
+  return (
+    read.command_id === wanted.command_id &&
+    read.run_id === wanted.run_id &&
+    read.status === wanted.status &&
+    Number(read.completed_at) === Number(wanted.completed_at) &&
+    read.operation_id === wanted.operation_id &&
+    (read.error?.code ?? null) === (wanted.error?.code ?? null)
+  );
+}
 
 /** The consumer groups of answer scans, one throwaway group per read: `<results topic>.scan-<uuid>`. */
 export function answerScanGroupPrefix(resultsTopic: string): string {
@@ -40,7 +57,7 @@ export interface AnswerScanOptions {
 }
 
 interface Wanted {
-  readonly commandId: string;
+  readonly answer: ToolResult;
   readonly since: number;
   readonly resolve: (verdict: AnswerScanVerdict) => void;
   readonly reject: (error: unknown) => void;
@@ -77,7 +94,7 @@ export class AnswerScan {
     if (partition === undefined) return 'unscanned';
     return new Promise<AnswerScanVerdict>((resolve, reject) => {
       const queue = this.waiting.get(partition) ?? [];
-      queue.push({ commandId: result.command_id, since: Number(result.completed_at), resolve, reject });
+      queue.push({ answer: result, since: Number(result.completed_at), resolve, reject });
       this.waiting.set(partition, queue);
       if (!this.reading.has(partition)) void this.drain(partition);
     });
@@ -90,7 +107,7 @@ export class AnswerScan {
         this.waiting.delete(partition);
         try {
           const found = await this.read(partition, wanted);
-          for (const one of wanted) one.resolve(found === undefined ? 'unscanned' : found.has(one.commandId) ? 'published' : 'absent');
+          for (const one of wanted) one.resolve(found === undefined ? 'unscanned' : found.has(one) ? 'published' : 'absent');
         } catch (error) {
           for (const one of wanted) one.reject(error);
         }
@@ -100,8 +117,8 @@ export class AnswerScan {
     }
   }
 
-  /** The commands of `wanted` with a trusted answer on the partition; undefined when the stretch is too long to read. */
-  private async read(partition: number, wanted: readonly Wanted[]): Promise<Set<string> | undefined> {
+  /** The answers of `wanted` a trusted record on the partition is; undefined when the stretch is too long to read. */
+  private async read(partition: number, wanted: readonly Wanted[]): Promise<Set<Wanted> | undefined> {
     const { serde, trust, logger } = this.options;
     const topic = serde.topics.results;
     const started = Date.now();
@@ -114,8 +131,9 @@ export class AnswerScan {
       );
       return undefined;
     }
-    const ids = new Set(wanted.map((w) => w.commandId));
-    const found = new Set<string>();
+    const byCommand = new Map<string, Wanted[]>();
+    for (const one of wanted) byCommand.set(one.answer.command_id, [...(byCommand.get(one.answer.command_id) ?? []), one]);
+    const found = new Set<Wanted>();
     let records = 0;
     await readRanges(this.options.kafka, [{ topic, partition, start: from, end }], {
       groupPrefix: answerScanGroupPrefix(topic),
@@ -123,12 +141,16 @@ export class AnswerScan {
       record: async (_topic, _partition, record) => {
         records += 1;
         const decoded = await serde.decode('results', record.value);
-        if (!decoded.ok || !ids.has(decoded.value.command_id) || found.has(decoded.value.command_id)) return;
-        if (checkRecord('results', decoded.value, record.headers, trust)?.ok === true) found.add(decoded.value.command_id);
+        if (!decoded.ok) return;
+        // Another answer to the same command (the pending notice before a write's final answer) is not this one.
+        const matching = byCommand.get(decoded.value.command_id)?.filter((one) => !found.has(one) && sameAnswer(one.answer, decoded.value));
+        if (matching === undefined || matching.length === 0) return;
+        if (checkRecord('results', decoded.value, record.headers, trust)?.ok !== true) return;
+        for (const one of matching) found.add(one);
       },
     });
     logger.info(
-      { partition, from: String(from), end: String(end), records, asked: ids.size, found: found.size, ms: Date.now() - started },
+      { partition, from: String(from), end: String(end), records, asked: wanted.length, found: found.size, ms: Date.now() - started },
       'answer scan: read the results partition for answers already out',
     );
     return found;

@@ -240,15 +240,17 @@ class FakeEventSink implements EventSink {
 }
 
 /**
- * `AnswerScan` over what a FakeEventSink was given (the results topic): `published` once a result
- * of the command was published, `absent` before. `asked` counts the questions.
+ * `AnswerScan` over what a FakeEventSink was given (the results topic): `published` once this answer
+ * (its command, status and completion time) was published, `absent` before. `asked` counts the questions.
  */
 export function answersOf(sink: FakeEventSink): AnswerLog & { asked: number } {
   return {
     asked: 0,
     published(_key: string, result: ToolResult): Promise<AnswerScanVerdict> {
       this.asked += 1;
-      const out = sink.of('results').some((r) => (r as ToolResult).command_id === result.command_id);
+      const same = (r: ToolResult): boolean =>
+        r.command_id === result.command_id && r.status === result.status && Number(r.completed_at) === Number(result.completed_at);
+      const out = sink.of('results').some((r) => same(r as ToolResult));
       return Promise.resolve(out ? 'published' : 'absent');
     },
   };

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { canonicalJson, isErrorCode, sha256Hex, toolError } from '@gatehouse/contracts';
 import type { Catalog } from '@gatehouse/contracts';
 import { errorResult, fromStoredOutcome, okResult, toStoredOutcome } from '@gatehouse/events';
-import type { ResultAddress, StoredOutcome, ToolResult } from '@gatehouse/events';
+import type { AnswerScan, ResultAddress, StoredOutcome, ToolResult } from '@gatehouse/events';
 import { ReplicationUnconfirmed } from '@gatehouse/state';
 import type { ClaimLedger, LedgerRecord, Resolution, Run } from '@gatehouse/state';
 import type { Operator, Operators } from './operators.js';
@@ -16,6 +16,8 @@ export interface OperatorApiOptions {
   readonly runs: { get(runId: string): Promise<Run | undefined> };
   /** Publishes the final result, signed by this service, so a reader can tell an operator's answer from a forged one. */
   readonly publish: (result: ToolResult, headers: Record<string, string> | undefined) => Promise<void>;
+  /** What gatehouse.results holds of an answer: a resolution retried after its answer went out is not published again. */
+  readonly answers: Pick<AnswerScan, 'published'>;
   /** Counts a caller refused by who they are (an IDENTITY_REFUSALS code). */
   readonly refused?: (code: string) => void;
 }
@@ -173,9 +175,11 @@ export function registerOperatorRoutes(app: FastifyInstance, options: OperatorAp
       }
       if (resolved.kind !== 'resolved')
         return reply.code(409).send({ error: { code: 'OUTCOME_ALREADY_KNOWN', message: `the outcome is already ${record.state}` } });
-      // The outcome stored by this resolution, or by the same resolution before whose answer did not go out.
+      // The outcome stored by this resolution, or by the same resolution before, whose answer may
+      // have gone out before it was marked published: then it is not published again.
       const answer = fromStoredOutcome(resolved.outcome, addressOf(stored), record.arguments_sha256);
-      await options.publish(answer.result, answer.outcome.headers);
+      if ((await options.answers.published(answer.result.run_id, answer.result, answer.outcome.headers)) !== 'published')
+        await options.publish(answer.result, answer.outcome.headers);
       await options.idempotency.resolutionPublished(key);
       request.log.info(
         {

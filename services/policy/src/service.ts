@@ -117,6 +117,7 @@ export async function startPolicyService(options: PolicyServiceOptions): Promise
       grantValidityMs: options.grantValidityMs ?? 10 * 60 * 1000,
       proposalTtlMs: options.proposalTtlMs ?? 15 * 60 * 1000,
     };
+    const answers = ownAnswerScan(runtime, options.signingKey, logger);
     const consumption = await startConsumption({
       runtime,
       role: 'commands',
@@ -127,7 +128,7 @@ export async function startPolicyService(options: PolicyServiceOptions): Promise
         runtime.publisher,
         logger.child({ component: 'decide' }),
         metrics,
-        ownAnswerScan(runtime, options.signingKey, logger),
+        answers,
       ),
       logger,
       metrics,
@@ -160,6 +161,7 @@ export async function startPolicyService(options: PolicyServiceOptions): Promise
         operators: new Operators(options.operatorIdentity),
         // Signed by the publisher, as every result this service publishes.
         publish: (result, headers) => runtime.publisher.publish('results', result.run_id, result, headers),
+        answers,
       },
     });
     teardown.add(() => api.close());
