@@ -47,7 +47,7 @@ describe('the scan of the results topic for an answer already out', () => {
       admin,
       serde: env.serde,
       trust: { keys: keyRing({ executor: parseTrustedKeys(executorKey.trustedKey) }) },
-      partitionOf: (key, result, headers) => publisher.partitionOf('results', key, result, headers),
+      publisher: publisher,
       // Each read logs one line: the test counts reads by them.
       logger: createLogger('answer-scan-test', { level: 'info', destination: { write: (line: string) => void lines.push(line) } }),
     });
@@ -115,7 +115,7 @@ describe('the scan of the results topic for an answer already out', () => {
       admin,
       serde: env.serde,
       trust: { keys: keyRing({ executor: parseTrustedKeys(executorKey.trustedKey) }) },
-      partitionOf: (key, result, headers) => publisher.partitionOf('results', key, result, headers),
+      publisher: publisher,
       logger,
       maxRecords: 1,
     });

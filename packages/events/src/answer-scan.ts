@@ -2,6 +2,7 @@ import type { Logger } from '@gatehouse/telemetry';
 import type { ToolResult } from './event-types.js';
 import type { KafkaAdmin } from './kafka-admin.js';
 import type { KafkaConnection } from './kafka-client.js';
+import type { EventPublisher } from './publisher.js';
 import { readRanges } from './range-reader.js';
 import { checkRecord } from './record-trust.js';
 import type { RecordTrust } from './record-trust.js';
@@ -45,8 +46,8 @@ export interface AnswerScanOptions {
   readonly serde: EventSerde;
   /** Only records a trusted key signed count as published: a forged record never silences the real answer. */
   readonly trust: RecordTrust;
-  /** The results partition an answer goes to (the publisher's routing); undefined when it has none. */
-  readonly partitionOf: (key: string, result: ToolResult, headers: RecordHeaders | undefined) => Promise<number | undefined>;
+  /** The publisher whose routing says which results partition an answer goes to. */
+  readonly publisher: Pick<EventPublisher, 'partitionOf'>;
   readonly logger: Logger;
   /** How far before an answer's `completed_at` its record may be stamped (clocks, batching); default 60 s. */
   readonly marginMs?: number;
@@ -58,7 +59,6 @@ export interface AnswerScanOptions {
 
 interface Wanted {
   readonly answer: ToolResult;
-  readonly since: number;
   readonly resolve: (verdict: AnswerScanVerdict) => void;
   readonly reject: (error: unknown) => void;
 }
@@ -90,11 +90,11 @@ export class AnswerScan {
 
   /** Whether `result`, published under `key` with `headers`, is on the results topic already. */
   async published(key: string, result: ToolResult, headers?: RecordHeaders): Promise<AnswerScanVerdict> {
-    const partition = await this.options.partitionOf(key, result, headers);
+    const partition = await this.options.publisher.partitionOf('results', key, result, headers);
     if (partition === undefined) return 'unscanned';
     return new Promise<AnswerScanVerdict>((resolve, reject) => {
       const queue = this.waiting.get(partition) ?? [];
-      queue.push({ answer: result, since: Number(result.completed_at), resolve, reject });
+      queue.push({ answer: result, resolve, reject });
       this.waiting.set(partition, queue);
       if (!this.reading.has(partition)) void this.drain(partition);
     });
@@ -122,7 +122,7 @@ export class AnswerScan {
     const { serde, trust, logger } = this.options;
     const topic = serde.topics.results;
     const started = Date.now();
-    const since = Math.min(...wanted.map((w) => w.since)) - this.marginMs;
+    const since = Math.min(...wanted.map((w) => Number(w.answer.completed_at))) - this.marginMs;
     const { from, end } = await this.options.admin.offsetsSince(topic, partition, since);
     if (end - from > BigInt(this.maxRecords)) {
       logger.warn(

@@ -177,7 +177,7 @@ export async function startExecutor(options: ExecutorServiceOptions): Promise<Ru
           admin: runtime.admin,
           serde: runtime.serde,
           trust: { keys: options.trustedKeys },
-          partitionOf: (key, result, headers) => runtime.publisher.partitionOf('results', key, result, headers),
+          publisher: runtime.publisher,
           logger,
         }),
         executorId: options.executorId,

@@ -181,7 +181,7 @@ function ownAnswerScan(runtime: EventRuntime, signingKey: SigningKey, logger: Lo
     admin: runtime.admin,
     serde: runtime.serde,
     trust: { keys: keyRing({ policy: new Map([[signingKey.keyId, createPublicKey(signingKey.privateKey)]]) }) },
-    partitionOf: (key, result, headers) => runtime.publisher.partitionOf('results', key, result, headers),
+    publisher: runtime.publisher,
     logger,
   });
 }
