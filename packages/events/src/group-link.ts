@@ -86,7 +86,7 @@ export async function openGroupLink(options: GroupLinkOptions): Promise<GroupLin
     consumer = undefined;
     stream?.destroy();
     stream = undefined;
-    await failed.close(true).catch(() => undefined);
+    await leaveAndClose(failed, options.log);
     await sleep(200);
     if (held) return;
     await untilSucceeds(() => open().catch(dropAndThrow), {
@@ -100,7 +100,7 @@ export async function openGroupLink(options: GroupLinkOptions): Promise<GroupLin
   const dropAndThrow = async (error: unknown): Promise<never> => {
     const left = current();
     consumer = undefined;
-    await left?.close(true).catch(() => undefined);
+    if (left !== undefined) await leaveAndClose(left, options.log);
     throw error;
   };
 
@@ -127,9 +127,26 @@ export async function openGroupLink(options: GroupLinkOptions): Promise<GroupLin
       const closing = current();
       consumer = undefined;
       await stream?.close().catch(() => undefined);
-      await closing?.close().catch(() => closing.close(true));
+      if (closing !== undefined) await leaveAndClose(closing, options.log);
     },
   };
+}
+
+/**
+ * Leaves the group and closes the consumer's connections. A coordinator that refuses the leave
+ * (it moved, or already expired the member) does not keep the member from stopping: the client
+ * then forgets its membership and closes anyway, and the coordinator drops the member when its
+ * session runs out, as it would a crashed process's.
+ */
+async function leaveAndClose(consumer: WireConsumer, log: Logger): Promise<void> {
+  try {
+    await consumer.close(true);
+    return;
+  } catch (error) {
+    log.warn({ err: error }, 'leaving the group failed; closing without it');
+  }
+  consumer.memberId = null;
+  await consumer.close(true).catch((error: unknown) => log.warn({ err: error }, 'closing the consumer failed'));
 }
 
 /** Passes the consumer's assignments on after each join, and reports it failed. */
@@ -157,7 +174,7 @@ function watch(
 function memberOptions(options: GroupLinkOptions): ConsumerOptions<Buffer, Buffer, Buffer, Buffer> {
   const session = options.sessionTimeoutMs ?? 30_000;
   return {
-    ...options.kafka.wireOptions(),
+    ...options.kafka.wireOptions('through-elections'),
     groupId: options.groupId,
     autocommit: false,
     sessionTimeout: session,
