@@ -2,6 +2,8 @@ import { createHash } from 'node:crypto';
 import { closeSync, openSync, writeSync } from 'node:fs';
 import type { Redis } from './redis-client.js';
 import type { Keyspace } from './keyspace.js';
+import { keepRenewing } from './lease.js';
+import type { StopRenewing } from './lease.js';
 import { LuaScript } from './lua-script.js';
 
 /**
@@ -337,6 +339,19 @@ export class ClaimLedger {
     return this.giveBackAt(this.place(name), owner);
   }
 
+  /**
+   * Claims an entry, waiting while another live owner holds it, until `deadline` (ms since the
+   * epoch): see `claimWhenFree`.
+   */
+  claimWhenFree(name: string, argumentsSha256: string, owner: string, leaseMs: number, deadline: number, commandId = ''): Promise<Claim> {
+    return claimWhenFree(() => this.claim(name, argumentsSha256, owner, leaseMs, commandId), deadline);
+  }
+
+  /** Renews the lease of a held entry every third of its length until stopped. */
+  keep(name: string, owner: string, leaseMs: number): StopRenewing {
+    return keepRenewing(() => this.renew(name, owner, leaseMs), leaseMs);
+  }
+
   /** Extends the lease of a held entry; false when this owner lost it. */
   async renew(name: string, owner: string, leaseMs: number): Promise<boolean> {
     const entry = this.keys.idempotency(name);
@@ -535,5 +550,19 @@ function claimOf(reply: ClaimReply): Claim {
       return reply[3] === ''
         ? { kind: 'orphaned', previousOwner: String(reply[1]) }
         : { kind: 'orphaned', previousOwner: String(reply[1]), staged: String(reply[2]), stagedAt: Number(reply[3]) };
+  }
+}
+
+/**
+ * Claims an entry, waiting while another live owner holds it: that owner either finishes (the claim
+ * then finds its answer) or dies (its lease runs out and the claim finds it orphaned). Skipping an
+ * entry in flight instead would lose the call if its owner died. Gives up at `deadline` (ms since
+ * the epoch), answering what the last claim found.
+ */
+export async function claimWhenFree(claim: () => Promise<Claim>, deadline: number): Promise<Claim> {
+  for (;;) {
+    const found = await claim();
+    if (found.kind !== 'in_progress' || Date.now() >= deadline) return found;
+    await new Promise<void>((resolve) => setTimeout(resolve, Math.min(250, Math.max(20, found.leaseLeftMs))));
   }
 }

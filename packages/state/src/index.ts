@@ -1,6 +1,6 @@
 export { ApprovalStore } from './approval-store.js';
 export type { ApprovalRecord } from './approval-store.js';
-export { ClaimLedger, LedgerState, onLedgerStep, recordLedgerSteps, RUN_ID_PATTERN } from './claim-ledger.js';
+export { claimWhenFree, ClaimLedger, LedgerState, onLedgerStep, recordLedgerSteps, RUN_ID_PATTERN } from './claim-ledger.js';
 export type {
   Claim,
   ClaimTerms,
@@ -16,6 +16,8 @@ export type {
 export { DelegationStore, DelegationWriter } from './delegation-store.js';
 export type { GrantTarget, SealContext, TokenOpen, TokenSeal } from './delegation-store.js';
 export { Keyspace } from './keyspace.js';
+export { keepRenewing } from './lease.js';
+export type { StopRenewing } from './lease.js';
 export { LuaScript, ReplicationUnconfirmed, requireReplicas } from './lua-script.js';
 export type { ReplicaBarrier } from './lua-script.js';
 export { ProposalStore } from './proposal-store.js';

@@ -1,5 +1,7 @@
 import type { Redis } from './redis-client.js';
 import type { Keyspace } from './keyspace.js';
+import { keepRenewing } from './lease.js';
+import type { StopRenewing } from './lease.js';
 import { LuaScript } from './lua-script.js';
 
 // Scripts, not a plain SET NX, so they ride the batch of script calls made in the same turn.
@@ -33,6 +35,11 @@ export class ResourceLock {
 
   async renew(resource: string, token: string, leaseMs: number): Promise<boolean> {
     return (await RENEW.run(this.redis, 1, this.keys.lock(resource), token, String(leaseMs))) === 1;
+  }
+
+  /** Renews the lock's lease every third of its length until stopped. */
+  keep(resource: string, token: string, leaseMs: number): StopRenewing {
+    return keepRenewing(() => this.renew(resource, token, leaseMs), leaseMs);
   }
 
   async unlock(resource: string, token: string): Promise<boolean> {

@@ -1,5 +1,7 @@
 import type { Redis } from './redis-client.js';
 import type { Keyspace } from './keyspace.js';
+import { keepRenewing } from './lease.js';
+import type { StopRenewing } from './lease.js';
 import { LuaScript } from './lua-script.js';
 
 // Gives a lease back in every scope at once (one script: it rides auto-pipelining, a pipeline does not).
@@ -87,6 +89,11 @@ export class SlotPool {
   async renew(scopes: readonly SlotScope[], leaseId: string, leaseMs: number): Promise<boolean> {
     const keys = scopes.map((s) => this.key(s.scope));
     return ((await RENEW.run(this.redis, keys.length, ...keys, leaseId, String(leaseMs))) as number) === keys.length;
+  }
+
+  /** Renews a lease every third of its length until stopped. */
+  keep(scopes: readonly SlotScope[], leaseId: string, leaseMs: number): StopRenewing {
+    return keepRenewing(() => this.renew(scopes, leaseId, leaseMs), leaseMs);
   }
 
   /** One pipeline: on a cluster every scope's set is in one hash slot (Keyspace.clusterSlots), so a cluster takes it too. */

@@ -1,9 +1,8 @@
 import { fromStoredOutcome, toStoredOutcome } from '@gatehouse/events';
 import type { AnswerScanVerdict, ConsumedRecord, DeadLetters, ExecutionOrder, ToolResult } from '@gatehouse/events';
 import type { GatehouseMetrics, Logger } from '@gatehouse/telemetry';
-import { claimOrWait, ownerToken } from './claim-wait.js';
 import type { Answer, LedgerEntries } from './executor-ports.js';
-import { addressOf, termsOf } from './order-context.js';
+import { addressOf, ownerToken, termsOf } from './order-context.js';
 import { settleKeyFromStagedAnswer } from './write-path.js';
 
 // How long a copy waits for another owner of its command, beyond two leases, when the tool is not
@@ -58,7 +57,7 @@ export async function claimCommand(
   const key = commandClaimKey(order.run_id, order.command_id);
   const owner = ownerToken(deps.executorId);
   const claimDeadline = Date.now() + deps.leaseMs * 2 + (toolTimeoutMs ?? DEFAULT_TIMEOUT_MS);
-  const claim = await claimOrWait(deps.ledger, key, order.arguments_sha256, owner, deps.leaseMs, claimDeadline, order.command_id);
+  const claim = await deps.ledger.claimWhenFree(key, order.arguments_sha256, owner, deps.leaseMs, claimDeadline, order.command_id);
   if (claim.kind === 'in_progress') {
     // Still held by a live owner: leave the record unfinished so it comes back, rather than
     // dropping it — if that owner dies, this delivery is the one that answers.

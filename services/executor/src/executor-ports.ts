@@ -8,7 +8,18 @@ import type {
   ToolResult,
   TopicRole,
 } from '@gatehouse/events';
-import type { ApprovalRecord, Claim, ClaimTerms, Proposal, Run, SlotScope, Staging, StoredProposal, Verdict } from '@gatehouse/state';
+import type {
+  ApprovalRecord,
+  Claim,
+  ClaimTerms,
+  Proposal,
+  Run,
+  SlotScope,
+  Staging,
+  StopRenewing,
+  StoredProposal,
+  Verdict,
+} from '@gatehouse/state';
 import type { Credential } from './call-credentials.js';
 
 // The stores the executor works with, as the executor needs them: each port names what it calls and
@@ -23,6 +34,8 @@ import type { Credential } from './call-credentials.js';
 export interface LedgerEntries {
   /** `commandId` names the command the key is claimed for, so a copy of that same command can tell it is waiting on itself. */
   claim(key: string, argumentsSha256: string, owner: string, leaseMs: number, commandId?: string): Promise<Claim>;
+  /** Claims the entry, waiting while another live owner holds it, until `deadline` (ms since the epoch). */
+  claimWhenFree(key: string, argumentsSha256: string, owner: string, leaseMs: number, deadline: number, commandId?: string): Promise<Claim>;
   /**
    * Keeps the answer about to go out with the entry; `taken` when this owner no longer holds it (or
    * it is settled). An entry Redis lost is made again from `terms`, held by this owner.
@@ -30,7 +43,10 @@ export interface LedgerEntries {
   stage(key: string, owner: string, answer: string, terms: ClaimTerms): Promise<Staging>;
   /** The final state and answer; false when this owner no longer holds the entry. */
   settle(key: string, owner: string, verdict: Verdict, answer: string): Promise<boolean>;
+  /** Extends a held entry's lease; false when this owner lost it. */
   renew(key: string, owner: string, leaseMs: number): Promise<boolean>;
+  /** Renews a held entry's lease every third of its length until stopped. */
+  keep(key: string, owner: string, leaseMs: number): StopRenewing;
   /** Gives a held entry back: with nothing staged, the next claim of it starts afresh. */
   giveBack(key: string, owner: string): Promise<boolean>;
 }
@@ -61,7 +77,8 @@ export interface RunLookup {
 export interface SlotLeases {
   /** Takes one slot of every scope, waiting until `deadline`; false when none freed up in time. */
   acquire(scopes: readonly SlotScope[], leaseId: string, leaseMs: number, deadline: number): Promise<boolean>;
-  renew(scopes: readonly SlotScope[], leaseId: string, leaseMs: number): Promise<boolean>;
+  /** Renews the slots' lease every third of its length until stopped. */
+  keep(scopes: readonly SlotScope[], leaseId: string, leaseMs: number): StopRenewing;
   release(scopes: readonly SlotScope[], leaseId: string): Promise<void>;
 }
 
@@ -69,7 +86,8 @@ export interface SlotLeases {
 export interface ResourceLocks {
   /** Takes the resource's lock, waiting until `deadline`; false when it stayed busy. */
   lock(resource: string, token: string, leaseMs: number, deadline: number): Promise<boolean>;
-  renew(resource: string, token: string, leaseMs: number): Promise<boolean>;
+  /** Renews the lock's lease every third of its length until stopped. */
+  keep(resource: string, token: string, leaseMs: number): StopRenewing;
   unlock(resource: string, token: string): Promise<boolean>;
 }
 

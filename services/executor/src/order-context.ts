@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { sha256Hex } from '@gatehouse/contracts';
 import type { ExecutionContext } from '@gatehouse/contracts';
 import type { ExecutionOrder, RecordHeaders, ResultAddress } from '@gatehouse/events';
@@ -49,4 +50,9 @@ export function logContextOf(order: ExecutionOrder, headers: RecordHeaders | und
     arguments_sha256: order.arguments_sha256,
     trace_id: traceIdOf(headers),
   };
+}
+
+/** A fresh owner token per delivery: two copies of an order in this very process must not both run. */
+export function ownerToken(executorId: string): string {
+  return `${executorId}/${randomUUID().replace(/-/g, '').slice(0, 16)}`;
 }

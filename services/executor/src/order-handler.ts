@@ -4,7 +4,6 @@ import { DeadLetters, errorResult } from '@gatehouse/events';
 import type { ConsumedRecord, ExecutionOrder, ToolResult } from '@gatehouse/events';
 import { carriedHeaders, endSpan, endSpanThrown, noteOutcome, sentAtOf, startRecordSpan, tracerFor } from '@gatehouse/telemetry';
 import type { SpanScope } from '@gatehouse/telemetry';
-import { keepLease } from './claim-wait.js';
 import { claimCommand, commandAnswer } from './command-claim.js';
 import type { CommandDelivery } from './command-claim.js';
 import type { AnswerLog, EventSink } from './executor-ports.js';
@@ -95,7 +94,7 @@ export function orderHandler(deps: OrderHandlerDeps) {
     const held = await claimCommand(delivery, hosted?.contract.timeoutMs, { ...deps, logger: log, deadLetters });
     if (held === undefined) return;
     const answer = commandAnswer(delivery, held, deps.ledger, deps.leaseMs);
-    const stopRenewing = keepLease(answer.holdsCommand, deps.leaseMs);
+    const stopRenewing = deps.ledger.keep(held.key, held.owner, deps.leaseMs);
     try {
       const refusal = notHosted(order, hosted);
       if (refusal !== undefined || hosted === undefined) {

@@ -1,6 +1,5 @@
 import { toolError } from '@gatehouse/contracts';
 import type { Claim } from '@gatehouse/state';
-import { claimOrWait, keepLease } from './claim-wait.js';
 import type { KeyedWrite, WriteOutcome } from './keyed-write.js';
 import { askStatusQuery, outcomeFromStatus, resendableUnderKey } from './status-query.js';
 
@@ -24,7 +23,7 @@ export async function holdWriteKey(write: KeyedWrite): Promise<KeyHold> {
   const { deps } = write;
   const claim = await claimKey(write);
   if (claim.kind !== 'claimed' && claim.kind !== 'orphaned') return { outcome: claim, letGo: () => undefined };
-  const letGo = keepLease(() => deps.ledger.renew(write.key, write.owner, deps.leaseMs), deps.leaseMs);
+  const letGo = deps.ledger.keep(write.key, write.owner, deps.leaseMs);
   if (claim.kind === 'claimed') return { outcome: undefined, letGo };
   try {
     const takenOver = await takeOverOrphanedWrite(write, claim);
@@ -42,8 +41,7 @@ export async function holdWriteKey(write: KeyedWrite): Promise<KeyHold> {
  */
 async function claimKey(write: KeyedWrite): Promise<Extract<Claim, { kind: 'claimed' | 'orphaned' }> | WriteOutcome> {
   const { order, deps, key } = write;
-  const claim = await claimOrWait(
-    deps.ledger,
+  const claim = await deps.ledger.claimWhenFree(
     key,
     order.arguments_sha256,
     write.owner,

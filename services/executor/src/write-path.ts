@@ -3,10 +3,9 @@ import type { ToolError, ToolImplementation } from '@gatehouse/contracts';
 import { errorResult, fromStoredOutcome, okResult, toStoredOutcome } from '@gatehouse/events';
 import type { ExecutionOrder, StoredOutcome, ToolResult } from '@gatehouse/events';
 import type { Verdict } from '@gatehouse/state';
-import { claimOrWait, ownerToken } from './claim-wait.js';
 import type { Answer, LedgerEntries } from './executor-ports.js';
 import type { KeyedWrite, WriteOutcome, WritePathDeps, WriteRecord } from './keyed-write.js';
-import { addressOf, logContextOf, orderContext, termsOf, writeOperationId } from './order-context.js';
+import { addressOf, logContextOf, orderContext, ownerToken, termsOf, writeOperationId } from './order-context.js';
 import { holdWriteKey } from './write-claim.js';
 import { proveWrite } from './write-proof.js';
 import { runUnderSlots } from './write-run.js';
@@ -131,7 +130,7 @@ const verdictOf = (status: ToolResult['status']): Verdict => (status === 'ok' ? 
  * may be another command's).
  */
 export async function settleKeyFromStagedAnswer(
-  ledger: Pick<LedgerEntries, 'claim' | 'settle' | 'giveBack'>,
+  ledger: Pick<LedgerEntries, 'claimWhenFree' | 'settle' | 'giveBack'>,
   order: ExecutionOrder,
   owner: string,
   leaseMs: number,
@@ -139,7 +138,7 @@ export async function settleKeyFromStagedAnswer(
   const key = order.idempotency_key;
   if (key === null) return;
   // The key's lease was renewed beside the command's: it runs out at about the same time.
-  const claim = await claimOrWait(ledger, key, order.arguments_sha256, owner, leaseMs, Date.now() + leaseMs * 2, order.command_id);
+  const claim = await ledger.claimWhenFree(key, order.arguments_sha256, owner, leaseMs, Date.now() + leaseMs * 2, order.command_id);
   if (claim.kind === 'orphaned' && claim.staged !== undefined) {
     await ledger.settle(key, owner, verdictOf((JSON.parse(claim.staged) as StoredOutcome).status), claim.staged);
   } else if (claim.kind === 'claimed') {

@@ -1,6 +1,5 @@
 import { canonicalJson, isToolFailure, toolError, ToolFailure } from '@gatehouse/contracts';
 import type { SlotScope } from '@gatehouse/state';
-import { keepLease } from './claim-wait.js';
 import type { KeyedWrite, WriteOutcome } from './keyed-write.js';
 import { runHandler } from './run-handler.js';
 import { askStatusQuery, outcomeFromStatus, resendableUnderKey } from './status-query.js';
@@ -35,7 +34,7 @@ export async function runUnderSlots(write: KeyedWrite, args: unknown): Promise<W
     };
   }
   deps.metrics.slotsAcquired(order.tenant);
-  const stopSlotLease = keepLease(() => deps.slots.renew(scopes, operationId, deps.leaseMs), deps.leaseMs);
+  const stopSlotLease = deps.slots.keep(scopes, operationId, deps.leaseMs);
   try {
     return await runLocked(write, args);
   } finally {
@@ -72,8 +71,7 @@ async function runLocked(write: KeyedWrite, args: unknown): Promise<WriteOutcome
       reopensProposal: true,
     };
   }
-  const stopLockLease =
-    resource === undefined ? () => undefined : keepLease(() => deps.locks.renew(resource, operationId, deps.leaseMs), deps.leaseMs);
+  const stopLockLease = resource === undefined ? () => undefined : deps.locks.keep(resource, operationId, deps.leaseMs);
   const started = Date.now();
   try {
     for (let send = 1; ; send += 1) {

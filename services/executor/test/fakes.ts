@@ -3,7 +3,8 @@
 // proposal, its approval, and a write whose system of record the test scripts.
 import { Catalog, defineTool, implement, sha256Hex } from '@gatehouse/contracts';
 import type { JSONSchema, StatusAnswer } from '@gatehouse/contracts';
-import type { ApprovalRecord, Claim, ClaimTerms, Proposal, Run, SlotScope, Staging, StoredProposal } from '@gatehouse/state';
+import { claimWhenFree, keepRenewing } from '@gatehouse/state';
+import type { ApprovalRecord, Claim, ClaimTerms, Proposal, Run, SlotScope, Staging, StopRenewing, StoredProposal } from '@gatehouse/state';
 import type { AnswerScanVerdict, ExecutionOrder, OutboundRecord, RecordHeaders, ToolResult, TopicRole } from '@gatehouse/events';
 import { createLogger, GatehouseMetrics } from '@gatehouse/telemetry';
 import type {
@@ -104,10 +105,18 @@ class FakeLedgerEntries implements LedgerEntries {
     return Promise.resolve('staged');
   }
 
+  claimWhenFree(key: string, argumentsSha256: string, owner: string, leaseMs: number, deadline: number, commandId = ''): Promise<Claim> {
+    return claimWhenFree(() => this.claim(key, argumentsSha256, owner, leaseMs, commandId), deadline);
+  }
+
   renew(key: string, owner: string, leaseMs: number): Promise<boolean> {
     const rec = this.held(key, owner);
     if (rec !== undefined) rec.lease_until = Date.now() + leaseMs;
     return Promise.resolve(rec !== undefined);
+  }
+
+  keep(key: string, owner: string, leaseMs: number): StopRenewing {
+    return keepRenewing(() => this.renew(key, owner, leaseMs), leaseMs);
   }
 
   giveBack(key: string, owner: string): Promise<boolean> {
@@ -184,8 +193,8 @@ class FakeSlots implements SlotLeases {
     if (this.free) this.held.set(leaseId, scopes);
     return Promise.resolve(this.free);
   }
-  renew(_scopes: readonly SlotScope[], leaseId: string): Promise<boolean> {
-    return Promise.resolve(this.held.has(leaseId));
+  keep(): StopRenewing {
+    return () => undefined;
   }
   release(_scopes: readonly SlotScope[], leaseId: string): Promise<void> {
     this.held.delete(leaseId);
@@ -205,8 +214,8 @@ class FakeLocks implements ResourceLocks {
     this.taken.push(resource);
     return Promise.resolve(true);
   }
-  renew(resource: string, token: string): Promise<boolean> {
-    return Promise.resolve(this.holders.get(resource) === token);
+  keep(): StopRenewing {
+    return () => undefined;
   }
   unlock(resource: string, token: string): Promise<boolean> {
     if (this.holders.get(resource) !== token) return Promise.resolve(false);
