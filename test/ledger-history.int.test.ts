@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ClaimLedger, createRedis, Keyspace, recordLedgerSteps, redisUrlFromEnv } from '@gatehouse/state';
 import type { Redis } from '@gatehouse/state';
 import { checkLedgerHistory, ledgerHistoryFile } from './support/ledger-history.js';
-import type { RecordedStep } from './support/ledger-history.js';
+import type { Failover, RecordedStep } from './support/ledger-history.js';
 import { pollUntil } from './support/poll.js';
 
 // The history check of the fault tests, on a history the real ledger made: two owners of one
@@ -24,10 +24,11 @@ describe('a ledger history checked against the protocol model', () => {
     try {
       const space = new Keyspace(`t-${randomUUID().slice(0, 8)}:`);
       const [one, two] = [new ClaimLedger(a, space), new ClaimLedger(b, space)];
-      const terms = { argumentsSha256: 'h', leaseMs: 100, commandId: 'c-1' };
+      // A lease long enough that the second owner's first claim finds it live on a busy machine.
+      const terms = { argumentsSha256: 'h', leaseMs: 1_000, commandId: 'c-1' };
       const answer = '{"status":"ok","result":"{}"}';
       // The first owner stages its answer and stops; the second finds it staged and repeats it.
-      expect(await one.claim('cmd:r:c-1', 'h', 'exec-a/1', 100, 'c-1')).toEqual({ kind: 'claimed' });
+      expect(await one.claim('cmd:r:c-1', 'h', 'exec-a/1', 1_000, 'c-1')).toEqual({ kind: 'claimed' });
       expect(await one.stage('cmd:r:c-1', 'exec-a/1', answer, terms)).toBe('staged');
       expect((await two.claim('cmd:r:c-1', 'h', 'exec-b/1', 100, 'c-1')).kind).toBe('in_progress');
       await pollUntil(
@@ -122,5 +123,73 @@ describe('a ledger history checked against the protocol model', () => {
     const attemptOf = steps.findIndex((s) => s.op === 'settle' && s.owner === 'exec-b/1' && s.reply === 'attempted');
     writeWithout(withoutAttempt, [lost, attemptOf]);
     expect((await checkLedgerHistory(withoutAttempt)).refused?.ledger).toMatch(/^recorded claim → stored/);
+  });
+  describe('across a Redis failover', () => {
+    /**
+     * A failover as one entry sees it: the new master holds `replica` (the entry as its master's
+     * replica last had it, taken with DUMP), and every step recorded before comes before the kill,
+     * every step after comes after the promotion.
+     */
+    async function failOver(entry: string, replica: Buffer | null): Promise<Failover> {
+      const killedAt = Date.now() + 0.5;
+      if (replica === null) throw new Error('the entry was not there to copy');
+      await a.restore(entry, 0, replica, 'REPLACE');
+      const promotedAt = Date.now() + 0.5;
+      await pollUntil(() => Promise.resolve(Date.now() > promotedAt ? true : undefined), 1_000, 'the next millisecond');
+      return { killedAt, promotedAt };
+    }
+
+    it('allows a settlement the promoted replica never received, and names the steps taken back', async () => {
+      const space = new Keyspace(`t-${randomUUID().slice(0, 8)}:`);
+      const file = ledgerHistoryFile('failover-settle');
+      const ledger = new ClaimLedger(a, space);
+      const entry = space.idempotency('key-settle');
+      const stop = recordLedgerSteps(file, 'test process');
+      let failover: Failover;
+      try {
+        expect(await ledger.claim('key-settle', 'h', 'exec-a/1', 60_000, 'c-1')).toEqual({ kind: 'claimed' });
+        // What the replica holds: the claim (durable), not the settlement after it.
+        const replica = await a.dumpBuffer(entry);
+        expect(await ledger.settle('key-settle', 'exec-a/1', 'succeeded', '{"status":"ok"}')).toBe(true);
+        failover = await failOver(entry, replica);
+        // After the failover the entry is in flight under exec-a/1 again: another owner finds it so,
+        // and its owner can settle it (again, as far as its own steps go).
+        expect((await ledger.claim('key-settle', 'h', 'exec-b/1', 60_000, 'c-1')).kind).toBe('in_progress');
+        expect(await ledger.settle('key-settle', 'exec-a/1', 'failed', '{"status":"error"}')).toBe(true);
+      } finally {
+        stop();
+      }
+      const check = await checkLedgerHistory(file, failover);
+      expect(check.refused).toBeUndefined();
+      expect(check.takenBack).toEqual({ entries: 1, steps: 1 });
+      // Read as one ledger with nothing taken back, the same history is refused.
+      expect((await checkLedgerHistory(file)).refused?.ledger).toMatch(/^recorded settle → settled, the model answers /);
+    });
+
+    it('refuses a history in which the failover took back a stage a replica had confirmed', async () => {
+      const space = new Keyspace(`t-${randomUUID().slice(0, 8)}:`);
+      const file = ledgerHistoryFile('failover-stage');
+      const ledger = new ClaimLedger(a, space);
+      const entry = space.idempotency('key-stage');
+      const terms = { argumentsSha256: 'h', leaseMs: 100, commandId: 'c-1' };
+      const stop = recordLedgerSteps(file, 'test process');
+      let failover: Failover;
+      try {
+        expect(await ledger.claim('key-stage', 'h', 'exec-a/1', 100, 'c-1')).toEqual({ kind: 'claimed' });
+        const replica = await a.dumpBuffer(entry);
+        // A stage is durable: a failover cannot take it back, so losing it is a broken barrier.
+        expect(await ledger.stage('key-stage', 'exec-a/1', '{"status":"ok"}', terms)).toBe('staged');
+        failover = await failOver(entry, replica);
+        await pollUntil(
+          async () => ((await ledger.claim('key-stage', 'h', 'exec-b/1', 60_000, 'c-1')).kind === 'orphaned' ? true : undefined),
+          5_000,
+          'the lease to run out',
+        );
+      } finally {
+        stop();
+      }
+      const check = await checkLedgerHistory(file, failover);
+      expect(check.refused?.ledger).toMatch(/^recorded claim → orphaned, the model answers /);
+    });
   });
 });

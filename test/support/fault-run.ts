@@ -7,7 +7,7 @@ import type { FaultRig } from './fault-rig.js';
 import { auditLoad, awaitLateAnswers, slotsHeld, summaryLine } from './load-audit.js';
 import type { LoadAudit } from './load-audit.js';
 import { checkLedgerHistory, historyLine } from './ledger-history.js';
-import type { HistoryCheck } from './ledger-history.js';
+import type { Failover, HistoryCheck } from './ledger-history.js';
 import { lostTrail } from './lost-trail.js';
 import { MixedLoad } from './mixed-load.js';
 import { eventually } from './stack.js';
@@ -25,11 +25,10 @@ export interface FaultRunOptions {
   /** Makes the fault and heals it, with the load running; returns what to report about it. */
   readonly fault: (load: MixedLoad, phase: (name: string) => void) => Promise<Record<string, unknown>>;
   /**
-   * Why the ledger's history is not checked against the protocol model: a fault that takes back
-   * what Redis acknowledged (a failover) makes a history the replay of one ledger cannot follow.
-   * Checked when unset.
+   * A Redis failover the fault made, once the fault is over: the history is then checked allowing
+   * the promoted replica to lack what its master acknowledged last (see checkLedgerHistory).
    */
-  readonly historyUnchecked?: string;
+  readonly failover?: () => Failover | undefined;
 }
 
 export interface FaultRunOutcome extends LoadAudit {
@@ -39,8 +38,8 @@ export interface FaultRunOutcome extends LoadAudit {
   readonly publishErrors: readonly string[];
   /** Results on the topic that could not be decoded. */
   readonly undecodable: number;
-  /** The ledger's recorded history, replayed against the protocol model; undefined when not checked (`historyUnchecked`). */
-  readonly history: HistoryCheck | undefined;
+  /** The ledger's recorded history, replayed against the protocol model. */
+  readonly history: HistoryCheck;
 }
 
 /**
@@ -109,10 +108,8 @@ export async function runUnderFault(rig: FaultRig, options: FaultRunOptions): Pr
       "executors' event loop delay p99/max ms": executorDelays,
     }),
   );
-  const history = options.historyUnchecked === undefined ? await checkLedgerHistory(rig.ledgerHistory) : undefined;
-  console.info(
-    history === undefined ? `${options.name}: ledger history not checked: ${options.historyUnchecked}` : historyLine(options.name, history),
-  );
+  const history = await checkLedgerHistory(rig.ledgerHistory, options.failover?.());
+  console.info(historyLine(options.name, history));
   // Where any lost command got to, so a failure names the stage that dropped it.
   if (audit.examples.lost.length > 0) {
     const trail = await lostTrail(
@@ -178,5 +175,5 @@ export function expectNothingLostOrTwice(outcome: FaultRunOutcome): void {
   expect(figures.slotsInUse).toBe(0);
   expect(outcome.undecodable).toBe(0);
   // Every step the claim ledger took is one the protocol model allows.
-  expect(outcome.history?.refused, 'the first ledger step the protocol model does not allow').toBeUndefined();
+  expect(outcome.history.refused, 'the first ledger step the protocol model does not allow').toBeUndefined();
 }

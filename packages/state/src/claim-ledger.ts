@@ -284,8 +284,10 @@ const attempt = (entry: string, op: LedgerStep['op'], owner: string): void =>
 const fingerprint = (answer: string): string => createHash('sha256').update(answer).digest('hex');
 
 /**
- * Appends every ledger step this process takes to `path`, one JSON line each, naming `process`
- * (GATEHOUSE_LEDGER_HISTORY): the history the fault tests check against the protocol model. Each
+ * Appends every ledger step this process takes to `path`, one JSON line each, naming `process` and
+ * when its reply was back (`at`, this machine's clock, ms; a check of a history across a Redis
+ * failover tells steps before the failover from steps after it by this) (GATEHOUSE_LEDGER_HISTORY):
+ * the history the fault tests check against the protocol model. Each
  * line is written before the step's caller goes on, so a process killed at any point leaves every
  * step it took; lines of processes sharing the file never interleave (each is one append).
  * Returns how to stop.
@@ -293,7 +295,7 @@ const fingerprint = (answer: string): string => createHash('sha256').update(answ
 export function recordLedgerSteps(path: string, process: string): () => void {
   // Opened once for appending: each line is one write(2) at the file's end.
   const fd = openSync(path, 'a');
-  const stop = onLedgerStep((step) => writeSync(fd, `${JSON.stringify({ ...step, process })}\n`));
+  const stop = onLedgerStep((step) => writeSync(fd, `${JSON.stringify({ ...step, process, at: Date.now() })}\n`));
   return () => {
     stop();
     closeSync(fd);
