@@ -39,6 +39,8 @@ export type { ProvisionResult } from './provisioning.js';
 export { awaitTopicsServed, topicOffsets } from './topic-readiness.js';
 export { KafkaAdmin } from './kafka-admin.js';
 export { readRanges } from './range-reader.js';
+export { skipAbortedBatches } from './read-committed.js';
+export type { WireBatch, WireFetchedPartition } from './read-committed.js';
 export { AnswerScan, answerScanGroupPrefix } from './answer-scan.js';
 export type { AnswerScanOptions, AnswerScanVerdict } from './answer-scan.js';
 export type { PartitionRange, RangeReadOptions } from './range-reader.js';

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { KafkaAdmin } from './kafka-admin.js';
 import type { KafkaConnection } from './kafka-client.js';
+import { fetchedPosition } from './read-committed.js';
 import { wireClient } from './wire-client.js';
 import { readRecordOf } from './wire-record.js';
 import type { ReadRecord } from './wire-record.js';
@@ -43,20 +44,53 @@ export async function readRanges(kafka: KafkaConnection, ranges: readonly Partit
   // A consumer that fails (heartbeats refused, its broker gone) ends the read with its error.
   consumer.on('error', (error: Error) => abort.abort(error));
   try {
+    const topics = [...new Set([...wanted.values()].map((r) => r.topic))];
+    const topicIds = new Map([...(await consumer.metadata({ topics })).topics].map(([name, topic]) => [name, topic.id]));
     const stream = await consumer.consume({
-      topics: [...new Set([...wanted.values()].map((r) => r.topic))],
+      topics,
       mode: wire.MessagesStreamModes.MANUAL,
       offsets: [...wanted.values()].map((r) => ({ topic: r.topic, partition: r.partition, offset: r.start })),
     });
     abort.signal.addEventListener('abort', () => stream.destroy(abort.signal.reason as Error), { once: true });
-    for await (const message of stream) {
+    // A range may end with records never delivered: transaction markers, records of aborted
+    // transactions. It is read once the fetches went past its end and every record they let
+    // through below it has arrived.
+    const received = new Map<string, bigint>();
+    const dropFinished = (): void => {
+      for (const [key, range] of wanted) {
+        const fetched = fetchedPosition(consumer, topicIds.get(range.topic) ?? '', range.partition);
+        if (fetched === undefined || fetched.next < range.end) continue;
+        const lastWanted = fetched.lastDelivered < range.end - 1n ? fetched.lastDelivered : range.end - 1n;
+        if (lastWanted < range.start || (received.get(key) ?? -1n) >= lastWanted) wanted.delete(key);
+      }
+    };
+    // The stream pushes a fetch's records in the same turn as it says it fetched: by the next turn
+    // they are in its buffer, and the check above sees them as not yet received.
+    let fetched: () => void = () => undefined;
+    stream.on('fetch', () => setImmediate(() => fetched()));
+    const messages = stream[Symbol.asyncIterator]();
+    let pending: ReturnType<typeof messages.next> | undefined;
+    while (wanted.size > 0) {
+      pending ??= messages.next();
+      const woken = new Promise<'fetched'>((resolve) => (fetched = () => resolve('fetched')));
+      const step = await Promise.race([pending, woken]);
+      if (step === 'fetched') {
+        dropFinished();
+        continue;
+      }
+      pending = undefined;
+      if (step.done === true) break;
+      const message = step.value;
       const key = partitionKey(message.topic, message.partition);
       const range = wanted.get(key);
       if (range === undefined || message.offset < range.start || message.offset >= range.end) continue;
       await options.record(message.topic, message.partition, readRecordOf(message));
+      received.set(key, message.offset);
       if (message.offset >= range.end - 1n) wanted.delete(key);
-      if (wanted.size === 0) break;
+      dropFinished();
     }
+    // A read still waiting when the ranges are done ends with the stream.
+    pending?.catch(() => undefined);
     abort.signal.throwIfAborted();
     if (wanted.size > 0) throw new Error(`the stream ended with ${wanted.size} partitions not read to their ends`);
     await stream.close().catch(() => undefined);
