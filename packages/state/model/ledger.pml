@@ -59,6 +59,7 @@
  *   R_SCAN               (b) + an answer this delivery did not derive is published only if the results partition
  *                        (read_committed, from the offset recorded with the staged answer) does not hold it yet
  *   R_TXNID              (b) + a transactional id per command: claiming the command fences its earlier producers
+ *   OFFSETS_APART        (b) with the consumed record's offset committed after the transaction, not in it
  *   PLAIN_SOR            the system of record neither honours K nor checks the approved target version
  *   LEAN_SOR             a send lands, its answer perhaps lost; the status query answers or is down (for (b))
  *   CRASHES, LAPSES, FAILOVERS, REPLAYS, RESENDS, RELEASES, EXPIRIES   the bounds (README.md)
@@ -443,6 +444,14 @@ inline take_txn_id(k) {
 #endif
 #define LSO_CLEAR(p) ((p == 0 || !txo[0]) && (p == 1 || !txo[1]) && (p == 2 || !txo[2]) && (p == 3 || !txo[3]) && (p == 4 || !txo[4]))
 #define ALREADY_SEEN(p) (((p) == OP && res_n > 0) || ((p) != OP && vis_n > 0))
+/* OFFSETS_APART: the consumed record's offset is committed after the transaction, as a plain commit. */
+#ifdef OFFSETS_APART
+#define TXN_OFFSET false
+#define TXN_RECORD_OURS(p) true
+#else
+#define TXN_OFFSET true
+#define TXN_RECORD_OURS(p) RECORD_OURS(p)
+#endif
 #ifdef R_RENEW
 #define RENEWS(p) ((p) != OP)
 #else
@@ -494,12 +503,12 @@ inline announce(p, v, g) {
   :: atomic { \
        pc[me] == TXC -> \
        if \
-       :: txo[me] && RECORD_OURS(me) && EPOCH_OURS(me) -> \
+       :: txo[me] && TXN_RECORD_OURS(me) && EPOCH_OURS(me) -> \
           printf("%c%d t%d: commits the transaction\n", ROLE(me), me, tok[me]); \
           announce(me, txv[me], txg[me]); \
           if \
-          :: IS_EXEC(me) -> ordc[rc[me]] = 1 \
-          :: me == POL0 || me == POL1 -> cmdc[rc[me]] = 1 \
+          :: TXN_OFFSET && IS_EXEC(me) -> ordc[rc[me]] = 1 \
+          :: TXN_OFFSET && (me == POL0 || me == POL1) -> cmdc[rc[me]] = 1 \
           :: else -> skip \
           fi; \
           txo[me] = 0; txc[me] = 0; txv[me] = 0; txg[me] = 0; \

@@ -242,6 +242,12 @@ describe('design (b): answers in Kafka transactions with the consumed offset, re
   );
 
   it.concurrent(
+    'with the scan and the renewal inside, the consumed offset may be committed after the transaction: exactly one answer',
+    () => expectHolds([...DESIGN_B, '-DR_SCAN', '-DR_RENEW', '-DOFFSETS_APART']),
+    EXHAUSTIVE_MS,
+  );
+
+  it.concurrent(
     'with the scan and a transactional id per command gives exactly one answer',
     () => expectHolds([...DESIGN_B, '-DR_SCAN', '-DR_TXNID']),
     EXHAUSTIVE_MS,
