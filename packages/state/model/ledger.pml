@@ -60,6 +60,8 @@
  *                        (read_committed, from the offset recorded with the staged answer) does not hold it yet
  *   R_TXNID              (b) + a transactional id per command: claiming the command fences its earlier producers
  *   OFFSETS_APART        (b) with the consumed record's offset committed after the transaction, not in it
+ *   NO_TXN_TIMEOUT       (b) + R_RENEW without the broker's transaction timeout: a takeover does not abort the
+ *                        transaction its earlier owner renewed inside (the scan waits for it instead)
  *   PLAIN_SOR            the system of record neither honours K nor checks the approved target version
  *   LEAN_SOR             a send lands, its answer perhaps lost; the status query answers or is down (for (b))
  *   CRASHES, LAPSES, FAILOVERS, REPLAYS, RESENDS, RELEASES, EXPIRIES   the bounds (README.md)
@@ -272,7 +274,7 @@ inline expire_owner(t) {
      j_++
   :: else -> break
   od;
-#if defined(TXN) && defined(R_RENEW)
+#if defined(TXN) && defined(R_RENEW) && !defined(NO_TXN_TIMEOUT)
   /* A transaction the owner renewed inside had timed out before the lease ended. */
   j_ = 0;
   do
