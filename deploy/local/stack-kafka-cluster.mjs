@@ -78,6 +78,7 @@ min.insync.replicas=2
 offsets.topic.replication.factor=3
 transaction.state.log.replication.factor=3
 transaction.state.log.min.isr=2
+transaction.abort.timed.out.transaction.cleanup.interval.ms=1000
 group.initial.rebalance.delay.ms=0
 auto.create.topics.enable=false
 unclean.leader.election.enable=false

@@ -54,6 +54,7 @@ log.dirs=${DATA}
 offsets.topic.replication.factor=1
 transaction.state.log.replication.factor=1
 transaction.state.log.min.isr=1
+transaction.abort.timed.out.transaction.cleanup.interval.ms=1000
 group.initial.rebalance.delay.ms=0
 num.partitions=3
 auto.create.topics.enable=false

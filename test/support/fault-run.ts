@@ -108,6 +108,7 @@ export async function runUnderFault(rig: FaultRig, options: FaultRunOptions): Pr
       "executors' event loop delay p99/max ms": executorDelays,
     }),
   );
+  if (audit.examples.repeated.length > 0) console.info(`${options.name}: repeated answers ${JSON.stringify(audit.examples.repeated)}`);
   const history = await checkLedgerHistory(rig.ledgerHistory, options.failover?.());
   console.info(historyLine(options.name, history));
   // Where any lost command got to, so a failure names the stage that dropped it.

@@ -73,6 +73,7 @@ export interface LoadAudit {
   /** Up to 20 examples per problem, for failure messages. */
   readonly examples: Record<
     | 'lost'
+    | 'repeated'
     | 'conflicting'
     | 'repeatedPreviews'
     | 'answerMismatches'
@@ -129,16 +130,21 @@ export async function auditLoad(
   slotsInUse: number,
 ): Promise<LoadAudit> {
   const terminal = new Map<string, ToolResult[]>();
+  /** Where each terminal record of a command sits: partition@offset, and who signed it. */
+  const placed = new Map<string, string[]>();
   for (const record of results.records) {
     const event = record.value;
     if (event === undefined || event.status === 'pending_approval' || !load.calls.has(event.command_id)) continue;
     const list = terminal.get(event.command_id) ?? [];
     list.push(event);
     terminal.set(event.command_id, list);
+    const signer = record.headers?.['gatehouse-key-id']?.toString() ?? '?';
+    placed.set(event.command_id, [...(placed.get(event.command_id) ?? []), `${record.partition}@${record.offset} by ${signer}`]);
   }
   const handedOff = new Set(handoffs.records.flatMap((r) => (r.value === undefined ? [] : [r.value.command_id])));
   const examples: LoadAudit['examples'] = {
     lost: [],
+    repeated: [],
     conflicting: [],
     repeatedPreviews: [],
     answerMismatches: [],
@@ -205,6 +211,11 @@ export async function auditLoad(
     const first = records[0];
     if (first !== undefined) figures.codes[codeOf(first)] = (figures.codes[codeOf(first)] ?? 0) + 1;
     figures.duplicates += Math.max(0, records.length - 1);
+    if (records.length > 1)
+      note(
+        'repeated',
+        `${call.commandId}: ${records.length} records (${(placed.get(call.commandId) ?? []).join(', ')}), completed_at ${records.map((r) => String(r.completed_at)).join(' / ')}`,
+      );
     if (distinct.size > 1 && call.kind === CallKind.preview && samePreview(records)) {
       figures.repeatedPreviews += 1;
       note('repeatedPreviews', `${call.commandId}: ${records.length} results, ${distinct.size} proposals`);

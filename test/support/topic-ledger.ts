@@ -43,6 +43,12 @@ export async function openLedger<T>(
   let onJoin: () => void = () => undefined;
   const joined = new Promise<void>((resolve) => (onJoin = resolve));
   consumer.on(consumer.events.GROUP_JOIN, () => onJoin());
+  // A batch's last offset may be a transaction marker, or a record of an aborted transaction, which
+  // is never handed on: the reader's position moves past them when the batch is done.
+  consumer.on(consumer.events.END_BATCH_PROCESS, ({ payload }) => {
+    const after = BigInt(payload.lastOffset) + 1n;
+    if ((next.get(payload.partition) ?? 0n) < after) next.set(payload.partition, after);
+  });
   await consumer.connect();
   await consumer.subscribe({ topic, fromBeginning: true });
   await consumer.run({

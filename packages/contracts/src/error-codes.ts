@@ -411,6 +411,12 @@ export const ERRORS = {
   },
   SCHEMA_REFUSED: { on: PROCESS, retryable: false, meaning: 'The registry refused a schema, e.g. as incompatible with the subject.' },
   ENCODE_FAILED: { on: PROCESS, retryable: false, meaning: 'An event does not match its Avro schema.' },
+  CLAIM_LOST: {
+    on: PROCESS,
+    retryable: false,
+    meaning:
+      'A record was not published: the claim it goes out under was no longer its publisher’s when its transaction was to commit. Another owner has the command, and answers it.',
+  },
   TOPICS_MISSING: {
     on: PROCESS,
     retryable: true,

@@ -52,7 +52,7 @@ export { addressOf, errorResult, okResult, pendingResult, toErrorEvent } from '.
 export { executionOrder } from './execution-order.js';
 export type { OrderedWrite, OrderParts, OrderRun } from './execution-order.js';
 export type { ResultAddress } from './results.js';
-export type { KeyHash, Outgoing } from './publisher.js';
+export type { KeyHash, Outgoing, PublishCondition, PublisherOptions } from './publisher.js';
 export { defaultSchemasDir, loadEventSchemas } from './schema-files.js';
 export type { EventSchemas } from './schema-files.js';
 export { DecodeFailure, EventSerde } from './serde.js';

@@ -5,14 +5,23 @@ import { payloadFor } from './event-signing.js';
 import type { EventSigner } from './event-signing.js';
 import type { EventSerde } from './serde.js';
 import type { EventByRole, TopicRole } from './topics.js';
+import { EventsError } from './events-error.js';
 import { kafkaErrorCodes } from './kafka-errors.js';
 import { wireClient } from './wire-client.js';
 import type { OutboundRecord, RecordHeaders } from './wire-record.js';
+
+/**
+ * What must still hold when a transactional publisher commits a record: asked inside the transaction,
+ * after the records are in the log. A record whose condition no longer holds is not committed; its
+ * publish rejects with CLAIM_LOST. (A plain publisher has no transaction to hold it back, and ignores it.)
+ */
+export type PublishCondition = () => Promise<boolean>;
 
 export interface Outgoing<R extends TopicRole> {
   readonly key: string;
   readonly event: EventByRole[R];
   readonly headers?: RecordHeaders;
+  readonly holds?: PublishCondition;
 }
 
 interface Pending {
@@ -21,8 +30,19 @@ interface Pending {
   /** Each message's signing payload, signed when its batch is sent; absent when nothing is signed. */
   readonly payloads?: readonly Buffer[];
   readonly bytes: number;
+  readonly holds?: PublishCondition;
   readonly resolve: () => void;
   readonly reject: (error: unknown) => void;
+}
+
+export interface PublisherOptions {
+  /**
+   * Publish every batch in one Kafka transaction under this transactional id, which no other live
+   * publisher may use: read_committed readers see a batch's records all at once or never, and a
+   * publisher that connects under an id fences the earlier producers of that id and aborts their
+   * open transaction. Absent: each batch is an idempotent send.
+   */
+  readonly transactionalId?: string;
 }
 
 // Publishes that arrive while a produce request is in flight share the next one: one request per
@@ -121,47 +141,99 @@ function wireHeaders(headers: RecordHeaders | undefined): Map<Buffer, Buffer> {
 const bytesOf = (data: Buffer | string | null | undefined): Buffer | undefined =>
   data === null || data === undefined ? undefined : Buffer.isBuffer(data) ? data : Buffer.from(data);
 
+// A transaction's first AddPartitionsToTxn meets CONCURRENT_TRANSACTIONS while the broker still
+// writes the previous commit's markers, a millisecond or two: asked again at once rather than after
+// the usual pause, which would cap a transactional publisher at a few batches a second.
+const TRANSACTION_BUSY_RETRY_MS = 1;
+
+// How long a transactional publisher waits at connect for its transaction coordinator: on a cluster
+// where no transaction ran yet, the broker first creates its transaction state topic, which took
+// several seconds on the project's two-core machine.
+const COORDINATOR_WAIT_MS = 30_000;
+const COORDINATOR_RETRY_MS = 250;
+
 /**
  * Typed, idempotent publishing of Gatehouse events (acks from all in-sync replicas). Every
  * publish resolves once its own records are acknowledged; concurrent publishes are batched. A batch
  * the broker refused for lost idempotence state is sent again under a new producer id (consumers of
- * every Gatehouse topic tolerate the duplicate this can make).
+ * every Gatehouse topic tolerate the duplicate this can make). A transactional publisher
+ * (`PublisherOptions.transactionalId`) sends each batch in a transaction instead, and a batch that
+ * failed is never committed: its records are aborted, and its callers publish again.
  */
 export class EventPublisher {
   private queue: Pending[] = [];
   private flushing = false;
-  /** The last send failed: the next one first takes a new producer id. */
+  /** The last send failed: the next one first takes a new producer id (a transactional publisher: a new producer). */
   private suspect = false;
   /** How many times a new producer id was taken after a failed send (for logs and tests). */
   replacements = 0;
 
   private constructor(
-    private readonly current: Producer,
+    private current: Producer,
     private readonly hash: KeyHash,
     private readonly serde: EventSerde,
     private readonly signer: EventSigner | undefined,
+    /** A transactional publisher's producer maker; undefined for a plain one. */
+    private readonly transactional: (() => Promise<Producer>) | undefined,
   ) {}
 
   /**
    * `signer`: the publishing service's key. Every order, approval request, decision and result it
    * publishes is signed with it (with the headers it travels with), so readers can tell it from a forgery.
    */
-  static async connect(kafka: KafkaConnection, serde: EventSerde, signer?: EventSigner): Promise<EventPublisher> {
+  static async connect(
+    kafka: KafkaConnection,
+    serde: EventSerde,
+    signer?: EventSigner,
+    options: PublisherOptions = {},
+  ): Promise<EventPublisher> {
     const { Producer, ProduceAcks, murmur2 } = await wireClient();
-    const producer = new Producer({
-      ...kafka.wireOptions(),
-      idempotent: true,
-      acks: ProduceAcks.ALL,
-      autocreateTopics: false,
-    });
-    try {
-      // Fails here, not at the first publish, when the brokers cannot be reached or refuse the principal.
-      await producer.metadata({ topics: [] });
-    } catch (error) {
-      await producer.close().catch(() => undefined);
-      throw error;
-    }
-    return new EventPublisher(producer, murmur2, serde, signer);
+    const { transactionalId } = options;
+    const make = async (): Promise<Producer> => {
+      const base = kafka.wireOptions();
+      const deadline = Date.now() + COORDINATOR_WAIT_MS;
+      for (;;) {
+        const producer = new Producer({
+          ...base,
+          idempotent: true,
+          acks: ProduceAcks.ALL,
+          autocreateTopics: false,
+          ...(transactionalId === undefined
+            ? {}
+            : {
+                transactionalId,
+                // Asks the broker for this id's producer as a newcomer does (-1, -1): it bumps the
+                // id's epoch, fencing every earlier producer of it and aborting its open transaction.
+                producerId: -1n,
+                producerEpoch: -1,
+                retryDelay: (client, operation, attempt, retries, error) =>
+                  kafkaErrorCodes(error).includes('CONCURRENT_TRANSACTIONS')
+                    ? TRANSACTION_BUSY_RETRY_MS
+                    : typeof base.retryDelay === 'function'
+                      ? base.retryDelay(client, operation, attempt, retries, error)
+                      : (base.retryDelay ?? 0),
+              }),
+        });
+        try {
+          // Fails here, not at the first publish, when the brokers cannot be reached or refuse the principal.
+          await producer.metadata({ topics: [] });
+          if (transactionalId !== undefined) {
+            // Takes the id now (an empty transaction, begun and dropped): earlier producers of it are
+            // fenced and their open transaction aborted, so readers they held up go on at once.
+            const transaction = await producer.beginTransaction();
+            await transaction.cancel();
+          }
+          return producer;
+        } catch (error) {
+          // A producer whose transaction failed to begin keeps it: never reused.
+          await producer.close(true).catch(() => undefined);
+          const refused = kafkaErrorCodes(error).some((code) => code.endsWith('_AUTHORIZATION_FAILED'));
+          if (transactionalId === undefined || refused || Date.now() > deadline) throw error;
+          await new Promise((resolve) => setTimeout(resolve, COORDINATOR_RETRY_MS));
+        }
+      }
+    };
+    return new EventPublisher(await make(), murmur2, serde, signer, transactionalId === undefined ? undefined : make);
   }
 
   /** Sends records as they are (already encoded) through the same batches, e.g. to a DLQ. */
@@ -172,8 +244,17 @@ export class EventPublisher {
     await this.enqueue(topic, messages, bytes);
   }
 
-  async publish<R extends TopicRole>(role: R, key: string, event: EventByRole[R], headers?: RecordHeaders): Promise<void> {
-    await this.publishMany(role, [headers === undefined ? { key, event } : { key, event, headers }]);
+  /** `holds`: what must still hold when the record is committed (a transactional publisher only; `PublishCondition`). */
+  async publish<R extends TopicRole>(
+    role: R,
+    key: string,
+    event: EventByRole[R],
+    headers?: RecordHeaders,
+    holds?: PublishCondition,
+  ): Promise<void> {
+    await this.publishMany(role, [
+      { key, event, ...(headers === undefined ? {} : { headers }), ...(holds === undefined ? {} : { holds }) },
+    ]);
   }
 
   /**
@@ -218,12 +299,29 @@ export class EventPublisher {
       }
       return { key: e.key, value, headers: { ...headers } };
     });
-    await this.enqueue(this.serde.topics[role], messages, bytes, payloads.length === 0 ? undefined : payloads);
+    const conditions = entries.flatMap((e) => (e.holds === undefined ? [] : [e.holds]));
+    const holds: PublishCondition | undefined =
+      conditions.length === 0 ? undefined : async () => (await Promise.all(conditions.map((c) => c()))).every(Boolean);
+    await this.enqueue(this.serde.topics[role], messages, bytes, payloads.length === 0 ? undefined : payloads, holds);
   }
 
-  private enqueue(topic: string, messages: OutboundRecord[], bytes: number, payloads?: readonly Buffer[]): Promise<void> {
+  private enqueue(
+    topic: string,
+    messages: OutboundRecord[],
+    bytes: number,
+    payloads?: readonly Buffer[],
+    holds?: PublishCondition,
+  ): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      this.queue.push({ topic, messages, bytes, ...(payloads === undefined ? {} : { payloads }), resolve, reject });
+      this.queue.push({
+        topic,
+        messages,
+        bytes,
+        ...(payloads === undefined ? {} : { payloads }),
+        ...(holds === undefined ? {} : { holds }),
+        resolve,
+        reject,
+      });
       if (!this.flushing) {
         this.flushing = true;
         setImmediate(() => void this.flush());
@@ -286,13 +384,56 @@ export class EventPublisher {
       const batch = this.takeBatch();
       try {
         this.sign(batch);
-        await this.send(await this.wireRecords(batch));
-        for (const pending of batch) pending.resolve();
+        const records = await this.wireRecords(batch);
+        const lost = this.transactional === undefined ? [] : await this.sendInTransaction(batch, records);
+        if (this.transactional === undefined) await this.send(records);
+        for (const pending of batch) if (!lost.includes(pending)) pending.resolve();
       } catch (error) {
         for (const pending of batch) pending.reject(error);
       }
     }
     this.flushing = false;
+  }
+
+  /**
+   * One transaction: the batch's records sent and acknowledged, then every condition asked, then
+   * the commit. When a condition no longer holds nothing is committed: the transaction is aborted,
+   * those publishes reject with CLAIM_LOST and the rest go first into the next batch. Answers the
+   * publishes that were not committed.
+   */
+  private async sendInTransaction(batch: readonly Pending[], records: WireRecord[]): Promise<Pending[]> {
+    if (this.suspect) await this.replaceProducer();
+    const producer = this.current;
+    try {
+      const transaction = await producer.beginTransaction();
+      // One call at a time: the client mixes up concurrent calls inside one transaction.
+      await transaction.send({ messages: records });
+      const holding = await Promise.all(batch.map((pending) => (pending.holds === undefined ? Promise.resolve(true) : pending.holds())));
+      const lost = batch.filter((_, i) => !holding[i]);
+      if (lost.length === 0) {
+        await transaction.commit();
+        return [];
+      }
+      await transaction.abort();
+      for (const pending of lost)
+        pending.reject(new EventsError('CLAIM_LOST', 'not published: the claim it goes out under is no longer this publisher’s'));
+      // Signed again with the next batch: a signature covers the records it was made with.
+      this.queue.unshift(...batch.filter((pending) => !lost.includes(pending)));
+      return [...batch];
+    } catch (error) {
+      // Aborted by the producer's replacement, which fences this one: nothing of this batch commits.
+      this.suspect = true;
+      throw error;
+    }
+  }
+
+  /** A transactional publisher's new producer under the same id; the old one is fenced by it and closed. */
+  private async replaceProducer(): Promise<void> {
+    const old = this.current;
+    this.current = await (this.transactional as () => Promise<Producer>)();
+    await old.close(true).catch(() => undefined);
+    this.suspect = false;
+    this.replacements += 1;
   }
 
   /**

@@ -355,8 +355,12 @@ export class ClaimLedger {
   }
 
   /** Extends the lease of a held entry; false when this owner lost it. */
-  async renew(name: string, owner: string, leaseMs: number): Promise<boolean> {
-    const entry = this.keys.idempotency(name);
+  renew(name: string, owner: string, leaseMs: number): Promise<boolean> {
+    return this.renewAt(this.place(name), owner, leaseMs);
+  }
+
+  private async renewAt(place: Place, owner: string, leaseMs: number): Promise<boolean> {
+    const entry = place.entry;
     attempt(entry, 'renew', owner);
     const [done, version] = (await RENEW.run(this.redis, 1, entry, owner, String(leaseMs))) as [number, number];
     note({ entry, op: 'renew', owner, reply: done === 1 ? 'done' : 'refused', version });
@@ -438,6 +442,7 @@ export class ClaimLedger {
       stage: (owner, answer, terms, ttlMs) => this.stageAt(place, owner, answer, terms, ttlMs),
       settle: (owner, answer) => this.settleAt(place, owner, 'succeeded', answer, null),
       giveBack: (owner) => this.giveBackAt(place, owner),
+      renew: (owner, leaseMs) => this.renewAt(place, owner, leaseMs),
     };
   }
 
@@ -529,6 +534,8 @@ export interface CommandEntry {
   /** The decision is published: a later copy of the command gets nothing. */
   settle(owner: string, answer: string): Promise<boolean>;
   giveBack(owner: string): Promise<boolean>;
+  /** Extends the lease while `owner` holds the entry; false when it lost it. */
+  renew(owner: string, leaseMs: number): Promise<boolean>;
 }
 
 /** The claim script's reply: kind, three parts that depend on it, the companion record, the entry's version. */

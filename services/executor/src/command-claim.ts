@@ -1,5 +1,5 @@
 import { fromStoredOutcome, toStoredOutcome } from '@gatehouse/events';
-import type { AnswerScanVerdict, ConsumedRecord, DeadLetters, ExecutionOrder, ToolResult } from '@gatehouse/events';
+import type { AnswerScanVerdict, ConsumedRecord, DeadLetters, ExecutionOrder, PublishCondition, ToolResult } from '@gatehouse/events';
 import type { GatehouseMetrics, Logger } from '@gatehouse/telemetry';
 import type { Answer, LedgerEntries } from './executor-ports.js';
 import { addressOf, ownerToken, termsOf } from './order-context.js';
@@ -21,8 +21,11 @@ export interface CommandDelivery {
   /** The record as `topic:partition:offset`: the stored answer names the execution that produced it. */
   readonly origin: string;
   readonly logContext: Readonly<Record<string, unknown>>;
-  /** Publishes a result of the command on gatehouse.results. */
-  readonly publish: (result: ToolResult) => Promise<void>;
+  /**
+   * Publishes a result of the command on gatehouse.results; `holds` is asked inside the publisher's
+   * transaction, after the result is in the log, and the result commits only while it holds.
+   */
+  readonly publish: (result: ToolResult, holds: PublishCondition) => Promise<void>;
   /** What gatehouse.results holds of this result, where `publish` would put it (asked before a staged answer goes out again). */
   readonly alreadyOut: (result: ToolResult) => Promise<AnswerScanVerdict>;
 }
@@ -109,7 +112,7 @@ async function repeatStagedAnswer(delivery: CommandDelivery, held: HeldCommand, 
   const out = await delivery.alreadyOut(result);
   if (out === 'published')
     deps.logger.info({ ...delivery.logContext }, 'the staged answer is on the results topic already; not published again');
-  else await delivery.publish(result);
+  else await delivery.publish(result, () => deps.ledger.renew(held.key, held.owner, deps.leaseMs));
   await deps.ledger.settle(held.key, held.owner, result.status === 'ok' ? 'succeeded' : 'failed', staged);
 }
 
@@ -134,7 +137,11 @@ export function commandAnswer(delivery: CommandDelivery, held: HeldCommand, ledg
     }
     await keyed?.stage();
     await keyed?.settle();
-    await delivery.publish(result);
+    // Through a transactional publisher, committed only while this delivery still holds the command:
+    // renewed inside the transaction, once the answer is in the log. A delivery that lost it
+    // meanwhile publishes nothing, and the next owner's scan, which waits for open transactions,
+    // finds this answer or its absence. (A plain publisher has no transaction and does not ask.)
+    await delivery.publish(result, () => ledger.renew(held.key, held.owner, leaseMs));
     await ledger.settle(held.key, held.owner, result.status === 'ok' ? 'succeeded' : 'failed', outcome);
   };
   return Object.assign(answer, { holdsCommand: () => ledger.renew(held.key, held.owner, leaseMs) });

@@ -4,6 +4,7 @@ import type {
   EventByRole,
   ExecutionOrder,
   OutboundRecord,
+  PublishCondition,
   RecordHeaders,
   ToolResult,
   TopicRole,
@@ -101,7 +102,14 @@ export interface AnswerLog {
 
 /** Port: the topics the executor writes (`EventPublisher`): results, operator handoffs, and dead letters as they came. */
 export interface EventSink {
-  publish<R extends TopicRole>(role: R, key: string, event: EventByRole[R], headers?: RecordHeaders): Promise<void>;
+  /** `holds`: asked inside the publisher's transaction, after the record is in the log; the record commits only if it holds. */
+  publish<R extends TopicRole>(
+    role: R,
+    key: string,
+    event: EventByRole[R],
+    headers?: RecordHeaders,
+    holds?: PublishCondition,
+  ): Promise<void>;
   sendRaw(topic: string, messages: OutboundRecord[]): Promise<void>;
 }
 

@@ -1,7 +1,7 @@
 import { contractSha256, toolError } from '@gatehouse/contracts';
 import type { ToolError, ToolImplementation } from '@gatehouse/contracts';
 import { DeadLetters, errorResult } from '@gatehouse/events';
-import type { ConsumedRecord, ExecutionOrder, ToolResult } from '@gatehouse/events';
+import type { ConsumedRecord, ExecutionOrder, PublishCondition, ToolResult } from '@gatehouse/events';
 import { carriedHeaders, endSpan, endSpanThrown, noteOutcome, sentAtOf, startRecordSpan, tracerFor } from '@gatehouse/telemetry';
 import type { SpanScope } from '@gatehouse/telemetry';
 import { claimCommand, commandAnswer } from './command-claim.js';
@@ -77,8 +77,8 @@ export function orderHandler(deps: OrderHandlerDeps) {
     // the command's send time travel on to the result and any operator handoff.
     const headers = carriedHeaders(record.headers, undefined, scope.context);
     const logContext = logContextOf(order, record.headers);
-    const publish = async (result: ToolResult): Promise<void> => {
-      await deps.publisher.publish('results', order.run_id, result, headers);
+    const publish = async (result: ToolResult, holds: PublishCondition): Promise<void> => {
+      await deps.publisher.publish('results', order.run_id, result, headers, holds);
       deps.metrics.executed(result, sentAtOf(headers));
       noteOutcome(scope.span, { status: result.status, code: result.error?.code });
     };

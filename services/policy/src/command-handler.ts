@@ -5,6 +5,7 @@ import type {
   ApprovalRequest,
   ConsumedRecord,
   EventPublisher,
+  PublishCondition,
   ExecutionOrder,
   RecordHeaders,
   ToolCommand,
@@ -71,6 +72,12 @@ interface HeldCommand {
   readonly ttlMs: number;
 }
 
+/** The condition a held command's publications commit under: its claim renewed, inside the transaction. */
+const stillHeld =
+  (held: HeldCommand): PublishCondition =>
+  () =>
+    held.entry.renew(held.owner, held.terms.leaseMs);
+
 /** What handling one command needs: the stores it decides with, where it publishes and reports. */
 interface Handling {
   readonly deps: DecideDeps & { readonly ledger: ClaimLedger };
@@ -78,8 +85,8 @@ interface Handling {
   readonly logger: Logger;
   readonly metrics: GatehouseMetrics;
   readonly deadLetters: DeadLetters;
-  /** Publishes a decision's events in order. */
-  readonly publishAll: (publications: readonly Publication[]) => Promise<void>;
+  /** Publishes a decision's events in order, each committed only while `holds` (the claim's renewal) holds. */
+  readonly publishAll: (publications: readonly Publication[], holds?: PublishCondition) => Promise<void>;
   /** What gatehouse.results holds of an answer: asked before a staged decision is published again. */
   readonly answers: Pick<AnswerScan, 'published'>;
 }
@@ -95,9 +102,9 @@ export function commandHandler(
 ) {
   const deadLetters = new DeadLetters(publisher);
 
-  const publishAll = async (publications: readonly Publication[]): Promise<void> => {
+  const publishAll = async (publications: readonly Publication[], holds?: PublishCondition): Promise<void> => {
     // In order: an approval request before the pending answer that points people at it.
-    for (const p of publications) await publisher.publish(p.role, p.key, p.event, p.headers);
+    for (const p of publications) await publisher.publish(p.role, p.key, p.event, p.headers, holds);
   };
   const handling: Handling = { deps, proofs, logger, metrics, deadLetters, publishAll, answers };
 
@@ -178,7 +185,7 @@ async function handle(handling: Handling, command: ToolCommand, record: Consumed
       // an answer the results topic shows that worker published already.
       const staged = JSON.parse(claim.staged) as Publication[];
       const again = await notOutYet(staged, handling.answers);
-      await publishAll(again);
+      await publishAll(again, stillHeld(held));
       logger.info({ ...context, answers_out: staged.length - again.length }, 'staged decision of a taken-over command published again');
       outcome = { status: 'staged_again' };
     } else {
@@ -270,7 +277,10 @@ async function decideAndPublish(
     logger.warn({ ...context }, 'another worker’s decision of this command was staged first; waiting for its answer');
     return undefined;
   }
-  await publishAll(publications);
+  // Through a transactional publisher, each committed only while this worker still holds the command:
+  // a worker that stalled and lost it publishes nothing, and the next one's scan waits for its open
+  // transaction. (A plain publisher has no transaction and does not ask.)
+  await publishAll(publications, stillHeld(held));
   if (decision.kind === 'execute') {
     metrics.policyDecision(decision.order.tool, 'routed');
     logger.info({ ...context, arguments_sha256: decision.order.arguments_sha256, ms: Date.now() - started }, 'routed to execution');

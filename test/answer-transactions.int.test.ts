@@ -1,0 +1,169 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  AnswerScan,
+  answerScanGroupPrefix,
+  EventPublisher,
+  EventSigner,
+  generateSigningKey,
+  KafkaAdmin,
+  keyRing,
+  parseSigningKey,
+  parseTrustedKeys,
+  readRanges,
+} from '@gatehouse/events';
+import type { ToolResult } from '@gatehouse/events';
+import { REPLY_PARTITION_HEADER } from '@gatehouse/telemetry';
+import { sampleEvents } from './support/sample-events.js';
+import { freshTopics, logger } from './support/stack.js';
+import type { TestTopics } from './support/stack.js';
+
+// An executor publishes its answers in Kafka transactions and commits each only while it still holds
+// the command's claim, asked inside the transaction once the answer is in the log. A next owner's
+// scan of the results must then see every answer that can ever commit: it waits for an open
+// transaction, counts a committed answer and never an aborted one. These are the properties the
+// ledger's model (packages/state/model, design (b)) assumes of Kafka.
+describe('answers published in transactions', () => {
+  const executorKey = generateSigningKey('executor-transactions');
+  let env: TestTopics;
+  let admin: KafkaAdmin;
+  let scan: AnswerScan;
+  const publishers: EventPublisher[] = [];
+  let transactionalIds = 0;
+
+  const answer = (commandId: string): ToolResult => ({ ...sampleEvents.results, command_id: commandId, completed_at: Date.now() });
+  const toPartition = (partition: number) => ({ [REPLY_PARTITION_HEADER]: String(partition) });
+  const transactionalId = (): string => `${env.topics.results}.test-executor-${transactionalIds++}`;
+
+  async function publisherUnder(id: string): Promise<EventPublisher> {
+    const publisher = await EventPublisher.connect(env.kafka, env.serde, new EventSigner(parseSigningKey(executorKey.signingKey)), {
+      transactionalId: id,
+    });
+    publishers.push(publisher);
+    return publisher;
+  }
+
+  /** A condition the test decides, and a promise that settles once the publisher asks it: the record is then in the log. */
+  function heldUntilDecided(): { holds: () => Promise<boolean>; asked: Promise<void>; decide: (holding: boolean) => void } {
+    let asked: () => void = () => undefined;
+    let decide: (holding: boolean) => void = () => undefined;
+    const decision = new Promise<boolean>((resolve) => (decide = resolve));
+    const askedOnce = new Promise<void>((resolve) => (asked = resolve));
+    return {
+      holds: () => {
+        asked();
+        return decision;
+      },
+      asked: askedOnce,
+      decide,
+    };
+  }
+
+  /** The command ids a read_committed reader finds on a results partition, from its start to its end now. */
+  async function commandsOn(partition: number): Promise<string[]> {
+    const { end } = await admin.offsetsSince(env.topics.results, partition, 0);
+    const read: string[] = [];
+    await readRanges(env.kafka, [{ topic: env.topics.results, partition, start: 0n, end }], {
+      groupPrefix: `${env.topics.results}.reader-test-`,
+      record: async (_topic, _partition, record) => {
+        const decoded = await env.serde.decode('results', record.value);
+        if (decoded.ok) read.push(decoded.value.command_id);
+      },
+      signal: AbortSignal.timeout(20_000),
+    });
+    return read;
+  }
+
+  /** Resolves once a scan's throwaway group exists: the scan has fixed the end it reads to and is reading. */
+  async function scanReading(): Promise<void> {
+    const prefix = answerScanGroupPrefix(env.topics.results);
+    const deadline = Date.now() + 20_000;
+    while (!(await admin.listGroups()).some((g) => g.startsWith(prefix))) {
+      if (Date.now() > deadline) throw new Error('no answer scan started reading within 20 s');
+    }
+  }
+
+  beforeAll(async () => {
+    env = await freshTopics('answer-transactions', 3);
+    admin = await KafkaAdmin.connect(env.kafka);
+    const reference = await publisherUnder(transactionalId());
+    scan = new AnswerScan({
+      kafka: env.kafka,
+      admin,
+      serde: env.serde,
+      trust: { keys: keyRing({ executor: parseTrustedKeys(executorKey.trustedKey) }) },
+      publisher: reference,
+      logger,
+    });
+  });
+
+  afterAll(async () => {
+    for (const publisher of publishers) await publisher.disconnect().catch(() => undefined);
+    await admin?.close();
+  });
+
+  it('commits the records whose condition holds and not one whose condition was lost, in one batch', async () => {
+    const publisher = await publisherUnder(transactionalId());
+    const [kept, lost, plain] = [answer(`txn-kept-${Date.now()}`), answer(`txn-lost-${Date.now()}`), answer(`txn-plain-${Date.now()}`)];
+    // Published in one turn: one batch, one transaction, which the lost condition aborts.
+    const outcomes = await Promise.allSettled([
+      publisher.publish('results', kept.run_id, kept, toPartition(0), () => Promise.resolve(true)),
+      publisher.publish('results', lost.run_id, lost, toPartition(0), () => Promise.resolve(false)),
+      publisher.publish('results', plain.run_id, plain, toPartition(0)),
+    ]);
+    expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect((outcomes[1] as PromiseRejectedResult).reason).toMatchObject({ code: 'CLAIM_LOST', retryable: false });
+    const seen = await commandsOn(0);
+    expect(seen.filter((id) => [kept, lost, plain].some((a) => a.command_id === id)).sort()).toEqual(
+      [kept.command_id, plain.command_id].sort(),
+    );
+  });
+
+  it('makes a next owner’s scan wait for an open transaction and count it once committed', async () => {
+    const publisher = await publisherUnder(transactionalId());
+    const out = answer(`txn-wait-commit-${Date.now()}`);
+    const condition = heldUntilDecided();
+    const published = publisher.publish('results', out.run_id, out, toPartition(1), condition.holds);
+    await condition.asked;
+    // The answer is in the log, its transaction open: the scan fixes its end past it and reads.
+    const verdict = scan.published(out.run_id, out, toPartition(1));
+    await scanReading();
+    condition.decide(true);
+    await published;
+    expect(await verdict).toBe('published');
+  });
+
+  it('makes a next owner’s scan wait for an open transaction and not count it once aborted', async () => {
+    const publisher = await publisherUnder(transactionalId());
+    const out = answer(`txn-wait-abort-${Date.now()}`);
+    const condition = heldUntilDecided();
+    const published = publisher.publish('results', out.run_id, out, toPartition(1), condition.holds);
+    await condition.asked;
+    const verdict = scan.published(out.run_id, out, toPartition(1));
+    await scanReading();
+    condition.decide(false);
+    await expect(published).rejects.toMatchObject({ code: 'CLAIM_LOST' });
+    expect(await verdict).toBe('absent');
+    expect(await commandsOn(1)).not.toContain(out.command_id);
+  });
+
+  it('lets a publisher started again under the same id abort its predecessor’s open transaction at once', async () => {
+    const id = transactionalId();
+    const predecessor = await publisherUnder(id);
+    const stalled = answer(`txn-stalled-${Date.now()}`);
+    const condition = heldUntilDecided();
+    const stalledPublish = predecessor.publish('results', stalled.run_id, stalled, toPartition(2), condition.holds);
+    await condition.asked;
+    // The successor's first transaction fences the predecessor's producer and aborts its open one:
+    // a reader of the partition does not wait out the transaction's timeout.
+    const successor = await publisherUnder(id);
+    const next = answer(`txn-successor-${Date.now()}`);
+    await successor.publish('results', next.run_id, next, toPartition(2), () => Promise.resolve(true));
+    expect(await commandsOn(2)).toEqual(expect.arrayContaining([next.command_id]));
+    // The stalled one's condition still holds when it wakes, but its transaction is gone.
+    condition.decide(true);
+    await expect(stalledPublish).rejects.toBeDefined();
+    const seen = await commandsOn(2);
+    expect(seen).toContain(next.command_id);
+    expect(seen).not.toContain(stalled.command_id);
+  });
+});
