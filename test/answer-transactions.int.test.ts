@@ -110,7 +110,11 @@ describe('answers published in transactions', () => {
       publisher.publish('results', lost.run_id, lost, toPartition(0), () => Promise.resolve(false)),
       publisher.publish('results', plain.run_id, plain, toPartition(0)),
     ]);
-    expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    const reasons = outcomes.map((o) => (o.status === 'rejected' ? String(o.reason) : 'published'));
+    expect(
+      outcomes.map((o) => o.status),
+      reasons.join('; '),
+    ).toEqual(['fulfilled', 'rejected', 'fulfilled']);
     expect((outcomes[1] as PromiseRejectedResult).reason).toMatchObject({ code: 'CLAIM_LOST', retryable: false });
     const seen = await commandsOn(0);
     expect(seen.filter((id) => [kept, lost, plain].some((a) => a.command_id === id)).sort()).toEqual(

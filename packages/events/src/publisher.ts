@@ -167,6 +167,8 @@ export class EventPublisher {
   private suspect = false;
   /** How many times a new producer id was taken after a failed send (for logs and tests). */
   replacements = 0;
+  /** The current transaction's commit was asked for: if it failed, the broker may still have committed it. */
+  private commitAsked = false;
 
   private constructor(
     private current: Producer,
@@ -385,7 +387,7 @@ export class EventPublisher {
       try {
         this.sign(batch);
         const records = await this.wireRecords(batch);
-        const lost = this.transactional === undefined ? [] : await this.sendInTransaction(batch, records);
+        const lost = this.transactional === undefined ? [] : await this.sendTransactionally(batch, records);
         if (this.transactional === undefined) await this.send(records);
         for (const pending of batch) if (!lost.includes(pending)) pending.resolve();
       } catch (error) {
@@ -393,6 +395,25 @@ export class EventPublisher {
       }
     }
     this.flushing = false;
+  }
+
+  /**
+   * The batch in a transaction, tried again (under a new producer, which aborts the failed
+   * transaction by fencing its producer) up to SEND_ATTEMPTS times: a transaction that failed
+   * before its commit was asked for commits nothing, so sending its records again cannot repeat
+   * one. A failed commit is not tried again: the broker may have committed it. Nor is a fenced
+   * transaction: another process has this id, and trying again would fence it in turn.
+   */
+  private async sendTransactionally(batch: readonly Pending[], records: WireRecord[]): Promise<Pending[]> {
+    for (let attempt = 1; ; attempt += 1) {
+      this.commitAsked = false;
+      try {
+        return await this.sendInTransaction(batch, records);
+      } catch (error) {
+        const fenced = kafkaErrorCodes(error).some((code) => code === 'PRODUCER_FENCED' || code === 'INVALID_PRODUCER_EPOCH');
+        if (attempt >= SEND_ATTEMPTS || this.commitAsked || fenced) throw error;
+      }
+    }
   }
 
   /**
@@ -411,6 +432,7 @@ export class EventPublisher {
       const holding = await Promise.all(batch.map((pending) => (pending.holds === undefined ? Promise.resolve(true) : pending.holds())));
       const lost = batch.filter((_, i) => !holding[i]);
       if (lost.length === 0) {
+        this.commitAsked = true;
         await transaction.commit();
         return [];
       }
