@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { KafkaAdmin } from './kafka-admin.js';
 import type { KafkaConnection } from './kafka-client.js';
-import { fetchedPosition } from './read-committed.js';
+import { fetchedPosition, trackFetchedPositions } from './read-committed.js';
 import { wireClient } from './wire-client.js';
 import { readRecordOf } from './wire-record.js';
 import type { ReadRecord } from './wire-record.js';
@@ -38,6 +38,7 @@ export async function readRanges(kafka: KafkaConnection, ranges: readonly Partit
   const wire = await wireClient();
   const groupId = `${options.groupPrefix}${randomUUID()}`;
   const consumer = new wire.Consumer({ ...kafka.wireOptions(), groupId, autocommit: false, maxWaitTime: 500 });
+  trackFetchedPositions(consumer);
   const abort = new AbortController();
   const stop = (): void => abort.abort(options.signal?.reason);
   options.signal?.addEventListener('abort', stop, { once: true });

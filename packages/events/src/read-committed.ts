@@ -13,9 +13,9 @@ import { tracingChannel } from 'node:diagnostics_channel';
  * its position past them. The walk is Kafka's own: a producer is aborted from the first offset of an
  * aborted transaction the broker listed until its ABORT marker.
  *
- * The same pass records, per consumer and partition, how far the fetches have gone and the last
- * record they let through, so a reader of a bounded range knows it is done when the range ends with
- * markers or aborted records, which are never delivered (`FetchedPositions`).
+ * For a consumer that asks (`trackFetchedPositions`), the same pass records per partition how far
+ * the fetches have gone and the last record they let through, so a reader of a bounded range knows
+ * it is done when the range ends with markers or aborted records, which are never delivered.
  */
 
 const TRANSACTIONAL = 1 << 4;
@@ -86,12 +86,12 @@ export interface FetchedPosition {
 const positions = new WeakMap<object, Map<string, FetchedPosition>>();
 const positionKey = (topicId: string, partition: number): string => `${topicId}\u0000${partition}`;
 
-function recordPositions(client: object, response: WireFetchResponse): void {
-  let mine = positions.get(client);
-  if (mine === undefined) {
-    mine = new Map();
-    positions.set(client, mine);
-  }
+/** From now on, records how far `client`'s fetches go (`fetchedPosition`); other consumers pay nothing for it. */
+export function trackFetchedPositions(client: object): void {
+  if (!positions.has(client)) positions.set(client, new Map());
+}
+
+function recordPositions(mine: Map<string, FetchedPosition>, response: WireFetchResponse): void {
   for (const topic of response.responses) {
     for (const partition of topic.partitions) {
       const batches = partition.records ?? [];
@@ -137,7 +137,8 @@ export function installReadCommitted(): void {
       const { client, result } = message as FetchContext;
       if (result === undefined) return;
       for (const topic of result.responses) for (const partition of topic.partitions) skipAbortedBatches(partition);
-      if (client !== undefined) recordPositions(client, result);
+      const mine = client === undefined ? undefined : positions.get(client);
+      if (mine !== undefined) recordPositions(mine, result);
     },
     asyncEnd: () => undefined,
     error: () => undefined,
