@@ -122,6 +122,21 @@ describe('answers published in transactions', () => {
     );
   });
 
+  it('keeps a transaction to one partition: one left open holds up neither another partition’s publishes nor their readers', async () => {
+    const publisher = await publisherUnder(transactionalId());
+    const [open, other] = [answer(`txn-open-${Date.now()}`), answer(`txn-other-${Date.now()}`)];
+    const condition = heldUntilDecided();
+    const stuck = publisher.publish('results', open.run_id, open, toPartition(0), condition.holds);
+    await condition.asked;
+    // Partition 0's transaction is open, its answer in the log: partition 1's answer commits in a
+    // transaction of its own, and a read_committed reader of partition 1 sees it now.
+    await publisher.publish('results', other.run_id, other, toPartition(1), () => Promise.resolve(true));
+    expect(await commandsOn(1)).toContain(other.command_id);
+    condition.decide(true);
+    await stuck;
+    expect(await commandsOn(0)).toContain(open.command_id);
+  });
+
   it('makes a next owner’s scan wait for an open transaction and count it once committed', async () => {
     const publisher = await publisherUnder(transactionalId());
     const out = answer(`txn-wait-commit-${Date.now()}`);

@@ -8,6 +8,7 @@ import type { EventByRole, TopicRole } from './topics.js';
 import { EventsError } from './events-error.js';
 import { kafkaErrorCodes } from './kafka-errors.js';
 import { wireClient } from './wire-client.js';
+import type { WireClient } from './wire-client.js';
 import type { OutboundRecord, RecordHeaders } from './wire-record.js';
 
 /**
@@ -153,30 +154,67 @@ const COORDINATOR_WAIT_MS = 30_000;
 const COORDINATOR_RETRY_MS = 250;
 
 /**
+ * Makes `producer` add partitions to its transactions with AddPartitionsToTxn version 3, the
+ * highest a client may use. Versions 4 and later are the brokers' own (they verify a transaction for
+ * another broker) and need ClusterAction; the wire client takes the broker's highest version, so on
+ * a cluster that enforces ACLs every transaction failed with CLUSTER_AUTHORIZATION_FAILED. Kafka's
+ * own clients stop at 3 likewise.
+ */
+function addPartitionsAsAClient(producer: Producer, wire: WireClient): void {
+  const getApi = producer[wire.kGetApi].bind(producer);
+  const clientVersion = wire.addPartitionsToTxnV3.api;
+  Object.defineProperty(producer, wire.kGetApi, {
+    value: (name: string, callback: Parameters<typeof getApi>[1]) =>
+      name === 'AddPartitionsToTxn' ? callback(null, clientVersion as unknown as Parameters<typeof callback>[1]) : getApi(name, callback),
+  });
+}
+
+/**
+ * Where a publisher's batches form and go out: a queue flushed one batch at a time, through its own
+ * producer. A plain publisher has one lane; a transactional one has a lane per partition it
+ * publishes to, each under its own transactional id, so a transaction holds the records of one
+ * partition only. A partition whose leader is being elected then holds up its own lane and no other:
+ * its readers wait as they would anyway, and a transaction stuck on it never keeps another
+ * partition's readers behind its last stable offset.
+ */
+interface Lane {
+  readonly queue: Pending[];
+  flushing: boolean;
+  /** A transactional lane's producer, made at its first batch; a plain lane sends through the publisher's own. */
+  producer: Producer | undefined;
+  /** The last send failed: the next one first takes a new producer id (a transactional lane: a new producer). */
+  suspect: boolean;
+  /** A transactional lane's id; undefined for the plain lane. */
+  readonly transactionalId: string | undefined;
+}
+
+const lane = (transactionalId?: string): Lane => ({ queue: [], flushing: false, producer: undefined, suspect: false, transactionalId });
+
+/**
  * Typed, idempotent publishing of Gatehouse events (acks from all in-sync replicas). Every
  * publish resolves once its own records are acknowledged; concurrent publishes are batched. A batch
  * the broker refused for lost idempotence state is sent again under a new producer id (consumers of
  * every Gatehouse topic tolerate the duplicate this can make). A transactional publisher
- * (`PublisherOptions.transactionalId`) sends each batch in a transaction instead, and a batch that
- * failed is never committed: its records are aborted, and its callers publish again.
+ * (`PublisherOptions.transactionalId`) sends each batch in a transaction instead, one partition per
+ * transaction (`Lane`), and a batch that failed is never committed: its records are aborted, and its
+ * callers publish again.
  */
 export class EventPublisher {
-  private queue: Pending[] = [];
-  private flushing = false;
-  /** The last send failed: the next one first takes a new producer id (a transactional publisher: a new producer). */
-  private suspect = false;
+  private readonly plain = lane();
+  /** A transactional publisher's lanes, by the partition they publish to. */
+  private readonly lanes = new Map<string, Lane>();
   /** How many times a new producer id was taken after a failed send (for logs and tests). */
   replacements = 0;
-  /** The current transaction's commit was asked for: if it failed, the broker may still have committed it. */
-  private commitAsked = false;
 
   private constructor(
-    private current: Producer,
+    /** Sends a plain publisher's batches; asked for metadata by both kinds. */
+    private readonly current: Producer,
     private readonly hash: KeyHash,
     private readonly serde: EventSerde,
     private readonly signer: EventSigner | undefined,
-    /** A transactional publisher's producer maker; undefined for a plain one. */
-    private readonly transactional: (() => Promise<Producer>) | undefined,
+    /** A transactional publisher's producer maker, by lane id; undefined for a plain one. */
+    private readonly transactional: ((laneId: string) => Promise<Producer>) | undefined,
+    private readonly transactionalId: string | undefined,
   ) {}
 
   /**
@@ -189,10 +227,11 @@ export class EventPublisher {
     signer?: EventSigner,
     options: PublisherOptions = {},
   ): Promise<EventPublisher> {
-    const { Producer, ProduceAcks, murmur2 } = await wireClient();
-    const { transactionalId } = options;
-    const make = async (): Promise<Producer> => {
-      const base = kafka.wireOptions();
+    const wire = await wireClient();
+    const { Producer, ProduceAcks, murmur2 } = wire;
+    const base = kafka.wireOptions();
+    const plain = (): Producer => new Producer({ ...base, idempotent: true, acks: ProduceAcks.ALL, autocreateTopics: false });
+    const transactional = async (transactionalId: string): Promise<Producer> => {
       const deadline = Date.now() + COORDINATOR_WAIT_MS;
       for (;;) {
         const producer = new Producer({
@@ -200,42 +239,53 @@ export class EventPublisher {
           idempotent: true,
           acks: ProduceAcks.ALL,
           autocreateTopics: false,
-          ...(transactionalId === undefined
-            ? {}
-            : {
-                transactionalId,
-                // Asks the broker for this id's producer as a newcomer does (-1, -1): it bumps the
-                // id's epoch, fencing every earlier producer of it and aborting its open transaction.
-                producerId: -1n,
-                producerEpoch: -1,
-                retryDelay: (client, operation, attempt, retries, error) =>
-                  kafkaErrorCodes(error).includes('CONCURRENT_TRANSACTIONS')
-                    ? TRANSACTION_BUSY_RETRY_MS
-                    : typeof base.retryDelay === 'function'
-                      ? base.retryDelay(client, operation, attempt, retries, error)
-                      : (base.retryDelay ?? 0),
-              }),
+          transactionalId,
+          // Asks the broker for this id's producer as a newcomer does (-1, -1): it bumps the id's
+          // epoch, fencing every earlier producer of it and aborting its open transaction.
+          producerId: -1n,
+          producerEpoch: -1,
+          retryDelay: (client, operation, attempt, retries, error) =>
+            kafkaErrorCodes(error).includes('CONCURRENT_TRANSACTIONS')
+              ? TRANSACTION_BUSY_RETRY_MS
+              : typeof base.retryDelay === 'function'
+                ? base.retryDelay(client, operation, attempt, retries, error)
+                : (base.retryDelay ?? 0),
         });
+        addPartitionsAsAClient(producer, wire);
         try {
-          // Fails here, not at the first publish, when the brokers cannot be reached or refuse the principal.
-          await producer.metadata({ topics: [] });
-          if (transactionalId !== undefined) {
-            // Takes the id now (an empty transaction, begun and dropped): earlier producers of it are
-            // fenced and their open transaction aborted, so readers they held up go on at once.
-            const transaction = await producer.beginTransaction();
-            await transaction.cancel();
-          }
+          // Takes the id now (an empty transaction, begun and dropped): earlier producers of it are
+          // fenced and their open transaction aborted, so readers they held up go on at once.
+          const transaction = await producer.beginTransaction();
+          await transaction.cancel();
           return producer;
         } catch (error) {
           // A producer whose transaction failed to begin keeps it: never reused.
           await producer.close(true).catch(() => undefined);
           const refused = kafkaErrorCodes(error).some((code) => code.endsWith('_AUTHORIZATION_FAILED'));
-          if (transactionalId === undefined || refused || Date.now() > deadline) throw error;
+          if (refused || Date.now() > deadline) throw error;
           await new Promise((resolve) => setTimeout(resolve, COORDINATOR_RETRY_MS));
         }
       }
     };
-    return new EventPublisher(await make(), murmur2, serde, signer, transactionalId === undefined ? undefined : make);
+    const producer = plain();
+    try {
+      // Fails here, not at the first publish, when the brokers cannot be reached or refuse the principal.
+      await producer.metadata({ topics: [] });
+    } catch (error) {
+      await producer.close(true).catch(() => undefined);
+      throw error;
+    }
+    const { transactionalId } = options;
+    if (transactionalId === undefined) return new EventPublisher(producer, murmur2, serde, signer, undefined, undefined);
+    try {
+      // Fails here, not at the first publish, when the principal may not use the id or no transaction
+      // coordinator answers (on a new cluster, until the broker has made its transaction state topic).
+      await (await transactional(transactionalId)).close();
+    } catch (error) {
+      await producer.close(true).catch(() => undefined);
+      throw error;
+    }
+    return new EventPublisher(producer, murmur2, serde, signer, transactional, transactionalId);
   }
 
   /** Sends records as they are (already encoded) through the same batches, e.g. to a DLQ. */
@@ -315,7 +365,7 @@ export class EventPublisher {
     holds?: PublishCondition,
   ): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      this.queue.push({
+      const pending: Pending = {
         topic,
         messages,
         bytes,
@@ -323,28 +373,52 @@ export class EventPublisher {
         ...(holds === undefined ? {} : { holds }),
         resolve,
         reject,
-      });
-      if (!this.flushing) {
-        this.flushing = true;
-        setImmediate(() => void this.flush());
-      }
+      };
+      if (this.transactional === undefined) this.queueOn(this.plain, pending);
+      else this.laneOf(pending).then((to) => this.queueOn(to, pending), reject);
     });
   }
 
+  private queueOn(to: Lane, pending: Pending): void {
+    to.queue.push(pending);
+    if (!to.flushing) {
+      to.flushing = true;
+      setImmediate(() => void this.flush(to));
+    }
+  }
+
+  /**
+   * A transactional publisher's lane for a publish: the one of the partition its records go to. A
+   * publish whose records go to several partitions (or to one the client chooses) has a lane of its
+   * own, the publisher's id itself.
+   */
+  private async laneOf(pending: Pending): Promise<Lane> {
+    const partitions = new Set((await this.wireRecords([pending])).map((r) => r.partition));
+    const [only] = partitions;
+    const id = partitions.size === 1 && only !== undefined ? `${this.transactionalId}~${pending.topic}~${only}` : `${this.transactionalId}`;
+    let found = this.lanes.get(id);
+    if (found === undefined) {
+      found = lane(id);
+      this.lanes.set(id, found);
+    }
+    return found;
+  }
+
   async disconnect(): Promise<void> {
+    for (const { producer } of this.lanes.values()) await producer?.close();
     await this.current.close();
   }
 
   private async send(records: WireRecord[]): Promise<void> {
     for (let attempt = 1; ; attempt += 1) {
       // Throws while the broker is away (the batch fails, its callers retry); stays suspect until it succeeds.
-      if (this.suspect) await this.newProducerId();
+      if (this.plain.suspect) await this.newProducerId();
       try {
         await this.current.send({ messages: records });
         return;
       } catch (error) {
         // Whatever the error, this batch may be in the log: never send another under its sequence numbers.
-        this.suspect = true;
+        this.plain.suspect = true;
         if (attempt >= SEND_ATTEMPTS || !producerStateLost(error)) throw error;
       }
     }
@@ -356,7 +430,7 @@ export class EventPublisher {
    */
   private async newProducerId(): Promise<void> {
     await this.current.initIdempotentProducer({});
-    this.suspect = false;
+    this.plain.suspect = false;
     this.replacements += 1;
   }
 
@@ -381,20 +455,23 @@ export class EventPublisher {
     });
   }
 
-  private async flush(): Promise<void> {
-    while (this.queue.length > 0) {
-      const batch = this.takeBatch();
+  private async flush(from: Lane): Promise<void> {
+    while (from.queue.length > 0) {
+      const batch = this.takeBatch(from.queue);
       try {
         this.sign(batch);
         const records = await this.wireRecords(batch);
-        const lost = this.transactional === undefined ? [] : await this.sendTransactionally(batch, records);
-        if (this.transactional === undefined) await this.send(records);
-        for (const pending of batch) if (!lost.includes(pending)) pending.resolve();
+        if (from.transactionalId === undefined) {
+          await this.send(records);
+          for (const pending of batch) pending.resolve();
+        } else {
+          for (const pending of await this.sendTransactionally(from, batch, records)) pending.resolve();
+        }
       } catch (error) {
         for (const pending of batch) pending.reject(error);
       }
     }
-    this.flushing = false;
+    from.flushing = false;
   }
 
   /**
@@ -402,16 +479,18 @@ export class EventPublisher {
    * transaction by fencing its producer) up to SEND_ATTEMPTS times: a transaction that failed
    * before its commit was asked for commits nothing, so sending its records again cannot repeat
    * one. A failed commit is not tried again: the broker may have committed it. Nor is a fenced
-   * transaction: another process has this id, and trying again would fence it in turn.
+   * transaction: another process has this id, and trying again would fence it in turn. Answers the
+   * publishes it committed; the others it has settled or queued again itself.
    */
-  private async sendTransactionally(batch: readonly Pending[], records: WireRecord[]): Promise<Pending[]> {
+  private async sendTransactionally(on: Lane, batch: readonly Pending[], records: WireRecord[]): Promise<readonly Pending[]> {
     for (let attempt = 1; ; attempt += 1) {
-      this.commitAsked = false;
+      const commit = { asked: false };
       try {
-        return await this.sendInTransaction(batch, records);
+        return await this.sendInTransaction(on, batch, records, commit);
       } catch (error) {
+        on.suspect = true;
         const fenced = kafkaErrorCodes(error).some((code) => code === 'PRODUCER_FENCED' || code === 'INVALID_PRODUCER_EPOCH');
-        if (attempt >= SEND_ATTEMPTS || this.commitAsked || fenced) throw error;
+        if (attempt >= SEND_ATTEMPTS || commit.asked || fenced) throw error;
       }
     }
   }
@@ -419,42 +498,44 @@ export class EventPublisher {
   /**
    * One transaction: the batch's records sent and acknowledged, then every condition asked, then
    * the commit. When a condition no longer holds nothing is committed: the transaction is aborted,
-   * those publishes reject with CLAIM_LOST and the rest go first into the next batch. Answers the
-   * publishes that were not committed.
+   * those publishes reject with CLAIM_LOST and the rest go first into the lane's next batch.
    */
-  private async sendInTransaction(batch: readonly Pending[], records: WireRecord[]): Promise<Pending[]> {
-    if (this.suspect) await this.replaceProducer();
-    const producer = this.current;
-    try {
-      const transaction = await producer.beginTransaction();
-      // One call at a time: the client mixes up concurrent calls inside one transaction.
-      await transaction.send({ messages: records });
-      const holding = await Promise.all(batch.map((pending) => (pending.holds === undefined ? Promise.resolve(true) : pending.holds())));
-      const lost = batch.filter((_, i) => !holding[i]);
-      if (lost.length === 0) {
-        this.commitAsked = true;
-        await transaction.commit();
-        return [];
-      }
-      await transaction.abort();
-      for (const pending of lost)
-        pending.reject(new EventsError('CLAIM_LOST', 'not published: the claim it goes out under is no longer this publisher’s'));
-      // Signed again with the next batch: a signature covers the records it was made with.
-      this.queue.unshift(...batch.filter((pending) => !lost.includes(pending)));
-      return [...batch];
-    } catch (error) {
-      // Aborted by the producer's replacement, which fences this one: nothing of this batch commits.
-      this.suspect = true;
-      throw error;
+  private async sendInTransaction(
+    on: Lane,
+    batch: readonly Pending[],
+    records: WireRecord[],
+    commit: { asked: boolean },
+  ): Promise<readonly Pending[]> {
+    if (on.suspect || on.producer === undefined) await this.replaceProducer(on);
+    const transaction = await (on.producer as Producer).beginTransaction();
+    // One call at a time: the client mixes up concurrent calls inside one transaction.
+    await transaction.send({ messages: records });
+    const holding = await Promise.all(batch.map((pending) => (pending.holds === undefined ? Promise.resolve(true) : pending.holds())));
+    if (holding.every(Boolean)) {
+      commit.asked = true;
+      await transaction.commit();
+      return batch;
     }
+    await transaction.abort();
+    const lost = new EventsError('CLAIM_LOST', 'not published: the claim it goes out under is no longer this publisher’s');
+    batch.forEach((pending, i) => {
+      if (!holding[i]) pending.reject(lost);
+    });
+    // Signed again with the next batch: a signature covers the records it was made with.
+    on.queue.unshift(...batch.filter((_, i) => holding[i]));
+    return [];
   }
 
-  /** A transactional publisher's new producer under the same id; the old one is fenced by it and closed. */
-  private async replaceProducer(): Promise<void> {
-    const old = this.current;
-    this.current = await (this.transactional as () => Promise<Producer>)();
+  /**
+   * A transactional lane's new producer under its id; an earlier one, whose transaction failed, is
+   * fenced by it (which aborts that transaction) and closed.
+   */
+  private async replaceProducer(on: Lane): Promise<void> {
+    const old = on.producer;
+    on.producer = await (this.transactional as (laneId: string) => Promise<Producer>)(on.transactionalId as string);
+    on.suspect = false;
+    if (old === undefined) return;
     await old.close(true).catch(() => undefined);
-    this.suspect = false;
     this.replacements += 1;
   }
 
@@ -476,16 +557,16 @@ export class EventPublisher {
     messages.forEach((message, i) => Object.assign(message.headers as RecordHeaders, headers[i]));
   }
 
-  private takeBatch(): Pending[] {
+  private takeBatch(queue: Pending[]): Pending[] {
     let entries = 0;
     let bytes = 0;
     let count = 0;
-    for (const pending of this.queue) {
+    for (const pending of queue) {
       if (count > 0 && (entries + pending.messages.length > MAX_BATCH_ENTRIES || bytes + pending.bytes > MAX_BATCH_BYTES)) break;
       entries += pending.messages.length;
       bytes += pending.bytes;
       count += 1;
     }
-    return this.queue.splice(0, count);
+    return queue.splice(0, count);
   }
 }
