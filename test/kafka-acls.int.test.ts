@@ -9,6 +9,8 @@ import type { Admin, Consumer, Producer } from 'kafkajs';
 import { createClient } from '@gatehouse/client';
 import {
   dlqTopicOf,
+  EventPublisher,
+  EventSerde,
   eventsConfigFromEnv,
   KafkaAdmin,
   provisionTopics,
@@ -22,6 +24,7 @@ import { createLogger } from '@gatehouse/telemetry';
 import { testKafka } from './support/kafkajs.js';
 import type { TestKafka } from './support/kafkajs.js';
 import { pollUntil } from './support/poll.js';
+import { sampleEvents } from './support/sample-events.js';
 import { TEST_KEY_RING } from './support/signing.js';
 
 // KafkaConnection's own layer of trust (docs/kafka-security.md), checked on real software: a throwaway broker
@@ -195,7 +198,7 @@ describe('KafkaConnection ACLs of a broker configured like compose', () => {
     const onBroker = resources.flatMap((r) =>
       r.acls.map((acl) => {
         expect([acl.host, acl.permissionType]).toEqual(['*', AclPermissionTypes.ALLOW]);
-        const type = keyOf(AclResourceTypes, r.resourceType).toLowerCase();
+        const type = keyOf(AclResourceTypes, r.resourceType).toLowerCase().replace('_', '-');
         const pattern = keyOf(ResourcePatternTypes, r.resourcePatternType).toLowerCase();
         return `${acl.principal.replace(/^User:/, '')} ${type} ${pattern} ${r.resourceName} ${operationName(keyOf(AclOperationTypes, acl.operation))}`;
       }),
@@ -213,7 +216,7 @@ describe('KafkaConnection ACLs of a broker configured like compose', () => {
         const principal = /--allow-principal User:(\S+)/.exec(call)?.[1];
         const pattern = /--resource-pattern-type (\S+)/.exec(call)?.[1];
         const operations = [...call.matchAll(/--operation (\S+)/g)].map((m) => m[1]);
-        const named = [...call.matchAll(/--(topic|group) (\S+)/g)].map((m) => `${m[1]} ${pattern} ${m[2]}`);
+        const named = [...call.matchAll(/--(topic|group|transactional-id) (\S+)/g)].map((m) => `${m[1]} ${pattern} ${m[2]}`);
         return named.flatMap((resource) => operations.map((op) => `${principal} ${resource} ${op}`));
       });
     expect(planned.sort()).toEqual(fileGrants(text, prefix));
@@ -304,6 +307,29 @@ describe('KafkaConnection ACLs of a broker configured like compose', () => {
     const lag = await autoscaler.fetchOffsets({ groupId: `${prefix}gatehouse-executor`, topics: [topics.execute] });
     expect(lag).toEqual([{ topic: topics.execute, partitions: [expect.objectContaining({ partition: 0 })] }]);
     expect(await refusal(autoscaler.fetchTopicOffsets(topics.results))).toContain('TOPIC_AUTHORIZATION_FAILED');
+  });
+
+  it('lets an executor publish in transactions under its own ids, and refuses those ids to every other principal', async () => {
+    // As the executor's runtime names them: the topic prefix, its client id, a part of its process.
+    const id = `${prefix}gatehouse-executor-e1-${randomBytes(4).toString('hex')}`;
+    const serde = new EventSerde({ registryUrl: configAs('gatehouse-executor').registryUrl, topics });
+    await serde.registerAll();
+    const publisher = await EventPublisher.connect(kafkaAs('gatehouse-executor'), serde, undefined, { transactionalId: id });
+    opened.push({ disconnect: () => publisher.disconnect() });
+    const answer = { ...sampleEvents.results, command_id: randomUUID() };
+    await publisher.publish('results', answer.run_id, answer, undefined, () => Promise.resolve(true));
+    // Another principal that takes an executor's id could fence its producer (every answer in
+    // flight aborted) or end its open transaction: the broker refuses it the id, whatever follows it.
+    for (const principal of ['gatehouse-agent', 'gatehouse-mcp', 'gatehouse-approval', 'gatehouse-policy', 'gatehouse-subscriber']) {
+      for (const taken of [id, `${id}~${topics.results}~0`]) {
+        const intruder = await connected(kafkaAs(principal).producer({ transactionalId: taken, idempotent: true, maxInFlightRequests: 1 }));
+        // Refused at its first step, finding the id's coordinator (kafkajs reports a coordinator it
+        // could not find; the broker says why).
+        await expect(intruder.transaction(), `${principal} as ${taken}`).rejects.toMatchObject({ name: 'KafkaJSGroupCoordinatorNotFound' });
+        const denial = `User:${principal} is Denied operation = DESCRIBE from host = 127.0.0.1 on resource = TransactionalId:LITERAL:${taken} for request = FindCoordinator`;
+        await pollUntil(async () => ((await brokerLog()).includes(denial) ? true : undefined), 10_000, `the broker to log ${denial}`);
+      }
+    }
   });
 
   it('keeps an agent runtime out of the executors’ consumer group', async () => {

@@ -38,7 +38,7 @@ while [ $# -gt 0 ]; do
 done
 case $prefix in *[!A-Za-z0-9._-]*) fail "the topic prefix may hold only letters, digits and . _ -" ;; esac
 
-# One line per call: principal, pattern, operations, then --topic/--group and a name per resource.
+# One line per call: principal, pattern, operations, then --topic/--group/--transactional-id and a name per resource.
 plan=$(awk -v prefix="$prefix" '
   function bad(message) { printf "apply-acls.sh: %s:%d: %s\n", FILENAME, FNR, message > "/dev/stderr"; failed = 1; exit 1 }
   /^[[:space:]]*(#|$)/ { next }
@@ -48,7 +48,7 @@ plan=$(awk -v prefix="$prefix" '
     at = index(name, "{prefix}")
     if (at > 0) name = substr(name, 1, at - 1) prefix substr(name, at + 8)
     if (principal !~ /^[A-Za-z0-9_-]+$/) bad("principal " principal ": letters, digits, _ and - only")
-    if (type != "topic" && type != "group") bad("type " type ": topic or group")
+    if (type != "topic" && type != "group" && type != "transactional-id") bad("type " type ": topic, group or transactional-id")
     if (pattern != "literal" && pattern != "prefixed") bad("pattern " pattern ": literal or prefixed")
     if (name !~ /^[A-Za-z0-9._-]+$/) bad("name " name ": letters, digits, . _ and - only")
     if (ops !~ /^[A-Za-z]+(,[A-Za-z]+)*$/) bad("operations " ops ": names separated by commas")

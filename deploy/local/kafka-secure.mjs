@@ -58,7 +58,8 @@ function readGrants(text, topicPrefix = '') {
     const [principal, type, pattern, template, operations] = fields;
     const name = template.replace('{prefix}', topicPrefix);
     if (!/^[A-Za-z0-9_-]+$/.test(principal)) throw new StackError(`${where}: principal ${principal}: letters, digits, _ and - only`);
-    if (type !== 'topic' && type !== 'group') throw new StackError(`${where}: type ${type}: topic or group`);
+    if (!['topic', 'group', 'transactional-id'].includes(type))
+      throw new StackError(`${where}: type ${type}: topic, group or transactional-id`);
     if (pattern !== 'literal' && pattern !== 'prefixed') throw new StackError(`${where}: pattern ${pattern}: literal or prefixed`);
     if (!/^[A-Za-z0-9._-]+$/.test(name)) throw new StackError(`${where}: name ${name}: letters, digits, . _ and - only`);
     if (!/^[A-Za-z]+(,[A-Za-z]+)*$/.test(operations)) throw new StackError(`${where}: operations ${operations}: names separated by commas`);
@@ -74,7 +75,7 @@ function aclEntry(kafkajs, grant) {
   const operation = kafkajs.AclOperationTypes[enumKey(grant.operation)];
   if (operation === undefined) throw new StackError(`${ACLS}: unknown operation ${grant.operation}`);
   return {
-    resourceType: kafkajs.AclResourceTypes[grant.type.toUpperCase()],
+    resourceType: kafkajs.AclResourceTypes[grant.type.replace('-', '_').toUpperCase()],
     resourceName: grant.name,
     resourcePatternType: kafkajs.ResourcePatternTypes[grant.pattern.toUpperCase()],
     principal: `User:${grant.principal}`,
