@@ -69,6 +69,9 @@ describe('the boundary answers each command_id once', () => {
       { key: twice.tenant, event: twice, headers: proofFor(run, twice) },
     ]);
     await results.waitFor([twice.command_id]);
+    // The copy waits for the first to be answered, then is counted and dropped: once it is counted,
+    // nothing more can come of it.
+    await pollUntil(async () => ((await duplicates('repeat')) > before ? true : undefined), 10_000, 'the copy to be counted');
     await drained();
     await orders.stop();
 

@@ -22,7 +22,7 @@
  *   ledger_give_back       GIVE_BACK                1 done (free; a staged entry keeps its answer, its lease ended) | 0 refused
  *   ledger_resolve         RESOLVE                  resolved (now, or the same resolution again while unpublished) |
  *                                                   not_unknown | not_found
- *   ledger_mark_published  resolutionPublished      (always; the code's HSET would also make a bare hash of an entry gone)
+ *   ledger_mark_published  MARK_PUBLISHED           (always; an entry gone stays gone)
  *   ledger_expire          (time: a lease runs out) 1 expired | 0 refused (not held, or expired already)
  *
  * Every inline leaves its reply in `out`; the guards of each inline's branches are all that allows it.

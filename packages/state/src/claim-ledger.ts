@@ -220,6 +220,14 @@ redis.call('HSET', KEYS[1], 'state', ARGV[1], 'outcome', ARGV[2], 'updated_at', 
 return {'resolved', ARGV[2], bump()}
 `);
 
+// KEYS[1] the entry. Marks a resolution's answer published (a retry of the same resolution is refused
+// from then on); an entry that is gone stays gone. Returns its v (0 when there is no entry).
+const MARK_PUBLISHED = new LuaScript(`${HEAD}
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+redis.call('HSET', KEYS[1], 'published', '1')
+return bump()
+`);
+
 /** The shape of every run id the control API registers: a command naming anything else names no run. */
 export const RUN_ID_PATTERN = /^[A-Za-z0-9_.:-]{1,128}$/;
 
@@ -404,9 +412,9 @@ export class ClaimLedger {
   /** Marks a resolution's answer published: the same resolution again is then refused as already known. */
   async resolutionPublished(name: string): Promise<void> {
     const entry = this.keys.idempotency(name);
-    await this.redis.hset(entry, 'published', '1');
-    if (listeners.size > 0)
-      note({ entry, op: 'mark_published', owner: '', reply: 'marked', version: Number(await this.redis.hget(entry, 'v')) });
+    attempt(entry, 'mark_published', '');
+    const version = (await MARK_PUBLISHED.runDurable(this.redis, 1, entry)) as number;
+    note({ entry, op: 'mark_published', owner: '', reply: 'marked', version });
   }
 
   async get(name: string): Promise<LedgerRecord | undefined> {
@@ -438,6 +446,9 @@ export class ClaimLedger {
       claim: async (terms, owner, ttlMs) => {
         const { claim, companion } = await this.claimAt(place, terms, owner, ttlMs);
         return { claim, run: companion === '' ? null : companion };
+      },
+      claimWhenFree(terms, owner, ttlMs, deadline) {
+        return claimWhenFree(() => this.claim(terms, owner, ttlMs), deadline);
       },
       stage: (owner, answer, terms, ttlMs) => this.stageAt(place, owner, answer, terms, ttlMs),
       settle: (owner, answer) => this.settleAt(place, owner, 'succeeded', answer, null),
@@ -529,6 +540,13 @@ export class ClaimLedger {
 export interface CommandEntry {
   /** Claims the command (only for a run that exists) and reads its run record (JSON; null when there is none). */
   claim(terms: ClaimTerms, owner: string, ttlMs: number): Promise<{ readonly claim: Claim; readonly run: string | null }>;
+  /** `claim`, waiting while another live owner holds the command, until `deadline` (`claimWhenFree`). */
+  claimWhenFree(
+    terms: ClaimTerms,
+    owner: string,
+    ttlMs: number,
+    deadline: number,
+  ): Promise<{ readonly claim: Claim; readonly run: string | null }>;
   /** Stages the decision about to be published; an entry Redis lost is made again, held by `owner`, for `ttlMs`. */
   stage(owner: string, answer: string, terms: ClaimTerms, ttlMs: number): Promise<Staging>;
   /** The decision is published: a later copy of the command gets nothing. */
@@ -568,10 +586,11 @@ function claimOf(reply: ClaimReply): Claim {
  * entry in flight instead would lose the call if its owner died. Gives up at `deadline` (ms since
  * the epoch), answering what the last claim found.
  */
-export async function claimWhenFree(claim: () => Promise<Claim>, deadline: number): Promise<Claim> {
+export async function claimWhenFree<T extends Claim | { readonly claim: Claim }>(claim: () => Promise<T>, deadline: number): Promise<T> {
   for (;;) {
     const found = await claim();
-    if (found.kind !== 'in_progress' || Date.now() >= deadline) return found;
-    await new Promise<void>((resolve) => setTimeout(resolve, Math.min(250, Math.max(20, found.leaseLeftMs))));
+    const what: Claim = 'claim' in found ? found.claim : found;
+    if (what.kind !== 'in_progress' || Date.now() >= deadline) return found;
+    await new Promise<void>((resolve) => setTimeout(resolve, Math.min(250, Math.max(20, what.leaseLeftMs))));
   }
 }

@@ -45,8 +45,6 @@ const CLAIM_AFTER_DEADLINE_MS = 10 * 60 * 1000;
 const CLAIM_MAX_MS = 24 * 3600 * 1000;
 /** How long a claim protects a command being handled before another worker may take it over. */
 const CLAIM_LEASE_MS = 10_000;
-// A copy of a command another worker is handling waits for it, at most this long per round.
-const BUSY_BACKOFF_MAX_MS = 1_000;
 
 /** What a command_id is claimed with: the hash of everything the runtime chose for the call. */
 function commandPayloadSha256(command: ToolCommand): string {
@@ -157,14 +155,11 @@ async function handle(handling: Handling, command: ToolCommand, record: Consumed
     terms: { argumentsSha256: payloadSha256, leaseMs: CLAIM_LEASE_MS, commandId: command.command_id },
     ttlMs,
   };
-  let found = await entry.claim(held.terms, held.owner, ttlMs);
-  for (let backoff = 50; found.claim.kind === 'in_progress'; backoff = Math.min(backoff * 2, BUSY_BACKOFF_MAX_MS)) {
-    // Another worker took a copy a moment ago: wait until it has answered (nothing more to do)
-    // or its lease ran out (it died, and this copy takes over).
-    await new Promise((resolve) => setTimeout(resolve, backoff));
-    found = await entry.claim(held.terms, held.owner, ttlMs);
-  }
+  // Another worker that took a copy a moment ago is waited for, however long it lives: it answers
+  // (nothing more to do here) or dies (its lease runs out, and this copy takes over).
+  const found = await entry.claimWhenFree(held.terms, held.owner, ttlMs, Number.POSITIVE_INFINITY);
   const { claim } = found;
+  if (claim.kind === 'in_progress') throw new Error('a claim waited for without a deadline is never in progress');
   if (claim.kind === 'settled' || claim.kind === 'unknown') {
     metrics.duplicateCommand('repeat');
     logger.info({ ...context, payload_sha256: payloadSha256 }, 'command already answered; this copy is ignored');
