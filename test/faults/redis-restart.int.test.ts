@@ -75,6 +75,7 @@ describe('a Redis restart (nothing kept on disk) during 5,000 calls', () => {
       }),
     );
 
+    if (examples.repeated.length > 0) console.info(`redis-restart: repeated answers ${JSON.stringify(examples.repeated)}`);
     expect(runsGone.every(Boolean), 'Redis kept runs across the restart').toBe(true);
     expect(figures.commands).toBe(CALLS);
     expect(figures.notAccepted).toBe(0);

@@ -109,6 +109,8 @@ export async function runUnderFault(rig: FaultRig, options: FaultRunOptions): Pr
     }),
   );
   if (audit.examples.repeated.length > 0) console.info(`${options.name}: repeated answers ${JSON.stringify(audit.examples.repeated)}`);
+  if (audit.examples.late.length > 0)
+    console.info(`${options.name}: calls the client stopped waiting for ${JSON.stringify(audit.examples.late)}`);
   const history = await checkLedgerHistory(rig.ledgerHistory, options.failover?.());
   console.info(historyLine(options.name, history));
   // Where any lost command got to, so a failure names the stage that dropped it.

@@ -80,7 +80,8 @@ export interface LoadAudit {
     | 'contradictions'
     | 'appliedTwice'
     | 'refusedCalls'
-    | 'reusedAssertions',
+    | 'reusedAssertions'
+    | 'late',
     string[]
   >;
 }
@@ -152,6 +153,7 @@ export async function auditLoad(
     appliedTwice: [],
     refusedCalls: [],
     reusedAssertions: [],
+    late: [],
   };
   const note = (kind: keyof LoadAudit['examples'], text: string): void => {
     if (examples[kind].length < 20) examples[kind].push(text);
@@ -239,6 +241,10 @@ export async function auditLoad(
     if (call.outcome === CallOutcome.clientTimeout) {
       figures.clientTimeouts += 1;
       if (first !== undefined) figures.clientTimeoutsAnsweredOnTopic += 1;
+      note(
+        'late',
+        `${call.commandId} (${call.tool}): sent at ${call.startedAt}, answered ${first === undefined ? 'never' : `${first.completed_at - call.startedAt} ms later (completed_at)`} at ${(placed.get(call.commandId) ?? []).join(', ')}`,
+      );
     }
     const answer = call.answer;
     if (call.outcome === CallOutcome.answered && answer !== undefined && first !== undefined) {
