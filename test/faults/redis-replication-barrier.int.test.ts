@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRedis, ClaimLedger, Keyspace, ReplicationUnconfirmed } from '@gatehouse/state';
-import type { Claim, Redis } from '@gatehouse/state';
+import { ApprovalStore, createRedis, ClaimLedger, Keyspace, ProposalStore, ReplicationUnconfirmed } from '@gatehouse/state';
+import type { ApprovalRecord, Claim, Proposal, Redis } from '@gatehouse/state';
 import {
   awaitFailover,
   cutRedisReplicas,
@@ -55,6 +55,14 @@ describe('the replication barrier on claims and staged answers, across a Redis f
       throw error;
     });
 
+  /**
+   * A durable call made before a test cuts the replicas, once a replica confirms it: a run before
+   * this one may have failed a master over and restarted it as a replica, which is still catching
+   * up (its master then confirms nothing for a while).
+   */
+  const confirmed = <T>(call: () => Promise<T>, what: string): Promise<T> =>
+    pollUntil(() => whenConfirmed(call()), 60_000, `a replica to confirm ${what}`, 100);
+
   /** A claim once the cluster routes the key again (after a failover the client learns the new layout). */
   const claimWhenRouted = (store: ClaimLedger, key: string, owner: string): Promise<Claim> =>
     pollUntil(() => store.claim(key, 'h', owner, 60_000).catch(() => undefined), 30_000, `a claim of ${key} to be answered`, 100);
@@ -64,7 +72,7 @@ describe('the replication barrier on claims and staged answers, across a Redis f
       master,
       names: [held = '', refused = ''],
     } = await keysOnOneMaster(2);
-    expect(await durableStore.claim(held, 'h', 'exec-a', 60_000)).toEqual({ kind: 'claimed' });
+    expect(await confirmed(() => durableStore.claim(held, 'h', 'exec-a', 60_000), 'the first claim')).toEqual({ kind: 'claimed' });
     const resume = await cutRedisReplicas(master);
     let claim: PromiseSettledResult<Claim>;
     let renew: PromiseSettledResult<boolean>;
@@ -97,7 +105,7 @@ describe('the replication barrier on claims and staged answers, across a Redis f
       master,
       names: [key = ''],
     } = await keysOnOneMaster(1);
-    expect(await durableStore.claim(key, 'h', 'exec-a', 60_000)).toEqual({ kind: 'claimed' });
+    expect(await confirmed(() => durableStore.claim(key, 'h', 'exec-a', 60_000), 'the claim')).toEqual({ kind: 'claimed' });
     expect(await durableStore.settle(key, 'exec-a', 'unknown', '{"code":"OUTCOME_UNKNOWN"}')).toBe(true);
     const resolution = { state: 'succeeded', outcome: '{"completed_at":1}', by: 'ops@acme', fingerprint: 'f1' } as const;
     const resume = await cutRedisReplicas(master);
@@ -117,12 +125,68 @@ describe('the replication barrier on claims and staged answers, across a Redis f
     expect(await durableStore.resolveUnknown(key, resolution)).toEqual({ kind: 'not_unknown' });
   }, 120_000);
 
+  it('counts a proposal or an approval used only once a replica holds the use, and lets the same key ask again', async () => {
+    // A use only the master acknowledged could vanish in a failover, and another key use the
+    // proposal again: the write it approves would run twice.
+    const now = Date.now();
+    const proposal: Proposal = {
+      proposal_id: `p_${randomUUID().slice(0, 8)}`,
+      tool: 'commit_address_change.v2',
+      arguments: '{}',
+      arguments_sha256: 'h',
+      target: { type: 'customer', id: 'C-1', version: 1 },
+      effect: 'test',
+      diff: { changes: [], recipients: [], amount: null, affected_records: 1, irreversible: [] },
+      environment: 'sandbox',
+      run_id: 'run-1',
+      tenant: 'acme',
+      principal: 'agent:a',
+      created_at: now,
+      expires_at: now + 60_000,
+    };
+    const { master } = await redisShardOf(keys.proposal(proposal.proposal_id));
+    let approvalId = `a_${randomUUID().slice(0, 8)}`;
+    while ((await redisShardOf(keys.approval(approvalId))).master !== master) approvalId = `a_${randomUUID().slice(0, 8)}`;
+    const approval: ApprovalRecord = {
+      approval_id: approvalId,
+      proposal_id: proposal.proposal_id,
+      arguments_sha256: 'h',
+      target_type: 'customer',
+      target_id: 'C-1',
+      target_version: 1,
+      approved_by: 'lead@acme',
+      approver_roles: ['support-lead'],
+      required_role: 'support-lead',
+      approved_at: now,
+      expires_at: now + 60_000,
+    };
+    const proposals = new ProposalStore(durable, keys);
+    const approvals = new ApprovalStore(durable, keys);
+    await proposals.save(proposal);
+    await approvals.save(approval);
+    const resume = await cutRedisReplicas(master);
+    try {
+      await expect(approvals.consume(approvalId, 'key-1')).rejects.toBeInstanceOf(ReplicationUnconfirmed);
+      await expect(proposals.consume(proposal.proposal_id, 'key-1')).rejects.toBeInstanceOf(ReplicationUnconfirmed);
+    } finally {
+      resume();
+    }
+    expect(await pollUntil(() => whenConfirmed(approvals.consume(approvalId, 'key-1')), 30_000, 'the approval’s use confirmed')).toBe(
+      'consumed',
+    );
+    expect(
+      await pollUntil(() => whenConfirmed(proposals.consume(proposal.proposal_id, 'key-1')), 30_000, 'the proposal’s use confirmed'),
+    ).toBe('consumed');
+    expect(await approvals.consume(approvalId, 'key-2')).toBe('already_consumed');
+    expect(await proposals.consume(proposal.proposal_id, 'key-2')).toBe('already_consumed');
+  }, 120_000);
+
   it('keeps through a failover every claim it confirmed, where a claim only the master acknowledged is lost', async () => {
     const {
       master,
       names: [kept = '', lost = '', unconfirmed = ''],
     } = await keysOnOneMaster(3);
-    expect(await durableStore.claim(kept, 'h', 'exec-a', 60_000)).toEqual({ kind: 'claimed' });
+    expect(await confirmed(() => durableStore.claim(kept, 'h', 'exec-a', 60_000), 'the kept claim')).toEqual({ kind: 'claimed' });
     const resume = await cutRedisReplicas(master);
     try {
       expect(await plainStore.claim(lost, 'h', 'exec-a', 60_000)).toEqual({ kind: 'claimed' });

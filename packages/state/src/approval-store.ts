@@ -76,9 +76,12 @@ export class ApprovalStore {
     return { record: JSON.parse(raw) as ApprovalRecord, consumedBy: by === null || by === undefined || by === '' ? null : by };
   }
 
-  /** Uses the approval for `by` (an idempotency key); the same key may ask again, no other key can. */
+  /**
+   * Uses the approval for `by` (an idempotency key); the same key may ask again, no other key can.
+   * Durable, as a proposal's consumption (`ProposalStore.consume`): a use a failover lost could be made again under another key.
+   */
   async consume(approvalId: string, by: string): Promise<'consumed' | 'already_consumed' | 'missing'> {
-    const reply = (await CONSUME.run(this.redis, 1, this.keys.approval(approvalId), by)) as string;
+    const reply = (await CONSUME.runDurable(this.redis, 1, this.keys.approval(approvalId), by)) as string;
     return reply === 'consumed' ? 'consumed' : reply === 'missing' ? 'missing' : 'already_consumed';
   }
 }

@@ -79,9 +79,14 @@ export class ProposalStore {
     };
   }
 
-  /** Marks a proposal consumed by `by` (an idempotency key) if it is open; the same key may ask again, no other key can. */
+  /**
+   * Marks a proposal consumed by `by` (an idempotency key) if it is open; the same key may ask again,
+   * no other key can. Durable: a consumption a failover could lose would let another key consume the
+   * proposal again and apply it twice, so on a connection that requires replicas it answers only
+   * once they hold it (else ReplicationUnconfirmed, and the caller runs nothing; the same key asks again).
+   */
   async consume(proposalId: string, by: string): Promise<'consumed' | 'already_consumed' | 'missing'> {
-    const reply = (await CONSUME.run(this.redis, 1, this.keys.proposal(proposalId), by)) as string;
+    const reply = (await CONSUME.runDurable(this.redis, 1, this.keys.proposal(proposalId), by)) as string;
     return reply === 'consumed' ? 'consumed' : reply === 'missing' ? 'missing' : 'already_consumed';
   }
 
