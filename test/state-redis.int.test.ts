@@ -17,7 +17,8 @@ import {
   RunRegistry,
   SlotPool,
 } from '@gatehouse/state';
-import type { ApprovalRecord, LedgerStep, Proposal, Redis, Run } from '@gatehouse/state';
+import type { LedgerStep, Redis, Run } from '@gatehouse/state';
+import { sampleApproval, sampleProposal } from './support/approval-records.js';
 import { pollUntil } from './support/poll.js';
 import { REDIS_CLUSTER_URL } from './support/stack-control.js';
 
@@ -621,22 +622,7 @@ describe.each(BACKENDS)('state on $backend', ({ url }) => {
   describe('ProposalStore', () => {
     it('is consumed once: the same key may ask again, another key is refused, and a release re-opens it', async () => {
       const store = new ProposalStore(a, keys());
-      const now = Date.now();
-      const proposal: Proposal = {
-        proposal_id: `p_${randomUUID().slice(0, 8)}`,
-        tool: 'commit_address_change.v2',
-        arguments: '{}',
-        arguments_sha256: 'h',
-        target: { type: 'customer', id: 'C-1', version: 1 },
-        effect: 'test',
-        diff: { changes: [], recipients: [], amount: null, affected_records: 1, irreversible: [] },
-        environment: 'sandbox',
-        run_id: 'run-1',
-        tenant: 'acme',
-        principal: 'agent:a',
-        created_at: now,
-        expires_at: now + 60_000,
-      };
+      const proposal = sampleProposal();
       await store.save(proposal);
       await expect(store.save(proposal)).rejects.toThrow(/already exists/);
       expect(await store.consume(proposal.proposal_id, 'key-1')).toBe('consumed');
@@ -653,20 +639,7 @@ describe.each(BACKENDS)('state on $backend', ({ url }) => {
   describe('ApprovalStore', () => {
     it('keeps an approval written once, and lets one idempotency key consume it', async () => {
       const store = new ApprovalStore(b, keys());
-      const now = Date.now();
-      const record: ApprovalRecord = {
-        approval_id: `a_${randomUUID().slice(0, 8)}`,
-        proposal_id: 'p_1',
-        arguments_sha256: 'h',
-        target_type: 'customer',
-        target_id: 'C-1',
-        target_version: 1,
-        approved_by: 'lead@acme',
-        approver_roles: ['support-lead'],
-        required_role: 'support-lead',
-        approved_at: now,
-        expires_at: now + 60_000,
-      };
+      const record = sampleApproval('p_1');
       await store.save(record);
       await expect(store.save({ ...record, approved_by: 'mallory' })).rejects.toThrow(/already exists/);
       expect(await store.get(record.approval_id)).toEqual({ record, consumedBy: null });

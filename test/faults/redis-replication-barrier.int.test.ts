@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApprovalStore, createRedis, ClaimLedger, Keyspace, ProposalStore, ReplicationUnconfirmed } from '@gatehouse/state';
-import type { ApprovalRecord, Claim, Proposal, Redis } from '@gatehouse/state';
+import type { Claim, Redis } from '@gatehouse/state';
 import {
   awaitFailover,
   cutRedisReplicas,
@@ -11,6 +11,7 @@ import {
   redisShardOf,
   restartRedisNode,
 } from '../support/cluster-control.js';
+import { sampleApproval, sampleProposal } from '../support/approval-records.js';
 import { pollUntil } from '../support/poll.js';
 
 // Redis replicates asynchronously: a claim its master acknowledged is lost when a replica that never
@@ -128,38 +129,11 @@ describe('the replication barrier on claims and staged answers, across a Redis f
   it('counts a proposal or an approval used only once a replica holds the use, and lets the same key ask again', async () => {
     // A use only the master acknowledged could vanish in a failover, and another key use the
     // proposal again: the write it approves would run twice.
-    const now = Date.now();
-    const proposal: Proposal = {
-      proposal_id: `p_${randomUUID().slice(0, 8)}`,
-      tool: 'commit_address_change.v2',
-      arguments: '{}',
-      arguments_sha256: 'h',
-      target: { type: 'customer', id: 'C-1', version: 1 },
-      effect: 'test',
-      diff: { changes: [], recipients: [], amount: null, affected_records: 1, irreversible: [] },
-      environment: 'sandbox',
-      run_id: 'run-1',
-      tenant: 'acme',
-      principal: 'agent:a',
-      created_at: now,
-      expires_at: now + 60_000,
-    };
+    const proposal = sampleProposal();
     const { master } = await redisShardOf(keys.proposal(proposal.proposal_id));
     let approvalId = `a_${randomUUID().slice(0, 8)}`;
     while ((await redisShardOf(keys.approval(approvalId))).master !== master) approvalId = `a_${randomUUID().slice(0, 8)}`;
-    const approval: ApprovalRecord = {
-      approval_id: approvalId,
-      proposal_id: proposal.proposal_id,
-      arguments_sha256: 'h',
-      target_type: 'customer',
-      target_id: 'C-1',
-      target_version: 1,
-      approved_by: 'lead@acme',
-      approver_roles: ['support-lead'],
-      required_role: 'support-lead',
-      approved_at: now,
-      expires_at: now + 60_000,
-    };
+    const approval = sampleApproval(proposal.proposal_id, Date.now(), approvalId);
     const proposals = new ProposalStore(durable, keys);
     const approvals = new ApprovalStore(durable, keys);
     await proposals.save(proposal);

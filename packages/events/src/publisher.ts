@@ -393,7 +393,7 @@ export class EventPublisher {
    * own, the publisher's id itself.
    */
   private async laneOf(pending: Pending): Promise<Lane> {
-    const partitions = new Set((await this.wireRecords([pending])).map((r) => r.partition));
+    const partitions = new Set((await this.routed([pending]))[0]);
     const [only] = partitions;
     const id = partitions.size === 1 && only !== undefined ? `${this.transactionalId}~${pending.topic}~${only}` : `${this.transactionalId}`;
     let found = this.lanes.get(id);
@@ -436,14 +436,12 @@ export class EventPublisher {
 
   /** Each message of a batch as the wire client takes it, with the partition Gatehouse routes it to. */
   private async wireRecords(batch: readonly Pending[]): Promise<WireRecord[]> {
-    // The client's cached metadata (it refreshes it as it ages and when a leader moves).
-    const metadata = await this.current.metadata({ topics: [...new Set(batch.map((p) => p.topic))] });
-    return batch.flatMap((pending) => {
-      const partitions = metadata.topics.get(pending.topic)?.partitionsCount ?? 1;
-      return pending.messages.map((m): WireRecord => {
+    const routed = await this.routed(batch);
+    return batch.flatMap((pending, p) =>
+      pending.messages.map((m, i): WireRecord => {
         const key = bytesOf(m.key);
         const value = bytesOf(m.value);
-        const partition = m.partition ?? partitionFor(m, pending.topic, this.serde.topics.results, partitions, this.hash);
+        const partition = routed[p]?.[i];
         return {
           topic: pending.topic,
           ...(key === undefined ? {} : { key }),
@@ -451,7 +449,17 @@ export class EventPublisher {
           headers: wireHeaders(m.headers),
           ...(partition === undefined ? {} : { partition }),
         };
-      });
+      }),
+    );
+  }
+
+  /** The partition each message of each publish goes to (undefined where the client chooses). */
+  private async routed(batch: readonly Pending[]): Promise<(number | undefined)[][]> {
+    // The client's cached metadata (it refreshes it as it ages and when a leader moves).
+    const metadata = await this.current.metadata({ topics: [...new Set(batch.map((p) => p.topic))] });
+    return batch.map((pending) => {
+      const partitions = metadata.topics.get(pending.topic)?.partitionsCount ?? 1;
+      return pending.messages.map((m) => m.partition ?? partitionFor(m, pending.topic, this.serde.topics.results, partitions, this.hash));
     });
   }
 
