@@ -11,7 +11,7 @@ import { addressOf, logContextOf } from './order-context.js';
 import type { WritePathDeps } from './keyed-write.js';
 import { answerRead } from './read-path.js';
 import { tracedImplementation } from './run-handler.js';
-import { executeWrite } from './write-path.js';
+import { executeWrite } from './write-pipeline.js';
 
 const tracer = tracerFor('executor');
 

@@ -1,10 +1,8 @@
-import { canonicalJson, isToolFailure, toolError, ToolFailure } from '@gatehouse/contracts';
+import { toolError } from '@gatehouse/contracts';
 import type { SlotScope } from '@gatehouse/state';
 import type { KeyedWrite, WriteOutcome } from './keyed-write.js';
 import { runHandler } from './run-handler.js';
-import { askStatusQuery, outcomeFromStatus, resendableUnderKey } from './status-query.js';
-
-const VERSION_CONFLICT = 'VERSION_CONFLICT';
+import { outcomeOfAnswer, outcomeOfFailure } from './write-outcome.js';
 
 /**
  * Sends of one write at most. A write that failed ambiguously (a timeout: the request may still be
@@ -111,77 +109,4 @@ async function fence(write: KeyedWrite): Promise<void> {
   if (taken === undefined) return;
   deps.logger.warn({ ...write.logContext, idempotency_key: key }, `write not sent: its ${taken} was taken over by another owner`);
   throw new Error(`the ${taken} of ${key} was taken over by another owner before the write was sent; that owner answers`);
-}
-
-/** The handler answered: the write happened. Its answer is checked against the contract before anything leaves. */
-function outcomeOfAnswer(write: KeyedWrite, raw: unknown, started: number): WriteOutcome {
-  const { deps, logContext } = write;
-  const tool = write.implementation.contract;
-  const valid = deps.catalog.validateOutput(tool, raw);
-  if (!valid.ok) {
-    // The write happened; its answer does not match the contract. Report that, never the raw answer.
-    deps.metrics.outputViolation(tool.address, valid.error.code);
-    return { kind: 'failed', error: valid.error, durationMs: Date.now() - started, reopensProposal: false };
-  }
-  const ms = Date.now() - started;
-  return {
-    kind: 'applied',
-    result: canonicalJson(valid.value),
-    durationMs: ms,
-    note: () => deps.logger.info({ ...logContext, operation_id: write.operationId, idempotency_key: write.key, ms }, 'write applied'),
-  };
-}
-
-/**
- * The handler failed. A failure that is not ambiguous says what the system of record did (nothing
- * applied); an ambiguous one (a timeout, a lost connection, an unexpected throw) goes to the status
- * query, and one the system of record turns out not to know is sent again (`resend`) while sends remain.
- */
-async function outcomeOfFailure(write: KeyedWrite, error: unknown, started: number, mayResend: boolean): Promise<WriteOutcome | 'resend'> {
-  const { deps, logContext, key } = write;
-  const tool = write.implementation.contract;
-  const failure = isToolFailure(error) ? error : new ToolFailure(toolError('UPSTREAM_ERROR', 'handler failed'), { ambiguous: true });
-  if (failure.ambiguous) {
-    const finding = await askStatusQuery(write.implementation, key, write.statusContext, deps.catalog);
-    if (mayResend && Date.now() < write.deadline && resendableUnderKey(write.implementation, finding)) {
-      deps.logger.info(
-        { ...logContext, idempotency_key: key, code: failure.error.code },
-        'ambiguous write unknown to its system of record; sending it again under its key',
-      );
-      return 'resend';
-    }
-    return outcomeFromStatus(
-      write,
-      finding,
-      failure.error.message,
-      failure.error.code === 'TIMEOUT' ? 'timeout' : 'ambiguous_answer',
-      Date.now() - started,
-    );
-  }
-  const durationMs = Date.now() - started;
-  if (failure.error.retryable) {
-    // The system of record refused before applying anything (a 503 while it stops, say), and
-    // says an identical call may succeed: that must be true.
-    return {
-      kind: 'not_applied',
-      error: failure.error,
-      durationMs,
-      reopensProposal: true,
-      note: () =>
-        deps.logger.info(
-          { ...logContext, code: failure.error.code, idempotency_key: key },
-          'write refused by the system of record; nothing applied, the key is free for a retry',
-        ),
-    };
-  }
-  const conflict = failure.error.code === VERSION_CONFLICT;
-  if (conflict) deps.metrics.versionConflict(tool.address);
-  return {
-    kind: 'failed',
-    error: failure.error,
-    durationMs,
-    reopensProposal: conflict,
-    note: () =>
-      deps.logger.info({ ...logContext, code: failure.error.code, idempotency_key: key }, 'write refused by the system of record'),
-  };
 }

@@ -3,7 +3,7 @@ import { toolError, ToolFailure } from '@gatehouse/contracts';
 import { toStoredOutcome } from '@gatehouse/events';
 import type { OperatorHandoff, ToolResult } from '@gatehouse/events';
 import { writeOperationId } from '../src/order-context.js';
-import { executeWrite } from '../src/write-path.js';
+import { executeWrite } from '../src/write-pipeline.js';
 import { answerOf, answers, KEY, order, systemOfRecord, ticketWrite, updateTicketKeyed, world, writeDeps } from './fakes.js';
 import type { SystemOfRecord, World } from './fakes.js';
 
