@@ -34,9 +34,10 @@ describe('answers published in transactions', () => {
   const toPartition = (partition: number) => ({ [REPLY_PARTITION_HEADER]: String(partition) });
   const transactionalId = (): string => `${env.topics.results}.test-executor-${transactionalIds++}`;
 
-  async function publisherUnder(id: string): Promise<EventPublisher> {
+  async function publisherUnder(id: string, transactionTimeoutMs?: number): Promise<EventPublisher> {
     const publisher = await EventPublisher.connect(env.kafka, env.serde, new EventSigner(parseSigningKey(executorKey.signingKey)), {
       transactionalId: id,
+      ...(transactionTimeoutMs === undefined ? {} : { transactionTimeoutMs }),
     });
     publishers.push(publisher);
     return publisher;
@@ -184,5 +185,32 @@ describe('answers published in transactions', () => {
     const seen = await commandsOn(2);
     expect(seen).toContain(next.command_id);
     expect(seen).not.toContain(stalled.command_id);
+  });
+
+  it('has the broker abort a transaction left open past its timeout: a condition that holds afterwards commits nothing', async () => {
+    const publisher = await publisherUnder(transactionalId(), 1_000);
+    const late = answer(`txn-late-${Date.now()}`);
+    // The owner stalls inside its transaction until a reader of the partition has gone past it,
+    // which it can only once the broker has aborted the transaction on its timeout.
+    let read: string[] = [];
+    const published = publisher.publish('results', late.run_id, late, toPartition(0), async () => {
+      read = await commandsOn(0);
+      return true;
+    });
+    await expect(published).rejects.toBeDefined();
+    expect(read).not.toContain(late.command_id);
+    expect(await commandsOn(0)).not.toContain(late.command_id);
+  });
+
+  it('keeps a transaction open as long as its own timeout says, past the wire client’s request timeout (5 s)', async () => {
+    const publisher = await publisherUnder(transactionalId(), 20_000);
+    const slow = answer(`txn-slow-${Date.now()}`);
+    // A slow owner: its condition answers after 6.5 s, inside its 20 s but past the 5 s the wire
+    // client would have asked for, after which the broker would have aborted it.
+    await publisher.publish('results', slow.run_id, slow, toPartition(1), async () => {
+      await new Promise((resolve) => setTimeout(resolve, 6_500));
+      return true;
+    });
+    expect(await commandsOn(1)).toContain(slow.command_id);
   });
 });

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KafkaAdmin, readRanges } from '@gatehouse/events';
 import type { Producer } from 'kafkajs';
+import { readCommitted } from './support/committed-records.js';
 import { freshTopics } from './support/stack.js';
 import type { TestTopics } from './support/stack.js';
 
@@ -83,5 +84,31 @@ describe('reading at read_committed', () => {
     await transaction(producer, 2, 'gone', 3, 'abort');
     await transaction(producer, 2, 'gone-again', 2, 'abort');
     expect(await readAll(2)).toEqual([]);
+  });
+
+  // The answer scan reads a results partition up to its end when the scan began, while answers keep
+  // arriving: the range's last offset is then often a commit marker with records past it.
+  it('ends a range whose last offset is a commit marker while the partition already holds records past it', async () => {
+    const producer = await transactional('beyond');
+    const { end: start } = await admin.offsetsSince(env.topics.results, 1, 0);
+    const inRange = await transaction(producer, 1, 'in-range', 2, 'commit');
+    const { end } = await admin.offsetsSince(env.topics.results, 1, 0);
+    await transaction(producer, 1, 'past-the-end', 2, 'commit');
+    const read: string[] = [];
+    await readRanges(env.kafka, [{ topic: env.topics.results, partition: 1, start, end }], {
+      groupPrefix: `${env.topics.results}.read-committed-`,
+      record: (_topic, _partition, record) => void read.push(record.value?.toString() ?? ''),
+      signal: AbortSignal.timeout(20_000),
+    });
+    expect(read).toEqual(inRange);
+  });
+
+  // The fault tests count every answer on the results topic with Kafka's own consumer: it must read
+  // what Gatehouse's reader reads, partition by partition, aborted transactions and all.
+  it("reads as Kafka's own Java consumer at read_committed does", async () => {
+    const java = await readCommitted(env.kafka.config, env.topics.results);
+    expect(java.length).toBeGreaterThan(0);
+    for (const partition of [0, 1, 2])
+      expect(java.filter((r) => r.partition === partition).map((r) => r.value?.toString() ?? '')).toEqual(await readAll(partition));
   });
 });

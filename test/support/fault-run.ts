@@ -104,6 +104,7 @@ export async function runUnderFault(rig: FaultRig, options: FaultRunOptions): Pr
       'load ms': loadMs,
       'publish errors': publishErrors,
       'publishes sent again': g.client.stats().publishRetries,
+      'aborted records kafkajs handed on': rig.results.notCommitted + rig.handoffs.notCommitted,
       "test process's event loop delay p99/max ms": `${Math.round(loopDelay.percentile(99) / 1e6)}/${Math.round(loopDelay.max / 1e6)}`,
       "executors' event loop delay p99/max ms": executorDelays,
     }),

@@ -44,7 +44,18 @@ export interface PublisherOptions {
    * open transaction. Absent: each batch is an idempotent send.
    */
   readonly transactionalId?: string;
+  /**
+   * How long the broker lets a transaction of this publisher stay open before it aborts it itself
+   * (its publisher stalled, died, or waits on a partition whose leader is being elected). A publisher
+   * whose commits are conditioned on holding a claim (`PublishCondition`) keeps this below the
+   * claim's lease: a transaction then commits, or is aborted, while the claim it renewed is still its
+   * own. Default `DEFAULT_TRANSACTION_TIMEOUT_MS`.
+   */
+  readonly transactionTimeoutMs?: number;
 }
+
+/** Below the shortest lease a Gatehouse service conditions its commits on (the executor's, 5 s by default). */
+const DEFAULT_TRANSACTION_TIMEOUT_MS = 4_000;
 
 // Publishes that arrive while a produce request is in flight share the next one: one request per
 // broker at a time, so batches grow with the load instead of the round trips.
@@ -144,8 +155,10 @@ const bytesOf = (data: Buffer | string | null | undefined): Buffer | undefined =
 
 // A transaction's first AddPartitionsToTxn meets CONCURRENT_TRANSACTIONS while the broker still
 // writes the previous commit's markers, a millisecond or two: asked again at once rather than after
-// the usual pause, which would cap a transactional publisher at a few batches a second.
-const TRANSACTION_BUSY_RETRY_MS = 1;
+// the usual pause, which would cap a transactional publisher at a few batches a second. The pause
+// doubles with each refusal (8 tries, about a quarter of a second in all), so a producer taking an
+// id whose aborted transaction waits on a partition's new leader does not spin on it.
+const transactionBusyRetryMs = (attempt: number): number => Math.min(128, 2 ** Math.max(0, attempt - 1));
 
 // How long a transactional publisher waits at connect for its transaction coordinator: on a cluster
 // where no transaction ran yet, the broker first creates its transaction state topic, which took
@@ -154,18 +167,31 @@ const COORDINATOR_WAIT_MS = 30_000;
 const COORDINATOR_RETRY_MS = 250;
 
 /**
- * Makes `producer` add partitions to its transactions with AddPartitionsToTxn version 3, the
- * highest a client may use. Versions 4 and later are the brokers' own (they verify a transaction for
- * another broker) and need ClusterAction; the wire client takes the broker's highest version, so on
- * a cluster that enforces ACLs every transaction failed with CLUSTER_AUTHORIZATION_FAILED. Kafka's
- * own clients stop at 3 likewise.
+ * Two corrections to how the wire client runs `producer`'s transactions:
+ * - It adds partitions with AddPartitionsToTxn version 3, the highest a client may use. Versions 4
+ *   and later are the brokers' own (they verify a transaction for another broker) and need
+ *   ClusterAction; the wire client takes the broker's highest version, so on a cluster that enforces
+ *   ACLs every transaction failed with CLUSTER_AUTHORIZATION_FAILED. Kafka's own clients stop at 3.
+ * - It asks InitProducerId for `transactionTimeoutMs`, where the wire client gives its request
+ *   timeout (5 s), which is no bound a caller chose.
  */
-function addPartitionsAsAClient(producer: Producer, wire: WireClient): void {
+function asTransactionalClient(producer: Producer, wire: WireClient, transactionTimeoutMs: number): void {
   const getApi = producer[wire.kGetApi].bind(producer);
-  const clientVersion = wire.addPartitionsToTxnV3.api;
+  type Found = Parameters<Parameters<typeof getApi>[1]>[1];
+  type Api = (connection: unknown, transactionalId: unknown, timeoutMs: unknown, ...rest: unknown[]) => void;
+  const clientVersion = wire.addPartitionsToTxnV3.api as unknown as Found;
   Object.defineProperty(producer, wire.kGetApi, {
-    value: (name: string, callback: Parameters<typeof getApi>[1]) =>
-      name === 'AddPartitionsToTxn' ? callback(null, clientVersion as unknown as Parameters<typeof callback>[1]) : getApi(name, callback),
+    value: (name: string, callback: Parameters<typeof getApi>[1]) => {
+      if (name === 'AddPartitionsToTxn') return callback(null, clientVersion);
+      if (name !== 'InitProducerId') return getApi(name, callback);
+      return getApi(name, (error, api) => {
+        if (error !== null && error !== undefined) return callback(error, api);
+        const init = api as unknown as Api;
+        const bounded: Api = (connection, transactionalId, _requestTimeoutMs, ...rest) =>
+          init(connection, transactionalId, transactionTimeoutMs, ...rest);
+        return callback(null, bounded as unknown as Found);
+      });
+    },
   });
 }
 
@@ -246,12 +272,12 @@ export class EventPublisher {
           producerEpoch: -1,
           retryDelay: (client, operation, attempt, retries, error) =>
             kafkaErrorCodes(error).includes('CONCURRENT_TRANSACTIONS')
-              ? TRANSACTION_BUSY_RETRY_MS
+              ? transactionBusyRetryMs(attempt)
               : typeof base.retryDelay === 'function'
                 ? base.retryDelay(client, operation, attempt, retries, error)
                 : (base.retryDelay ?? 0),
         });
-        addPartitionsAsAClient(producer, wire);
+        asTransactionalClient(producer, wire, options.transactionTimeoutMs ?? DEFAULT_TRANSACTION_TIMEOUT_MS);
         try {
           // Takes the id now (an empty transaction, begun and dropped): earlier producers of it are
           // fenced and their open transaction aborted, so readers they held up go on at once.

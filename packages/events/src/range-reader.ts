@@ -55,7 +55,7 @@ export async function readRanges(kafka: KafkaConnection, ranges: readonly Partit
     abort.signal.addEventListener('abort', () => stream.destroy(abort.signal.reason as Error), { once: true });
     // A range may end with records never delivered: transaction markers, records of aborted
     // transactions. It is read once the fetches went past its end and every record they let
-    // through below it has arrived.
+    // through below it has arrived, or once a record past its end has.
     const received = new Map<string, bigint>();
     const dropFinished = (): void => {
       for (const [key, range] of wanted) {
@@ -84,7 +84,13 @@ export async function readRanges(kafka: KafkaConnection, ranges: readonly Partit
       const message = step.value;
       const key = partitionKey(message.topic, message.partition);
       const range = wanted.get(key);
-      if (range === undefined || message.offset < range.start || message.offset >= range.end) continue;
+      if (range === undefined || message.offset < range.start) continue;
+      if (message.offset >= range.end) {
+        // A partition's records come in order: one past the end says every record below it arrived,
+        // whatever the range's last offsets hold (a transaction's marker, as they so often do).
+        wanted.delete(key);
+        continue;
+      }
       await options.record(message.topic, message.partition, readRecordOf(message));
       received.set(key, message.offset);
       if (message.offset >= range.end - 1n) wanted.delete(key);
