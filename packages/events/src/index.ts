@@ -57,7 +57,7 @@ export { defaultSchemasDir, loadEventSchemas } from './schema-files.js';
 export type { EventSchemas } from './schema-files.js';
 export { DecodeFailure, EventSerde } from './serde.js';
 export type { Decoded, EventSerdeOptions } from './serde.js';
-export { dlqTopicOf, SCHEMA_FILE_BY_ROLE, subjectOf, TOPIC_ROLES, TopicRole, topicNames, topicPrefixOf } from './topics.js';
+export { dlqTopicOf, SCHEMA_FILE_BY_ROLE, subjectOf, TOPIC_ROLES, TopicRole, topicNames } from './topics.js';
 export type { EventByRole, Topics } from './topics.js';
 export { HEADER_BYTES, MAGIC_BYTE, readWireHeader, writeWireFormat } from './wire-format.js';
 export type { WireHeader } from './wire-format.js';

@@ -54,12 +54,6 @@ export function topicNames(prefix = ''): Topics {
   return names;
 }
 
-/** The prefix `topics` were named under (`topicNames(prefix)`): ACLs grant a service's client ids and transactional ids under it. */
-export function topicPrefixOf(topics: Topics): string {
-  const name = topics.commands;
-  return name.endsWith(BASE_NAMES.commands) ? name.slice(0, name.length - BASE_NAMES.commands.length) : '';
-}
-
 /** Where undecodable records of a topic go. */
 export function dlqTopicOf(topic: string): string {
   return `${topic}.dlq`;

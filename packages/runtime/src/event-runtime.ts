@@ -1,5 +1,4 @@
-import { randomUUID } from 'node:crypto';
-import { createKafka, EventPublisher, EventSerde, EventSigner, KafkaAdmin, provisionTopics, topicPrefixOf } from '@gatehouse/events';
+import { createKafka, EventPublisher, EventSerde, EventSigner, KafkaAdmin, provisionTopics } from '@gatehouse/events';
 import type { EventsConfig, SigningKey, Topics } from '@gatehouse/events';
 import type { Logger } from '@gatehouse/telemetry';
 import { withTeardown } from './teardown.js';
@@ -15,13 +14,6 @@ export interface EventRuntimeOptions {
   readonly logger: Logger;
   /** The service's own key: every order, approval request, decision and result it publishes is signed with it. */
   readonly signingKey?: SigningKey;
-  /**
-   * Publish in Kafka transactions (`PublisherOptions`), each aborted by the broker once open longer
-   * than `timeoutMs` (below the lease of the claims the service's commits are conditioned on). The
-   * transactional ids are the client id under the topic prefix, then a part drawn anew by each
-   * process: a restarted process never fences a live one that shares its configuration.
-   */
-  readonly transactions?: { readonly timeoutMs: number };
 }
 
 /** A service's connection to the event log: its topics provisioned, its schemas registered. */
@@ -75,17 +67,7 @@ export async function startEventRuntime(options: EventRuntimeOptions): Promise<E
     const serde = new EventSerde({ registryUrl: options.events.registryUrl, topics: options.topics });
     await startStep(log, 'schemas registered', () => serde.registerAll());
     const publisher = await startStep(log, 'publisher connected', () =>
-      EventPublisher.connect(
-        kafka,
-        serde,
-        options.signingKey === undefined ? undefined : new EventSigner(options.signingKey),
-        options.transactions === undefined
-          ? {}
-          : {
-              transactionalId: `${topicPrefixOf(options.topics)}${options.clientId}-${randomUUID().slice(0, 8)}`,
-              transactionTimeoutMs: options.transactions.timeoutMs,
-            },
-      ),
+      EventPublisher.connect(kafka, serde, options.signingKey === undefined ? undefined : new EventSigner(options.signingKey)),
     );
     teardown.add(() => publisher.disconnect());
     return { events: options.events, topics: options.topics, kafka, admin, serde, publisher, stop: () => teardown.close() };
