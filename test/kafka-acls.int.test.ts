@@ -310,7 +310,7 @@ describe('KafkaConnection ACLs of a broker configured like compose', () => {
   });
 
   it('lets an executor publish in transactions under its own ids, and refuses those ids to every other principal', async () => {
-    // As the executor's runtime names them: the topic prefix, its client id, a part of its process.
+    // As the executor's runtime names them: the topic prefix, its client id, a part of its process (then a broker and a lane).
     const id = `${prefix}gatehouse-executor-e1-${randomBytes(4).toString('hex')}`;
     const serde = new EventSerde({ registryUrl: configAs('gatehouse-executor').registryUrl, topics });
     await serde.registerAll();
@@ -321,7 +321,7 @@ describe('KafkaConnection ACLs of a broker configured like compose', () => {
     // Another principal that takes an executor's id could fence its producer (every answer in
     // flight aborted) or end its open transaction: the broker refuses it the id, whatever follows it.
     for (const principal of ['gatehouse-agent', 'gatehouse-mcp', 'gatehouse-approval', 'gatehouse-policy', 'gatehouse-subscriber']) {
-      for (const taken of [id, `${id}~${topics.results}~0`]) {
+      for (const taken of [id, `${id}~1~0`]) {
         const intruder = await connected(kafkaAs(principal).producer({ transactionalId: taken, idempotent: true, maxInFlightRequests: 1 }));
         // Refused at its first step, finding the id's coordinator (kafkajs reports a coordinator it
         // could not find; the broker says why).

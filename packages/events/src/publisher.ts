@@ -38,8 +38,9 @@ interface Pending {
 
 export interface PublisherOptions {
   /**
-   * Publish every batch in one Kafka transaction under this transactional id, which no other live
-   * publisher may use: read_committed readers see a batch's records all at once or never, and a
+   * Publish every batch in one Kafka transaction under transactional ids that begin with this one
+   * (then `~`, the id of the broker the transaction writes to, `~` and a lane number), which no other
+   * live publisher may use: read_committed readers see a batch's records all at once or never, and a
    * publisher that connects under an id fences the earlier producers of that id and aborts their
    * open transaction. Absent: each batch is an idempotent send.
    */
@@ -166,6 +167,44 @@ const transactionBusyRetryMs = (attempt: number): number => Math.min(128, 2 ** M
 const COORDINATOR_WAIT_MS = 30_000;
 const COORDINATOR_RETRY_MS = 250;
 
+// Answers of a transaction coordinator that is moving to another broker (its broker died, or is
+// giving its transaction log up), or still writing the last markers; and a connection lost to it.
+const COORDINATOR_MOVING = new Set([
+  'COORDINATOR_NOT_AVAILABLE',
+  'NOT_COORDINATOR',
+  'COORDINATOR_LOAD_IN_PROGRESS',
+  'CONCURRENT_TRANSACTIONS',
+]);
+
+function coordinatorMoving(error: unknown): boolean {
+  if (kafkaErrorCodes(error).some((code) => COORDINATOR_MOVING.has(code))) return true;
+  const found = (e: unknown, depth: number): boolean => {
+    if (typeof e !== 'object' || e === null || depth > 4) return false;
+    const { code, errors } = e as { code?: unknown; errors?: unknown };
+    return code === 'PLT_KFK_NETWORK' || (Array.isArray(errors) && errors.some((inner) => found(inner, depth + 1)));
+  };
+  return found(error, 0);
+}
+
+/**
+ * Asks for a transaction's commit until the broker answers it, while its coordinator moves (the
+ * wire client tries for a second or two; an election takes 10–13 s). Asked again by the same
+ * producer under the same epoch, a commit the broker already made is answered as made, never made
+ * twice; a transaction the broker aborted meanwhile (past its timeout) is refused, and commits
+ * nothing. Past `until` the last error is thrown: the commit may or may not have been made.
+ */
+async function commitThroughCoordinatorMoves(transaction: { commit(): Promise<unknown> }, until: number): Promise<void> {
+  for (;;) {
+    try {
+      await transaction.commit();
+      return;
+    } catch (error) {
+      if (!coordinatorMoving(error) || Date.now() >= until) throw error;
+      await new Promise((resolve) => setTimeout(resolve, COORDINATOR_RETRY_MS));
+    }
+  }
+}
+
 /**
  * Two corrections to how the wire client runs `producer`'s transactions:
  * - It adds partitions with AddPartitionsToTxn version 3, the highest a client may use. Versions 4
@@ -196,12 +235,19 @@ function asTransactionalClient(producer: Producer, wire: WireClient, transaction
 }
 
 /**
+ * How many transactions a transactional publisher keeps open at once towards one broker. A
+ * transactional id takes no new transaction until the broker has written the last one's markers,
+ * so while one lane commits the next batch goes out under another lane's id.
+ */
+const LANES_PER_LEADER = 4;
+
+/**
  * Where a publisher's batches form and go out: a queue flushed one batch at a time, through its own
- * producer. A plain publisher has one lane; a transactional one has a lane per partition it
- * publishes to, each under its own transactional id, so a transaction holds the records of one
- * partition only. A partition whose leader is being elected then holds up its own lane and no other:
- * its readers wait as they would anyway, and a transaction stuck on it never keeps another
- * partition's readers behind its last stable offset.
+ * producer. A plain publisher has one lane. A transactional one has LANES_PER_LEADER lanes for each
+ * broker that leads a partition it publishes to, each under its own transactional id, so a
+ * transaction holds the records of one broker's partitions only: a broker that dies holds up the
+ * transactions of the partitions it led, which wait for their new leader anyway, and no other
+ * broker's, and batches stay as large as a plain publisher's.
  */
 interface Lane {
   readonly queue: Pending[];
@@ -221,9 +267,9 @@ const lane = (transactionalId?: string): Lane => ({ queue: [], flushing: false, 
  * publish resolves once its own records are acknowledged; concurrent publishes are batched. A batch
  * the broker refused for lost idempotence state is sent again under a new producer id (consumers of
  * every Gatehouse topic tolerate the duplicate this can make). A transactional publisher
- * (`PublisherOptions.transactionalId`) sends each batch in a transaction instead, one partition per
- * transaction (`Lane`), and a batch that failed is never committed: its records are aborted, and its
- * callers publish again.
+ * (`PublisherOptions.transactionalId`) sends each batch in a transaction instead, one broker's
+ * partitions per transaction (`Lane`), and a batch that failed is never committed: its records are
+ * aborted, and its callers publish again.
  */
 export class EventPublisher {
   private readonly plain = lane();
@@ -414,14 +460,27 @@ export class EventPublisher {
   }
 
   /**
-   * A transactional publisher's lane for a publish: the one of the partition its records go to. A
-   * publish whose records go to several partitions (or to one the client chooses) has a lane of its
-   * own, the publisher's id itself.
+   * A transactional publisher's lane for a publish: one of the lanes of the broker that leads the
+   * partition its records go to, the first that is not sending (or the one with the shortest queue).
+   * A publish whose records go to several partitions (or to one the client chooses) has a lane of
+   * its own, the publisher's id itself.
    */
   private async laneOf(pending: Pending): Promise<Lane> {
     const partitions = new Set((await this.routed([pending]))[0]);
     const [only] = partitions;
-    const id = partitions.size === 1 && only !== undefined ? `${this.transactionalId}~${pending.topic}~${only}` : `${this.transactionalId}`;
+    if (partitions.size !== 1 || only === undefined) return this.laneNamed(`${this.transactionalId}`);
+    const metadata = await this.current.metadata({ topics: [pending.topic] });
+    const leader = metadata.topics.get(pending.topic)?.partitions[only]?.leader ?? -1;
+    let chosen: Lane | undefined;
+    for (let k = 0; k < LANES_PER_LEADER; k += 1) {
+      const candidate = this.laneNamed(`${this.transactionalId}~${leader}~${k}`);
+      if (!candidate.flushing) return candidate;
+      if (chosen === undefined || candidate.queue.length < chosen.queue.length) chosen = candidate;
+    }
+    return chosen as Lane;
+  }
+
+  private laneNamed(id: string): Lane {
     let found = this.lanes.get(id);
     if (found === undefined) {
       found = lane(id);
@@ -512,9 +571,10 @@ export class EventPublisher {
    * The batch in a transaction, tried again (under a new producer, which aborts the failed
    * transaction by fencing its producer) up to SEND_ATTEMPTS times: a transaction that failed
    * before its commit was asked for commits nothing, so sending its records again cannot repeat
-   * one. A failed commit is not tried again: the broker may have committed it. Nor is a fenced
-   * transaction: another process has this id, and trying again would fence it in turn. Answers the
-   * publishes it committed; the others it has settled or queued again itself.
+   * one. A failed commit (asked again while its coordinator moves) is not sent again under a new
+   * producer: the broker may have committed it. Nor is a fenced transaction: another process has
+   * this id, and trying again would fence it in turn. Answers the publishes it committed; the
+   * others it has settled or queued again itself.
    */
   private async sendTransactionally(on: Lane, batch: readonly Pending[], records: WireRecord[]): Promise<readonly Pending[]> {
     for (let attempt = 1; ; attempt += 1) {
@@ -547,7 +607,7 @@ export class EventPublisher {
     const holding = await Promise.all(batch.map((pending) => (pending.holds === undefined ? Promise.resolve(true) : pending.holds())));
     if (holding.every(Boolean)) {
       commit.asked = true;
-      await transaction.commit();
+      await commitThroughCoordinatorMoves(transaction, Date.now() + COORDINATOR_WAIT_MS);
       return batch;
     }
     await transaction.abort();
