@@ -187,11 +187,12 @@ function coordinatorMoving(error: unknown): boolean {
 }
 
 /**
- * Asks for a transaction's commit until the broker answers it, while its coordinator moves (the
- * wire client tries for a second or two; an election takes 10–13 s). Asked again by the same
- * producer under the same epoch, a commit the broker already made is answered as made, never made
- * twice; a transaction the broker aborted meanwhile (past its timeout) is refused, and commits
- * nothing. Past `until` the last error is thrown: the commit may or may not have been made.
+ * Asks for a transaction's commit again while its coordinator moves (the wire client tries for a
+ * second or two), until the transaction's own timeout has passed (`until`): past it the broker aborts
+ * the transaction, and a caller waiting longer (an election takes 10–13 s) would only hold its
+ * publishes. Asked again by the same producer under the same epoch, a commit the broker already
+ * made is answered as made, never made twice. Past `until` the last error is thrown: the commit may
+ * or may not have been made.
  */
 async function commitThroughCoordinatorMoves(transaction: { commit(): Promise<unknown> }, until: number): Promise<void> {
   for (;;) {
@@ -287,6 +288,7 @@ export class EventPublisher {
     /** A transactional publisher's producer maker, by lane id; undefined for a plain one. */
     private readonly transactional: ((laneId: string) => Promise<Producer>) | undefined,
     private readonly transactionalId: string | undefined,
+    private readonly transactionTimeoutMs: number,
   ) {}
 
   /**
@@ -303,6 +305,7 @@ export class EventPublisher {
     const { Producer, ProduceAcks, murmur2 } = wire;
     const base = kafka.wireOptions();
     const plain = (): Producer => new Producer({ ...base, idempotent: true, acks: ProduceAcks.ALL, autocreateTopics: false });
+    const transactionTimeoutMs = options.transactionTimeoutMs ?? DEFAULT_TRANSACTION_TIMEOUT_MS;
     const transactional = async (transactionalId: string): Promise<Producer> => {
       const deadline = Date.now() + COORDINATOR_WAIT_MS;
       for (;;) {
@@ -323,7 +326,7 @@ export class EventPublisher {
                 ? base.retryDelay(client, operation, attempt, retries, error)
                 : (base.retryDelay ?? 0),
         });
-        asTransactionalClient(producer, wire, options.transactionTimeoutMs ?? DEFAULT_TRANSACTION_TIMEOUT_MS);
+        asTransactionalClient(producer, wire, transactionTimeoutMs);
         try {
           // Takes the id now (an empty transaction, begun and dropped): earlier producers of it are
           // fenced and their open transaction aborted, so readers they held up go on at once.
@@ -348,7 +351,7 @@ export class EventPublisher {
       throw error;
     }
     const { transactionalId } = options;
-    if (transactionalId === undefined) return new EventPublisher(producer, murmur2, serde, signer, undefined, undefined);
+    if (transactionalId === undefined) return new EventPublisher(producer, murmur2, serde, signer, undefined, undefined, 0);
     try {
       // Fails here, not at the first publish, when the principal may not use the id or no transaction
       // coordinator answers (on a new cluster, until the broker has made its transaction state topic).
@@ -357,7 +360,7 @@ export class EventPublisher {
       await producer.close(true).catch(() => undefined);
       throw error;
     }
-    return new EventPublisher(producer, murmur2, serde, signer, transactional, transactionalId);
+    return new EventPublisher(producer, murmur2, serde, signer, transactional, transactionalId, transactionTimeoutMs);
   }
 
   /** Sends records as they are (already encoded) through the same batches, e.g. to a DLQ. */
@@ -601,13 +604,15 @@ export class EventPublisher {
     commit: { asked: boolean },
   ): Promise<readonly Pending[]> {
     if (on.suspect || on.producer === undefined) await this.replaceProducer(on);
+    // The broker times the transaction from its first partition, added after this.
+    const began = Date.now();
     const transaction = await (on.producer as Producer).beginTransaction();
     // One call at a time: the client mixes up concurrent calls inside one transaction.
     await transaction.send({ messages: records });
     const holding = await Promise.all(batch.map((pending) => (pending.holds === undefined ? Promise.resolve(true) : pending.holds())));
     if (holding.every(Boolean)) {
       commit.asked = true;
-      await commitThroughCoordinatorMoves(transaction, Date.now() + COORDINATOR_WAIT_MS);
+      await commitThroughCoordinatorMoves(transaction, began + this.transactionTimeoutMs);
       return batch;
     }
     await transaction.abort();
