@@ -187,19 +187,33 @@ describe('answers published in transactions', () => {
     expect(seen).not.toContain(stalled.command_id);
   });
 
-  it('has the broker abort a transaction left open past its timeout: a condition that holds afterwards commits nothing', async () => {
+  it('has the broker abort a transaction left open past its timeout: nothing of it commits, and its batch goes again only if its condition, asked again, holds', async () => {
     const publisher = await publisherUnder(transactionalId(), 1_000);
-    const late = answer(`txn-late-${Date.now()}`);
+    const [late, lost] = [answer(`txn-late-${Date.now()}`), answer(`txn-late-lost-${Date.now()}`)];
     // The owner stalls inside its transaction until a reader of the partition has gone past it,
-    // which it can only once the broker has aborted the transaction on its timeout.
-    let read: string[] = [];
-    const published = publisher.publish('results', late.run_id, late, toPartition(0), async () => {
-      read = await commandsOn(0);
+    // which it can only once the broker has aborted the transaction on its timeout. Its commit is
+    // then answered PRODUCER_FENCED: nothing committed, so the batch goes again in a new transaction.
+    let asked = 0;
+    let firstRead: string[] = [];
+    await publisher.publish('results', late.run_id, late, toPartition(0), async () => {
+      asked += 1;
+      if (asked === 1) firstRead = await commandsOn(0);
       return true;
     });
-    await expect(published).rejects.toBeDefined();
-    expect(read).not.toContain(late.command_id);
-    expect(await commandsOn(0)).not.toContain(late.command_id);
+    expect(asked).toBe(2);
+    expect(firstRead).not.toContain(late.command_id);
+    expect((await commandsOn(0)).filter((id) => id === late.command_id)).toHaveLength(1);
+
+    // The same, but the claim is lost by the time the condition is asked again: nothing commits.
+    let askedLost = 0;
+    const published = publisher.publish('results', lost.run_id, lost, toPartition(0), async () => {
+      askedLost += 1;
+      if (askedLost === 1) await commandsOn(0);
+      return askedLost === 1;
+    });
+    await expect(published).rejects.toMatchObject({ code: 'CLAIM_LOST' });
+    expect(askedLost).toBe(2);
+    expect(await commandsOn(0)).not.toContain(lost.command_id);
   });
 
   it('keeps a transaction open as long as its own timeout says, past the wire client’s request timeout (5 s)', async () => {

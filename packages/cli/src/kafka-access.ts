@@ -1,5 +1,5 @@
 import { connect } from 'node:net';
-import { createKafka, eventsConfigFromEnv, topicNames } from '@gatehouse/events';
+import { createKafka, eventsConfigFromEnv, kafkaClientCodes, topicNames } from '@gatehouse/events';
 import type { KafkaConnection, Topics } from '@gatehouse/events';
 import { CliError, ExitCode, usageError } from './exit-code.js';
 import type { Env } from './io.js';
@@ -36,20 +36,11 @@ export function kafkaAccess(env: Env): KafkaAccess {
 /** The client's errors that mean the brokers are not there: a connection that failed or a request never answered. */
 const UNREACHABLE_CODES: ReadonlySet<string> = new Set(['PLT_KFK_NETWORK', 'PLT_KFK_TIMEOUT']);
 
-/** The error and every error it wraps (`cause`, an aggregate's `errors`). */
-function linksOf(error: unknown, links: unknown[] = [], depth = 0): unknown[] {
-  if (typeof error !== 'object' || error === null || depth > 5) return links;
-  links.push(error);
-  const e = error as { cause?: unknown; errors?: unknown };
-  for (const inner of [e.cause, ...(Array.isArray(e.errors) ? (e.errors as unknown[]) : [])]) linksOf(inner, links, depth + 1);
-  return links;
-}
-
 /** Maps a failure of a Kafka step to a CliError: brokers unreachable → exit 3, anything else → exit 1. */
 export function kafkaFailure(error: unknown, what: string, brokers: string): CliError {
   if (error instanceof CliError) return error;
   const message = error instanceof Error ? error.message : String(error);
-  const unreachable = linksOf(error).some((link) => UNREACHABLE_CODES.has(String((link as { code?: unknown }).code)));
+  const unreachable = kafkaClientCodes(error).some((code) => UNREACHABLE_CODES.has(code));
   if (unreachable) {
     return new CliError(ExitCode.unreachable, 'KAFKA_UNREACHABLE', `cannot reach Kafka at ${brokers} (${what}): ${message}`, {
       cause: error,

@@ -45,7 +45,7 @@ export { AnswerScan, answerScanGroupPrefix } from './answer-scan.js';
 export type { AnswerScanOptions, AnswerScanVerdict } from './answer-scan.js';
 export type { PartitionRange, RangeReadOptions } from './range-reader.js';
 export type { CommittedOffset, PartitionOffsets, TopicSpec } from './kafka-admin.js';
-export { kafkaErrorCodes } from './kafka-errors.js';
+export { kafkaClientCodes, kafkaErrorCodes } from './kafka-errors.js';
 export type { OutboundRecord, ReadRecord, RecordHeaders } from './wire-record.js';
 export { EventPublisher, PARTITION_KEY_HEADER, partitionFor, producerStateLost } from './publisher.js';
 export { addressOf, errorResult, okResult, pendingResult, toErrorEvent } from './results.js';

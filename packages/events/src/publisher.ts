@@ -1,4 +1,4 @@
-import type { MessageToProduce, Producer } from '@platformatic/kafka';
+import type { ClusterMetadata, MessageToProduce, Producer } from '@platformatic/kafka';
 import { replyPartitionOf } from '@gatehouse/telemetry';
 import type { KafkaConnection } from './kafka-client.js';
 import { payloadFor } from './event-signing.js';
@@ -6,7 +6,7 @@ import type { EventSigner } from './event-signing.js';
 import type { EventSerde } from './serde.js';
 import type { EventByRole, TopicRole } from './topics.js';
 import { EventsError } from './events-error.js';
-import { kafkaErrorCodes } from './kafka-errors.js';
+import { kafkaClientCodes, kafkaErrorCodes } from './kafka-errors.js';
 import { wireClient } from './wire-client.js';
 import type { WireClient } from './wire-client.js';
 import type { OutboundRecord, RecordHeaders } from './wire-record.js';
@@ -166,6 +166,17 @@ const transactionBusyRetryMs = (attempt: number): number => Math.min(128, 2 ** M
 // several seconds on the project's two-core machine.
 const COORDINATOR_WAIT_MS = 30_000;
 const COORDINATOR_RETRY_MS = 250;
+/**
+ * How long a commit is asked again while its coordinator moves: long enough for an election and
+ * for the new coordinator to abort the transaction if it timed out, so the commit ends known.
+ */
+const COMMIT_WAIT_MS = 30_000;
+/**
+ * A commit unanswered this long waits for something (its coordinator's election, a follower the
+ * brokers have not yet dropped): its lane's queue goes to other lanes (`Lane.stalled`). A commit
+ * takes milliseconds.
+ */
+const COMMIT_STALL_MS = 1_000;
 
 // Answers of a transaction coordinator that is moving to another broker (its broker died, or is
 // giving its transaction log up), or still writing the last markers; and a connection lost to it.
@@ -176,23 +187,17 @@ const COORDINATOR_MOVING = new Set([
   'CONCURRENT_TRANSACTIONS',
 ]);
 
-function coordinatorMoving(error: unknown): boolean {
-  if (kafkaErrorCodes(error).some((code) => COORDINATOR_MOVING.has(code))) return true;
-  const found = (e: unknown, depth: number): boolean => {
-    if (typeof e !== 'object' || e === null || depth > 4) return false;
-    const { code, errors } = e as { code?: unknown; errors?: unknown };
-    return code === 'PLT_KFK_NETWORK' || (Array.isArray(errors) && errors.some((inner) => found(inner, depth + 1)));
-  };
-  return found(error, 0);
+export function coordinatorMoving(error: unknown): boolean {
+  return kafkaErrorCodes(error).some((code) => COORDINATOR_MOVING.has(code)) || kafkaClientCodes(error).includes('PLT_KFK_NETWORK');
 }
 
 /**
  * Asks for a transaction's commit again while its coordinator moves (the wire client tries for a
- * second or two), until the transaction's own timeout has passed (`until`): past it the broker aborts
- * the transaction, and a caller waiting longer (an election takes 10–13 s) would only hold its
- * publishes. Asked again by the same producer under the same epoch, a commit the broker already
- * made is answered as made, never made twice. Past `until` the last error is thrown: the commit may
- * or may not have been made.
+ * second or two; an election takes 10–13 s), until the commit's outcome is known or `until` has
+ * passed. Asked again by the same producer under the same epoch, a commit the broker already made
+ * is answered as made, never made twice; a transaction the new coordinator aborted (past its
+ * timeout) is answered PRODUCER_FENCED, which is also an outcome: nothing was committed. Past
+ * `until` the last error is thrown: the commit may or may not have been made.
  */
 async function commitThroughCoordinatorMoves(transaction: { commit(): Promise<unknown> }, until: number): Promise<void> {
   for (;;) {
@@ -241,6 +246,8 @@ function asTransactionalClient(producer: Producer, wire: WireClient, transaction
  * so while one lane commits the next batch goes out under another lane's id.
  */
 const LANES_PER_LEADER = 4;
+/** Lanes a leader may have while some of them wait for a commit (`Lane.stalled`). */
+const MAX_LANES_PER_LEADER = 8;
 
 /**
  * Where a publisher's batches form and go out: a queue flushed one batch at a time, through its own
@@ -259,9 +266,18 @@ interface Lane {
   suspect: boolean;
   /** A transactional lane's id; undefined for the plain lane. */
   readonly transactionalId: string | undefined;
+  /** Its commit has waited COMMIT_STALL_MS: new publishes go to another lane. */
+  stalled: boolean;
 }
 
-const lane = (transactionalId?: string): Lane => ({ queue: [], flushing: false, producer: undefined, suspect: false, transactionalId });
+const lane = (transactionalId?: string): Lane => ({
+  queue: [],
+  flushing: false,
+  producer: undefined,
+  suspect: false,
+  transactionalId,
+  stalled: false,
+});
 
 /**
  * Typed, idempotent publishing of Gatehouse events (acks from all in-sync replicas). Every
@@ -288,7 +304,8 @@ export class EventPublisher {
     /** A transactional publisher's producer maker, by lane id; undefined for a plain one. */
     private readonly transactional: ((laneId: string) => Promise<Producer>) | undefined,
     private readonly transactionalId: string | undefined,
-    private readonly transactionTimeoutMs: number,
+    /** A transactional publisher's transaction timeout (`PublisherOptions.transactionTimeoutMs`). */
+    private readonly transactionTimeoutMs?: number,
   ) {}
 
   /**
@@ -351,7 +368,7 @@ export class EventPublisher {
       throw error;
     }
     const { transactionalId } = options;
-    if (transactionalId === undefined) return new EventPublisher(producer, murmur2, serde, signer, undefined, undefined, 0);
+    if (transactionalId === undefined) return new EventPublisher(producer, murmur2, serde, signer, undefined, undefined);
     try {
       // Fails here, not at the first publish, when the principal may not use the id or no transaction
       // coordinator answers (on a new cluster, until the broker has made its transaction state topic).
@@ -469,18 +486,22 @@ export class EventPublisher {
    * its own, the publisher's id itself.
    */
   private async laneOf(pending: Pending): Promise<Lane> {
-    const partitions = new Set((await this.routed([pending]))[0]);
+    const metadata = await this.current.metadata({ topics: [pending.topic] });
+    const partitions = new Set(this.routedWith([pending], metadata)[0]);
     const [only] = partitions;
     if (partitions.size !== 1 || only === undefined) return this.laneNamed(`${this.transactionalId}`);
-    const metadata = await this.current.metadata({ topics: [pending.topic] });
     const leader = metadata.topics.get(pending.topic)?.partitions[only]?.leader ?? -1;
     let chosen: Lane | undefined;
-    for (let k = 0; k < LANES_PER_LEADER; k += 1) {
+    let open = 0;
+    // Lanes whose commit waits do not count: the next lanes are opened instead.
+    for (let k = 0; k < MAX_LANES_PER_LEADER && open < LANES_PER_LEADER; k += 1) {
       const candidate = this.laneNamed(`${this.transactionalId}~${leader}~${k}`);
+      if (candidate.stalled) continue;
+      open += 1;
       if (!candidate.flushing) return candidate;
       if (chosen === undefined || candidate.queue.length < chosen.queue.length) chosen = candidate;
     }
-    return chosen as Lane;
+    return chosen ?? this.laneNamed(`${this.transactionalId}~${leader}~0`);
   }
 
   private laneNamed(id: string): Lane {
@@ -544,7 +565,10 @@ export class EventPublisher {
   /** The partition each message of each publish goes to (undefined where the client chooses). */
   private async routed(batch: readonly Pending[]): Promise<(number | undefined)[][]> {
     // The client's cached metadata (it refreshes it as it ages and when a leader moves).
-    const metadata = await this.current.metadata({ topics: [...new Set(batch.map((p) => p.topic))] });
+    return this.routedWith(batch, await this.current.metadata({ topics: [...new Set(batch.map((p) => p.topic))] }));
+  }
+
+  private routedWith(batch: readonly Pending[], metadata: ClusterMetadata): (number | undefined)[][] {
     return batch.map((pending) => {
       const partitions = metadata.topics.get(pending.topic)?.partitionsCount ?? 1;
       return pending.messages.map((m) => m.partition ?? partitionFor(m, pending.topic, this.serde.topics.results, partitions, this.hash));
@@ -572,22 +596,26 @@ export class EventPublisher {
 
   /**
    * The batch in a transaction, tried again (under a new producer, which aborts the failed
-   * transaction by fencing its producer) up to SEND_ATTEMPTS times: a transaction that failed
-   * before its commit was asked for commits nothing, so sending its records again cannot repeat
-   * one. A failed commit (asked again while its coordinator moves) is not sent again under a new
-   * producer: the broker may have committed it. Nor is a fenced transaction: another process has
-   * this id, and trying again would fence it in turn. Answers the publishes it committed; the
-   * others it has settled or queued again itself.
+   * transaction by fencing its producer) up to SEND_ATTEMPTS times, when the failed transaction is
+   * known to have committed nothing and to have been this publisher's alone: it failed before its
+   * commit was asked for, or it was fenced once open longer than its timeout (the broker aborted
+   * it). A transaction fenced sooner was taken over by another producer under the same id, which
+   * trying again would fence in turn. A commit whose outcome stayed unknown (its coordinator did
+   * not come back within COMMIT_WAIT_MS) is not sent again: the broker may have made it. Answers the
+   * publishes it committed; the others it has settled or queued again itself.
    */
   private async sendTransactionally(on: Lane, batch: readonly Pending[], records: WireRecord[]): Promise<readonly Pending[]> {
     for (let attempt = 1; ; attempt += 1) {
-      const commit = { asked: false };
+      const commit = { asked: false, began: Date.now() };
       try {
         return await this.sendInTransaction(on, batch, records, commit);
       } catch (error) {
         on.suspect = true;
         const fenced = kafkaErrorCodes(error).some((code) => code === 'PRODUCER_FENCED' || code === 'INVALID_PRODUCER_EPOCH');
-        if (attempt >= SEND_ATTEMPTS || commit.asked || fenced) throw error;
+        const timedOut = Date.now() - commit.began >= (this.transactionTimeoutMs ?? 0);
+        if (attempt >= SEND_ATTEMPTS || (fenced && !timedOut) || (commit.asked && !fenced)) throw error;
+      } finally {
+        on.stalled = false;
       }
     }
   }
@@ -601,18 +629,23 @@ export class EventPublisher {
     on: Lane,
     batch: readonly Pending[],
     records: WireRecord[],
-    commit: { asked: boolean },
+    commit: { asked: boolean; began: number },
   ): Promise<readonly Pending[]> {
     if (on.suspect || on.producer === undefined) await this.replaceProducer(on);
     // The broker times the transaction from its first partition, added after this.
-    const began = Date.now();
+    commit.began = Date.now();
     const transaction = await (on.producer as Producer).beginTransaction();
     // One call at a time: the client mixes up concurrent calls inside one transaction.
     await transaction.send({ messages: records });
     const holding = await Promise.all(batch.map((pending) => (pending.holds === undefined ? Promise.resolve(true) : pending.holds())));
     if (holding.every(Boolean)) {
       commit.asked = true;
-      await commitThroughCoordinatorMoves(transaction, began + this.transactionTimeoutMs);
+      const stalled = setTimeout(() => this.stall(on), COMMIT_STALL_MS);
+      try {
+        await commitThroughCoordinatorMoves(transaction, commit.began + COMMIT_WAIT_MS);
+      } finally {
+        clearTimeout(stalled);
+      }
       return batch;
     }
     await transaction.abort();
@@ -623,6 +656,16 @@ export class EventPublisher {
     // Signed again with the next batch: a signature covers the records it was made with.
     on.queue.unshift(...batch.filter((_, i) => holding[i]));
     return [];
+  }
+
+  /**
+   * A lane whose commit waits (its coordinator moves, or the brokers have not yet dropped a dead
+   * follower) takes no new publishes, and those queued behind the commit go to another lane of
+   * their leader.
+   */
+  private stall(on: Lane): void {
+    on.stalled = true;
+    for (const pending of on.queue.splice(0)) this.laneOf(pending).then((to) => this.queueOn(to, pending), pending.reject);
   }
 
   /**
