@@ -113,7 +113,8 @@ const brokerPid = (nodeId: number): Promise<number> => {
 };
 
 /** SIGKILL of node `nodeId`'s java (broker and controller at once), as a crash would stop it. */
-async function killBroker(nodeId: number): Promise<void> {
+/** SIGKILL of Kafka node `nodeId`; resolves once the process is gone. */
+export async function killBroker(nodeId: number): Promise<void> {
   await killNine(await brokerPid(nodeId), `Kafka node ${nodeId}`);
 }
 
@@ -152,6 +153,23 @@ async function partitionState(topic: string, partition: number): Promise<Partiti
   });
   if (found === undefined) throw new Error(`the Kafka cluster knows no partition ${topic}/${partition}`);
   return { leader: found.leader, replicas: found.replicas, isr: found.isr };
+}
+
+/** The node leading `topic`'s `partition` now (-1: none). */
+export async function partitionLeader(topic: string, partition: number): Promise<number> {
+  return (await partitionState(topic, partition)).leader;
+}
+
+/**
+ * The node coordinating `transactionalId`'s transactions now: the leader of its partition of the
+ * transaction log, `abs(hashCode(id)) % 50` as the brokers place it (Java's String.hashCode; the
+ * cluster keeps the default 50 partitions).
+ */
+export async function transactionCoordinatorOf(transactionalId: string): Promise<number> {
+  let hash = 0;
+  for (let i = 0; i < transactionalId.length; i += 1) hash = (Math.imul(hash, 31) + transactionalId.charCodeAt(i)) | 0;
+  const partition = (hash === -2147483648 ? 0 : Math.abs(hash)) % 50;
+  return partitionLeader('__transaction_state', partition);
 }
 
 /**

@@ -28,12 +28,14 @@ export interface TestTopics {
 }
 
 /** Provisions a fresh set of Gatehouse topics (and DLQs) and registers their schemas. */
-export async function freshTopics(label: string, partitions = 3): Promise<TestTopics> {
-  const kafka = kafkaFor(label);
+export async function freshTopics(label: string, partitions = 3, on: EventsConfig = config): Promise<TestTopics> {
+  const kafka = testKafka(on, `gatehouse-test-${label}`);
   const topics = topicNames(uniquePrefix(label));
   const admin = await KafkaAdmin.connect(kafka);
   try {
-    await provisionTopics(admin, topics, { ...config.topicSettings, partitions, replicationFactor: 1 });
+    // The stack's single broker, unless the test names a cluster (`on`) and its replication.
+    const replicationFactor = on === config ? 1 : on.topicSettings.replicationFactor;
+    await provisionTopics(admin, topics, { ...config.topicSettings, partitions, replicationFactor });
   } finally {
     await admin.close();
   }

@@ -1,0 +1,110 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EventPublisher, EventSigner, generateSigningKey, KafkaAdmin, parseSigningKey, readRanges } from '@gatehouse/events';
+import type { EventsConfig, ToolResult } from '@gatehouse/events';
+import { REPLY_PARTITION_HEADER } from '@gatehouse/telemetry';
+import {
+  deleteClusterTopics,
+  kafkaClusterDown,
+  kafkaClusterUp,
+  killBroker,
+  partitionLeader,
+  startBroker,
+  transactionCoordinatorOf,
+} from '../support/cluster-control.js';
+import { sampleEvents } from '../support/sample-events.js';
+import { config, freshTopics } from '../support/stack.js';
+import type { TestTopics } from '../support/stack.js';
+
+// A transactional publisher's commit goes to its transactional id's coordinator, a broker that may
+// lead none of the partitions the transaction writes to. Killed while a commit is on its way, the
+// coordinator takes an election (10–13 s) to come back on another broker: the publisher asks the
+// commit again until the new coordinator answers for it, and the answer goes out once, whether the
+// commit was made or the new coordinator aborted the transaction past its timeout and the batch
+// went again. On the stack's three-node cluster (deploy/local/stack-kafka-cluster.mjs).
+describe('kill -9 of the transaction coordinator while a commit is on its way', () => {
+  const key = generateSigningKey('executor-coordinator-kill');
+  let events: EventsConfig;
+  let env: TestTopics;
+  let admin: KafkaAdmin;
+  let publisher: EventPublisher | undefined;
+  let killed: number | undefined;
+
+  const answer = (commandId: string): ToolResult => ({ ...sampleEvents.results, command_id: commandId, completed_at: Date.now() });
+  const toPartition0 = { [REPLY_PARTITION_HEADER]: '0' };
+
+  /** The command ids a read_committed reader finds on results/0, from its start to its end now. */
+  async function commandsOnPartition0(): Promise<string[]> {
+    const { end } = await admin.offsetsSince(env.topics.results, 0, 0);
+    const read: string[] = [];
+    await readRanges(env.kafka, [{ topic: env.topics.results, partition: 0, start: 0n, end }], {
+      groupPrefix: `${env.topics.results}.reader-test-`,
+      record: async (_topic, _partition, record) => {
+        const decoded = await env.serde.decode('results', record.value);
+        if (decoded.ok) read.push(decoded.value.command_id);
+      },
+      signal: AbortSignal.timeout(60_000),
+    });
+    return read;
+  }
+
+  beforeAll(async () => {
+    const brokers = await kafkaClusterUp();
+    events = { ...config, brokers, topicSettings: { ...config.topicSettings, replicationFactor: 3 } };
+    env = await freshTopics('coordinator-kill', 3, events);
+    admin = await KafkaAdmin.connect(env.kafka);
+  }, 240_000);
+
+  afterAll(async () => {
+    await publisher?.disconnect().catch(() => undefined);
+    await admin?.close();
+    if (killed !== undefined) await startBroker(killed);
+    if (env !== undefined) await deleteClusterTopics(env.kafka, env.topics.commands.slice(0, -'gatehouse.commands'.length));
+    await kafkaClusterDown();
+  }, 240_000);
+
+  it('asks the commit again until the next coordinator answers, and the answer is on the topic once', async () => {
+    // An id whose first lane for results/0's leader has its coordinator on another broker: killing
+    // it takes the coordinator away, not the partition's leader.
+    const leader = await partitionLeader(env.topics.results, 0);
+    let id = '';
+    let coordinator = -1;
+    for (let i = 0; coordinator < 0 || coordinator === leader; i += 1) {
+      id = `${env.topics.results}.coordinator-kill-${i}`;
+      coordinator = await transactionCoordinatorOf(`${id}~${leader}~0`);
+    }
+    const live = await EventPublisher.connect(env.kafka, env.serde, new EventSigner(parseSigningKey(key.signingKey)), {
+      transactionalId: id,
+      transactionTimeoutMs: 4_000,
+    });
+    publisher = live;
+    // The lane's producer, made under its coordinator before the kill.
+    const before = answer(`before-${Date.now()}`);
+    await live.publish('results', before.run_id, before, toPartition0, () => Promise.resolve(true));
+
+    // The claim is renewed inside the transaction; the coordinator dies right after, so the commit
+    // goes to a broker that is gone.
+    const stuck = answer(`coordinator-killed-${Date.now()}`);
+    let asked = 0;
+    await live.publish('results', stuck.run_id, stuck, toPartition0, async () => {
+      asked += 1;
+      if (asked === 1) {
+        await killBroker(coordinator);
+        killed = coordinator;
+      }
+      return true;
+    });
+    // Committed by the new coordinator (asked once), or aborted past its timeout and sent again (twice).
+    expect([1, 2]).toContain(asked);
+
+    // The publisher goes on, and a read_committed reader finds each answer once.
+    const after = answer(`after-${Date.now()}`);
+    await live.publish('results', after.run_id, after, toPartition0, () => Promise.resolve(true));
+    const seen = await commandsOnPartition0();
+    for (const commandId of [before.command_id, stuck.command_id, after.command_id]) {
+      expect(
+        seen.filter((c) => c === commandId),
+        commandId,
+      ).toHaveLength(1);
+    }
+  }, 180_000);
+});
