@@ -425,9 +425,12 @@ describe('the write path on a machine whose clock is 30 s off', () => {
     const sor = systemOfRecord();
     w.clock.skewMs = -30_000;
     // Due in 5 s by the clock that set it; this machine's clock, 30 s ahead, would read it as long gone.
+    const deadlineAt = w.clock.now() + 5_000;
+    // Read after the deadline was set, so a millisecond that turns between the two readings cannot
+    // make the deadline seem more than 5 s away.
     const asked = Date.now();
     w.slots.free = false;
-    expect(codeOf(await write(w, sor, { deadline_at: w.clock.now() + 5_000 }))).toBe('TIMEOUT');
+    expect(codeOf(await write(w, sor, { deadline_at: deadlineAt }))).toBe('TIMEOUT');
     expect(w.slots.deadlines[0]! - asked).toBeGreaterThan(4_000);
     expect(w.slots.deadlines[0]! - asked).toBeLessThanOrEqual(5_000);
   });
