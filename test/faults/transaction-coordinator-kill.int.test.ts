@@ -67,6 +67,11 @@ describe('kill -9 of the transaction coordinator while a commit is on its way', 
     // it takes the coordinator away, not the partition's leader. After earlier kills one broker may
     // lead every partition of the transaction log until the brokers rebalance leadership (every
     // 5 minutes); then the coordinator is killed with the leader, and the commit waits for both.
+    // A fresh cluster has no transaction log until a producer asks for a coordinator.
+    const probe = await EventPublisher.connect(env.kafka, env.serde, undefined, {
+      transactionalId: `${env.topics.results}.coordinator-probe`,
+    });
+    await probe.disconnect();
     const leader = await partitionLeader(env.topics.results, 0);
     const candidates = Array.from({ length: 40 }, (_, i) => `${env.topics.results}.coordinator-kill-${i}`);
     let id = candidates[0] as string;

@@ -162,14 +162,23 @@ export async function partitionLeader(topic: string, partition: number): Promise
 
 /**
  * The node coordinating `transactionalId`'s transactions now: the leader of its partition of the
- * transaction log, `abs(hashCode(id)) % 50` as the brokers place it (Java's String.hashCode; the
+ * transaction log (which some producer must have asked a coordinator of, for it to exist), `abs(hashCode(id)) % 50` as the brokers place it (Java's String.hashCode; the
  * cluster keeps the default 50 partitions).
  */
 export async function transactionCoordinatorOf(transactionalId: string): Promise<number> {
   let hash = 0;
   for (let i = 0; i < transactionalId.length; i += 1) hash = (Math.imul(hash, 31) + transactionalId.charCodeAt(i)) | 0;
   const partition = (hash === -2147483648 ? 0 : Math.abs(hash)) % 50;
-  return partitionLeader('__transaction_state', partition);
+  // The brokers make the transaction log at the first request for a coordinator, and elect its leaders after.
+  return pollUntil(
+    async () => {
+      const leader = await partitionLeader('__transaction_state', partition).catch(() => -1);
+      return leader >= 0 ? leader : undefined;
+    },
+    60_000,
+    `a leader of __transaction_state/${partition}`,
+    250,
+  );
 }
 
 /**
