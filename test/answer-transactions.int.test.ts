@@ -9,10 +9,10 @@ import {
   keyRing,
   parseSigningKey,
   parseTrustedKeys,
-  readRanges,
 } from '@gatehouse/events';
 import type { ToolResult } from '@gatehouse/events';
 import { REPLY_PARTITION_HEADER } from '@gatehouse/telemetry';
+import { resultCommandsOn } from './support/results-reader.js';
 import { sampleEvents } from './support/sample-events.js';
 import { freshTopics, logger } from './support/stack.js';
 import type { TestTopics } from './support/stack.js';
@@ -59,20 +59,7 @@ describe('answers published in transactions', () => {
     };
   }
 
-  /** The command ids a read_committed reader finds on a results partition, from its start to its end now. */
-  async function commandsOn(partition: number): Promise<string[]> {
-    const { end } = await admin.offsetsSince(env.topics.results, partition, 0);
-    const read: string[] = [];
-    await readRanges(env.kafka, [{ topic: env.topics.results, partition, start: 0n, end }], {
-      groupPrefix: `${env.topics.results}.reader-test-`,
-      record: async (_topic, _partition, record) => {
-        const decoded = await env.serde.decode('results', record.value);
-        if (decoded.ok) read.push(decoded.value.command_id);
-      },
-      signal: AbortSignal.timeout(20_000),
-    });
-    return read;
-  }
+  const commandsOn = (partition: number): Promise<string[]> => resultCommandsOn(env, admin, partition);
 
   /** Resolves once a scan's throwaway group exists: the scan has fixed the end it reads to and is reading. */
   async function scanReading(): Promise<void> {

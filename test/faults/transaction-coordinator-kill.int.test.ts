@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EventPublisher, EventSigner, generateSigningKey, KafkaAdmin, parseSigningKey, readRanges } from '@gatehouse/events';
+import { EventPublisher, EventSigner, generateSigningKey, KafkaAdmin, parseSigningKey } from '@gatehouse/events';
 import type { EventsConfig, ToolResult } from '@gatehouse/events';
 import { REPLY_PARTITION_HEADER } from '@gatehouse/telemetry';
 import {
@@ -11,6 +11,7 @@ import {
   startBroker,
   transactionCoordinatorOf,
 } from '../support/cluster-control.js';
+import { resultCommandsOn } from '../support/results-reader.js';
 import { sampleEvents } from '../support/sample-events.js';
 import { config, freshTopics } from '../support/stack.js';
 import type { TestTopics } from '../support/stack.js';
@@ -31,21 +32,6 @@ describe('kill -9 of the transaction coordinator while a commit is on its way', 
 
   const answer = (commandId: string): ToolResult => ({ ...sampleEvents.results, command_id: commandId, completed_at: Date.now() });
   const toPartition0 = { [REPLY_PARTITION_HEADER]: '0' };
-
-  /** The command ids a read_committed reader finds on results/0, from its start to its end now. */
-  async function commandsOnPartition0(): Promise<string[]> {
-    const { end } = await admin.offsetsSince(env.topics.results, 0, 0);
-    const read: string[] = [];
-    await readRanges(env.kafka, [{ topic: env.topics.results, partition: 0, start: 0n, end }], {
-      groupPrefix: `${env.topics.results}.reader-test-`,
-      record: async (_topic, _partition, record) => {
-        const decoded = await env.serde.decode('results', record.value);
-        if (decoded.ok) read.push(decoded.value.command_id);
-      },
-      signal: AbortSignal.timeout(60_000),
-    });
-    return read;
-  }
 
   beforeAll(async () => {
     const brokers = await kafkaClusterUp();
@@ -109,7 +95,7 @@ describe('kill -9 of the transaction coordinator while a commit is on its way', 
     // The publisher goes on, and a read_committed reader finds each answer once.
     const after = answer(`after-${Date.now()}`);
     await live.publish('results', after.run_id, after, toPartition0, () => Promise.resolve(true));
-    const seen = await commandsOnPartition0();
+    const seen = await resultCommandsOn(env, admin, 0, 60_000);
     for (const commandId of [before.command_id, stuck.command_id, after.command_id]) {
       expect(
         seen.filter((c) => c === commandId),
