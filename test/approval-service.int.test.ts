@@ -368,6 +368,44 @@ describe('the approval service: a person decides on the stored canonical proposa
     expect(new Set(decisionsOf(request.proposal_id).map((d) => d.decision_id)).size).toBe(1);
   });
 
+  it('retries an unconfirmed refusal without a second answer on the results topic, and publishes one that is not there', async () => {
+    const request = approvalRequest();
+    await h.submit(request);
+    await reject(request.proposal_id, TOKENS.lead, { reason: 'Wrong customer' });
+    const first = await h.events.waitFor('results', (r) => r.command_id === request.command_id, 'the rejection');
+    const unconfirmed = (also = '') =>
+      h.db.query(
+        `UPDATE ${h.t.requests} SET published_at = NULL, publish_claimed_at = now() - interval '1 hour'${also} WHERE proposal_id = $1`,
+        [request.proposal_id],
+      );
+    const answersOf = (commandId: string) => h.events.seen.results.filter((r) => r.command_id === commandId);
+    // A later answer on the same partition (same run, so same key) proves nothing else came before it.
+    const markerAfter = async (): Promise<void> => {
+      const marker = approvalRequest({ run_id: request.run_id });
+      await h.submit(marker);
+      await reject(marker.proposal_id, TOKENS.lead, { reason: 'marker' });
+      await h.events.waitFor('results', (r) => r.command_id === marker.command_id, 'the marker');
+    };
+
+    // As if the process had died after publishing and before the row was marked published.
+    await unconfirmed();
+    await h.service.sweep();
+    await eventually(() => (decisionsOf(request.proposal_id).length === 2 ? true : undefined), 20_000, 'the republished decision');
+    await markerAfter();
+    expect(answersOf(request.command_id)).toEqual([first]);
+
+    // A refusal that is not on the topic (here: the stored decision time differs from the one out) goes out.
+    await unconfirmed(`, decided_at = decided_at - interval '1 second'`);
+    await h.service.sweep();
+    const again = await eventually(
+      () => (answersOf(request.command_id).length === 2 ? answersOf(request.command_id)[1] : undefined),
+      20_000,
+      'the refusal published again',
+    );
+    expect(Number(again.completed_at)).toBe(Number(first.completed_at) - 1_000);
+    expect(again.error).toEqual(first.error);
+  });
+
   it('keeps pending requests across a restart on the same schema', async () => {
     const request = approvalRequest();
     await h.submit(request);

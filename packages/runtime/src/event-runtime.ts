@@ -1,5 +1,6 @@
-import { createKafka, EventPublisher, EventSerde, EventSigner, KafkaAdmin, provisionTopics } from '@gatehouse/events';
-import type { EventsConfig, SigningKey, Topics } from '@gatehouse/events';
+import { createPublicKey } from 'node:crypto';
+import { AnswerScan, createKafka, EventPublisher, EventSerde, EventSigner, KafkaAdmin, keyRing, provisionTopics } from '@gatehouse/events';
+import type { EventsConfig, KeyRole, SigningKey, Topics } from '@gatehouse/events';
 import type { Logger } from '@gatehouse/telemetry';
 import { withTeardown } from './teardown.js';
 
@@ -71,5 +72,22 @@ export async function startEventRuntime(options: EventRuntimeOptions): Promise<E
     );
     teardown.add(() => publisher.disconnect());
     return { events: options.events, topics: options.topics, kafka, admin, serde, publisher, stop: () => teardown.close() };
+  });
+}
+
+/**
+ * The read of the results topic a service makes before it publishes again an answer it may already
+ * have published (a staged decision taken over, a decision the outbox retries). What it looks for
+ * are answers this service published: signed by its own key, as `role`. One signed by another key
+ * of the service (a rotation under way) is not found, and is published again.
+ */
+export function ownAnswerScan(runtime: EventRuntime, role: KeyRole, signingKey: SigningKey, logger: Logger): AnswerScan {
+  return new AnswerScan({
+    kafka: runtime.kafka,
+    admin: runtime.admin,
+    serde: runtime.serde,
+    trust: { keys: keyRing({ [role]: new Map([[signingKey.keyId, createPublicKey(signingKey.privateKey)]]) }) },
+    publisher: runtime.publisher,
+    logger,
   });
 }

@@ -15,7 +15,7 @@ export { isVariableName, VARIABLE_NAMES, VARIABLES, variablesReadBy } from './co
 export type { Config, ReadBy, ValueOf, VariableName } from './config/variables.js';
 export { consumerTuning, DEFAULT_DRAIN_TIMEOUT_MS, DEFAULT_SESSION_TIMEOUT_MS, startConsumption } from './consume.js';
 export type { ConsumerSettings, ConsumerTuning, Consumption, ConsumptionOptions } from './consume.js';
-export { startEventRuntime } from './event-runtime.js';
+export { ownAnswerScan, startEventRuntime } from './event-runtime.js';
 export type { EventRuntime, EventRuntimeOptions } from './event-runtime.js';
 export { healthOf } from './health.js';
 export type { Health, HealthAnswer, Liveness } from './health.js';

@@ -111,6 +111,8 @@ function addressFor(row: StoredRequest, commandId: string): ResultAddress {
 /**
  * The typed result a refused proposal sends the agent waiting on `commandId`: APPROVAL_REJECTED
  * with the approver's reason, or APPROVAL_EXPIRED. `next` is the preview tool that makes a new one.
+ * It completed when the proposal was refused, so the answer published again is the same answer,
+ * byte for byte, and a read of the results topic can tell it is already there.
  */
 export function refusalResult(row: StoredRequest, commandId: string, next: string | undefined): ToolResult {
   const error =
@@ -123,5 +125,8 @@ export function refusalResult(row: StoredRequest, commandId: string, next: strin
           next,
           retryable: false,
         });
-  return errorResult(addressFor(row, commandId), error, { argumentsSha256: row.request.arguments_sha256 });
+  return errorResult(addressFor(row, commandId), error, {
+    argumentsSha256: row.request.arguments_sha256,
+    ...(row.decided_at === null ? {} : { completedAt: row.decided_at }),
+  });
 }

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { contractSha256 } from '@gatehouse/contracts';
 import type { Catalog } from '@gatehouse/contracts';
 import { sealDecision, verifyDecisionSeal, verifyRequest } from '@gatehouse/events';
-import type { DecisionSeal, EventPublisher, EventSigner, ExecutionOrder, KeyRing, SealedApproval } from '@gatehouse/events';
+import type { AnswerScan, DecisionSeal, EventPublisher, EventSigner, ExecutionOrder, KeyRing, SealedApproval } from '@gatehouse/events';
 import type { ApprovalStore } from '@gatehouse/state';
 import { sentAtOf, traceIdOf } from '@gatehouse/telemetry';
 import type { CarriedHeaders, GatehouseMetrics, Logger } from '@gatehouse/telemetry';
@@ -16,7 +16,9 @@ import type { WebhookOutbox } from './webhooks.js';
  * approved → the approval record in Redis, the ApprovalDecision, the ExecutionOrder; rejected or
  * expired → the ApprovalDecision and a typed refusal to the waiting agent. `published_at` is set only
  * once all of it is acknowledged; rows left unpublished are claimed again by the sweeper, with the
- * same decision, approval and order ids, so a retry repeats rather than invents.
+ * same decision, approval and order ids, so a retry repeats rather than invents. A refusal
+ * published again (the outbox's retry, a re-sent commit redelivered) is first looked for on the
+ * results topic, so its command keeps one answer there.
  */
 export class DecisionPublisher {
   constructor(
@@ -27,6 +29,8 @@ export class DecisionPublisher {
     /** This service's signer (for seals) and the keys it trusts (the policy service's, for stored requests; its own). */
     private readonly trust: { readonly signer: EventSigner; readonly keys: KeyRing },
     private readonly logger: Logger,
+    /** Reads the results topic for a refusal this service published already. */
+    private readonly answers: Pick<AnswerScan, 'published'>,
     private readonly metrics?: GatehouseMetrics,
     /** Approvers' tools are told of every decision, expiry and withdrawal. */
     private readonly webhooks?: WebhookOutbox,
@@ -104,7 +108,11 @@ export class DecisionPublisher {
     return detail;
   }
 
-  async publish(row: StoredRequest): Promise<void> {
+  /**
+   * Publishes what `row`'s decision causes. `again`: the row was claimed before (the outbox's
+   * retry), so its refusal may be on the results topic already.
+   */
+  async publish(row: StoredRequest, again = false): Promise<void> {
     const tenant = row.request.tenant;
     // Everything the decision causes carries the trace context of the command it answers.
     const headers = row.carried_headers ?? undefined;
@@ -117,7 +125,7 @@ export class DecisionPublisher {
       await this.publishOrder(tenant, approvedOrder(row, row.command_id, orderId, Date.now(), this.contractOf(row.request.tool)), headers);
     } else {
       await this.publishDecision(row, headers);
-      await this.publishRefusal(row, row.command_id, headers);
+      await this.publishRefusal(row, row.command_id, headers, again);
     }
     // Before the row counts as published: an outbox retry enqueues again, and the id makes it once.
     await this.webhooks?.enqueue(row, eventOf(row, WITHDRAWN_REASON));
@@ -148,7 +156,8 @@ export class DecisionPublisher {
         headers,
       );
     } else if (row.state === 'rejected' || row.state === 'expired') {
-      await this.publishRefusal(row, commandId, headers);
+      // A redelivered re-sent commit (this service stopped before noting it answered) finds its refusal out.
+      await this.publishRefusal(row, commandId, headers, true);
     }
     this.logger.info(
       { ...ids(row), command_id: commandId, decision: row.state, trace_id: traceIdOf(headers) },
@@ -156,8 +165,15 @@ export class DecisionPublisher {
     );
   }
 
-  private async publishRefusal(row: StoredRequest, commandId: string, headers: CarriedHeaders | undefined): Promise<void> {
+  private async publishRefusal(row: StoredRequest, commandId: string, headers: CarriedHeaders | undefined, again: boolean): Promise<void> {
     const result = refusalResult(row, commandId, this.previewOf(row.request.tool));
+    if (again && (await this.answers.published(row.request.run_id, result, headers)) === 'published') {
+      this.logger.info(
+        { ...ids(row), command_id: commandId, decision: row.state },
+        'refusal already on the results topic; not published again',
+      );
+      return;
+    }
     await this.publisher.publish('results', row.request.run_id, result, headers);
     this.metrics?.resultPublished('approval', result, sentAtOf(headers));
   }

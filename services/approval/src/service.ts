@@ -2,7 +2,15 @@ import pg from 'pg';
 import type { Catalog } from '@gatehouse/contracts';
 import { assertSignsAs, EventSigner } from '@gatehouse/events';
 import type { EventsConfig, KeyRing, SigningKey, Topics } from '@gatehouse/events';
-import { consumerChecks, healthOf, postgresReady, startConsumption, startEventRuntime, withTeardown } from '@gatehouse/runtime';
+import {
+  consumerChecks,
+  healthOf,
+  ownAnswerScan,
+  postgresReady,
+  startConsumption,
+  startEventRuntime,
+  withTeardown,
+} from '@gatehouse/runtime';
 import type { Health, StopOptions, Teardown } from '@gatehouse/runtime';
 import { ApprovalStore, isActive, Keyspace, RunRegistry } from '@gatehouse/state';
 import type { Redis } from '@gatehouse/state';
@@ -112,7 +120,6 @@ export async function startApprovalService(options: ApprovalServiceOptions): Pro
 
     const repository = new RequestRepository(pool, options.schema);
     const keys = new Keyspace(options.redisPrefix);
-    const approvals = new ApprovalStore(options.redis, keys);
     const runs = new RunRegistry(options.redis, keys);
     // A run stopped or expired withdraws its requests; one whose record is not there is not judged
     // here (the request still expires on its own, and the executor proves the approval).
@@ -127,10 +134,11 @@ export async function startApprovalService(options: ApprovalServiceOptions): Pro
     const decisions = new DecisionPublisher(
       repository,
       runtime.publisher,
-      approvals,
+      new ApprovalStore(options.redis, keys),
       options.catalog,
       trust,
       logger.child({ component: 'outbox' }),
+      ownAnswerScan(runtime, 'approval', options.signingKey, logger),
       metrics,
       webhooks,
     );

@@ -38,10 +38,11 @@ export function startSweeper(options: SweeperOptions): RunningSweeper {
   let running: Promise<void> = Promise.resolve();
   let timer: NodeJS.Timeout | undefined;
 
-  const publishAll = async (rows: readonly StoredRequest[], what: string): Promise<void> => {
+  // `again`: rows claimed before, whose refusal may be out already.
+  const publishAll = async (rows: readonly StoredRequest[], what: string, again = false): Promise<void> => {
     for (const row of rows) {
       try {
-        await decisions.publish(row);
+        await decisions.publish(row, again);
       } catch (error) {
         logger.error({ err: error, ...ids(row), decision: row.state }, `${what}: publish failed; retried later`);
       }
@@ -65,7 +66,7 @@ export function startSweeper(options: SweeperOptions): RunningSweeper {
           await publishAll(withdrawn, 'withdrawal');
         }
       }
-      await publishAll(await repository.claimUnpublished(options.staleClaimMs, batch), 'outbox');
+      await publishAll(await repository.claimUnpublished(options.staleClaimMs, batch), 'outbox', true);
     } catch (error) {
       logger.error({ err: error }, 'sweep failed');
     }

@@ -1,11 +1,9 @@
-import { createPublicKey } from 'node:crypto';
-import { AnswerScan, keyRing } from '@gatehouse/events';
 import type { EventsConfig, SigningKey, Topics, TrustedKeys } from '@gatehouse/events';
 import type { Catalog } from '@gatehouse/contracts';
 import { rolesGranting } from '@gatehouse/governance';
 import type { PolicyTable, Roles } from '@gatehouse/governance';
-import { consumerChecks, healthOf, startConsumption, startEventRuntime, withTeardown } from '@gatehouse/runtime';
-import type { EventRuntime, StopOptions } from '@gatehouse/runtime';
+import { consumerChecks, healthOf, ownAnswerScan, startConsumption, startEventRuntime, withTeardown } from '@gatehouse/runtime';
+import type { StopOptions } from '@gatehouse/runtime';
 import {
   ApprovalStore,
   ClaimLedger,
@@ -117,7 +115,7 @@ export async function startPolicyService(options: PolicyServiceOptions): Promise
       grantValidityMs: options.grantValidityMs ?? 10 * 60 * 1000,
       proposalTtlMs: options.proposalTtlMs ?? 15 * 60 * 1000,
     };
-    const answers = ownAnswerScan(runtime, options.signingKey, logger);
+    const answers = ownAnswerScan(runtime, 'policy', options.signingKey, logger);
     const consumption = await startConsumption({
       runtime,
       role: 'commands',
@@ -167,21 +165,5 @@ export async function startPolicyService(options: PolicyServiceOptions): Promise
     teardown.add(() => api.close());
     const url = await api.listen({ host: options.host, port: options.port });
     return { url, joined: consumption.joined, stop: (stopOptions) => teardown.close(stopOptions) };
-  });
-}
-
-/**
- * The read of gatehouse.results a worker makes before it publishes again a decision a stopped one
- * staged. What it looks for are answers a policy worker published: signed by this service's key. One
- * signed by another policy key (a rotation under way) is not found, and is published again.
- */
-function ownAnswerScan(runtime: EventRuntime, signingKey: SigningKey, logger: Logger): AnswerScan {
-  return new AnswerScan({
-    kafka: runtime.kafka,
-    admin: runtime.admin,
-    serde: runtime.serde,
-    trust: { keys: keyRing({ policy: new Map([[signingKey.keyId, createPublicKey(signingKey.privateKey)]]) }) },
-    publisher: runtime.publisher,
-    logger,
   });
 }
