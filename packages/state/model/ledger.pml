@@ -472,8 +472,9 @@ inline announce(p, v, g) {
 /*
  * PUB (design a): the answer goes out. (b): a transaction opens with it (after the scan, when the answer
  * is a repeat and R_SCAN holds: a reader stops at the last stable offset, so an open transaction of
- * another producer holds the scan up), TXR renews the claim inside it, TXC commits it with the record's
- * offset.
+ * another producer holds the scan up), TXR renews the claim inside it (an executor whose claim Redis
+ * lost makes it again with the answer staged, as staging does: `stillHeld` in the executor), TXC
+ * commits it with the record's offset.
  */
 #ifndef TXN
 #define PUBLISH_STEPS \
@@ -496,6 +497,12 @@ inline announce(p, v, g) {
   :: atomic { \
        pc[me] == TXR -> \
        ledger_renew(CLAIM_KEY(me), tok[me], out_); \
+       if \
+       :: out_ == 0 && IS_EXEC(me) && led[CLAIM_KEY(me)].st == FREE -> \
+          printf("%c%d t%d: its claim was lost: made again with the answer staged\n", ROLE(me), me, tok[me]); \
+          ledger_stage(CLAIM_KEY(me), tok[me], txv[me], txg[me], out_) \
+       :: else -> skip \
+       fi; \
        if \
        :: out_ == 1 -> printf("%c%d t%d: renews its claim in the transaction\n", ROLE(me), me, tok[me]); txc[me] = 1; pc[me] = TXC \
        :: else -> printf("%c%d t%d: renewal refused: aborts\n", ROLE(me), me, tok[me]); reset(me) \

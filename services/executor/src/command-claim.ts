@@ -112,8 +112,22 @@ async function repeatStagedAnswer(delivery: CommandDelivery, held: HeldCommand, 
   const out = await delivery.alreadyOut(result);
   if (out === 'published')
     deps.logger.info({ ...delivery.logContext }, 'the staged answer is on the results topic already; not published again');
-  else await delivery.publish(result, () => deps.ledger.renew(held.key, held.owner, deps.leaseMs));
+  else await delivery.publish(result, stillHeld(deps.ledger, held, staged, order, deps.leaseMs));
   await deps.ledger.settle(held.key, held.owner, result.status === 'ok' ? 'succeeded' : 'failed', staged);
+}
+
+/**
+ * What an answer commits under, asked inside the publisher's transaction once the answer is in the
+ * log: this delivery still holds its command. Its lease is renewed; a claim Redis lost meanwhile (a
+ * restart without persistence, a failover before replication) is no one else's, and is made again
+ * with the answer staged on it, as staging does, so the answer of a write that ran is not withdrawn
+ * for a loss of Redis' (its redelivery would find the approval lost too, and contradict the write).
+ * Only a claim another owner holds now refuses.
+ */
+function stillHeld(ledger: LedgerEntries, held: HeldCommand, staged: string, order: ExecutionOrder, leaseMs: number): PublishCondition {
+  return async () =>
+    (await ledger.renew(held.key, held.owner, leaseMs)) ||
+    (await ledger.stage(held.key, held.owner, staged, termsOf(order, leaseMs))) === 'staged';
 }
 
 /**
@@ -141,7 +155,7 @@ export function commandAnswer(delivery: CommandDelivery, held: HeldCommand, ledg
     // renewed inside the transaction, once the answer is in the log. A delivery that lost it
     // meanwhile publishes nothing, and the next owner's scan, which waits for open transactions,
     // finds this answer or its absence. (A plain publisher has no transaction and does not ask.)
-    await delivery.publish(result, () => ledger.renew(held.key, held.owner, leaseMs));
+    await delivery.publish(result, stillHeld(ledger, held, outcome, delivery.order, leaseMs));
     await ledger.settle(held.key, held.owner, result.status === 'ok' ? 'succeeded' : 'failed', outcome);
   };
   return Object.assign(answer, { holdsCommand: () => ledger.renew(held.key, held.owner, leaseMs) });
