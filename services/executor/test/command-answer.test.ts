@@ -61,6 +61,36 @@ describe('a command’s one answer', () => {
     expect(published).toEqual([]);
   });
 
+  it('commits its answer under a claim Redis lost, making the claim again with the answer staged, and not under another owner’s', async () => {
+    const asked: boolean[] = [];
+    for (const [what, meanwhile] of [
+      ['lost', (w: ReturnType<typeof world>) => w.ledger.records.delete(COMMAND)],
+      [
+        'taken',
+        (w: ReturnType<typeof world>) =>
+          w.ledger.seed(COMMAND, { state: 'in_flight', arguments_sha256: 'sha', owner: 'executor/2', lease_until: Date.now() + 60_000 }),
+      ],
+    ] as const) {
+      const w = world();
+      await w.ledger.claim(COMMAND, 'sha', 'executor/1', 10_000);
+      const published: ToolResult[] = [];
+      // What a transactional publisher asks once the answer is in the log, before its commit.
+      const holding: CommandDelivery = {
+        ...delivery(published),
+        publish: async (result, holds) => {
+          meanwhile(w);
+          asked.push(await holds());
+          published.push(result);
+        },
+      };
+      await commandAnswer(holding, { key: COMMAND, owner: 'executor/1' }, w.ledger, 10_000)(okResult(addressOf(order()), '{}', {}));
+      const entry = w.ledger.records.get(COMMAND);
+      if (what === 'lost') expect(entry).toMatchObject({ owner: 'executor/1', state: 'succeeded' });
+      else expect(entry).toMatchObject({ owner: 'executor/2', state: 'in_flight' });
+    }
+    expect(asked).toEqual([true, false]);
+  });
+
   it('says whether this delivery still holds the command, renewing it', async () => {
     const w = world();
     await w.ledger.claim(COMMAND, 'sha', 'executor/1', 10_000);
