@@ -1,22 +1,33 @@
 import { randomUUID } from 'node:crypto';
+import { Worker } from 'node:worker_threads';
 import pg from 'pg';
 import type { Pool } from 'pg';
-import { buildApp, ensureDatabase, migrate, seedIfEmpty, tablesIn } from '@gatehouse/customers';
+import { ensureDatabase, migrate, seedIfEmpty, tablesIn } from '@gatehouse/customers';
 import type { Tables } from '@gatehouse/customers';
 import { requestTarget } from '@gatehouse/identity';
 import type { CallFacts } from '@gatehouse/identity';
-import { createLogger, GatehouseMetrics } from '@gatehouse/telemetry';
 import { decodeJwt } from 'jose';
-import { testAssertion, testCallVerifier } from './support/signing.js';
+import { serveCustomers } from './support/customers-app.js';
+import type { CallReport, FromThread, ServedCall, ServeOptions, ThreadData, ToThread } from './support/customers-app.js';
+import { TEST_ASSERTION_ISSUER, TEST_ASSERTION_JWKS, testAssertion } from './support/signing.js';
 
 export const DATABASE_URL = process.env['DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/gatehouse';
-const logger = createLogger('customers-test', { level: process.env['LOG_LEVEL'] ?? 'error' });
 
 export interface TestServiceOptions {
   readonly faults?: boolean;
   /** Where the service reads the executors' keys (a JWKS URL); default the test key set itself. */
   readonly assertionKeys?: string;
   readonly exportStepMs?: number;
+  /**
+   * Serve it on a thread of its own, as a system of record has its own event loop, rather than on
+   * this process's, which a load through the whole stack keeps busy (see support/customers-app.ts).
+   */
+  readonly thread?: boolean;
+}
+
+/** The service's metrics registry, as the tests read it. */
+interface ServiceMetrics {
+  scrape(): Promise<string>;
 }
 
 interface Reply<T> {
@@ -51,24 +62,14 @@ export interface TestService {
   readonly db: Pool;
   call<T = unknown>(method: string, path: string, options?: CallOptions): Promise<Reply<T>>;
   /** The service's metrics (call refusals among them). */
-  readonly metrics: GatehouseMetrics;
+  readonly metrics: ServiceMetrics;
   /** Every request the service served under a verified assertion, in order. */
   readonly served: readonly ServedCall[];
   /** Every request it refused for its assertion (or the lack of one). */
   readonly refused: readonly RefusedCall[];
+  /** Resolves once `served` and `refused` hold every call the service has answered so far. */
+  settled(): Promise<void>;
   close(): Promise<void>;
-}
-
-/** A request the service served, by what its assertion said. */
-interface ServedCall {
-  readonly call: string;
-  readonly jti: string;
-  readonly idempotencyKey: string | undefined;
-  readonly tool: string;
-  readonly sub: string;
-  readonly actor: string;
-  readonly tenant: string;
-  readonly status: number;
 }
 
 /** A request the service refused, with its refusal code and what its (unverified) assertion claimed. */
@@ -88,12 +89,6 @@ export interface RefusedCall {
   readonly sinceIssuedMs: number | undefined;
 }
 
-/** What the service answered a refused request: its challenge header and its body. */
-interface Answer {
-  readonly challenge: unknown;
-  readonly body: unknown;
-}
-
 /** The `error.code` of a JSON refusal body, if it is one. */
 function codeIn(body: unknown): string | undefined {
   if (typeof body !== 'string') return undefined;
@@ -106,11 +101,9 @@ function codeIn(body: unknown): string | undefined {
 }
 
 /** What a refused request was and claimed: the assertion is decoded, not trusted. */
-function refusedCall(method: string, url: string, status: number, authorization: string | undefined, answer: Answer): RefusedCall {
-  const code =
-    /error_description="([A-Z_]+)"/.exec(typeof answer.challenge === 'string' ? answer.challenge : '')?.[1] ??
-    codeIn(answer.body) ??
-    String(status);
+function refusedCall(report: Extract<CallReport, { kind: 'refused' }>): RefusedCall {
+  const { at, method, url, status, authorization, challenge, body } = report;
+  const code = /error_description="([A-Z_]+)"/.exec(typeof challenge === 'string' ? challenge : '')?.[1] ?? codeIn(body) ?? String(status);
   let claims: Record<string, unknown> = {};
   try {
     claims = decodeJwt(authorization?.replace(/^Bearer /, '') ?? '');
@@ -121,15 +114,15 @@ function refusedCall(method: string, url: string, status: number, authorization:
   const exp = typeof claims['exp'] === 'number' ? claims['exp'] : undefined;
   const iat = typeof claims['iat'] === 'number' ? claims['iat'] : undefined;
   return {
-    at: Date.now(),
+    at,
     method,
     url,
     status,
     code,
     jti: text('jti'),
     commandId: text('command_id'),
-    pastExpiryMs: exp === undefined ? undefined : Date.now() - exp * 1000,
-    sinceIssuedMs: iat === undefined ? undefined : Date.now() - iat * 1000,
+    pastExpiryMs: exp === undefined ? undefined : at - exp * 1000,
+    sinceIssuedMs: iat === undefined ? undefined : at - iat * 1000,
   };
 }
 
@@ -158,54 +151,35 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
   const db = new pg.Pool({ connectionString: DATABASE_URL, max: 30 });
   await migrate(db, schema);
   await seedIfEmpty(db, schema);
-  const metrics = new GatehouseMetrics();
-  const app = buildApp({
-    pool: db,
-    logger,
+  const serve: ServeOptions = {
     schema,
-    metrics,
-    assertions: testCallVerifier(CUSTOMERS_AUDIENCE, options.assertionKeys === undefined ? {} : { keys: options.assertionKeys }),
-    ...(options.faults === undefined ? {} : { faults: options.faults }),
+    assertions: { issuer: TEST_ASSERTION_ISSUER, audience: CUSTOMERS_AUDIENCE, keys: options.assertionKeys ?? TEST_ASSERTION_JWKS },
+    faults: options.faults ?? false,
     ...(options.exportStepMs === undefined ? {} : { exportStepMs: options.exportStepMs }),
-  });
+  };
   const served: ServedCall[] = [];
   const refused: RefusedCall[] = [];
-  // A refusal is recorded as it is sent, with its body; a served call once its answer is complete.
-  app.addHook('onSend', (request, reply, payload, done) => {
-    if (request.call === undefined && request.routeOptions.config.tenantless !== true && [401, 403, 503].includes(reply.statusCode)) {
-      const answer = { challenge: reply.getHeader('www-authenticate'), body: payload };
-      refused.push(refusedCall(request.method, request.url, reply.statusCode, request.headers.authorization, answer));
-    }
-    done(null, payload);
-  });
-  app.addHook('onResponse', (request, reply, done) => {
-    const claims = request.call;
-    if (claims !== undefined) {
-      served.push({
-        call: claims.call,
-        jti: claims.jti,
-        idempotencyKey: claims.idempotency_key,
-        tool: claims.tool,
-        sub: claims.sub,
-        actor: claims.act.sub,
-        tenant: claims.tenant,
-        status: reply.statusCode,
-      });
-    }
-    done();
-  });
-  await app.listen({ host: '127.0.0.1', port: 0 });
-  const address = app.server.address();
-  if (address === null || typeof address === 'string') throw new Error('service did not bind a TCP port');
-  const url = `http://127.0.0.1:${address.port}`;
+  const record = (report: CallReport): void => {
+    if (report.kind === 'served') served.push(report);
+    else refused.push(refusedCall(report));
+  };
+  let running: Running;
+  try {
+    running = options.thread === true ? await onItsOwnThread(serve, record) : await inThisProcess(serve, db, record);
+  } catch (error) {
+    await db.end();
+    throw error;
+  }
+  const { url } = running;
   return {
     url,
     schema,
     t: tablesIn(schema),
     db,
-    metrics,
+    metrics: running.metrics,
     served,
     refused,
+    settled: () => running.settled(),
     async call<T>(method: string, path: string, o: CallOptions = {}): Promise<Reply<T>> {
       const headers: Record<string, string> = {};
       if (typeof o.assertion === 'string') headers['authorization'] = o.assertion;
@@ -230,9 +204,77 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
       return { status: response.status, headers: response.headers, text, body: body as T };
     },
     async close() {
-      await app.close();
+      await running.close();
       await db.query(`DROP SCHEMA IF EXISTS ${tablesIn(schema).schema} CASCADE`);
       await db.end();
+    },
+  };
+}
+
+/** The service as it runs, wherever it runs. */
+interface Running {
+  readonly url: string;
+  readonly metrics: ServiceMetrics;
+  settled(): Promise<void>;
+  close(): Promise<void>;
+}
+
+async function inThisProcess(serve: ServeOptions, db: Pool, record: (report: CallReport) => void): Promise<Running> {
+  const app = await serveCustomers(serve, db, record);
+  // Reports are made on this event loop as calls are answered: nothing is ever still on its way.
+  return { url: app.url, metrics: app.metrics, settled: () => Promise.resolve(), close: () => app.close() };
+}
+
+/** The thread's module (Node runs it as it is, stripping its types). */
+const THREAD = new URL('./support/customers-app.ts', import.meta.url);
+
+async function onItsOwnThread(serve: ServeOptions, record: (report: CallReport) => void): Promise<Running> {
+  const data: ThreadData = { customersThread: { ...serve, databaseUrl: DATABASE_URL } };
+  const worker = new Worker(THREAD, { workerData: data });
+  // What waits on the thread's answer: a sync by its id, the close by -1.
+  const waiting = new Map<number, { resolve: () => void; reject: (error: Error) => void }>();
+  let nextSync = 0;
+  let gone: Error | undefined;
+  const listening = new Promise<string>((resolve, reject) => {
+    worker.on('message', (message: FromThread) => {
+      if (message.kind === 'report') record(message.call);
+      else if (message.kind === 'listening') resolve(message.url);
+      else waiting.get(message.kind === 'synced' ? message.id : -1)?.resolve();
+    });
+    const end = (error: Error): void => {
+      gone ??= error;
+      reject(gone);
+      for (const waiter of waiting.values()) waiter.reject(gone);
+    };
+    worker.on('error', (error: Error) => end(new Error(`the customers thread failed: ${error.message}`)));
+    worker.on('exit', (code) => end(new Error(`the customers thread exited (${code})`)));
+  });
+  const url = await listening.catch(async (error: unknown) => {
+    await worker.terminate();
+    throw error;
+  });
+  /** Sends `message` and resolves on the thread's answer to it; rejects once the thread is gone. */
+  const ask = (message: ToThread, id: number): Promise<void> =>
+    new Promise<void>((resolve, reject) => {
+      if (gone !== undefined) return reject(gone);
+      const done = (settle: () => void): void => {
+        waiting.delete(id);
+        settle();
+      };
+      waiting.set(id, { resolve: () => done(resolve), reject: (error) => done(() => reject(error)) });
+      worker.postMessage(message);
+    });
+  return {
+    url,
+    // The thread's registry, as its /metrics serves it.
+    metrics: { scrape: async () => (await fetch(`${url}/metrics`)).text() },
+    settled() {
+      const id = nextSync++;
+      return ask({ kind: 'sync', id }, id);
+    },
+    async close() {
+      await ask({ kind: 'close' }, -1);
+      await worker.terminate();
     },
   };
 }

@@ -128,6 +128,8 @@ async function startRecordedRig(
     catalog,
     table: sandboxAllowsWrites(catalog),
     leaseMs: RIG.leaseMs,
+    // The load keeps this process busy; the system of record answers on its own event loop.
+    customersThread: true,
     ...(options.events === undefined ? {} : { events: options.events }),
     ...(options.redisBarrier === undefined ? {} : { redisBarrier: options.redisBarrier }),
   });

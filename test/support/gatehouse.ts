@@ -41,6 +41,8 @@ export interface GatehouseOptions {
   readonly policies?: number;
   readonly faults?: boolean;
   readonly exportStepMs?: number;
+  /** Serve the customers service on a thread of its own (`startTestService`'s `thread`). */
+  readonly customersThread?: boolean;
   readonly catalog?: Catalog;
   readonly implementations?: readonly ToolImplementation[];
   readonly partitions?: number;
@@ -117,6 +119,7 @@ export async function startGatehouse(label: string, options: GatehouseOptions = 
   const customers = await startTestService({
     faults: options.faults ?? false,
     ...(options.exportStepMs === undefined ? {} : { exportStepMs: options.exportStepMs }),
+    ...(options.customersThread === undefined ? {} : { thread: options.customersThread }),
   });
   process.env['CUSTOMERS_URL'] = customers.url;
   const eventSettings = options.events ?? config;

@@ -185,6 +185,7 @@ export async function auditLoad(
     refusedCalls: 0,
     lateCalls: 0,
   };
+  await g.customers.settled();
   figures.lateCalls = g.customers.refused.filter(isLate).length;
   const refused = g.customers.refused.filter((r) => !isLate(r));
   figures.refusedCalls = refused.length;

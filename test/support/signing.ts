@@ -8,7 +8,6 @@ import { randomUUID } from 'node:crypto';
 import {
   assertionJwks,
   CallAssertionSigner,
-  CallAssertionVerifier,
   canonicalSha256,
   generateSealingKey,
   parseSealingKeys,
@@ -16,7 +15,7 @@ import {
   TokenSealer,
   TokenUnsealer,
 } from '@gatehouse/identity';
-import type { CallAssertionVerifierOptions, CallFacts, SealingKeys, UnsealingKeys } from '@gatehouse/identity';
+import type { CallFacts, SealingKeys, UnsealingKeys } from '@gatehouse/identity';
 
 // One key pair per service role for every Gatehouse a test process starts, in-process or as child
 // processes: each service signs with its role's key, and every reader trusts the roles it should (as
@@ -132,11 +131,6 @@ export function testJwksFile(): string {
     writeFileSync(jwksFile, JSON.stringify(TEST_ASSERTION_JWKS));
   }
   return jwksFile;
-}
-
-/** A system of record's verifier of the test executors' assertions, for `audience`. */
-export function testCallVerifier(audience: string, options: Partial<CallAssertionVerifierOptions> = {}): CallAssertionVerifier {
-  return new CallAssertionVerifier({ issuer: TEST_ASSERTION_ISSUER, audience, keys: TEST_ASSERTION_JWKS, ...options });
 }
 
 /**
