@@ -1,4 +1,4 @@
-import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { expect } from 'vitest';
 import { isErrorCode } from '@gatehouse/contracts';
 import type { Run } from '@gatehouse/state';
@@ -59,10 +59,13 @@ export async function runUnderFault(rig: FaultRig, options: FaultRunOptions): Pr
     ...(options.load?.ratePerSecond === undefined ? {} : { ratePerSecond: options.load.ratePerSecond }),
   });
   const started = Date.now();
-  // The test process hosts the client, the system of record and (unless the rig runs them apart)
-  // the services: how long its event loop stalled says how late anything in it could act.
+  // The test process hosts the client and (unless the rig runs them apart) the services; the system
+  // of record answers on a thread of its own. How long the process's event loop stalled says how
+  // late anything in it could act; the share of the load's time it was busy says how near its limit
+  // it ran (a loop busy throughout with short tasks stalls little, yet takes in one new connection a turn).
   const loopDelay = monitorEventLoopDelay({ resolution: 20 });
   loopDelay.enable();
+  const loopBefore = performance.eventLoopUtilization();
   await executorLoopDelays(rig.executorOps); // Reading them starts their measure afresh.
   let phase = 'before the fault';
   const progress = setInterval(() => {
@@ -85,6 +88,7 @@ export async function runUnderFault(rig: FaultRig, options: FaultRunOptions): Pr
     clearInterval(progress);
     loopDelay.disable();
   }
+  const loopBusy = performance.eventLoopUtilization(loopBefore).utilization;
   const loadMs = Date.now() - started;
   const executorDelays = await executorLoopDelays(rig.executorOps);
   await awaitLateAnswers(load, rig.results, 60_000);
@@ -106,6 +110,7 @@ export async function runUnderFault(rig: FaultRig, options: FaultRunOptions): Pr
       'publishes sent again': g.client.stats().publishRetries,
       'aborted records kafkajs handed on': rig.results.notCommitted + rig.handoffs.notCommitted,
       "test process's event loop delay p99/max ms": `${Math.round(loopDelay.percentile(99) / 1e6)}/${Math.round(loopDelay.max / 1e6)}`,
+      "test process's event loop busy %": Math.round(loopBusy * 100),
       "executors' event loop delay p99/max ms": executorDelays,
     }),
   );
