@@ -406,6 +406,27 @@ describe('the approval service: a person decides on the stored canonical proposa
     expect(again.error).toEqual(first.error);
   });
 
+  it('refuses a request naming a stored proposal for another run ARGUMENTS_MISMATCH, once however often it comes', async () => {
+    const request = approvalRequest();
+    await h.submit(request);
+    const other = { ...request, command_id: `${request.command_id}-other`, run_id: `${request.run_id}-other` };
+    await h.publish(other);
+    const answersOf = (commandId: string) => h.events.seen.results.filter((r) => r.command_id === commandId);
+    const refusal = await h.events.waitFor('results', (r) => r.command_id === other.command_id, 'the refusal');
+    expect(refusal).toMatchObject({ status: 'error', completed_at: other.requested_at, error: { code: 'ARGUMENTS_MISMATCH' } });
+    // Delivered again, as after a stop before its offset was committed.
+    await h.publish(other);
+    // A later answer on the same partition (same run, so same key) proves nothing else came before it.
+    const marker = approvalRequest({ run_id: other.run_id });
+    await h.submit(marker);
+    await reject(marker.proposal_id, TOKENS.lead, { reason: 'marker' });
+    await h.events.waitFor('results', (r) => r.command_id === marker.command_id, 'the marker');
+    expect(answersOf(other.command_id)).toEqual([refusal]);
+    // The stored proposal is untouched, and still waits for a person.
+    const detail = await h.call<RequestDetail>('GET', `/api/approvals/${request.proposal_id}`, TOKENS.lead);
+    expect(detail.body).toMatchObject({ state: 'pending', request });
+  });
+
   it('keeps pending requests across a restart on the same schema', async () => {
     const request = approvalRequest();
     await h.submit(request);

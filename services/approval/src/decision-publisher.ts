@@ -29,8 +29,8 @@ export class DecisionPublisher {
     /** This service's signer (for seals) and the keys it trusts (the policy service's, for stored requests; its own). */
     private readonly trust: { readonly signer: EventSigner; readonly keys: KeyRing },
     private readonly logger: Logger,
-    /** Reads the results topic for a refusal this service published already. */
-    private readonly answers: Pick<AnswerScan, 'published'>,
+    /** Reads the results topic for a refusal this service published already (the request handler's too). */
+    readonly answers: Pick<AnswerScan, 'published'>,
     private readonly metrics?: GatehouseMetrics,
     /** Approvers' tools are told of every decision, expiry and withdrawal. */
     private readonly webhooks?: WebhookOutbox,

@@ -50,10 +50,17 @@ export function requestHandler(
   logger: Logger,
   webhooks?: WebhookOutbox,
 ) {
+  // The same refusal whenever the request comes (stamped with its request time, not the clock), so
+  // a redelivered request finds its refusal on the results topic and publishes nothing more.
   const refuse = async (request: ApprovalRequest, carried: CarriedHeaders | undefined, message: string): Promise<SpanOutcome> => {
     const address = { command_id: request.command_id, run_id: request.run_id, tenant: request.tenant, tool: request.tool };
     const error = toolError('ARGUMENTS_MISMATCH', message);
-    await publisher.publish('results', request.run_id, errorResult(address, error, { argumentsSha256: request.arguments_sha256 }), carried);
+    const refusal = errorResult(address, error, { argumentsSha256: request.arguments_sha256, completedAt: request.requested_at });
+    if ((await decisions.answers.published(request.run_id, refusal, carried)) === 'published') {
+      logger.info({ ...context(request, carried) }, 'refusal already on the results topic; not published again');
+      return { status: 'error', code: error.code };
+    }
+    await publisher.publish('results', request.run_id, refusal, carried);
     logger.warn({ ...context(request, carried) }, message);
     return { status: 'error', code: error.code };
   };
