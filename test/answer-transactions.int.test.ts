@@ -12,9 +12,9 @@ import {
 } from '@gatehouse/events';
 import type { ToolResult } from '@gatehouse/events';
 import { REPLY_PARTITION_HEADER } from '@gatehouse/telemetry';
-import { resultCommandsOn } from './support/results-reader.js';
+import { resultCommandsOn, servicePublishing } from './support/results-reader.js';
 import { sampleEvents } from './support/sample-events.js';
-import { freshTopics, logger } from './support/stack.js';
+import { config, freshTopics, logger } from './support/stack.js';
 import type { TestTopics } from './support/stack.js';
 
 // An executor publishes its answers in Kafka transactions and commits each only while it still holds
@@ -108,6 +108,27 @@ describe('answers published in transactions', () => {
     expect(seen.filter((id) => [kept, lost, plain].some((a) => a.command_id === id)).sort()).toEqual(
       [kept.command_id, plain.command_id].sort(),
     );
+  });
+
+  it('sends in transactions only the topics it names: a lost condition holds back an answer, not an order', async () => {
+    const publisher = await EventPublisher.connect(env.kafka, env.serde, new EventSigner(parseSigningKey(executorKey.signingKey)), {
+      transactionalId: transactionalId(),
+      transactionalTopics: [env.topics.results],
+    });
+    publishers.push(publisher);
+    expect([publisher.inTransactions(env.topics.results), publisher.inTransactions(env.topics.execute)]).toEqual([true, false]);
+    const lost = answer(`txn-named-${Date.now()}`);
+    const outcomes = await Promise.allSettled([
+      publisher.publish('results', lost.run_id, lost, toPartition(1), () => Promise.resolve(false)),
+      publisher.publish('execute', sampleEvents.execute.command_id, sampleEvents.execute, undefined, () => Promise.resolve(false)),
+    ]);
+    expect(outcomes.map((o) => o.status)).toEqual(['rejected', 'fulfilled']);
+    expect((outcomes[0] as PromiseRejectedResult).reason).toMatchObject({ code: 'CLAIM_LOST' });
+    expect(await commandsOn(1)).not.toContain(lost.command_id);
+  });
+
+  it('has a service publish its answers plainly where the results topic has one replica', async () => {
+    expect(await servicePublishing(config, env)).toEqual([false, false, false]);
   });
 
   it('keeps a transaction to one partition: one left open holds up neither another partition’s publishes nor their readers', async () => {

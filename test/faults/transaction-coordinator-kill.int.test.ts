@@ -11,7 +11,7 @@ import {
   startBroker,
   transactionCoordinatorOf,
 } from '../support/cluster-control.js';
-import { resultCommandsOn } from '../support/results-reader.js';
+import { resultCommandsOn, servicePublishing } from '../support/results-reader.js';
 import { sampleEvents } from '../support/sample-events.js';
 import { config, freshTopics } from '../support/stack.js';
 import type { TestTopics } from '../support/stack.js';
@@ -47,6 +47,10 @@ describe('kill -9 of the transaction coordinator while a commit is on its way', 
     if (env !== undefined) await deleteClusterTopics(env.kafka, env.topics.commands.slice(0, -'gatehouse.commands'.length));
     await kafkaClusterDown();
   }, 240_000);
+
+  it('has a service publish its answers in transactions where the results topic is replicated, and nothing else', async () => {
+    expect(await servicePublishing(events, env)).toEqual([true, true, false]);
+  });
 
   it('asks the commit again until the next coordinator answers, and the answer is on the topic once', async () => {
     // An id whose first lane for results/0's leader has its coordinator on another broker: killing

@@ -1,5 +1,7 @@
 import { readRanges } from '@gatehouse/events';
-import type { KafkaAdmin } from '@gatehouse/events';
+import type { EventsConfig, KafkaAdmin } from '@gatehouse/events';
+import { startEventRuntime } from '@gatehouse/runtime';
+import { logger } from './stack.js';
 import type { TestTopics } from './stack.js';
 
 /**
@@ -18,4 +20,28 @@ export async function resultCommandsOn(env: TestTopics, admin: KafkaAdmin, parti
     signal: AbortSignal.timeout(timeoutMs),
   });
   return read;
+}
+
+/**
+ * How a service's runtime started on `env`'s topics publishes, as the executors and the policy
+ * service start it (their results in transactions where the topic is replicated): whether it chose
+ * transactions, and whether results and orders go out in them.
+ */
+export async function servicePublishing(events: EventsConfig, env: TestTopics): Promise<[boolean, boolean, boolean]> {
+  const runtime = await startEventRuntime({
+    events,
+    topics: env.topics,
+    clientId: `gatehouse-executor-publishing-${Date.now()}`,
+    logger,
+    transactions: { roles: ['results'] },
+  });
+  try {
+    return [
+      runtime.transactional,
+      runtime.publisher.inTransactions(env.topics.results),
+      runtime.publisher.inTransactions(env.topics.execute),
+    ];
+  } finally {
+    await runtime.stop();
+  }
 }

@@ -73,6 +73,18 @@ export class KafkaAdmin {
     return (await this.admin.metadata({ topics: [] })).brokers.size;
   }
 
+  /** The fewest replicas any partition of `topics` has (0 when a topic has no partition the brokers name). */
+  async leastReplicas(topics: readonly string[]): Promise<number> {
+    const metadata = await this.admin.metadata({ topics: [...topics], forceUpdate: true });
+    let least = Number.POSITIVE_INFINITY;
+    for (const topic of topics) {
+      const partitions = metadata.topics.get(topic)?.partitions ?? [];
+      if (partitions.length === 0) return 0;
+      for (const partition of partitions) least = Math.min(least, partition.replicas.length);
+    }
+    return Number.isFinite(least) ? least : 0;
+  }
+
   /** The start and end of every partition of `topic`, from each partition's leader. */
   async topicOffsets(topic: string): Promise<PartitionOffsets[]> {
     const metadata = await this.admin.metadata({ topics: [topic], forceUpdate: true });

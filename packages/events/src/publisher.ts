@@ -53,6 +53,11 @@ export interface PublisherOptions {
    * own. Default `DEFAULT_TRANSACTION_TIMEOUT_MS`.
    */
   readonly transactionTimeoutMs?: number;
+  /**
+   * With `transactionalId`: the topics whose batches go out in transactions; every other topic's
+   * are idempotent sends, as a plain publisher's. Absent: every topic's.
+   */
+  readonly transactionalTopics?: readonly string[];
 }
 
 /** Below the shortest lease a Gatehouse service conditions its commits on (the executor's, 5 s by default). */
@@ -306,6 +311,8 @@ export class EventPublisher {
     private readonly transactionalId: string | undefined,
     /** A transactional publisher's transaction timeout (`PublisherOptions.transactionTimeoutMs`). */
     private readonly transactionTimeoutMs?: number,
+    /** The topics a transactional publisher sends in transactions; undefined: every topic. */
+    private readonly transactionalTopics?: ReadonlySet<string>,
   ) {}
 
   /**
@@ -377,7 +384,13 @@ export class EventPublisher {
       await producer.close(true).catch(() => undefined);
       throw error;
     }
-    return new EventPublisher(producer, murmur2, serde, signer, transactional, transactionalId, transactionTimeoutMs);
+    const topics = options.transactionalTopics === undefined ? undefined : new Set(options.transactionalTopics);
+    return new EventPublisher(producer, murmur2, serde, signer, transactional, transactionalId, transactionTimeoutMs, topics);
+  }
+
+  /** Whether this publisher's batches for `topic` go out in Kafka transactions. */
+  inTransactions(topic: string): boolean {
+    return this.transactional !== undefined && this.transactionalTopics?.has(topic) !== false;
   }
 
   /** Sends records as they are (already encoded) through the same batches, e.g. to a DLQ. */
@@ -466,7 +479,7 @@ export class EventPublisher {
         resolve,
         reject,
       };
-      if (this.transactional === undefined) this.queueOn(this.plain, pending);
+      if (this.transactional === undefined || this.transactionalTopics?.has(topic) === false) this.queueOn(this.plain, pending);
       else this.laneOf(pending).then((to) => this.queueOn(to, pending), reject);
     });
   }

@@ -1,6 +1,6 @@
-import { createPublicKey } from 'node:crypto';
+import { createPublicKey, randomBytes } from 'node:crypto';
 import { AnswerScan, createKafka, EventPublisher, EventSerde, EventSigner, KafkaAdmin, keyRing, provisionTopics } from '@gatehouse/events';
-import type { EventsConfig, KeyRole, SigningKey, Topics } from '@gatehouse/events';
+import type { EventsConfig, KeyRole, SigningKey, TopicRole, Topics } from '@gatehouse/events';
 import type { Logger } from '@gatehouse/telemetry';
 import { withTeardown } from './teardown.js';
 
@@ -15,6 +15,15 @@ export interface EventRuntimeOptions {
   readonly logger: Logger;
   /** The service's own key: every order, approval request, decision and result it publishes is signed with it. */
   readonly signingKey?: SigningKey;
+  /**
+   * The topics this service publishes answers to in Kafka transactions (each committed only while
+   * the claim it goes out under still holds), and how long the broker lets one stay open (default
+   * the publisher's). Used only where every one of those topics is replicated (a replication factor
+   * of at least 2); with one replica the service publishes them plainly: a single broker's
+   * controlled shutdown leaves its partitions without a leader, and the transaction coordinator then
+   * drops the commit markers of the transactions it completes (`packages/state/model/README.md`).
+   */
+  readonly transactions?: { readonly roles: readonly TopicRole[]; readonly timeoutMs?: number };
 }
 
 /** A service's connection to the event log: its topics provisioned, its schemas registered. */
@@ -26,6 +35,8 @@ export interface EventRuntime {
   readonly admin: KafkaAdmin;
   readonly serde: EventSerde;
   readonly publisher: EventPublisher;
+  /** Whether the publisher sends `EventRuntimeOptions.transactions`' topics in transactions (they are replicated). */
+  readonly transactional: boolean;
   /** Disconnects the publisher, then the admin. */
   readonly stop: () => Promise<void>;
 }
@@ -67,11 +78,32 @@ export async function startEventRuntime(options: EventRuntimeOptions): Promise<E
     await startStep(log, 'topics served', () => provisionTopics(admin, options.topics, options.events.topicSettings));
     const serde = new EventSerde({ registryUrl: options.events.registryUrl, topics: options.topics });
     await startStep(log, 'schemas registered', () => serde.registerAll());
+    const inTransactions = (options.transactions?.roles ?? []).map((role) => options.topics[role]);
+    const replicas = inTransactions.length === 0 ? 0 : await startStep(log, 'replicas read', () => admin.leastReplicas(inTransactions));
+    const transactional = replicas >= 2;
+    const transactionTimeoutMs = options.transactions?.timeoutMs;
     const publisher = await startStep(log, 'publisher connected', () =>
-      EventPublisher.connect(kafka, serde, options.signingKey === undefined ? undefined : new EventSigner(options.signingKey)),
+      EventPublisher.connect(
+        kafka,
+        serde,
+        options.signingKey === undefined ? undefined : new EventSigner(options.signingKey),
+        transactional
+          ? {
+              // A part drawn anew by each process: a process never fences another's transactions.
+              transactionalId: `${options.events.topicPrefix}${options.clientId}-${randomBytes(4).toString('hex')}`,
+              transactionalTopics: inTransactions,
+              ...(transactionTimeoutMs === undefined ? {} : { transactionTimeoutMs }),
+            }
+          : {},
+      ),
     );
     teardown.add(() => publisher.disconnect());
-    return { events: options.events, topics: options.topics, kafka, admin, serde, publisher, stop: () => teardown.close() };
+    if (inTransactions.length > 0)
+      log.info(
+        { topics: inTransactions, replicas, transactional },
+        transactional ? 'answers published in transactions' : 'answers published plainly: a topic has one replica',
+      );
+    return { events: options.events, topics: options.topics, kafka, admin, serde, publisher, transactional, stop: () => teardown.close() };
   });
 }
 

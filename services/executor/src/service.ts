@@ -150,6 +150,9 @@ export async function startExecutor(options: ExecutorServiceOptions): Promise<Ru
       clientId: `gatehouse-executor-${options.executorId}`,
       logger,
       signingKey: options.signingKey,
+      // An answer commits only while its claim's renewal holds; the broker aborts a transaction
+      // left open by a stalled or dead executor within the claim's lease.
+      transactions: { roles: ['results'], timeoutMs: Math.floor(options.leaseMs * 0.8) },
     });
     teardown.add(runtime.stop);
     const clock = options.clock ?? (await referenceClock(options.redis, logger, teardown));

@@ -95,6 +95,9 @@ export async function startPolicyService(options: PolicyServiceOptions): Promise
       clientId: `gatehouse-policy-${options.instanceId ?? 'main'}`,
       logger,
       signingKey: options.signingKey,
+      // Its answers (refusals, and the notice that a call waits for a person) commit only while the
+      // command's claim renewal holds; orders and approval requests go out plainly.
+      transactions: { roles: ['results'] },
     });
     teardown.add(runtime.stop);
 
