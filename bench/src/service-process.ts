@@ -22,6 +22,8 @@ const redis = createRedis(redisUrlFromEnv(), `bench-${process.pid}`);
 const sends = countSends(redis);
 let stop: () => Promise<void> = () => Promise.resolve();
 let tracing: Tracing | undefined;
+// As the services read it: answers in transactions where the bench's topics are replicated, unless off.
+const answerTransactions = process.env['GATEHOUSE_ANSWER_TRANSACTIONS'] === 'off' ? 'off' : 'auto';
 
 async function start(s: ServiceStart): Promise<void> {
   tracing = startTracing({ serviceName: `gatehouse-${s.role}` });
@@ -31,6 +33,7 @@ async function start(s: ServiceStart): Promise<void> {
     const policy = await startPolicyService({
       events: config,
       topics,
+      answerTransactions,
       redis,
       redisPrefix: s.redisPrefix,
       catalog,
@@ -56,6 +59,7 @@ async function start(s: ServiceStart): Promise<void> {
   const executor = await startExecutor({
     events: config,
     topics,
+    answerTransactions,
     redis,
     redisPrefix: s.redisPrefix,
     catalog,

@@ -14,10 +14,13 @@ export const PARTITIONS = 6;
 
 const base = eventsConfigFromEnv();
 
-/** The event settings of every arm: the local stack, PARTITIONS partitions, one replica. */
+/**
+ * The event settings of every arm: the local stack, PARTITIONS partitions, one replica unless
+ * GATEHOUSE_TOPIC_REPLICATION says more (a run against a cluster, where answers go out in transactions).
+ */
 export const config: EventsConfig = {
   ...base,
-  topicSettings: { ...base.topicSettings, partitions: PARTITIONS, replicationFactor: 1, retentionMs: 3_600_000 },
+  topicSettings: { ...base.topicSettings, partitions: PARTITIONS, retentionMs: 3_600_000 },
 };
 
 /**

@@ -7,6 +7,12 @@ import { withTeardown } from './teardown.js';
 // Named through @gatehouse/events, the one package that touches the Kafka client.
 type Kafka = ReturnType<typeof createKafka>;
 
+/**
+ * Whether a service publishes its answers in transactions: `auto` where the topics they go to are
+ * replicated (`EventRuntimeOptions.transactions`), `off` never (GATEHOUSE_ANSWER_TRANSACTIONS).
+ */
+export type AnswerTransactions = 'auto' | 'off';
+
 export interface EventRuntimeOptions {
   readonly events: EventsConfig;
   readonly topics: Topics;

@@ -16,7 +16,7 @@ export type { Config, ReadBy, ValueOf, VariableName } from './config/variables.j
 export { consumerTuning, DEFAULT_DRAIN_TIMEOUT_MS, DEFAULT_SESSION_TIMEOUT_MS, startConsumption } from './consume.js';
 export type { ConsumerSettings, ConsumerTuning, Consumption, ConsumptionOptions } from './consume.js';
 export { ownAnswerScan, startEventRuntime } from './event-runtime.js';
-export type { EventRuntime, EventRuntimeOptions } from './event-runtime.js';
+export type { AnswerTransactions, EventRuntime, EventRuntimeOptions } from './event-runtime.js';
 export { healthOf } from './health.js';
 export type { Health, HealthAnswer, Liveness } from './health.js';
 export { opsReply, startOpsServer } from './ops-server.js';

@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 import { keyRing } from '@gatehouse/events';
 import type { EventsConfig, KeyRing, SigningKey } from '@gatehouse/events';
 import { ConfigError, eventsConfigOf, readConfig, variablesReadBy } from '@gatehouse/runtime';
-import type { Config, Env } from '@gatehouse/runtime';
+import type { AnswerTransactions, Config, Env } from '@gatehouse/runtime';
 import type { TracingOptions } from '@gatehouse/telemetry';
 import type { AssertionSettings, ExchangeSettings } from './service.js';
 import type { SlotLimits } from './keyed-write.js';
@@ -23,6 +23,8 @@ export interface ExecutorConfig {
   readonly concurrency: number;
   readonly perTenantConcurrency: number;
   readonly leaseMs: number;
+  /** GATEHOUSE_ANSWER_TRANSACTIONS: `auto` publishes answers in transactions where the results topic is replicated; `off`, never. */
+  readonly answerTransactions: AnswerTransactions;
   readonly sessionTimeoutMs: number;
   readonly proposalTtlMs: number;
   readonly limits: SlotLimits;
@@ -63,6 +65,7 @@ export function executorConfigFromEnv(env: Env = process.env): ExecutorConfig {
     concurrency: c.EXECUTOR_CONCURRENCY,
     perTenantConcurrency: c.EXECUTOR_TENANT_CONCURRENCY,
     leaseMs: c.EXECUTOR_LEASE_MS,
+    answerTransactions: c.GATEHOUSE_ANSWER_TRANSACTIONS,
     sessionTimeoutMs: c.EXECUTOR_SESSION_TIMEOUT_MS,
     proposalTtlMs: c.GATEHOUSE_PROPOSAL_TTL_MS,
     limits: {

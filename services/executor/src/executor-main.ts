@@ -60,6 +60,7 @@ export async function executorMain(
         concurrency: config.concurrency,
         perTenantConcurrency: config.perTenantConcurrency,
         leaseMs: config.leaseMs,
+        answerTransactions: config.answerTransactions,
         proposalTtlMs: config.proposalTtlMs,
         limits: config.limits,
         sessionTimeoutMs: config.sessionTimeoutMs,

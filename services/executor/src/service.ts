@@ -14,7 +14,7 @@ import {
   startOpsServer,
   withTeardown,
 } from '@gatehouse/runtime';
-import type { StopOptions, Teardown } from '@gatehouse/runtime';
+import type { AnswerTransactions, StopOptions, Teardown } from '@gatehouse/runtime';
 import {
   ApprovalStore,
   DelegationStore,
@@ -61,6 +61,8 @@ export interface ExecutorServiceOptions {
   readonly concurrency: number;
   readonly perTenantConcurrency: number;
   readonly leaseMs: number;
+  /** Whether answers go out in transactions where the results topic is replicated (default `auto`). */
+  readonly answerTransactions?: AnswerTransactions;
   readonly proposalTtlMs: number;
   /** The time it decides deadlines and expiries by; Redis' clock (ReferenceClock) when not given. */
   readonly clock?: DecisionClock;
@@ -152,7 +154,9 @@ export async function startExecutor(options: ExecutorServiceOptions): Promise<Ru
       signingKey: options.signingKey,
       // An answer commits only while its claim's renewal holds; the broker aborts a transaction
       // left open by a stalled or dead executor within the claim's lease.
-      transactions: { roles: ['results'], timeoutMs: Math.floor(options.leaseMs * 0.8) },
+      ...(options.answerTransactions === 'off'
+        ? {}
+        : { transactions: { roles: ['results'], timeoutMs: Math.floor(options.leaseMs * 0.8) } }),
     });
     teardown.add(runtime.stop);
     const clock = options.clock ?? (await referenceClock(options.redis, logger, teardown));

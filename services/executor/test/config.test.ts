@@ -21,12 +21,18 @@ describe('executor configuration', () => {
       concurrency: 64,
       perTenantConcurrency: 8,
       leaseMs: 5_000,
+      answerTransactions: 'auto',
       sessionTimeoutMs: 10_000,
       proposalTtlMs: 900_000,
       limits: { tenantDefault: 8, tenants: {}, run: 4 },
       port: 8092,
       host: '127.0.0.1',
     });
+  });
+
+  it('publishes answers plainly when GATEHOUSE_ANSWER_TRANSACTIONS is off, and refuses any other word', () => {
+    expect(executorConfigFromEnv({ ...TRUSTED, GATEHOUSE_ANSWER_TRANSACTIONS: 'off' }).answerTransactions).toBe('off');
+    expect(() => executorConfigFromEnv({ ...TRUSTED, GATEHOUSE_ANSWER_TRANSACTIONS: 'on' })).toThrow(/GATEHOUSE_ANSWER_TRANSACTIONS/);
   });
 
   it('prefixes the default group with the topic prefix and takes an explicit one as is', () => {

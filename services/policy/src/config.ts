@@ -2,7 +2,7 @@ import type { ReplicaBarrier } from '@gatehouse/state';
 import type { EventsConfig, SigningKey, TrustedKeys } from '@gatehouse/events';
 import type { SealingKeys } from '@gatehouse/identity';
 import { ConfigError, eventsConfigOf, readConfig, variablesReadBy } from '@gatehouse/runtime';
-import type { Env } from '@gatehouse/runtime';
+import type { AnswerTransactions, Env } from '@gatehouse/runtime';
 import type { TracingOptions } from '@gatehouse/telemetry';
 
 export interface PolicyConfig {
@@ -13,6 +13,8 @@ export interface PolicyConfig {
   readonly redisPrefix: string;
   /** Where every ledger step of this process is appended (GATEHOUSE_LEDGER_HISTORY); none when undefined. */
   readonly ledgerHistory: string | undefined;
+  /** GATEHOUSE_ANSWER_TRANSACTIONS: `auto` publishes answers in transactions where the results topic is replicated; `off`, never. */
+  readonly answerTransactions: AnswerTransactions;
   readonly host: string;
   readonly port: number;
   /** The local-development control token, when set. */
@@ -73,6 +75,7 @@ export function policyConfigFromEnv(env: Env = process.env): PolicyConfig {
     redisBarrier: { replicas: c.GATEHOUSE_REDIS_WAIT_REPLICAS, timeoutMs: c.GATEHOUSE_REDIS_WAIT_TIMEOUT_MS },
     redisPrefix: c.GATEHOUSE_REDIS_PREFIX,
     ledgerHistory: c.GATEHOUSE_LEDGER_HISTORY,
+    answerTransactions: c.GATEHOUSE_ANSWER_TRANSACTIONS,
     host: c.POLICY_HOST,
     port: c.POLICY_PORT,
     controlToken: c.GATEHOUSE_CONTROL_TOKEN,

@@ -32,6 +32,7 @@ await runMain({
     const service = await startPolicyService({
       events: config.events,
       topics: topicNames(config.events.topicPrefix),
+      answerTransactions: config.answerTransactions,
       redis,
       redisPrefix: config.redisPrefix,
       catalog: pack.catalog,

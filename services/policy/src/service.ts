@@ -3,7 +3,7 @@ import type { Catalog } from '@gatehouse/contracts';
 import { rolesGranting } from '@gatehouse/governance';
 import type { PolicyTable, Roles } from '@gatehouse/governance';
 import { consumerChecks, healthOf, ownAnswerScan, startConsumption, startEventRuntime, withTeardown } from '@gatehouse/runtime';
-import type { StopOptions } from '@gatehouse/runtime';
+import type { AnswerTransactions, StopOptions } from '@gatehouse/runtime';
 import {
   ApprovalStore,
   ClaimLedger,
@@ -29,6 +29,8 @@ import type { TrustedCallerIdentity } from './trusted-callers.js';
 export interface PolicyServiceOptions {
   readonly events: EventsConfig;
   readonly topics: Topics;
+  /** Whether answers go out in transactions where the results topic is replicated (default `auto`). */
+  readonly answerTransactions?: AnswerTransactions;
   readonly redis: Redis;
   readonly redisPrefix: string;
   readonly catalog: Catalog;
@@ -97,7 +99,7 @@ export async function startPolicyService(options: PolicyServiceOptions): Promise
       signingKey: options.signingKey,
       // Its answers (refusals, and the notice that a call waits for a person) commit only while the
       // command's claim renewal holds; orders and approval requests go out plainly.
-      transactions: { roles: ['results'] },
+      ...(options.answerTransactions === 'off' ? {} : { transactions: { roles: ['results'] } }),
     });
     teardown.add(runtime.stop);
 

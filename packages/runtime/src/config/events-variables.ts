@@ -59,6 +59,11 @@ export const EVENTS_VARIABLES = {
     default: EVENTS_ENV_DEFAULTS.GATEHOUSE_TOPIC_REPLICATION,
     doc: 'replication factor of each topic created',
   }),
+  GATEHOUSE_ANSWER_TRANSACTIONS: variable(oneOf(['auto', 'off']), {
+    readers: ['policy', 'executor'],
+    default: 'auto',
+    doc: '`auto`: answers go out on the results topic in Kafka transactions wherever its partitions have 2 or more replicas (one result record per command for a read_committed subscriber), plainly on one replica; `off`: always plainly, for brokers without transactions or ACLs without transactional ids (docs/kafka-security.md), where a stalled executor can add a second, identical record',
+  }),
   GATEHOUSE_TOPIC_RETENTION_MS: variable(integer(1), {
     readers: TOPICS,
     default: EVENTS_ENV_DEFAULTS.GATEHOUSE_TOPIC_RETENTION_MS,
