@@ -4,6 +4,7 @@ import { isErrorCode } from '@gatehouse/contracts';
 import type { Run } from '@gatehouse/state';
 import { RIG, slotScopes } from './fault-rig.js';
 import type { FaultRig } from './fault-rig.js';
+import type { Gatehouse } from './gatehouse.js';
 import { auditLoad, awaitLateAnswers, slotsHeld, summaryLine } from './load-audit.js';
 import type { LoadAudit } from './load-audit.js';
 import { checkLedgerHistory, historyLine } from './ledger-history.js';
@@ -102,11 +103,11 @@ export async function runUnderFault(rig: FaultRig, options: FaultRunOptions): Pr
     ...new Set([...load.calls.values()].flatMap((c) => (c.publishError === undefined ? [] : [c.publishError.slice(0, 120)]))),
   ];
   const p99DuringFaultMs = load.p99Between(from, to);
-  const answersInTransactions = g.events.topicSettings.replicationFactor >= 2;
+  const inTransactions = answersInTransactions(g);
   console.info(
     summaryLine(options.name, audit.figures, {
       ...facts,
-      'answers in transactions': answersInTransactions,
+      'answers in transactions': inTransactions,
       'fault lasted ms': to - from,
       "client's p99 during the fault ms": p99DuringFaultMs,
       'load ms': loadMs,
@@ -131,8 +132,22 @@ export async function runUnderFault(rig: FaultRig, options: FaultRunOptions): Pr
     ).catch((error: unknown) => `unavailable: ${String(error)}`);
     console.info(`${options.name}: lost commands' trail ${JSON.stringify(trail)}`);
   }
-  return { ...audit, calls, p99DuringFaultMs, publishErrors, undecodable: rig.results.undecodable, history, answersInTransactions };
+  return {
+    ...audit,
+    calls,
+    p99DuringFaultMs,
+    publishErrors,
+    undecodable: rig.results.undecodable,
+    history,
+    answersInTransactions: inTransactions,
+  };
 }
+
+/**
+ * Whether the rig's services publish answers in transactions: they do wherever the results topic
+ * is replicated (the rig never sets GATEHOUSE_ANSWER_TRANSACTIONS=off).
+ */
+export const answersInTransactions = (g: Gatehouse): boolean => g.events.topicSettings.replicationFactor >= 2;
 
 /**
  * Each executor's event loop delay, p99/max in ms, since its metrics were last read (the executor

@@ -479,7 +479,7 @@ export class EventPublisher {
         resolve,
         reject,
       };
-      if (this.transactional === undefined || this.transactionalTopics?.has(topic) === false) this.queueOn(this.plain, pending);
+      if (!this.inTransactions(topic)) this.queueOn(this.plain, pending);
       else this.laneOf(pending).then((to) => this.queueOn(to, pending), reject);
     });
   }
