@@ -36,10 +36,13 @@ describe.each(BROKERS)('kill -9 of an executor and of a policy instance during 5
     rig = await startFaultRig(label, { policyProcesses: 2, ...(events === undefined ? {} : { events }) });
   }, 360_000);
   afterAll(async () => {
-    await rig.stop();
-    if (!cluster) return;
-    await deleteClusterTopics(rig.g.kafka, rig.g.topicPrefix);
-    await kafkaClusterDown();
+    // The cluster goes down even when the rig never started, or fails to stop.
+    try {
+      await rig?.stop();
+      if (cluster && rig !== undefined) await deleteClusterTopics(rig.g.kafka, rig.g.topicPrefix);
+    } finally {
+      if (cluster) await kafkaClusterDown();
+    }
   }, 180_000);
 
   it('applies no write twice, answers every accepted command once (or hands it over) and leaks no slot', async () => {
