@@ -17,39 +17,54 @@ export class CanonicalJsonError extends GatehouseError<'INVALID_ARGUMENT'> {
   }
 }
 
+// A string whose UTF-16 holds a lone surrogate has no UTF-8 form (String.prototype.isWellFormed,
+// ES2024, on every Node Gatehouse runs on).
+const wellFormed = String.prototype as unknown as { isWellFormed(this: string): boolean };
 function hasLoneSurrogate(text: string): boolean {
-  return /\p{Surrogate}/u.test(text);
+  return !wellFormed.isWellFormed.call(text);
+}
+
+// The JSON pointer of the value at `path` (keys and indexes from the root): made only for an error.
+function pointerOf(path: readonly (string | number)[]): string {
+  return path.map((token) => `/${typeof token === 'number' ? token : escapePointerToken(token)}`).join('');
 }
 
 // Rejects what canonicalize would silently drop, turn into null, or render as invalid JSON
-// (a function member, for instance, becomes `"key":undefined`).
-function assertJsonValue(value: unknown, pointer: string, stack: Set<object>): void {
+// (a function member, for instance, becomes `"key":undefined`). `path` holds the keys and indexes
+// down to `value` (pushed and popped on the way), so a pointer is only made for a value refused.
+function assertJsonValue(value: unknown, path: (string | number)[], stack: Set<object>): void {
   switch (typeof value) {
     case 'string':
-      if (hasLoneSurrogate(value)) throw new CanonicalJsonError(pointer, 'a string with a lone surrogate');
+      if (hasLoneSurrogate(value)) throw new CanonicalJsonError(pointerOf(path), 'a string with a lone surrogate');
       return;
     case 'boolean':
       return;
     case 'number':
-      if (!Number.isFinite(value)) throw new CanonicalJsonError(pointer, 'a non-finite number');
+      if (!Number.isFinite(value)) throw new CanonicalJsonError(pointerOf(path), 'a non-finite number');
       return;
     case 'object':
       break;
     default:
-      throw new CanonicalJsonError(pointer, `a value of type ${typeof value}`);
+      throw new CanonicalJsonError(pointerOf(path), `a value of type ${typeof value}`);
   }
   if (value === null) return;
-  if (stack.has(value)) throw new CanonicalJsonError(pointer, 'a circular reference');
+  if (stack.has(value)) throw new CanonicalJsonError(pointerOf(path), 'a circular reference');
   stack.add(value);
   if (Array.isArray(value)) {
-    value.forEach((item, i) => assertJsonValue(item, `${pointer}/${i}`, stack));
+    for (let i = 0; i < value.length; i++) {
+      path.push(i);
+      assertJsonValue(value[i], path, stack);
+      path.pop();
+    }
   } else {
     const proto: unknown = Object.getPrototypeOf(value);
-    if (proto !== Object.prototype && proto !== null) throw new CanonicalJsonError(pointer, 'a non-plain object');
-    for (const [key, member] of Object.entries(value)) {
-      const at = `${pointer}/${escapePointerToken(key)}`;
-      if (hasLoneSurrogate(key)) throw new CanonicalJsonError(at, 'a key with a lone surrogate');
-      assertJsonValue(member, at, stack);
+    if (proto !== Object.prototype && proto !== null) throw new CanonicalJsonError(pointerOf(path), 'a non-plain object');
+    for (const key in value) {
+      if (!Object.hasOwn(value, key)) continue;
+      path.push(key);
+      if (hasLoneSurrogate(key)) throw new CanonicalJsonError(pointerOf(path), 'a key with a lone surrogate');
+      assertJsonValue((value as Record<string, unknown>)[key], path, stack);
+      path.pop();
     }
   }
   stack.delete(value);
@@ -57,7 +72,7 @@ function assertJsonValue(value: unknown, pointer: string, stack: Set<object>): v
 
 /** RFC 8785 (JCS) canonical JSON. Throws CanonicalJsonError for values JSON cannot represent. */
 export function canonicalJson(value: unknown): string {
-  assertJsonValue(value, '', new Set());
+  assertJsonValue(value, [], new Set());
   const text = canonicalize(value);
   if (text === undefined) throw new CanonicalJsonError('', 'no JSON form');
   return text;

@@ -72,6 +72,10 @@ describe('canonicalJson (RFC 8785)', () => {
       [{ 'a/b': '\ud800' }, '/a~1b'],
       [{ m: new Map() }, '/m'],
       [{ d: new Date(0) }, '/d'],
+      // A hole in a sparse array is undefined, not null: canonicalize would write `[,1]`.
+      [{ list: [[1], [, 1]] }, '/list/1/0'],
+      [{ '\udc00': 1 }, '/\udc00'],
+      [{ a: [{ 'x~y': { z: [0, '\udfff'] } }] }, '/a/0/x~0y/z/1'],
     ];
     for (const [value, field] of cases) {
       let caught: unknown;
