@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventsConfig } from '@gatehouse/events';
-import { deleteClusterTopics, kafkaClusterDown, kafkaClusterUp, killPartitionLeader, startBroker } from '../support/cluster-control.js';
+import { deleteClusterTopics, kafkaClusterDown, killPartitionLeader, onKafkaCluster, startBroker } from '../support/cluster-control.js';
 import { startFaultRig } from '../support/fault-rig.js';
 import type { FaultRig } from '../support/fault-rig.js';
 import { expectNothingLostOrTwice, runUnderFault } from '../support/fault-run.js';
@@ -12,8 +12,7 @@ import { config, eventually } from '../support/stack.js';
 let events: EventsConfig;
 
 beforeAll(async () => {
-  const brokers = await kafkaClusterUp();
-  events = { ...config, brokers, topicSettings: { ...config.topicSettings, replicationFactor: 3 } };
+  events = await onKafkaCluster(config);
 }, 240_000);
 afterAll(async () => {
   await kafkaClusterDown();

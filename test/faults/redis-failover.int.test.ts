@@ -1,11 +1,9 @@
 import { afterAll, beforeAll, describe, it } from 'vitest';
-import type { EventsConfig } from '@gatehouse/events';
 import {
   awaitFailover,
-  deleteClusterTopics,
-  kafkaClusterDown,
-  kafkaClusterUp,
   killRedisMaster,
+  leaveKafkaCluster,
+  onKafkaCluster,
   redisHaDown,
   redisHaUp,
   redisMasters,
@@ -33,11 +31,7 @@ describe.each(BROKERS)('kill -9 of a Redis master, and its failover, during 5,00
   let rig: FaultRig;
 
   beforeAll(async () => {
-    let events: EventsConfig | undefined;
-    if (cluster) {
-      const brokers = await kafkaClusterUp();
-      events = { ...config, brokers, topicSettings: { ...config.topicSettings, replicationFactor: 3 } };
-    }
+    const events = cluster ? await onKafkaCluster(config) : undefined;
     rig = await startFaultRig(label, {
       redisUrl: await redisHaUp(),
       redisBarrier: { replicas: 1, timeoutMs: 250 },
@@ -49,10 +43,12 @@ describe.each(BROKERS)('kill -9 of a Redis master, and its failover, during 5,00
     // running holds its ports for the next run.
     try {
       await rig?.stop();
-      if (cluster && rig !== undefined) await deleteClusterTopics(rig.g.kafka, rig.g.topicPrefix);
     } finally {
-      await redisHaDown();
-      if (cluster) await kafkaClusterDown();
+      try {
+        await redisHaDown();
+      } finally {
+        if (cluster) await leaveKafkaCluster(rig && { kafka: rig.g.kafka, prefix: rig.g.topicPrefix });
+      }
     }
   }, 180_000);
 

@@ -3,10 +3,9 @@ import { EventPublisher, EventSigner, generateSigningKey, KafkaAdmin, parseSigni
 import type { EventsConfig, ToolResult } from '@gatehouse/events';
 import { REPLY_PARTITION_HEADER } from '@gatehouse/telemetry';
 import {
-  deleteClusterTopics,
-  kafkaClusterDown,
-  kafkaClusterUp,
   killBroker,
+  leaveKafkaCluster,
+  onKafkaCluster,
   partitionLeader,
   startBroker,
   transactionCoordinatorOf,
@@ -34,8 +33,7 @@ describe('kill -9 of the transaction coordinator while a commit is on its way', 
   const toPartition0 = { [REPLY_PARTITION_HEADER]: '0' };
 
   beforeAll(async () => {
-    const brokers = await kafkaClusterUp();
-    events = { ...config, brokers, topicSettings: { ...config.topicSettings, replicationFactor: 3 } };
+    events = await onKafkaCluster(config);
     env = await freshTopics('coordinator-kill', 3, events);
     admin = await KafkaAdmin.connect(env.kafka);
   }, 240_000);
@@ -44,8 +42,7 @@ describe('kill -9 of the transaction coordinator while a commit is on its way', 
     await publisher?.disconnect().catch(() => undefined);
     await admin?.close();
     if (killed !== undefined) await startBroker(killed);
-    if (env !== undefined) await deleteClusterTopics(env.kafka, env.topics.commands.slice(0, -'gatehouse.commands'.length));
-    await kafkaClusterDown();
+    await leaveKafkaCluster(env && { kafka: env.kafka, prefix: env.topics.commands.slice(0, -'gatehouse.commands'.length) });
   }, 240_000);
 
   it('has a service publish its answers in transactions where the results topic is replicated, and nothing else', async () => {

@@ -3,11 +3,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventsConfig } from '@gatehouse/events';
 import {
   awaitFailover,
-  deleteClusterTopics,
-  kafkaClusterDown,
-  kafkaClusterUp,
   killPartitionLeader,
   killRedisMaster,
+  leaveKafkaCluster,
+  onKafkaCluster,
   redisHaDown,
   redisHaUp,
   redisMasters,
@@ -65,7 +64,7 @@ describe(`a soak: ${MINUTES} min at ${RATE} calls/s with a fault every ${FAULT_E
   let restarts = 0;
 
   beforeAll(async () => {
-    events = { ...config, brokers: await kafkaClusterUp(), topicSettings: { ...config.topicSettings, replicationFactor: 3 } };
+    events = await onKafkaCluster(config);
     const extras = [{}, clockOff(30)] as const;
     const setups = [await executorEnv(extras[0]), await executorEnv(extras[1])] as const;
     rig = await startFaultRig('soak', {
@@ -83,10 +82,9 @@ describe(`a soak: ${MINUTES} min at ${RATE} calls/s with a fault every ${FAULT_E
   }, 600_000);
   afterAll(async () => {
     try {
-      await rig.stop();
-      await deleteClusterTopics(rig.g.kafka, rig.g.topicPrefix);
+      await rig?.stop();
     } finally {
-      await Promise.allSettled([kafkaClusterDown(), redisHaDown()]);
+      await Promise.allSettled([leaveKafkaCluster(rig && { kafka: rig.g.kafka, prefix: rig.g.topicPrefix }), redisHaDown()]);
     }
   }, 300_000);
 

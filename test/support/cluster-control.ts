@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { Kafka, logLevel } from 'kafkajs';
 import type { Admin } from 'kafkajs';
+import type { EventsConfig } from '@gatehouse/events';
 import { pollUntil } from './poll.js';
 import { keepingStartedFile, stack } from './stack-control.js';
 
@@ -97,9 +98,30 @@ async function withKafkaAdmin<T>(work: (admin: Admin) => Promise<T>): Promise<T>
 }
 
 /** Brings up the stack's three-node Kafka cluster (`up kafka-cluster`); resolves its brokers. */
-export async function kafkaClusterUp(): Promise<readonly string[]> {
+async function kafkaClusterUp(): Promise<readonly string[]> {
   await stackUp('kafka-cluster');
   return KAFKA_CLUSTER_BROKERS;
+}
+
+/**
+ * Brings up the three-node cluster and points `base` at it, every topic with three replicas (two of
+ * which must hold a record before it counts as written), as a production cluster runs.
+ */
+export async function onKafkaCluster(base: EventsConfig): Promise<EventsConfig> {
+  const brokers = await kafkaClusterUp();
+  return { ...base, brokers, topicSettings: { ...base.topicSettings, replicationFactor: 3 } };
+}
+
+/**
+ * Deletes one harness's topics from the cluster (`topics`, when it got as far as making them) and
+ * stops the cluster whatever the deletion did: a node left running holds its ports for the next run.
+ */
+export async function leaveKafkaCluster(topics?: { readonly kafka: Kafka; readonly prefix: string }): Promise<void> {
+  try {
+    if (topics !== undefined) await deleteClusterTopics(topics.kafka, topics.prefix);
+  } finally {
+    await kafkaClusterDown();
+  }
 }
 
 /** Stops the three nodes the stack script started (`down kafka-cluster`); their data is kept. */
