@@ -22,13 +22,13 @@ import { DATABASE_URL, testApprovers } from './approval.js';
 import type { TestService } from '../customers-harness.js';
 import { testKafka } from './kafkajs.js';
 import type { TestKafka } from './kafkajs.js';
+import { testPolicySettings } from './policy-settings.js';
 import { config, logger, uniquePrefix } from './stack.js';
 import {
   TEST_ASSERTION_SETTINGS,
   TEST_KEY_RING,
   TEST_SEALER,
   TEST_SEALING_KEYS,
-  TEST_FRONT_DOOR_KEYS,
   TEST_SIGNING_KEYS,
   TEST_UNSEALING_KEYS,
 } from './signing.js';
@@ -107,6 +107,8 @@ export interface Gatehouse {
   ): Promise<RegisteredRun>;
   /** Another executor of this Gatehouse; with `pack`, one that hosts that pack instead (a rolling upgrade, a patched pack). */
   startExecutor(id?: string, pack?: readonly ToolImplementation[]): Promise<RunningExecutor>;
+  /** Another policy instance of this Gatehouse; with `catalog`, one that serves that catalog instead (its roles and table stay). */
+  startPolicy(id?: string, catalog?: Catalog): Promise<RunningPolicyService>;
   /** Records every ExecutionOrder published, to prove what was (not) routed. */
   watchOrders(): Promise<{ orders: ExecutionOrder[]; stop(): Promise<void> }>;
   stop(): Promise<void>;
@@ -143,34 +145,25 @@ export async function startGatehouse(label: string, options: GatehouseOptions = 
   // People's tokens handed to runs are kept sealed to the test executors' keys, as a deployment's.
   const subjectTokens = options.exchange === true ? { verifier: await subjectTokenVerifier(), sealer: TEST_SEALER } : undefined;
   const policies: RunningPolicyService[] = [];
-  for (let i = 0; i < (options.policies ?? 1); i += 1) {
-    policies.push(
-      await startPolicyService({
-        events,
-        topics,
-        redis,
-        redisPrefix,
-        catalog,
-        roles,
-        table: options.table ?? PolicyTable.load(REFERENCE_POLICY_TABLE_FILE, catalog.tools()),
-        ...(options.grantValidityMs === undefined ? {} : { grantValidityMs: options.grantValidityMs }),
-        logger,
-        controlToken: CONTROL_TOKEN,
-        ...(callerIdentity === undefined ? {} : { callerIdentity }),
-        ...(operators === undefined ? {} : { operatorIdentity: operators }),
-        ...(subjectTokens === undefined ? {} : { subjectTokens }),
-        signingKey: TEST_SIGNING_KEYS.policy,
-        frontDoorKeys: TEST_FRONT_DOOR_KEYS,
-        host: '127.0.0.1',
-        port: 0,
-        maxArgumentBytes: 64 * 1024,
-        maxRunTtlMs: 3600_000,
-        groupId: `${label}-policy`,
-        concurrency: 64,
-        instanceId: `policy-${i}`,
-      }),
-    );
-  }
+  const addPolicy = async (id = `policy-${policies.length}`, served: Catalog = catalog): Promise<RunningPolicyService> => {
+    const policy = await startPolicyService({
+      events,
+      topics,
+      redis,
+      redisPrefix,
+      catalog: served,
+      roles,
+      table: options.table ?? PolicyTable.load(REFERENCE_POLICY_TABLE_FILE, catalog.tools()),
+      ...(options.grantValidityMs === undefined ? {} : { grantValidityMs: options.grantValidityMs }),
+      ...(callerIdentity === undefined ? {} : { callerIdentity }),
+      ...(operators === undefined ? {} : { operatorIdentity: operators }),
+      ...(subjectTokens === undefined ? {} : { subjectTokens }),
+      ...testPolicySettings(label, id, CONTROL_TOKEN),
+    });
+    policies.push(policy);
+    return policy;
+  };
+  for (let i = 0; i < (options.policies ?? 1); i += 1) await addPolicy();
   const executors: RunningExecutor[] = [];
   const addExecutor = async (id = `exec-${executors.length}`, pack?: readonly ToolImplementation[]): Promise<RunningExecutor> => {
     const executor = await startExecutor({
@@ -256,6 +249,7 @@ export async function startGatehouse(label: string, options: GatehouseOptions = 
     catalog,
     approval,
     startExecutor: addExecutor,
+    startPolicy: addPolicy,
     async createRun(role, overrides = {}) {
       const response = await fetch(`${controlUrl}/runs`, {
         method: 'POST',

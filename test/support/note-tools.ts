@@ -18,6 +18,13 @@ export const ECHO_NOTE = {
   maxResultBytes: 1_024,
 } as const;
 
+/** echo_note.v1 as the tests of a published version hold it: the note back, nothing else. */
+export const ECHO_NOTE_V1 = {
+  ...ECHO_NOTE,
+  version: 1,
+  output: { type: 'object', additionalProperties: false, required: ['note'], properties: { note: { type: 'string' } } },
+} as const;
+
 /**
  * A Gatehouse with no executor whose policy service and approval-free role `note-reader` host
  * `pack` (every tool of it callable, writes denied); start executors with `g.startExecutor`.

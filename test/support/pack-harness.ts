@@ -20,9 +20,10 @@ import type { ConfigSpec, Env, ToolPack, ValidatedPack } from '@gatehouse/sdk';
 import { createRedis, Keyspace, redisUrlFromEnv } from '@gatehouse/state';
 import type { Redis, Run } from '@gatehouse/state';
 import { DATABASE_URL } from './approval.js';
+import { testPolicySettings } from './policy-settings.js';
 import { pollUntil } from './poll.js';
 import { config, eventually, freshTopics, logger } from './stack.js';
-import { TEST_ASSERTION_SETTINGS, TEST_FRONT_DOOR_KEYS, TEST_KEY_RING, TEST_SIGNING_KEYS } from './signing.js';
+import { TEST_ASSERTION_SETTINGS, TEST_KEY_RING, TEST_SIGNING_KEYS } from './signing.js';
 import type { KafkaConnection } from '@gatehouse/events';
 
 const CONTROL_TOKEN = `test-control-${randomUUID()}`;
@@ -124,17 +125,7 @@ export async function startPackGatehouse<C extends ConfigSpec, D>(
       catalog,
       roles,
       table: policyTable,
-      logger,
-      controlToken: CONTROL_TOKEN,
-      signingKey: TEST_SIGNING_KEYS.policy,
-      frontDoorKeys: TEST_FRONT_DOOR_KEYS,
-      host: '127.0.0.1',
-      port: 0,
-      maxArgumentBytes: 64 * 1024,
-      maxRunTtlMs: 3600_000,
-      groupId: `${label}-policy`,
-      concurrency: 64,
-      instanceId: `${label}-policy`,
+      ...testPolicySettings(label, `${label}-policy`, CONTROL_TOKEN),
     });
     stoppers.push(() => policy.stop());
     const executor = await startExecutor({

@@ -500,6 +500,12 @@ export const ERRORS = {
   PACK_SETUP_FAILED: { on: CLI, retryable: false, meaning: 'A tool pack could not be set up to be checked; the message gives why.' },
   POLICY_TABLE_INVALID: { on: CLI, retryable: false, meaning: "A tool pack's policy table document is invalid; every problem is listed." },
   ROLES_INVALID: { on: CLI, retryable: false, meaning: "A tool pack's roles document is invalid; every problem is listed." },
+  CONTRACT_CHANGED: {
+    on: PROCESS,
+    retryable: false,
+    meaning:
+      'A service holds a contract for a tool version that differs from the one first published under that version: it does not start. A changed contract needs a new version.',
+  },
 } as const satisfies Record<string, ErrorEntry>;
 
 type Catalogue = typeof ERRORS;

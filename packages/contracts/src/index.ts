@@ -56,7 +56,7 @@ export { TOOL_NAME_PATTERN, parseToolAddress, toolAddress } from './tool-address
 export type { ParsedAddress, ToolAddress } from './tool-address.js';
 export { lintCatalog, lintSchema, lintTool } from './schema-lint.js';
 export { Catalog } from './catalog.js';
-export { contractSha256 } from './contract-hash.js';
+export { contractSha256, contractStatement, statementDifferences } from './contract-hash.js';
 export type { LookupResult, ValidationResult } from './catalog.js';
 export type { ValidationDetail } from './validation-errors.js';
 export { snapshotByRole, snapshotJson, toMcpTool, toOpenAiFunction, toolNameFromMcp } from './exports.js';

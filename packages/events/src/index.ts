@@ -55,6 +55,8 @@ export type { ResultAddress } from './results.js';
 export type { KeyHash, Outgoing, PublishCondition, PublisherOptions } from './publisher.js';
 export { defaultSchemasDir, loadEventSchemas } from './schema-files.js';
 export type { EventSchemas } from './schema-files.js';
+export { contractSubject, publishContracts } from './published-contracts.js';
+export type { PublishedContract } from './published-contracts.js';
 export { DecodeFailure, EventSerde } from './serde.js';
 export type { Decoded, EventSerdeOptions } from './serde.js';
 export { dlqTopicOf, SCHEMA_FILE_BY_ROLE, subjectOf, TOPIC_ROLES, TopicRole, topicNames } from './topics.js';

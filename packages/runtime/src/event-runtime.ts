@@ -1,5 +1,16 @@
 import { createPublicKey, randomBytes } from 'node:crypto';
-import { AnswerScan, createKafka, EventPublisher, EventSerde, EventSigner, KafkaAdmin, keyRing, provisionTopics } from '@gatehouse/events';
+import type { ToolContract } from '@gatehouse/contracts';
+import {
+  AnswerScan,
+  createKafka,
+  EventPublisher,
+  EventSerde,
+  EventSigner,
+  KafkaAdmin,
+  keyRing,
+  provisionTopics,
+  publishContracts,
+} from '@gatehouse/events';
 import type { EventsConfig, KeyRole, SigningKey, TopicRole, Topics } from '@gatehouse/events';
 import type { Logger } from '@gatehouse/telemetry';
 import { withTeardown } from './teardown.js';
@@ -30,6 +41,12 @@ export interface EventRuntimeOptions {
    * drops the commit markers of the transactions it completes (`packages/state/model/README.md`).
    */
   readonly transactions?: { readonly roles: readonly TopicRole[]; readonly timeoutMs?: number };
+  /**
+   * The tool versions this service serves: each is published in the schema registry if no service
+   * has yet, and the service does not start (CONTRACT_CHANGED) if one differs from what was
+   * published under its version (`publishContracts`).
+   */
+  readonly contracts?: readonly ToolContract[];
 }
 
 /** A service's connection to the event log: its topics provisioned, its schemas registered. */
@@ -84,6 +101,14 @@ export async function startEventRuntime(options: EventRuntimeOptions): Promise<E
     await startStep(log, 'topics served', () => provisionTopics(admin, options.topics, options.events.topicSettings));
     const serde = new EventSerde({ registryUrl: options.events.registryUrl, topics: options.topics });
     await startStep(log, 'schemas registered', () => serde.registerAll());
+    const contracts = options.contracts ?? [];
+    if (contracts.length > 0) {
+      const published = await startStep(log, 'contracts checked', () =>
+        publishContracts({ registryUrl: options.events.registryUrl, topics: options.topics }, contracts),
+      );
+      const now = published.filter((p) => p.publishedNow).map((p) => p.address);
+      if (now.length > 0) log.info({ tools: now }, 'contracts published');
+    }
     const inTransactions = (options.transactions?.roles ?? []).map((role) => options.topics[role]);
     const replicas = inTransactions.length === 0 ? 0 : await startStep(log, 'replicas read', () => admin.leastReplicas(inTransactions));
     const transactional = replicas >= 2;

@@ -113,6 +113,7 @@ export async function startApprovalService(options: ApprovalServiceOptions): Pro
       events: options.events,
       topics: options.topics,
       clientId: `gatehouse-approval-${instance}`,
+      contracts: options.catalog.tools(),
       logger,
       signingKey: options.signingKey,
     });
@@ -121,12 +122,7 @@ export async function startApprovalService(options: ApprovalServiceOptions): Pro
     const repository = new RequestRepository(pool, options.schema);
     const keys = new Keyspace(options.redisPrefix);
     const runs = new RunRegistry(options.redis, keys);
-    // A run stopped or expired withdraws its requests; one whose record is not there is not judged
-    // here (the request still expires on its own, and the executor proves the approval).
-    const runIsActive = async (runId: string): Promise<boolean> => {
-      const run = await runs.get(runId);
-      return run === undefined || isActive(run);
-    };
+    const runIsActive = activeRuns(runs);
     let listening = '';
     const publicUrl = (): string => options.publicUrl ?? listening;
     const webhooks = startWebhooks(options, pool, publicUrl, logger, metrics, teardown);
@@ -185,6 +181,17 @@ export async function startApprovalService(options: ApprovalServiceOptions): Pro
     listening = url;
     return { url, joined: consumption.joined, sweep: () => sweeper.sweep(), stop: (stopOptions) => teardown.close(stopOptions) };
   });
+}
+
+/**
+ * Whether a run's requests still stand: a run stopped or expired withdraws them; one whose record is
+ * not there is not judged here (the request still expires on its own, and the executor proves the approval).
+ */
+function activeRuns(runs: RunRegistry): (runId: string) => Promise<boolean> {
+  return async (runId) => {
+    const run = await runs.get(runId);
+    return run === undefined || isActive(run);
+  };
 }
 
 /** Refuses a start with no way to know approvers, and says loudly that demo tokens are loaded. */

@@ -150,6 +150,7 @@ export async function startExecutor(options: ExecutorServiceOptions): Promise<Ru
       events: options.events,
       topics: options.topics,
       clientId: `gatehouse-executor-${options.executorId}`,
+      contracts: options.catalog.tools(),
       logger,
       signingKey: options.signingKey,
       // An answer commits only while its claim's renewal holds; the broker aborts a transaction

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/server/validators/ajv';
 import { createClient } from '@gatehouse/client';
 import type { Catalog } from '@gatehouse/contracts';
-import { frontDoorProof, topicNames } from '@gatehouse/events';
+import { frontDoorProof, publishContracts, topicNames } from '@gatehouse/events';
 import type { CommandProver, EventsConfig, KeyRing, SigningKey } from '@gatehouse/events';
 import { healthOf, redisReady, registryReady, withTeardown } from '@gatehouse/runtime';
 import { DelegationWriter, Keyspace, RunRegistry, RunTokens } from '@gatehouse/state';
@@ -77,6 +77,11 @@ export async function startMcpService(options: McpServiceOptions): Promise<Runni
     const stdioRun = options.transport.kind === 'stdio' ? await requireLiveToken(runTokens, options.transport.token) : undefined;
     const prover = proverOf(options.transport, stdioRun);
     const metrics = new GatehouseMetrics({ tools: options.catalog.tools() });
+    // The tools it lists are the published ones, or it does not start (CONTRACT_CHANGED).
+    await publishContracts(
+      { registryUrl: options.events.registryUrl, topics: topicNames(options.events.topicPrefix) },
+      options.catalog.tools(),
+    );
     const client = await createClient({
       resultKeys: options.resultKeys,
       onUntrusted: (reason) => metrics.untrustedRecord('results', reason),

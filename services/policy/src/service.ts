@@ -95,6 +95,7 @@ export async function startPolicyService(options: PolicyServiceOptions): Promise
       events: options.events,
       topics: options.topics,
       clientId: `gatehouse-policy-${options.instanceId ?? 'main'}`,
+      contracts: options.catalog.tools(),
       logger,
       signingKey: options.signingKey,
       // Its answers (refusals, and the notice that a call waits for a person) commit only while the
@@ -105,21 +106,7 @@ export async function startPolicyService(options: PolicyServiceOptions): Promise
 
     const keys = new Keyspace(options.redisPrefix);
     const runs = new RunRegistry(options.redis, keys);
-    const ledger = new ClaimLedger(options.redis, keys);
-    const deps = {
-      catalog: options.catalog,
-      runs,
-      limiter: new RateLimiter(options.redis, keys),
-      maxArgumentBytes: options.maxArgumentBytes,
-      rolesGranting: rolesGranting(options.roles),
-      table: options.table,
-      proposals: new ProposalStore(options.redis, keys),
-      approvals: new ApprovalStore(options.redis, keys),
-      idempotency: ledger,
-      ledger,
-      grantValidityMs: options.grantValidityMs ?? 10 * 60 * 1000,
-      proposalTtlMs: options.proposalTtlMs ?? 15 * 60 * 1000,
-    };
+    const deps = decisionDeps(options, keys, runs);
     const answers = ownAnswerScan(runtime, 'policy', options.signingKey, logger);
     const consumption = await startConsumption({
       runtime,
@@ -171,4 +158,23 @@ export async function startPolicyService(options: PolicyServiceOptions): Promise
     const url = await api.listen({ host: options.host, port: options.port });
     return { url, joined: consumption.joined, stop: (stopOptions) => teardown.close(stopOptions) };
   });
+}
+
+/** What deciding a command needs: the catalog and rules, and the stores of runs, proposals, approvals and claims. */
+function decisionDeps(options: PolicyServiceOptions, keys: Keyspace, runs: RunRegistry) {
+  const ledger = new ClaimLedger(options.redis, keys);
+  return {
+    catalog: options.catalog,
+    runs,
+    limiter: new RateLimiter(options.redis, keys),
+    maxArgumentBytes: options.maxArgumentBytes,
+    rolesGranting: rolesGranting(options.roles),
+    table: options.table,
+    proposals: new ProposalStore(options.redis, keys),
+    approvals: new ApprovalStore(options.redis, keys),
+    idempotency: ledger,
+    ledger,
+    grantValidityMs: options.grantValidityMs ?? 10 * 60 * 1000,
+    proposalTtlMs: options.proposalTtlMs ?? 15 * 60 * 1000,
+  };
 }
